@@ -1,0 +1,80 @@
+# Axolotl top-level build. `make run` boots the system in QEMU; `make test` runs every test.
+# Both first run `deps`, which installs whatever is missing on a Debian machine.
+
+ACCEL ?= auto
+SMP ?= 4
+MEM ?= 512
+CPU ?=
+CMDLINE ?=
+B := build
+
+CC := gcc
+KCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
+	-fno-pic -fno-pie -mno-red-zone -mcmodel=kernel -mgeneral-regs-only \
+	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-common -Ikernel -MMD -MP
+KASFLAGS := -Ikernel -MMD -MP
+KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-warn-rwx-segments -Wl,--build-id=none -z max-page-size=4096 -z noexecstack -T kernel/linker.ld
+
+KSRCS := $(shell find kernel -name '*.c' | sort)
+KASMS := $(shell find kernel -name '*.S' | sort)
+KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
+
+.PHONY: all deps kernel iso run test unit system clean
+all: iso
+
+deps:
+	@tools/deps.sh
+
+kernel: $(B)/axolotl.elf
+iso: $(B)/axolotl.iso
+
+$(B)/kernel/%.c.o: kernel/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -c $< -o $@
+
+$(B)/kernel/%.S.o: kernel/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KASFLAGS) -c $< -o $@
+
+# Two links: the first finds the function addresses, the second adds the symbol table
+# after all code (so no function moves); the check proves it.
+$(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
+	$(CC) $(KLDFLAGS) -o $(B)/kernel.pass1.elf $(KOBJS)
+	tools/gen-ksyms.sh $(B)/kernel.pass1.elf > $(B)/ksyms.S
+	$(CC) -c $(B)/ksyms.S -o $(B)/ksyms.o
+	$(CC) $(KLDFLAGS) -o $@.tmp $(KOBJS) $(B)/ksyms.o
+	@nm -n $(B)/kernel.pass1.elf | grep ' [tT] ' > $(B)/syms.1
+	@nm -n $@.tmp | grep ' [tT] ' > $(B)/syms.2
+	@cmp -s $(B)/syms.1 $(B)/syms.2 || { echo "ksyms: function addresses moved between links" >&2; exit 1; }
+	@mv $@.tmp $@
+
+$(B)/axolotl.iso: $(B)/axolotl.elf tools/mkiso.sh
+	tools/mkiso.sh $< $@ "$(CMDLINE)"
+
+run: deps
+	@$(MAKE) --no-print-directory iso
+	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2
+	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
+		$(if $(CPU),--cpu $(CPU))
+
+# Host unit tests (pure kernel code built with ASan and UBSan).
+UNIT_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Ikernel -Itests/unit
+UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
+	kernel/mm/frame_bitmap.c kernel/acpi/madt.c
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
+
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS)
+
+unit: $(UNIT_TESTS)
+
+test: deps
+	@$(MAKE) --no-print-directory iso unit
+	@python3 tests/run.py
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs what building and testing Axolotl needs on a Debian machine, and enables deb-src
+# (later build steps fetch third-party sources with `apt-get source`). Idempotent; silent
+# when everything is already present.
+set -eu
+
+PKGS="gcc binutils make grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
+qemu-system-x86 ovmf python3 python3-pytest dpkg-dev"
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	SUDO=sudo
+fi
+
+missing=
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+
+# deb-src: add a source entry mirroring the first deb822 or one-line source, once.
+need_update=
+srcfile=/etc/apt/sources.list.d/axolotl-deb-src.sources
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+		sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | $SUDO tee "$srcfile" >/dev/null
+	elif [ -f /etc/apt/sources.list ]; then
+		grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
+			$SUDO tee /etc/apt/sources.list.d/axolotl-deb-src.list >/dev/null
+	fi
+	need_update=1
+fi
+
+if [ -n "$missing" ] || [ -n "$need_update" ]; then
+	echo "deps: installing:${missing:- (none)}${need_update:+; enabling deb-src}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	if [ -n "$missing" ]; then
+		# shellcheck disable=SC2086
+		$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
+fi

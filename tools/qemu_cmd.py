@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The one place that builds Axolotl's QEMU command line.
+
+Used by `make run` (which execs it) and by the system tests (which import it), so both boot
+the same virtual machine. Accelerator: auto picks KVM only where tools/accel.sh says real
+hardware virtualization works, TCG (multi-threaded) everywhere else.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def resolve_accel(accel):
+    if accel == "auto":
+        out = subprocess.run([os.path.join(ROOT, "tools", "accel.sh")], capture_output=True, text=True)
+        accel = out.stdout.strip() or "tcg"
+    if accel not in ("kvm", "tcg"):
+        raise SystemExit(f"ACCEL must be auto, kvm or tcg, not {accel!r}")
+    return accel
+
+
+def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", extra=(), uefi=False):
+    accel = resolve_accel(accel)
+    if cpu is None:
+        cpu = "host" if accel == "kvm" else "max"
+    cmd = [
+        "qemu-system-x86_64",
+        "-machine", "q35",
+        "-accel", "kvm" if accel == "kvm" else "tcg,thread=multi",
+        "-cpu", cpu,
+        "-smp", str(smp),
+        "-m", str(mem),
+        "-display", "none",
+        "-no-reboot",
+        "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+        "-serial", serial,
+        "-cdrom", iso,
+        "-boot", "d",
+    ]
+    if uefi:
+        cmd += ["-bios", "/usr/share/ovmf/OVMF.fd"]
+    return cmd + list(extra)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--iso", required=True)
+    ap.add_argument("--smp", type=int, default=4)
+    ap.add_argument("--mem", type=int, default=512)
+    ap.add_argument("--cpu", default=None)
+    ap.add_argument("--accel", default="auto")
+    ap.add_argument("--uefi", action="store_true")
+    ap.add_argument("--print", action="store_true", help="print the command instead of running it")
+    a = ap.parse_args()
+    # With a terminal, multiplex the monitor on stdio (Ctrl-A X quits); without one, plain serial.
+    serial = "mon:stdio" if sys.stdin.isatty() else "stdio"
+    cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, uefi=a.uefi)
+    if a.print:
+        print(" ".join(cmd))
+        return
+    sys.stdout.flush()
+    os.execvp(cmd[0], cmd)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,7 +11,8 @@ B := build
 CC := gcc
 KCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
 	-fno-pic -fno-pie -mno-red-zone -mcmodel=kernel -mgeneral-regs-only \
-	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-common -Ikernel -MMD -MP
+	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
+	-fno-common -Ikernel -MMD -MP
 KASFLAGS := -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-warn-rwx-segments -Wl,--build-id=none -z max-page-size=4096 -z noexecstack -T kernel/linker.ld
 
@@ -19,7 +20,7 @@ KSRCS := $(shell find kernel -name '*.c' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso run test unit system clean
+.PHONY: all deps kernel iso run test unit clean FORCE
 all: iso
 
 deps:
@@ -28,11 +29,16 @@ deps:
 kernel: $(B)/axolotl.elf
 iso: $(B)/axolotl.iso
 
-$(B)/kernel/%.c.o: kernel/%.c
+# Objects depend on the flags they were built with: changing KCFLAGS rebuilds everything.
+$(B)/kflags: FORCE
+	@mkdir -p $(B)
+	@echo '$(KCFLAGS) $(KASFLAGS) $(KLDFLAGS)' | cmp -s - $@ || echo '$(KCFLAGS) $(KASFLAGS) $(KLDFLAGS)' > $@
+
+$(B)/kernel/%.c.o: kernel/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) -c $< -o $@
 
-$(B)/kernel/%.S.o: kernel/%.S
+$(B)/kernel/%.S.o: kernel/%.S $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(KASFLAGS) -c $< -o $@
 

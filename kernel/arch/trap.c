@@ -47,7 +47,9 @@ void trap_dump(const struct trap_frame *f)
 	kprintf("  CR0=0x%016llx CR2=0x%016llx CR3=0x%016llx CR4=0x%016llx\n",
 		(unsigned long long)read_cr0(), (unsigned long long)read_cr2(),
 		(unsigned long long)read_cr3(), (unsigned long long)read_cr4());
-	backtrace_print(f->rip, f->rbp);
+	if (f->cs & 3)
+		return; /* user frames are not the kernel's to walk */
+	backtrace_print_trap(f->rip, f->rsp, f->rbp);
 }
 
 static bool fixup(struct trap_frame *f)

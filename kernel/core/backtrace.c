@@ -44,10 +44,14 @@ static void print_frame(int depth, uint64_t addr)
 		kprintf("  #%d 0x%016llx ?\n", depth, (unsigned long long)addr);
 }
 
-void backtrace_print(uint64_t rip, uint64_t rbp)
+static bool in_text(uint64_t a)
 {
-	kprintf("  backtrace:\n");
-	print_frame(0, rip);
+	extern char _text_start[], _text_end[];
+	return a >= (uint64_t)_text_start && a < (uint64_t)_text_end;
+}
+
+static void walk_frames(uint64_t rbp)
+{
 	for (int depth = 1; depth < 32 && rbp; depth++) {
 		uint64_t next, ret;
 		/* Read through probe_read: a corrupt chain must not fault inside the panic path. */
@@ -58,4 +62,29 @@ void backtrace_print(uint64_t rip, uint64_t rbp)
 			break;
 		rbp = next;
 	}
+}
+
+void backtrace_print(uint64_t rip, uint64_t rbp)
+{
+	kprintf("  backtrace:\n");
+	print_frame(0, rip);
+	walk_frames(rbp);
+}
+
+void backtrace_print_trap(uint64_t rip, uint64_t rsp, uint64_t rbp)
+{
+	kprintf("  backtrace:\n");
+	print_frame(0, rip);
+	/* A frameless leaf function leaves its caller's return address at the top of the stack
+	 * and no frame for it in the rbp chain. Show it, marked as a guess (like Linux's "?"). */
+	uint64_t top, first_ret = 0;
+	if (rbp && !(rbp & 7))
+		probe_read(rbp + 8, &first_ret);
+	if (!probe_read(rsp, &top) && in_text(top) && top != first_ret) {
+		uint64_t off = 0;
+		const char *name = ksym_lookup(top, &off);
+		kprintf("  ? %#018llx %s+%#llx (return address at RSP)\n", (unsigned long long)top,
+			name ? name : "?", (unsigned long long)off);
+	}
+	walk_frames(rbp);
 }

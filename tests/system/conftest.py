@@ -1,0 +1,98 @@
+"""Shared helpers for the system tests: build a test ISO for a kernel command line, boot it
+in QEMU under TCG (or KVM where it really works), collect the serial log, and always kill
+the QEMU we started, by its PID."""
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from qemu_cmd import qemu_command  # noqa: E402
+
+KERNEL = os.path.join(ROOT, "build", "axolotl.elf")
+ISO_DIR = os.path.join(ROOT, "build", "test-iso")
+ACCEL = os.environ.get("ACCEL", "auto")
+
+# QEMU's isa-debug-exit status is (value << 1) | 1; see kernel/core/panic.c and main.c.
+EXIT_TESTS_PASSED = (0x10 << 1) | 1
+EXIT_TESTS_FAILED = (0x11 << 1) | 1
+EXIT_PANIC = (3 << 1) | 1
+
+
+def iso_for(cmdline):
+    """A bootable ISO whose GRUB entry passes cmdline; rebuilt when the kernel changes."""
+    if not os.path.exists(KERNEL):
+        subprocess.run(["make", "-s", "-C", ROOT, "kernel"], check=True)
+    os.makedirs(ISO_DIR, exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", cmdline) or "default"
+    iso = os.path.join(ISO_DIR, name + ".iso")
+    if not os.path.exists(iso) or os.path.getmtime(iso) < os.path.getmtime(KERNEL):
+        subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"), KERNEL, iso, cmdline], check=True)
+    return iso
+
+
+class Run:
+    def __init__(self, output, returncode, elapsed):
+        self.output = output
+        self.returncode = returncode
+        self.elapsed = elapsed
+
+    def lines(self, prefix):
+        return [l for l in self.output.splitlines() if l.startswith(prefix)]
+
+    def ktests(self):
+        """{name: (status, detail)} from the KTEST lines."""
+        res = {}
+        for m in re.finditer(r"^KTEST (PASS|FAIL|SKIP) (\w+)[: ]?(.*)$", self.output, re.M):
+            res[m.group(2)] = (m.group(1), m.group(3).strip())
+        return res
+
+
+def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False):
+    """Boots Axolotl, returns a Run once QEMU exits, `until` (a regex) appears in the serial
+    log, or the timeout passes. QEMU is killed by PID in every case."""
+    iso = iso_for(cmdline)
+    cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", uefi=uefi)
+    chunks = []
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    done = threading.Event()
+
+    def reader():
+        for raw in iter(lambda: proc.stdout.read1(4096), b""):
+            chunks.append(raw.decode("utf-8", "replace").replace("\r", ""))
+            if until and re.search(until, "".join(chunks), re.M):
+                done.set()
+        done.set()
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    try:
+        done.wait(timeout)
+        if until is None:
+            proc.wait(timeout=max(1, timeout - (time.monotonic() - t0)))
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        elapsed = time.monotonic() - t0
+        if proc.poll() is None:
+            proc.kill()  # our own QEMU, by PID
+        proc.wait()
+        th.join(5)
+    out = "".join(chunks)
+    log_dir = os.path.join(ROOT, "build", "test-logs")
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-smp{smp}-{cpu}") + ".log"), "w") as f:
+        f.write(out)
+    return Run(out, proc.returncode, elapsed)
+
+
+@pytest.fixture
+def qemu_boot():
+    return boot

@@ -54,7 +54,7 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 	@cmp -s $(B)/syms.1 $(B)/syms.2 || { echo "ksyms: function addresses moved between links" >&2; exit 1; }
 	@mv $@.tmp $@
 
-$(B)/axolotl.iso: $(B)/axolotl.elf tools/mkiso.sh
+$(B)/axolotl.iso: $(B)/axolotl.elf tools/mkiso.sh boot/grub.cfg
 	tools/mkiso.sh $< $@ "$(CMDLINE)"
 
 run: deps

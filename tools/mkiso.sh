@@ -9,16 +9,9 @@ tmp=$(mktemp -d "${out%/*}/.iso.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/boot/grub"
 cp "$kernel" "$tmp/boot/axolotl.elf"
-cat > "$tmp/boot/grub/grub.cfg" <<CFG
-set timeout=0
-set default=0
-serial --unit=0 --speed=115200
-terminal_input console serial
-terminal_output console serial
-menuentry "Axolotl" {
-	multiboot2 /boot/axolotl.elf $cmdline
-	boot
-}
-CFG
+root=$(cd "$(dirname "$0")/.." && pwd)
+# The command line goes into a sed replacement: escape its special characters.
+esc=$(printf '%s' "$cmdline" | sed 's/[&|\\]/\\&/g')
+sed "s|@CMDLINE@|$esc|" "$root/boot/grub.cfg" > "$tmp/boot/grub/grub.cfg"
 grub-mkrescue -o "$out.tmp" "$tmp" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
 mv "$out.tmp" "$out"

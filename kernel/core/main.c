@@ -72,6 +72,16 @@ static void banner(void)
 		(unsigned long long)(tsc_hz / 1000000), (unsigned long long)(lapic_timer_hz() / 1000),
 		kernel_hz);
 	kprintf("cpu model: %s\n", cpu0.feat.model);
+	const struct boot_fb *fb = &boot_info.fb;
+	if (fb->type == FB_TYPE_EGA_TEXT)
+		kprintf("console: serial%s, VGA text %ux%u\n", serial_present() ? " COM1" : " (absent)",
+			fb->width, fb->height);
+	else if (fb->type == FB_TYPE_RGB)
+		kprintf("console: serial%s; %ux%ux%u framebuffer at %#llx is not used for text\n",
+			serial_present() ? " COM1" : " (absent)", fb->width, fb->height, fb->bpp,
+			(unsigned long long)fb->addr);
+	else
+		kprintf("console: serial%s\n", serial_present() ? " COM1" : " (absent)");
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct cpu *c = cpus[i];
 		char feat[128];

@@ -37,11 +37,19 @@ void nmi_handler(struct trap_frame *f)
 		pr_warn("NMI at %#llx ignored", (unsigned long long)f->rip);
 		return;
 	}
+	/* CPUs take turns so their dumps do not interleave; the wait is bounded because a
+	 * CPU may die while printing. */
+	static volatile uint32_t dump_turn;
+	for (uint64_t t0 = time_us_since_boot();
+	     __atomic_exchange_n(&dump_turn, 1, __ATOMIC_ACQUIRE) && time_us_since_boot() - t0 < 500000;)
+		cpu_relax();
 	uint64_t off = 0;
 	const char *fn = ksym_lookup(f->rip, &off);
 	kprintf("cpu%u halted by panic NMI at %#llx (%s+%#llx) rsp=%#llx\n", this_cpu_index(),
 		(unsigned long long)f->rip, fn ? fn : "?", (unsigned long long)off,
 		(unsigned long long)f->rsp);
+	trap_dump(f);
+	__atomic_store_n(&dump_turn, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&halted_cpus, 1, __ATOMIC_SEQ_CST);
 	halt_forever();
 }

@@ -63,9 +63,22 @@ def test_deliberate_page_fault_dumps_and_halts_all_cpus():
     assert "KERNEL PANIC on cpu0: unhandled page fault in kernel mode" in out
     halted = sorted(int(c) for c in re.findall(r"^cpu(\d+) halted by panic NMI", out, re.M))
     assert halted == [1, 2, 3]
+    # Each halted CPU dumps its own state and backtrace.
+    for c in (1, 2, 3):
+        section = out.split(f"cpu{c} halted by panic NMI", 1)[1]
+        assert re.search(rf"TRAP 2 \(NMI\) on cpu{c}", section), section[:800]
+        assert re.search(r"backtrace:\n  #0 0xffffffff8[0-9a-f]+ \w+", section)
+    assert len(re.findall(r"^  RAX=0x", out, re.M)) == 4  # the faulting CPU and three others
     assert "PANIC: halted 3 of 3 other CPUs" in out
     # Nothing runs after the panic: no further self-test output.
     assert "KTEST SUMMARY" not in out
+
+
+def test_sixty_four_cpus():
+    run = boot("tests=cpus_online,ipi_roundtrip,map_unmap_shootdown qemu_exit", smp=64, cpu="qemu64")
+    assert re.search(r"^cpus: 64 online of 64 listed", run.output, re.M), run.output[-2000:]
+    assert len(re.findall(r"roundtrip_cycles=\d+", run.output)) == 63
+    assert run.returncode == EXIT_TESTS_PASSED, run.output[-2000:]
 
 
 def test_test_selection_and_bad_options():

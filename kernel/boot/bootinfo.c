@@ -1,17 +1,11 @@
 /* Multiboot2 information parser. Pure code: also built and fuzzed on the host. */
 #include "boot/bootinfo.h"
+#include "lib/bytes.h"
 
 enum {
 	TAG_END = 0, TAG_CMDLINE = 1, TAG_LOADER = 2, TAG_MODULE = 3, TAG_MMAP = 6,
 	TAG_FRAMEBUFFER = 8, TAG_ACPI_OLD = 14, TAG_ACPI_NEW = 15,
 };
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
 static void copy_str(char *dst, size_t cap, const uint8_t *src, size_t max)
 {

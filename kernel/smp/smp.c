@@ -70,6 +70,8 @@ static bool start_ap(struct cpu *c)
 			if (__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
 				return true;
 	}
+	/* Park a late starter in wait-for-SIPI so it cannot run the trampoline we reuse next. */
+	lapic_send_ipi(c->apic_id, ICR_INIT | ICR_ASSERT);
 	return false;
 }
 

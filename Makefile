@@ -12,7 +12,7 @@ CC := gcc
 KCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
 	-fno-pic -fno-pie -mno-red-zone -mcmodel=kernel -mgeneral-regs-only \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
-	-fno-common -Ikernel -MMD -MP
+	-fno-common -Ikernel -Ikernel/abi -MMD -MP
 KASFLAGS := -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-warn-rwx-segments -Wl,--build-id=none -z max-page-size=4096 -z noexecstack -T kernel/linker.ld
 
@@ -20,7 +20,8 @@ KSRCS := $(shell find kernel -name '*.c' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso run test unit clean FORCE
+.PHONY: all deps kernel iso user run test unit clean FORCE
+.SECONDEXPANSION:
 all: iso
 
 deps:
@@ -54,8 +55,38 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 	@cmp -s $(B)/syms.1 $(B)/syms.2 || { echo "ksyms: function addresses moved between links" >&2; exit 1; }
 	@mv $@.tmp $@
 
-$(B)/axolotl.iso: $(B)/axolotl.elf tools/mkiso.sh boot/grub.cfg
-	tools/mkiso.sh $< $@ "$(CMDLINE)"
+# User programs: freestanding, static, linked with the native runtime (lib/axrt) and the
+# kernel's pure printf/string code. No SSE: the kernel does not save FPU state yet.
+UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
+	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+	-Ilib/axrt -Ikernel/abi -MMD -MP
+ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+	-Wl,-z,noexecstack
+URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/printf.o $(B)/user/rt/string.o
+USER_PROGS := $(B)/user/init $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
+
+$(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+$(B)/user/rt/axrt.o: lib/axrt/axrt.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/rt/%.o: kernel/lib/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -Ikernel -c $< -o $@
+$(B)/user/%.o: servers/%/$$*.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/%.o: tests/user/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/%: $(B)/user/%.o $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
+
+user: $(USER_PROGS)
+
+$(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/init tools/mkiso.py boot/grub.cfg
+	tools/mkiso.py $< $@ --cmdline "$(CMDLINE)" --module "$(B)/user/init"
 
 run: deps
 	@$(MAKE) --no-print-directory iso
@@ -65,9 +96,9 @@ run: deps
 
 # Host unit tests (pure kernel code built with ASan and UBSan).
 UNIT_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -fno-omit-frame-pointer -Ikernel -Itests/unit
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
-	kernel/mm/frame_bitmap.c kernel/acpi/madt.c
+	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
 
 $(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS)
@@ -77,7 +108,7 @@ $(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS)
 unit: $(UNIT_TESTS)
 
 test: deps
-	@$(MAKE) --no-print-directory iso unit
+	@$(MAKE) --no-print-directory iso user unit
 	@python3 tests/run.py
 
 clean:

@@ -6,6 +6,8 @@
 #include "core/panic.h"
 #include "core/backtrace.h"
 #include "smp/percpu.h"
+#include "proc/proc.h"
+#include "proc/sched.h"
 
 static irq_handler_t handlers[256];
 
@@ -67,26 +69,31 @@ static bool fixup(struct trap_frame *f)
 void trap_dispatch(struct trap_frame *f)
 {
 	uint64_t v = f->vector;
+	bool from_user = f->cs & 3;
 	if (v == 2) {
 		nmi_handler(f);
 		return;
 	}
 	if (v < 32) {
+		if (from_user) {
+			proc_fault(f); /* stops the process; never returns */
+			return;
+		}
 		if ((v == 14 || v == 13) && fixup(f))
 			return;
 		trap_dump(f);
-		panic("unhandled %s in %s mode", exc_names[v], (f->cs & 3) ? "user" : "kernel");
+		panic("unhandled %s in kernel mode", exc_names[v]);
 	}
 	if (handlers[v]) {
 		handlers[v](f);
-		return;
+	} else if (v == VEC_SPURIOUS || (v >= VEC_PIC_BASE && v < VEC_PIC_BASE + 16)) {
+		/* spurious LAPIC interrupt, or a spurious IRQ7/15 of the masked PIC: no EOI */
+	} else {
+		pr_warn("unexpected interrupt vector %llu", (unsigned long long)v);
+		lapic_eoi();
 	}
-	if (v == VEC_SPURIOUS)
-		return; /* spurious LAPIC interrupts need no EOI */
-	if (v >= VEC_PIC_BASE && v < VEC_PIC_BASE + 16)
-		return; /* masked legacy PIC: a spurious IRQ7/15, nothing to acknowledge */
-	pr_warn("unexpected interrupt vector %llu", (unsigned long long)v);
-	lapic_eoi();
+	if (from_user)
+		sched_user_return();
 }
 
 int probe_read(uint64_t va, uint64_t *out)

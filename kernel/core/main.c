@@ -18,6 +18,8 @@
 #include "smp/ipi.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
+#include "proc/proc.h"
+#include "proc/sched.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 
@@ -29,9 +31,9 @@ static struct cpu cpu0 __aligned(4096);
 
 static void timer_irq(struct trap_frame *f)
 {
-	(void)f;
 	this_cpu()->ticks++;
 	lapic_eoi();
+	sched_tick(f);
 }
 
 static uint32_t parse_u32(const char *s, uint32_t dflt)
@@ -135,6 +137,8 @@ __noreturn void kmain(uint32_t magic, uint32_t mbi_phys)
 	lapic_timer_start(kernel_hz);
 	cpu0.online = true;
 	ncpus_online = 1;
+	sched_init_cpu();
+	syscall_init_cpu();
 	irq_enable();
 
 	smp_boot_aps();
@@ -143,8 +147,6 @@ __noreturn void kmain(uint32_t magic, uint32_t mbi_phys)
 	char tests[256];
 	if (cmdline_get(boot_info.cmdline, "tests", tests, sizeof(tests)))
 		qemu_exit(ktest_run(tests) ? 0x11 : 0x10);
-	for (;;) {
-		ipi_poll();
-		hlt();
-	}
+	proc_start_init();
+	sched_idle_loop();
 }

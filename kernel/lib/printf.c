@@ -37,9 +37,10 @@ static void put_number(struct out *o, uint64_t v, bool neg, unsigned base, bool 
 	int zeros = prec > nd ? prec - nd : 0;
 	char sign = neg ? '-' : (flags & F_PLUS) ? '+' : (flags & F_SPACE) ? ' ' : 0;
 	const char *prefix = "";
-	if ((flags & F_ALT) && base == 16 && (nd > 1 || tmp[0] != '0'))
+	if ((flags & F_ALT) && base == 16 && nd > 0 && (nd > 1 || tmp[0] != '0'))
 		prefix = upper ? "0X" : "0x";
-	if ((flags & F_ALT) && base == 8 && zeros == 0 && tmp[nd - 1] != '0')
+	/* '#' makes the first digit a zero; with no digits at all (0 at precision 0) it is one. */
+	if ((flags & F_ALT) && base == 8 && zeros == 0 && (nd == 0 || tmp[nd - 1] != '0'))
 		prefix = "0";
 	int plen = 0;
 	while (prefix[plen])
@@ -152,7 +153,10 @@ int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 		}
 		case 'p': {
 			uintptr_t v = (uintptr_t)va_arg(args, void *);
-			put_number(&o, v, false, 16, false, F_ALT | F_ZERO, width ? width : 18, -1);
+			/* "0x" and 16 digits (or the width), also for NULL: '#' would drop the 0x of 0. */
+			put(&o, '0');
+			put(&o, 'x');
+			put_number(&o, v, false, 16, false, F_ZERO, width ? width - 2 : 16, -1);
 			break;
 		}
 		case 'c': {
@@ -169,7 +173,7 @@ int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 			if (!s)
 				s = "(null)";
 			int len = 0;
-			while (s[len] && (prec < 0 || len < prec))
+			while ((prec < 0 || len < prec) && s[len]) /* never reads past the precision */
 				len++;
 			if (!(flags & F_LEFT))
 				pad(&o, ' ', width - len);

@@ -81,6 +81,8 @@ uint64_t fbm_alloc_contig(struct frame_bitmap *b, uint64_t n, uint64_t align, ui
 		}
 		/* Skip past the used frame that ended the run, keeping the alignment. */
 		f = (f + run) / align * align;
+		if (align > limit - f)
+			break; /* the next aligned start is past limit (f + align could wrap) */
 	}
 	return UINT64_MAX;
 }

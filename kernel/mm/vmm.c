@@ -30,23 +30,26 @@ static uint64_t alloc_table(void)
 
 static unsigned idx(uint64_t va, int level) { return (va >> (12 + 9 * (level - 1))) & 511; }
 
-/* Returns the entry for va at `level` (1 = 4 KiB PTE, 2 = 2 MiB PDE), creating the tables
- * on the way when asked. NULL if a large page is in the way or a table is missing. */
-static uint64_t *walk(uint64_t va, int level, bool create)
+uint64_t *pt_walk(uint64_t root, uint64_t va, int level, bool create, uint64_t table_flags)
 {
-	uint64_t *table = phys_to_virt(kernel_cr3);
+	uint64_t *table = phys_to_virt(root);
 	for (int l = 4; l > level; l--) {
 		uint64_t *e = &table[idx(va, l)];
 		if (!(*e & PTE_P)) {
 			if (!create)
 				return NULL;
-			*e = alloc_table() | PTE_P | PTE_W;
+			*e = alloc_table() | PTE_P | table_flags;
 		} else if (*e & PTE_PS) {
 			return NULL;
 		}
 		table = phys_to_virt(*e & PTE_ADDR);
 	}
 	return &table[idx(va, level)];
+}
+
+static uint64_t *walk(uint64_t va, int level, bool create)
+{
+	return pt_walk(kernel_cr3, va, level, create, PTE_W);
 }
 
 static int map_locked(uint64_t va, uint64_t pa, uint64_t flags)
@@ -162,6 +165,13 @@ void vmm_init(void)
 	map_kernel_section(_text_start, _text_end, PTE_G);
 	map_kernel_section(_rodata_start, _rodata_end, PTE_G | pte_nx);
 	map_kernel_section(_data_start, _data_end, PTE_G | PTE_W | pte_nx);
+
+	/* Every upper-half PML4 slot gets its PDPT now and never changes afterwards, so user
+	 * address spaces share the kernel half by copying these 256 entries once. */
+	uint64_t *pml4 = phys_to_virt(kernel_cr3);
+	for (int i = 256; i < 512; i++)
+		if (!(pml4[i] & PTE_P))
+			pml4[i] = alloc_table() | PTE_P | PTE_W;
 
 	write_cr3(kernel_cr3);
 	early = false;

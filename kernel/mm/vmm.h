@@ -24,6 +24,9 @@ static inline uint64_t virt_to_phys(const void *v)
 
 extern uint64_t pte_nx; /* PTE_NX if the CPU has NX, else 0 */
 
+/* Entry for va at level (1 = 4 KiB PTE, 2 = 2 MiB PDE) in the tables rooted at root,
+ * creating missing tables with table_flags when asked; NULL if a large page is in the way. */
+uint64_t *pt_walk(uint64_t root, uint64_t va, int level, bool create, uint64_t table_flags);
 /* Builds the kernel page tables and switches to them. */
 void vmm_init(void);
 uint64_t vmm_kernel_cr3(void);

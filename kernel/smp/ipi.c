@@ -43,6 +43,8 @@ static void resched_irq(struct trap_frame *f)
 {
 	(void)f;
 	lapic_eoi();
+	/* A thread was made ready here: it gets the CPU at the next return to user mode. */
+	this_cpu()->need_resched = true;
 	this_cpu()->resched_ipis++;
 }
 

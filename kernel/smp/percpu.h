@@ -7,10 +7,13 @@
 
 #define MAX_CPUS 256
 
-struct ipi_call;
+struct thread;
 
 struct cpu {
-	struct cpu *self; /* must stay first: %gs:0 */
+	struct cpu *self;       /* %gs:0  (offsets used by kernel/proc/entry.S) */
+	uint64_t kstack_top;    /* %gs:8  kernel stack of the running thread */
+	uint64_t user_rsp;      /* %gs:16 scratch for the syscall entry */
+	struct thread *current; /* %gs:24 */
 	uint32_t index;   /* 0 .. ncpus-1, 0 is the boot CPU */
 	uint32_t apic_id;
 	uint32_t acpi_uid;
@@ -22,14 +25,19 @@ struct cpu {
 	volatile uint64_t resched_ipis; /* reschedule IPIs taken */
 	volatile uint64_t call_ipis;    /* remote-call IPIs taken */
 
-	spinlock_t call_lock; /* protects the remote-call queue below */
-	struct ipi_call *call_head, *call_tail;
-
+	struct thread *idle;      /* this CPU's idle thread */
+	struct thread *dedicated; /* the only thread allowed here, or NULL */
+	struct thread *last_dead; /* switched away from while dead: reaped by the next thread */
+	volatile bool need_resched;
 	uint64_t stack_top;
 	struct gdt gdt;
 	struct tss tss __aligned(16);
 	struct idt_entry idt[256] __aligned(16);
 };
+
+_Static_assert(__builtin_offsetof(struct cpu, kstack_top) == 8, "entry.S");
+_Static_assert(__builtin_offsetof(struct cpu, user_rsp) == 16, "entry.S");
+_Static_assert(__builtin_offsetof(struct cpu, current) == 24, "entry.S");
 
 extern struct cpu *cpus[MAX_CPUS];
 extern volatile uint32_t ncpus;        /* CPUs known from the MADT (started or not) */

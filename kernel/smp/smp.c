@@ -12,6 +12,7 @@
 #include "lib/string.h"
 #include "core/config.h"
 #include "core/panic.h"
+#include "proc/sched.h"
 
 extern char ap_tramp_start[], ap_tramp_end[], ap_tramp_params[];
 extern char boot_pml4[];
@@ -39,13 +40,11 @@ __noreturn void ap_main(struct cpu *c)
 	uint32_t id = lapic_id();
 	if (id != c->apic_id)
 		pr_warn("cpu%u: LAPIC reports ID %u, MADT said %u", c->index, id, c->apic_id);
+	sched_init_cpu();
+	syscall_init_cpu();
 	__atomic_fetch_add(&ncpus_online, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
-	irq_enable();
-	for (;;) {
-		ipi_poll();
-		hlt();
-	}
+	sched_idle_loop();
 }
 
 static bool start_ap(struct cpu *c)

@@ -1,6 +1,7 @@
 """Shared helpers for the system tests: build a test ISO for a kernel command line, boot it
 in QEMU under TCG (or KVM where it really works), collect the serial log, and always kill
 the QEMU we started, by its PID."""
+import hashlib
 import os
 import re
 import subprocess
@@ -16,23 +17,37 @@ from qemu_cmd import qemu_command  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "build", "axolotl.elf")
 ISO_DIR = os.path.join(ROOT, "build", "test-iso")
+USER_DIR = os.path.join(ROOT, "build", "user")
 ACCEL = os.environ.get("ACCEL", "auto")
 
 # QEMU's isa-debug-exit status is (value << 1) | 1; see kernel/core/panic.c and main.c.
 EXIT_TESTS_PASSED = (0x10 << 1) | 1
 EXIT_TESTS_FAILED = (0x11 << 1) | 1
 EXIT_PANIC = (3 << 1) | 1
+EXIT_POWEROFF = (0x20 << 1) | 1  # init's `poweroff` after its programs finished
 
 
-def iso_for(cmdline):
-    """A bootable ISO whose GRUB entry passes cmdline; rebuilt when the kernel changes."""
+def iso_for(cmdline, modules=()):
+    """A bootable ISO whose GRUB entry passes cmdline and loads the given boot modules
+    (each "PATH ARGS", PATH relative to build/user/); rebuilt when any input changes."""
     if not os.path.exists(KERNEL):
         subprocess.run(["make", "-s", "-C", ROOT, "kernel"], check=True)
     os.makedirs(ISO_DIR, exist_ok=True)
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", cmdline) or "default"
+    key = " ".join([cmdline] + list(modules))
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:100] + "-" + hashlib.sha1(key.encode()).hexdigest()[:8]
     iso = os.path.join(ISO_DIR, name + ".iso")
-    if not os.path.exists(iso) or os.path.getmtime(iso) < os.path.getmtime(KERNEL):
-        subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"), KERNEL, iso, cmdline], check=True)
+    paths = [os.path.join(USER_DIR, m.split(" ", 1)[0]) for m in modules]
+    for p in paths:
+        if not os.path.exists(p):
+            subprocess.run(["make", "-s", "-C", ROOT, "user"], check=True)
+            break
+    newest = max(os.path.getmtime(p) for p in [KERNEL] + paths)
+    if not os.path.exists(iso) or os.path.getmtime(iso) < newest:
+        args = [sys.executable, os.path.join(ROOT, "tools", "mkiso.py"), KERNEL, iso, "--cmdline", cmdline]
+        for m, p in zip(modules, paths):
+            rest = m.split(" ", 1)[1] if " " in m else ""
+            args += ["--module", (p + " " + rest).rstrip()]
+        subprocess.run(args, check=True)
     return iso
 
 
@@ -53,10 +68,10 @@ class Run:
         return res
 
 
-def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False):
+def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False, modules=()):
     """Boots Axolotl, returns a Run once QEMU exits, `until` (a regex) appears in the serial
     log, or the timeout passes. QEMU is killed by PID in every case."""
-    iso = iso_for(cmdline)
+    iso = iso_for(cmdline, modules)
     cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", uefi=uefi)
     chunks = []
     t0 = time.monotonic()
@@ -88,7 +103,7 @@ def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False
     out = "".join(chunks)
     log_dir = os.path.join(ROOT, "build", "test-logs")
     os.makedirs(log_dir, exist_ok=True)
-    with open(os.path.join(log_dir, re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-smp{smp}-{cpu}") + ".log"), "w") as f:
+    with open(os.path.join(log_dir, re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}-smp{smp}-{cpu}")[:150] + ".log"), "w") as f:
         f.write(out)
     return Run(out, proc.returncode, elapsed)
 

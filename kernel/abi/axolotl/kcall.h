@@ -1,0 +1,95 @@
+/* The native kernel-call ABI of Axolotl, shared by the kernel and user space.
+ *
+ * A native call is `syscall` with rax = KC_BASE | number; arguments in rdi, rsi, rdx, r10,
+ * r8, r9 (the Linux register convention); the result comes back in rax, negative values
+ * are -errno (Linux numbering). rax values below KC_BASE are Linux system calls, which a
+ * later issue forwards to the POSIX servers; until then they fail with -ENOSYS.
+ * See docs/kernel-api.md. */
+#pragma once
+#include <stdint.h>
+
+#define KC_BASE 0x0a000000u /* far above any Linux syscall number */
+
+enum kcall {
+	KC_DEBUG_WRITE = 0,  /* (const char *buf, size_t len): write to the kernel console */
+	KC_EXIT = 1,         /* (int status): end the whole process */
+	KC_YIELD = 2,        /* (): give up the CPU */
+	KC_SELF = 3,         /* (): this thread's endpoint */
+	KC_MODULE_INFO = 4,  /* (uint32_t index, struct kc_module_info *out) */
+	KC_SPAWN = 5,        /* (const struct kc_spawn *args): start a boot module; returns endpoint */
+	KC_SEND = 6,         /* (endpoint, const struct kmsg *) */
+	KC_RECEIVE = 7,      /* (endpoint or EP_ANY, struct kmsg *out) */
+	KC_CALL = 8,         /* (endpoint, struct kmsg *inout): send, then receive the reply */
+	KC_REPLY = 9,        /* (endpoint, const struct kmsg *): non-blocking, to a caller waiting for it */
+	KC_SENDNB = 10,      /* (endpoint, const struct kmsg *): non-blocking send */
+	KC_NOTIFY = 11,      /* (endpoint, uint64_t bits): OR bits into the target's pending word */
+	KC_TIME = 12,        /* (): nanoseconds since boot */
+	KC_CPU = 13,         /* (): index of the CPU the caller runs on */
+	KC_KILL = 14,        /* (endpoint): end the process of a child */
+	KC_POWEROFF = 15,    /* (uint32_t status): stop the machine (QEMU: exit with status) */
+	KC_INFO = 16,        /* (what, arg): a kernel counter, see KI_* */
+	KC_SCHED = 17,       /* (endpoint, cpu or SPAWN_ANY_CPU, flags KS_*): place a thread */
+	KC_COUNT
+};
+
+#define KC_NR(n) (KC_BASE | (n))
+
+/* Endpoints name threads: slot in the low 16 bits, generation above. A restarted or reused
+ * slot gets a new generation, so a stale endpoint fails with -EDEADSRCDST. */
+typedef uint32_t endpoint_t;
+#define EP_ANY 0xffffffffu
+#define EP_KERNEL 0xfffffffeu /* source of kernel-generated messages (exit/fault reports) */
+#define EP_NONE 0u
+
+/* 64-byte message. The kernel fills `source` on delivery; `type` is the sender's. */
+struct kmsg {
+	endpoint_t source;
+	uint32_t type;
+	uint64_t w[7];
+};
+_Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
+
+/* Message types the kernel generates. */
+#define KMSG_NOTIFY 0xffff0001u     /* w[0] = pending notification bits (now cleared) */
+#define KMSG_PROC_EXIT 0xffff0002u  /* w[0] = endpoint of the process's first thread, w[1] = status */
+#define KMSG_PROC_FAULT 0xffff0003u /* w[0] = endpoint, w[1] = vector, w[2] = error code,
+                                       w[3] = rip, w[4] = fault address (cr2), w[5] = rsp */
+
+/* KC_INFO counters. */
+#define KI_FREE_FRAMES 0  /* free physical frames */
+#define KI_MEMOBJS 1      /* memory objects alive */
+#define KI_THREADS 2      /* threads alive */
+#define KI_NCPUS 3        /* CPUs online */
+#define KI_CPU_TICKS 4    /* timer ticks taken by CPU arg */
+#define KI_CPU_FEATURES 5 /* bit 0: MONITOR/MWAIT on CPU arg */
+
+/* KC_SCHED flags. */
+#define KS_DEDICATED 1 /* the CPU runs this thread alone, without a periodic tick */
+
+struct kc_module_info {
+	uint64_t size;
+	char name[64];
+};
+
+#define SPAWN_ANY_CPU 0xffffffffu
+
+struct kc_spawn {
+	uint32_t module;   /* boot module index */
+	uint32_t cpu;      /* CPU to run on, or SPAWN_ANY_CPU */
+	uint32_t priority; /* 0 (highest) .. 7 */
+	uint32_t flags;
+	const char *args;  /* NUL-terminated argument string (space separated), may be NULL */
+};
+
+/* errno values used by the native ABI (Linux numbering). */
+#define KE_PERM 1
+#define KE_SRCH 3
+#define KE_INTR 4
+#define KE_NOMEM 12
+#define KE_FAULT 14
+#define KE_BUSY 16
+#define KE_INVAL 22
+#define KE_AGAIN 11
+#define KE_NOSYS 38
+#define KE_DEADLK 35
+#define KE_DEADSRCDST 81 /* peer is dead or the endpoint is stale (EREMCHG in Linux's list) */

@@ -1,0 +1,410 @@
+/* Process and thread life cycle: creation from ELF images, exit, faults, reaping. */
+#include "proc/proc.h"
+#include "proc/elf.h"
+#include "proc/ipc.h"
+#include "proc/klock.h"
+#include "proc/sched.h"
+#include "boot/bootinfo.h"
+#include "console/log.h"
+#include "core/panic.h"
+#include "mm/aspace.h"
+#include "mm/heap.h"
+#include "mm/pmm.h"
+#include "mm/vmm.h"
+#include "lib/string.h"
+#include "smp/percpu.h"
+#include "arch/x86.h"
+
+struct thread threads[MAX_THREADS];
+static uint32_t next_slot = 1; /* slot 0 is never used: endpoint 0 is EP_NONE */
+static uint64_t free_kstacks[MAX_THREADS];
+static uint32_t nfree_kstacks;
+
+#define USER_STACK_TOP 0x00007fff00000000ull
+#define USER_STACK_PAGES 32
+#define DYN_BASE 0x400000ull
+
+extern char thread_first_run[];
+
+struct thread *ep_lookup(endpoint_t ep)
+{
+	uint32_t slot = ep & 0xffff;
+	if (ep == EP_ANY || ep == EP_NONE || slot >= MAX_THREADS)
+		return NULL;
+	struct thread *t = &threads[slot];
+	if (t->gen != (ep >> 16) || t->state == T_FREE || t->state == T_DEAD)
+		return NULL;
+	return t;
+}
+
+static struct thread *thread_alloc(struct proc *p)
+{
+	for (uint32_t i = 0; i < MAX_THREADS; i++) {
+		uint32_t s = next_slot;
+		next_slot = next_slot + 1 >= MAX_THREADS ? 1 : next_slot + 1;
+		struct thread *t = &threads[s];
+		if (t->state != T_FREE)
+			continue;
+		uint32_t gen = (t->gen + 1) & 0xffff;
+		memset(t, 0, sizeof(*t));
+		t->slot = s;
+		t->gen = gen ? gen : 1;
+		t->proc = p;
+		t->pinned = -1;
+		t->cpu = -1;
+		t->kstack_top = nfree_kstacks ? free_kstacks[--nfree_kstacks]
+					      : vmm_alloc_stack(THREAD_KSTACK_PAGES);
+		t->state = T_BLOCKED; /* not runnable until set up */
+		return t;
+	}
+	return NULL;
+}
+
+/* Prepares t's kernel stack so that its first switch_to enters user mode at rip/rsp. */
+static void thread_setup_user(struct thread *t, uint64_t rip, uint64_t rsp)
+{
+	struct trap_frame *f = (struct trap_frame *)(t->kstack_top - sizeof(*f));
+	memset(f, 0, sizeof(*f));
+	f->rip = rip;
+	f->cs = SEL_UCODE | 3;
+	f->rflags = 0x202;
+	f->rsp = rsp;
+	f->ss = SEL_UDATA | 3;
+	t->uframe = f;
+	uint64_t *sp = (uint64_t *)f;
+	*--sp = (uint64_t)thread_first_run;
+	for (int i = 0; i < 6; i++)
+		*--sp = 0; /* rbp rbx r12 r13 r14 r15 */
+	t->ksp = (uint64_t)sp;
+}
+
+int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page, uint64_t npages,
+	     uint32_t prot)
+{
+	if (p->nmaps == MAX_MAPPINGS)
+		return -KE_NOMEM;
+	if (first_page > mo->npages || npages > mo->npages - first_page || !npages)
+		return -KE_INVAL;
+	if ((va & (PAGE_SIZE - 1)) || va >= USER_TOP || npages > (USER_TOP - va) / PAGE_SIZE)
+		return -KE_INVAL;
+	uint64_t flags = (prot & PROT_W ? PTE_W : 0) | (prot & PROT_X ? 0 : pte_nx);
+	for (uint64_t i = 0; i < npages; i++) {
+		int r = as_map(p->as, va + i * PAGE_SIZE, mo->frames[first_page + i], flags);
+		if (r) {
+			while (i--)
+				as_unmap(p->as, va + i * PAGE_SIZE);
+			return r;
+		}
+	}
+	memobj_get(mo);
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, prot };
+	return 0;
+}
+
+static void proc_unmap_all(struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		struct mapping *m = &p->maps[i];
+		for (uint64_t j = 0; j < m->npages; j++)
+			as_unmap(p->as, m->va + j * PAGE_SIZE);
+		memobj_put(m->mo);
+	}
+	p->nmaps = 0;
+}
+
+/* Writes argc, argv, an empty environment and a small auxiliary vector at the top of the
+ * stack object, the layout the Linux x86-64 ABI gives a new process. Returns the user rsp. */
+static uint64_t build_stack(struct memobj *stack, const char *name, const char *args,
+			    const struct elf_info *ei)
+{
+	uint8_t *top_page = phys_to_virt(stack->frames[stack->npages - 1]);
+	uint64_t top_va = USER_STACK_TOP;
+	uint64_t pos = PAGE_SIZE;
+	uint64_t argv_va[32];
+	int argc = 0;
+	char buf[512];
+	size_t nl = strnlen(name, 31), al = args ? strnlen(args, sizeof(buf) - 40) : 0;
+	memcpy(buf, name, nl);
+	buf[nl] = ' ';
+	if (al)
+		memcpy(buf + nl + 1, args, al);
+	buf[nl + 1 + al] = 0;
+	/* Split on spaces, copying each word to the top of the stack. */
+	for (char *w = buf; *w && argc < 31;) {
+		while (*w == ' ')
+			w++;
+		if (!*w)
+			break;
+		char *e = w;
+		while (*e && *e != ' ')
+			e++;
+		size_t len = (size_t)(e - w);
+		pos -= len + 1;
+		memcpy(top_page + pos, w, len);
+		top_page[pos + len] = 0;
+		argv_va[argc++] = top_va - PAGE_SIZE + pos;
+		w = e;
+	}
+	pos -= 16; /* AT_RANDOM bytes: the TSC is as good as it gets this early */
+	uint64_t rnd = rdtsc();
+	memcpy(top_page + pos, &rnd, 8);
+	rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+	memcpy(top_page + pos + 8, &rnd, 8);
+	uint64_t random_va = top_va - PAGE_SIZE + pos;
+	pos &= ~15ull;
+	uint64_t auxv[] = { 3, ei->phdr_vaddr, 4, 56, 5, ei->phnum, 6, PAGE_SIZE, 9, ei->entry,
+			    25, random_va, 0, 0 };
+	uint64_t words = 1 + (uint64_t)argc + 1 + 1 + ARRAY_SIZE(auxv);
+	pos -= words * 8;
+	pos &= ~15ull; /* rsp is 16-byte aligned at entry, pointing at argc */
+	uint64_t *w = (uint64_t *)(top_page + pos);
+	*w++ = (uint64_t)argc;
+	for (int i = 0; i < argc; i++)
+		*w++ = argv_va[i];
+	*w++ = 0; /* end of argv */
+	*w++ = 0; /* empty environment */
+	memcpy(w, auxv, sizeof(auxv));
+	return top_va - PAGE_SIZE + pos;
+}
+
+struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,
+			    endpoint_t parent, int32_t cpu, uint8_t prio, int *err)
+{
+	struct elf_info ei;
+	struct proc *p = NULL;
+	struct memobj *img = NULL, *stack = NULL;
+	int r = elf_parse(image, len, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, DYN_BASE, &ei);
+	if (r)
+		goto fail;
+	r = -KE_NOMEM;
+	p = kzalloc(sizeof(*p));
+	if (!p || !(p->as = as_create()))
+		goto fail;
+	size_t nl = strnlen(name, sizeof(p->name) - 1);
+	memcpy(p->name, name, nl);
+	p->name[nl] = 0;
+	p->parent = parent;
+	p->kcalls_allowed = ~0ull;
+
+	/* One object spans every segment; each page gets the union of its segments' rights. */
+	uint64_t npages = (ei.hi - ei.lo) / PAGE_SIZE;
+	img = memobj_create(npages, 0);
+	stack = memobj_create(USER_STACK_PAGES, 0);
+	if (!img || !stack)
+		goto fail;
+	uint32_t *prot = kzalloc(npages * sizeof(uint32_t));
+	if (!prot)
+		goto fail;
+	for (uint32_t i = 0; i < ei.nsegs; i++) {
+		const struct elf_seg *sg = &ei.segs[i];
+		const uint8_t *src = (const uint8_t *)image + sg->offset;
+		for (uint64_t b = 0; b < sg->filesz;) {
+			uint64_t va = sg->vaddr + b, pg = (va - ei.lo) / PAGE_SIZE, off = va & (PAGE_SIZE - 1);
+			uint64_t n = MIN(PAGE_SIZE - off, sg->filesz - b);
+			memcpy((uint8_t *)phys_to_virt(img->frames[pg]) + off, src + b, n);
+			b += n;
+		}
+		uint32_t pr = (sg->flags & 4 ? PROT_R : 0) | (sg->flags & 2 ? PROT_W : 0) |
+			      (sg->flags & 1 ? PROT_X : 0);
+		for (uint64_t va = sg->vaddr & ~(PAGE_SIZE - 1); va < sg->vaddr + sg->memsz; va += PAGE_SIZE)
+			prot[(va - ei.lo) / PAGE_SIZE] |= pr;
+	}
+	r = 0;
+	for (uint64_t i = 0; i < npages && !r; i++) {
+		/* Map runs of equal rights as one mapping. */
+		uint64_t j = i;
+		while (j + 1 < npages && prot[j + 1] == prot[i])
+			j++;
+		if (prot[i])
+			r = proc_map(p, ei.lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i]);
+		i = j;
+	}
+	kfree(prot);
+	if (!r)
+		r = proc_map(p, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, stack, 0, USER_STACK_PAGES,
+			     PROT_R | PROT_W);
+	if (r)
+		goto fail;
+	memobj_put(img); /* the mappings hold their own references now */
+	memobj_put(stack);
+	img = stack = NULL;
+
+	struct thread *t = thread_alloc(p);
+	if (!t) {
+		r = -KE_AGAIN;
+		goto fail;
+	}
+	p->main = t;
+	p->nthreads = 1;
+	t->prio = prio < NPRIO ? prio : NPRIO - 1;
+	if (cpu >= 0 && (uint32_t)cpu < ncpus && cpus[cpu] && cpus[cpu]->online)
+		t->pinned = cpu;
+	thread_setup_user(t, ei.entry, build_stack(p->maps[p->nmaps - 1].mo, p->name, args, &ei));
+	sched_make_ready(t);
+	if (err)
+		*err = 0;
+	return p;
+fail:
+	if (img)
+		memobj_put(img);
+	if (stack)
+		memobj_put(stack);
+	if (p) {
+		if (p->as) {
+			proc_unmap_all(p);
+			as_destroy(p->as);
+		}
+		kfree(p);
+	}
+	if (err)
+		*err = r;
+	return NULL;
+}
+
+void kmsg_post(struct thread *t, const struct kmsg *m)
+{
+	if (!t || t->nkmsgs >= 64)
+		return; /* a receiver that never reads loses reports, never kernel memory */
+	struct kmsg_node *n = kzalloc(sizeof(*n));
+	if (!n)
+		return;
+	n->m = *m;
+	n->m.source = EP_KERNEL;
+	struct kmsg_node **pp = &t->kmsgs;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = n;
+	t->nkmsgs++;
+	ipc_wake_receiver(t);
+}
+
+static void report(struct proc *p, const struct kmsg *m)
+{
+	struct thread *parent = ep_lookup(p->parent);
+	if (parent && parent->proc != p)
+		kmsg_post(parent, m);
+}
+
+/* Frees what a dead thread held; the last thread of a process frees the process. */
+static void reap(struct thread *t)
+{
+	struct proc *p = t->proc;
+	if (nfree_kstacks < MAX_THREADS)
+		free_kstacks[nfree_kstacks++] = t->kstack_top;
+	while (t->kmsgs) {
+		struct kmsg_node *n = t->kmsgs;
+		t->kmsgs = n->next;
+		kfree(n);
+	}
+	/* A dead thread's dedicated core goes back to general use. */
+	for (uint32_t c = 0; c < ncpus; c++)
+		if (cpus[c] && cpus[c]->dedicated == t)
+			cpus[c]->dedicated = NULL;
+	t->state = T_FREE;
+	if (p && --p->nthreads == 0) {
+		proc_unmap_all(p);
+		as_destroy(p->as);
+		kfree(p);
+	}
+}
+
+void sched_reap_dead(void)
+{
+	struct cpu *c = this_cpu();
+	if (c->last_dead) {
+		reap(c->last_dead);
+		c->last_dead = NULL;
+	}
+}
+
+static void kill_threads(struct proc *p)
+{
+	p->exiting = true;
+	for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		struct thread *t = &threads[i];
+		if (t->proc != p || t->state == T_FREE || t->state == T_DEAD)
+			continue;
+		ipc_cancel(t);
+		enum thread_state old = t->state;
+		t->state = T_DEAD;
+		if (old == T_READY)
+			sched_remove(t);
+		if (old == T_RUNNING && t->cpu != (int32_t)this_cpu_index())
+			smp_send_resched((uint32_t)t->cpu); /* it leaves the CPU at its next kernel entry */
+		else if (old != T_RUNNING)
+			reap(t);
+	}
+}
+
+void proc_exit(struct proc *p, int64_t status)
+{
+	if (p->exiting)
+		return;
+	struct kmsg m = { 0 };
+	m.type = KMSG_PROC_EXIT;
+	m.w[0] = thread_ep(p->main);
+	m.w[1] = (uint64_t)status;
+	report(p, &m);
+	kill_threads(p);
+}
+
+void proc_fault(struct trap_frame *f)
+{
+	klock();
+	struct thread *t = current_thread();
+	struct proc *p = t->proc;
+	uint64_t cr2 = read_cr2();
+	pr_warn("process %s (endpoint %#x) stopped: exception %llu error %#llx at rip %#llx, address %#llx",
+		p->name, thread_ep(t), (unsigned long long)f->vector, (unsigned long long)f->error,
+		(unsigned long long)f->rip, (unsigned long long)cr2);
+	struct kmsg m = { 0 };
+	m.type = KMSG_PROC_FAULT;
+	m.w[0] = thread_ep(p->main);
+	m.w[1] = f->vector;
+	m.w[2] = f->error;
+	m.w[3] = f->rip;
+	m.w[4] = cr2;
+	m.w[5] = f->rsp;
+	report(p, &m);
+	kill_threads(p);
+	schedule(); /* never returns: the thread is dead */
+	panic("dead thread resumed");
+}
+
+void proc_init(void)
+{
+}
+
+void proc_start_init(void)
+{
+	if (!boot_info.nmods) {
+		pr_info("no boot modules: no user space to start");
+		return;
+	}
+	const struct boot_module *m = &boot_info.mods[0];
+	char name[32], args[96];
+	/* Module command line: "<name> [args...]". */
+	const char *c = m->cmdline;
+	size_t i = 0;
+	while (*c == ' ')
+		c++;
+	while (*c && *c != ' ' && i < sizeof(name) - 1)
+		name[i++] = *c++;
+	name[i] = 0;
+	const char *slash = name;
+	for (const char *q = name; *q; q++)
+		if (*q == '/')
+			slash = q + 1;
+	while (*c == ' ')
+		c++;
+	size_t al = strnlen(c, sizeof(args) - 1);
+	memcpy(args, c, al);
+	args[al] = 0;
+	klock();
+	int err;
+	struct proc *p = proc_spawn_elf(phys_to_virt(m->start), m->end - m->start, slash, args, EP_NONE,
+					-1, 0, &err);
+	kunlock();
+	if (!p)
+		pr_err("cannot start the first module %s: error %d", name, err);
+}

@@ -1,0 +1,232 @@
+#include "proc/sched.h"
+#include "proc/klock.h"
+#include "arch/desc.h"
+#include "arch/lapic.h"
+#include "arch/x86.h"
+#include "core/config.h"
+#include "core/panic.h"
+#include "mm/aspace.h"
+#include "mm/heap.h"
+#include "mm/vmm.h"
+#include "smp/percpu.h"
+
+spinlock_t kernel_lock = SPINLOCK_INIT;
+
+struct runq {
+	struct thread *head[NPRIO], *tail[NPRIO];
+	uint32_t len;
+	bool tick_on;
+};
+static struct runq rqs[MAX_CPUS];
+
+extern void switch_to(struct thread *prev, struct thread *next);
+
+struct thread *current_thread(void) { return this_cpu()->current; }
+uint32_t sched_queue_len(uint32_t cpu) { return rqs[cpu].len; }
+
+static void rq_push(uint32_t cpu, struct thread *t)
+{
+	struct runq *q = &rqs[cpu];
+	t->rq_next = NULL;
+	if (q->tail[t->prio])
+		q->tail[t->prio]->rq_next = t;
+	else
+		q->head[t->prio] = t;
+	q->tail[t->prio] = t;
+	q->len++;
+}
+
+static struct thread *rq_pop(uint32_t cpu)
+{
+	struct runq *q = &rqs[cpu];
+	for (int p = 0; p < NPRIO; p++) {
+		struct thread *t = q->head[p];
+		if (t) {
+			q->head[p] = t->rq_next;
+			if (!q->head[p])
+				q->tail[p] = NULL;
+			q->len--;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* Least-loaded online CPU that is not dedicated to another thread. */
+static uint32_t pick_cpu(struct thread *t)
+{
+	uint32_t best = UINT32_MAX, best_load = UINT32_MAX;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct cpu *c = cpus[i];
+		if (!c || !c->online || (c->dedicated && c->dedicated != t))
+			continue;
+		uint32_t load = rqs[i].len + (c->current && c->current != c->idle ? 1 : 0);
+		if (load < best_load) {
+			best = i;
+			best_load = load;
+		}
+	}
+	return best == UINT32_MAX ? 0 : best;
+}
+
+void sched_make_ready(struct thread *t)
+{
+	/* Threads stay where they ran (warm caches) unless pinned elsewhere or the CPU was
+	 * given to another thread; new threads go to the least-loaded CPU. */
+	if (t->pinned >= 0)
+		t->cpu = t->pinned;
+	else if (t->cpu < 0 || (cpus[t->cpu]->dedicated && cpus[t->cpu]->dedicated != t))
+		t->cpu = (int32_t)pick_cpu(t);
+	t->state = T_READY;
+	rq_push((uint32_t)t->cpu, t);
+	if ((uint32_t)t->cpu != this_cpu_index())
+		smp_send_resched((uint32_t)t->cpu);
+}
+
+static void set_tick(uint32_t cpu, bool on)
+{
+	if (rqs[cpu].tick_on != on) {
+		rqs[cpu].tick_on = on;
+		lapic_timer_start(on ? kernel_hz : 0);
+	}
+}
+
+void schedule(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *prev = c->current;
+	if (prev->state == T_RUNNING)
+		prev->state = T_READY;
+	if (prev->state == T_READY && prev != c->idle) {
+		if (prev->pinned >= 0 && prev->pinned != (int32_t)c->index)
+			sched_make_ready(prev); /* pinned elsewhere since it last ran */
+		else
+			rq_push(c->index, prev);
+	}
+	if (prev->state == T_DEAD)
+		c->last_dead = prev; /* reaped by whoever runs next, once off this stack */
+	struct thread *next = rq_pop(c->index);
+	if (!next)
+		next = c->idle;
+	next->state = T_RUNNING;
+	next->cpu = (int32_t)c->index;
+	/* A dedicated core runs its one thread, or idles waiting for it, without a periodic
+	 * tick: nothing else can become runnable there, and wake-ups come by IPI. */
+	set_tick(c->index, !(c->dedicated && (next == c->dedicated || next == c->idle)));
+	if (next == prev)
+		return;
+	c->current = next;
+	c->kstack_top = next->kstack_top;
+	c->tss.rsp[0] = next->kstack_top;
+	uint64_t cr3 = next->proc ? next->proc->as->cr3 : vmm_kernel_cr3();
+	if ((read_cr3() & PTE_ADDR) != cr3)
+		write_cr3(cr3);
+	switch_to(prev, next);
+	sched_reap_dead();
+}
+
+void thread_start_unlock(void);
+void thread_start_unlock(void)
+{
+	sched_reap_dead();
+	kunlock();
+}
+
+void sched_remove(struct thread *t)
+{
+	struct runq *q = &rqs[t->cpu];
+	for (int p = 0; p < NPRIO; p++) {
+		struct thread **pp = &q->head[p], *prevt = NULL;
+		for (; *pp; prevt = *pp, pp = &(*pp)->rq_next) {
+			if (*pp != t)
+				continue;
+			*pp = t->rq_next;
+			if (q->tail[p] == t)
+				q->tail[p] = prevt;
+			q->len--;
+			return;
+		}
+	}
+}
+
+void sched_user_return(void)
+{
+	struct cpu *c = this_cpu();
+	if (!c->need_resched && c->current->state != T_DEAD)
+		return;
+	klock();
+	c->need_resched = false;
+	schedule();
+	kunlock();
+}
+
+void sched_tick(struct trap_frame *f)
+{
+	(void)f;
+	struct cpu *c = this_cpu();
+	/* Round robin: another runnable thread gets the CPU when this one returns to user mode.
+	 * The length is read without the lock: a stale value only delays by one tick. */
+	if (READ_ONCE(rqs[c->index].len))
+		c->need_resched = true;
+}
+
+void sched_init_cpu(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *idle = kzalloc(sizeof(*idle));
+	if (!idle)
+		panic("no memory for the idle thread");
+	idle->state = T_RUNNING;
+	idle->prio = NPRIO - 1;
+	idle->cpu = (int32_t)c->index;
+	idle->pinned = (int32_t)c->index;
+	idle->kstack_top = c->stack_top;
+	c->idle = idle;
+	c->current = idle;
+	c->kstack_top = c->stack_top;
+	rqs[c->index].tick_on = true;
+}
+
+__noreturn void sched_idle_loop(void)
+{
+	struct cpu *c = this_cpu();
+	for (;;) {
+		irq_disable();
+		ipi_poll();
+		if (rqs[c->index].len) {
+			klock();
+			if (rqs[c->index].len)
+				schedule();
+			kunlock();
+		}
+		/* sti takes effect after hlt starts: a wake-up IPI cannot slip in between. */
+		__asm__ volatile("sti; hlt" ::: "memory");
+	}
+}
+
+int sched_dedicate(struct thread *t, uint32_t cpu)
+{
+	if (cpu >= ncpus || !cpus[cpu] || !cpus[cpu]->online || cpu == 0)
+		return -KE_INVAL; /* the boot CPU keeps serving everyone else */
+	if (cpus[cpu]->dedicated && cpus[cpu]->dedicated != t)
+		return -KE_BUSY;
+	cpus[cpu]->dedicated = t;
+	t->pinned = (int32_t)cpu;
+	/* Everybody queued there who is free to move goes elsewhere. */
+	struct thread *list = NULL, *x;
+	while ((x = rq_pop(cpu)) != NULL) {
+		x->rq_next = list;
+		list = x;
+	}
+	while ((x = list) != NULL) {
+		list = x->rq_next;
+		if (x == t || x->pinned == (int32_t)cpu) {
+			rq_push(cpu, x);
+		} else {
+			x->cpu = -1;
+			x->state = T_BLOCKED;
+			sched_make_ready(x);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,271 @@
+/* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
+ * below KC_BASE) are not served yet: they fail with -ENOSYS and are logged once each. */
+#include "proc/ipc.h"
+#include "proc/klock.h"
+#include "proc/proc.h"
+#include "proc/sched.h"
+#include "arch/desc.h"
+#include "arch/time.h"
+#include "arch/x86.h"
+#include "boot/bootinfo.h"
+#include "console/log.h"
+#include "mm/aspace.h"
+#include "mm/pmm.h"
+#include "smp/ipi.h"
+#include "mm/vmm.h"
+#include "lib/string.h"
+#include "smp/percpu.h"
+#include "core/panic.h"
+
+#define MSR_STAR 0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_FMASK 0xc0000084
+#define EFER_SCE 1u
+
+extern void syscall_entry(void);
+
+void syscall_init_cpu(void)
+{
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
+	/* SYSCALL loads CS=0x08/SS=0x10; SYSRET would use 0x18+16 / 0x18+8 (we return by IRETQ). */
+	wrmsr(MSR_STAR, ((uint64_t)SEL_UCODE32 << 48) | ((uint64_t)SEL_KCODE << 32));
+	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	/* Enter with interrupts, direction, trap and alignment-check flags clear. */
+	wrmsr(MSR_FMASK, 0x40700);
+}
+
+static int64_t kc_debug_write(const char *ubuf, uint64_t len)
+{
+	char buf[512];
+	uint64_t done = 0;
+	if (len > 65536)
+		return -KE_INVAL;
+	while (done < len) {
+		uint64_t n = MIN(len - done, sizeof(buf));
+		if (copy_from_user(buf, ubuf + done, n))
+			return -KE_FAULT;
+		console_write(buf, n);
+		done += n;
+	}
+	return (int64_t)len;
+}
+
+static int64_t kc_module_info(uint64_t idx, void *uout)
+{
+	if (idx >= boot_info.nmods)
+		return -KE_INVAL;
+	struct kc_module_info info = { 0 };
+	const struct boot_module *m = &boot_info.mods[idx];
+	info.size = m->end - m->start;
+	size_t n = strnlen(m->cmdline, sizeof(info.name) - 1);
+	memcpy(info.name, m->cmdline, n);
+	return copy_to_user(uout, &info, sizeof(info));
+}
+
+static int64_t kc_spawn(struct thread *me, const void *uargs)
+{
+	struct kc_spawn a;
+	char args[256] = "";
+	if (copy_from_user(&a, uargs, sizeof(a)))
+		return -KE_FAULT;
+	if (a.module >= boot_info.nmods || a.priority >= NPRIO)
+		return -KE_INVAL;
+	if (a.cpu != SPAWN_ANY_CPU && (a.cpu >= ncpus || !cpus[a.cpu] || !cpus[a.cpu]->online))
+		return -KE_INVAL;
+	if (a.args && strncpy_from_user(args, a.args, sizeof(args)) < 0)
+		return -KE_FAULT;
+	const struct boot_module *m = &boot_info.mods[a.module];
+	char name[32];
+	size_t i = 0;
+	const char *c = m->cmdline, *base = m->cmdline;
+	for (const char *q = c; *q && *q != ' '; q++)
+		if (*q == '/')
+			base = q + 1;
+	for (c = base; *c && *c != ' ' && i < sizeof(name) - 1; c++)
+		name[i++] = *c;
+	name[i] = 0;
+	int err;
+	struct proc *p = proc_spawn_elf(phys_to_virt(m->start), m->end - m->start, name, args,
+					thread_ep(me), a.cpu == SPAWN_ANY_CPU ? -1 : (int32_t)a.cpu,
+					(uint8_t)a.priority, &err);
+	if (!p)
+		return err;
+	p->kcalls_allowed = me->proc->kcalls_allowed;
+	return thread_ep(p->main);
+}
+
+static int64_t kc_kill(struct thread *me, endpoint_t ep)
+{
+	struct thread *t = ep_lookup(ep);
+	if (!t)
+		return -KE_DEADSRCDST;
+	if (t->proc->parent != thread_ep(me) && t->proc != me->proc)
+		return -KE_PERM;
+	bool self = t->proc == me->proc;
+	proc_exit(t->proc, -9);
+	if (self)
+		schedule();
+	return 0;
+}
+
+static int64_t kc_info(uint64_t what, uint64_t arg)
+{
+	switch (what) {
+	case KI_FREE_FRAMES:
+		return (int64_t)pmm_free_frames();
+	case KI_MEMOBJS:
+		return (int64_t)memobj_live;
+	case KI_THREADS: {
+		int64_t n = 0;
+		for (uint32_t i = 1; i < MAX_THREADS; i++)
+			n += threads[i].state != T_FREE;
+		return n;
+	}
+	case KI_NCPUS:
+		return ncpus_online;
+	case KI_CPU_TICKS:
+		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
+	case KI_CPU_FEATURES:
+		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->feat.monitor : -KE_INVAL;
+	default:
+		return -KE_INVAL;
+	}
+}
+
+static int64_t kc_sched(struct thread *me, endpoint_t ep, uint64_t cpu, uint64_t flags)
+{
+	struct thread *t = ep_lookup(ep);
+	if (!t)
+		return -KE_DEADSRCDST;
+	if (t->proc->parent != thread_ep(me) && t->proc != me->proc)
+		return -KE_PERM;
+	if (flags & ~(uint64_t)KS_DEDICATED)
+		return -KE_INVAL;
+	if (cpu == SPAWN_ANY_CPU) {
+		if (flags)
+			return -KE_INVAL;
+		t->pinned = -1;
+		return 0;
+	}
+	if (cpu >= ncpus || !cpus[cpu] || !cpus[cpu]->online)
+		return -KE_INVAL;
+	if (cpus[cpu]->dedicated && cpus[cpu]->dedicated != t)
+		return -KE_BUSY;
+	if (flags & KS_DEDICATED) {
+		int64_t r = sched_dedicate(t, (uint32_t)cpu);
+		if (r)
+			return r;
+	}
+	t->pinned = (int32_t)cpu;
+	if (t->state == T_READY && t->cpu != (int32_t)cpu) {
+		sched_remove(t);
+		t->state = T_BLOCKED;
+		sched_make_ready(t);
+	} else if (t->state == T_RUNNING && t->cpu != (int32_t)this_cpu_index()) {
+		cpus[t->cpu]->need_resched = true;
+		smp_send_resched((uint32_t)t->cpu); /* moves at its next kernel entry */
+	} else if (t == me && t->cpu != (int32_t)cpu) {
+		me->state = T_READY;
+		schedule(); /* requeued on the pinned CPU */
+	}
+	return 0;
+}
+
+static int64_t msg_in(struct kmsg *m, const void *u)
+{
+	return copy_from_user(m, u, sizeof(*m)) ? -KE_FAULT : 0;
+}
+
+static int64_t dispatch(struct thread *me, uint32_t n, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	struct kmsg m;
+	int64_t r;
+	/* Endpoints are 32 bits: a wider value is an error, never silently EP_ANY. */
+	bool takes_ep = n == KC_SEND || n == KC_CALL || n == KC_RECEIVE || n == KC_REPLY ||
+			n == KC_SENDNB || n == KC_NOTIFY || n == KC_KILL || n == KC_SCHED;
+	if (takes_ep && a0 > 0xffffffffull)
+		return -KE_INVAL;
+	switch (n) {
+	case KC_DEBUG_WRITE:
+		return kc_debug_write((const char *)a0, a1);
+	case KC_EXIT:
+		proc_exit(me->proc, (int64_t)a0);
+		schedule(); /* dead: never comes back */
+		return 0;
+	case KC_YIELD:
+		me->state = T_READY;
+		schedule();
+		return 0;
+	case KC_SELF:
+		return thread_ep(me);
+	case KC_MODULE_INFO:
+		return kc_module_info(a0, (void *)a1);
+	case KC_SPAWN:
+		return kc_spawn(me, (const void *)a0);
+	case KC_SEND:
+	case KC_CALL:
+		if ((r = msg_in(&m, (const void *)a1)))
+			return r;
+		r = ipc_send(me, (endpoint_t)a0, &m, n == KC_CALL);
+		if (r == 0 && n == KC_CALL && copy_to_user((void *)a1, &me->ipc_msg, sizeof(m)))
+			return -KE_FAULT;
+		return r;
+	case KC_RECEIVE:
+		/* Check the buffer first: a message taken off the queue must not be lost. */
+		m = (struct kmsg){ 0 };
+		if (copy_to_user((void *)a1, &m, sizeof(m)))
+			return -KE_FAULT;
+		r = ipc_receive(me, (endpoint_t)a0);
+		if (r == 0 && copy_to_user((void *)a1, &me->ipc_msg, sizeof(m)))
+			return -KE_FAULT;
+		return r;
+	case KC_REPLY:
+	case KC_SENDNB:
+		if ((r = msg_in(&m, (const void *)a1)))
+			return r;
+		return ipc_reply(me, (endpoint_t)a0, &m, n == KC_SENDNB);
+	case KC_NOTIFY:
+		return ipc_notify(me, (endpoint_t)a0, a1);
+	case KC_TIME:
+		return (int64_t)(time_us_since_boot() * 1000);
+	case KC_CPU:
+		return this_cpu_index();
+	case KC_KILL:
+		return kc_kill(me, (endpoint_t)a0);
+	case KC_POWEROFF:
+		pr_info("power off requested by %s with status %llu", me->proc->name, (unsigned long long)a0);
+		qemu_exit(0x20 | ((uint32_t)a0 & 0x1f));
+	case KC_INFO:
+		return kc_info(a0, a1);
+	case KC_SCHED:
+		return kc_sched(me, (endpoint_t)a0, a1, a2);
+	default:
+		return -KE_NOSYS;
+	}
+}
+
+void syscall_dispatch(struct trap_frame *f);
+void syscall_dispatch(struct trap_frame *f)
+{
+	struct thread *me = current_thread();
+	uint64_t nr = f->rax;
+	if ((nr & 0xff000000u) == KC_BASE && nr < ((uint64_t)KC_BASE | KC_COUNT)) {
+		uint32_t n = nr & 0xffffff;
+		if (!(me->proc->kcalls_allowed & (1ull << MIN(n, 63u)))) {
+			f->rax = (uint64_t)-KE_PERM;
+		} else {
+			klock();
+			f->rax = (uint64_t)dispatch(me, n, f->rdi, f->rsi, f->rdx);
+			kunlock();
+		}
+	} else {
+		static uint8_t logged[512];
+		if (nr < sizeof(logged) && !logged[nr]) {
+			logged[nr] = 1;
+			pr_warn("%s: Linux system call %llu is not implemented (ENOSYS)", me->proc->name,
+				(unsigned long long)nr);
+		}
+		f->rax = (uint64_t)-KE_NOSYS;
+	}
+	sched_user_return();
+}

@@ -1,0 +1,46 @@
+#include "axrt.h"
+
+__attribute__((noreturn)) void ax_exit(int status)
+{
+	kcall1(KC_EXIT, (uint64_t)(int64_t)status);
+	for (;;)
+		__asm__ volatile("ud2");
+}
+
+int ax_write(const char *s, size_t n) { return (int)kcall2(KC_DEBUG_WRITE, (uint64_t)s, n); }
+
+int ax_printf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	return ax_write(buf, (size_t)n);
+}
+
+int ax_find_module(const char *name)
+{
+	struct kc_module_info mi;
+	for (uint32_t i = 0; ax_module_info(i, &mi) == 0; i++) {
+		const char *base = mi.name;
+		for (const char *p = mi.name; *p && *p != ' '; p++)
+			if (*p == '/')
+				base = p + 1;
+		size_t n = strlen(name);
+		if (!strncmp(base, name, n) && (base[n] == ' ' || base[n] == 0))
+			return (int)i;
+	}
+	return -1;
+}
+
+int64_t ax_spawn_named(const char *name, const char *args, uint32_t cpu, uint32_t prio)
+{
+	int idx = ax_find_module(name);
+	if (idx < 0)
+		return -KE_SRCH;
+	struct kc_spawn s = { (uint32_t)idx, cpu, prio, 0, args };
+	return ax_spawn(&s);
+}

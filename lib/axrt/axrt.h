@@ -1,0 +1,72 @@
+/* Axolotl native runtime for servers and test programs: kernel-call wrappers, messages,
+ * console output. Freestanding: no libc. */
+#pragma once
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <axolotl/kcall.h>
+
+static inline int64_t kcall6(uint32_t n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+			     uint64_t a4, uint64_t a5)
+{
+	int64_t r;
+	register uint64_t r10 __asm__("r10") = a3;
+	register uint64_t r8 __asm__("r8") = a4;
+	register uint64_t r9 __asm__("r9") = a5;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"((uint64_t)KC_NR(n)), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+static inline int64_t kcall2(uint32_t n, uint64_t a0, uint64_t a1) { return kcall6(n, a0, a1, 0, 0, 0, 0); }
+static inline int64_t kcall1(uint32_t n, uint64_t a0) { return kcall6(n, a0, 0, 0, 0, 0, 0); }
+static inline int64_t kcall0(uint32_t n) { return kcall6(n, 0, 0, 0, 0, 0, 0); }
+
+__attribute__((noreturn)) void ax_exit(int status);
+static inline endpoint_t ax_self(void) { return (endpoint_t)kcall0(KC_SELF); }
+static inline int64_t ax_yield(void) { return kcall0(KC_YIELD); }
+static inline uint64_t ax_time_ns(void) { return (uint64_t)kcall0(KC_TIME); }
+static inline uint32_t ax_cpu(void) { return (uint32_t)kcall0(KC_CPU); }
+static inline int64_t ax_send(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SEND, d, (uint64_t)m); }
+static inline int64_t ax_sendnb(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SENDNB, d, (uint64_t)m); }
+static inline int64_t ax_receive(endpoint_t s, struct kmsg *m) { return kcall2(KC_RECEIVE, s, (uint64_t)m); }
+static inline int64_t ax_call(endpoint_t d, struct kmsg *m) { return kcall2(KC_CALL, d, (uint64_t)m); }
+static inline int64_t ax_reply(endpoint_t d, const struct kmsg *m) { return kcall2(KC_REPLY, d, (uint64_t)m); }
+static inline int64_t ax_notify(endpoint_t d, uint64_t bits) { return kcall2(KC_NOTIFY, d, bits); }
+static inline int64_t ax_kill(endpoint_t ep) { return kcall1(KC_KILL, ep); }
+static inline int64_t ax_module_info(uint32_t i, struct kc_module_info *o) { return kcall2(KC_MODULE_INFO, i, (uint64_t)o); }
+static inline int64_t ax_spawn(const struct kc_spawn *s) { return kcall1(KC_SPAWN, (uint64_t)s); }
+__attribute__((noreturn)) static inline void ax_poweroff(uint32_t status)
+{
+	kcall1(KC_POWEROFF, status);
+	for (;;)
+		ax_yield();
+}
+
+static inline uint64_t ax_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Console output through KC_DEBUG_WRITE; one call per formatted line stays unbroken. */
+int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int ax_write(const char *s, size_t n);
+/* Index of the boot module whose name (first word of its command line, path stripped) is
+ * name, or -1. */
+int ax_find_module(const char *name);
+/* Spawns the named boot module with args; returns its endpoint or a negative error. */
+int64_t ax_spawn_named(const char *name, const char *args, uint32_t cpu, uint32_t prio);
+
+/* From the kernel's pure library, shared rather than written twice. */
+int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);

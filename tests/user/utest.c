@@ -1,0 +1,291 @@
+/* User-space system tests of the microkernel core (run by tests/system/test_user.py).
+ *   utest <test>...   runs the named tests, printing UTEST PASS/FAIL lines.
+ * Helpers are spawned from the uecho boot module. */
+#include "axrt.h"
+
+static int failures;
+#define FAIL(name, ...)                                  \
+	do {                                             \
+		ax_printf("UTEST FAIL %s: ", name);      \
+		ax_printf(__VA_ARGS__);                  \
+		ax_printf("\n");                         \
+		failures++;                              \
+		return;                                  \
+	} while (0)
+#define CHECK(name, cond, ...)                     \
+	do {                                       \
+		if (!(cond))                       \
+			FAIL(name, __VA_ARGS__);   \
+	} while (0)
+
+static uint32_t ncpus(void) { return (uint32_t)kcall1(KC_INFO, KI_NCPUS); }
+
+/* Waits for the kernel's report about ep; returns the message type. */
+static uint32_t wait_report(endpoint_t ep, struct kmsg *out)
+{
+	for (;;) {
+		if (ax_receive(EP_KERNEL, out) < 0)
+			continue;
+		if ((out->type == KMSG_PROC_EXIT || out->type == KMSG_PROC_FAULT) && out->w[0] == ep)
+			return out->type;
+	}
+}
+
+static void stop_echo(endpoint_t ep)
+{
+	struct kmsg m = { .type = 2 };
+	ax_call(ep, &m);
+	wait_report(ep, &m);
+}
+
+static void t_hello(int argc, char **argv)
+{
+	CHECK("hello", argc >= 2 && !strcmp(argv[0], "utest"), "argv[0] is %s", argv[0]);
+	endpoint_t me = ax_self();
+	CHECK("hello", me != EP_NONE && (me & 0xffff) != 0, "bad endpoint %#x", me);
+	ax_printf("UTEST PASS hello endpoint=%#x cpu=%u\n", me, ax_cpu());
+}
+
+static void pingpong(const char *name, bool cross)
+{
+	uint32_t here = ax_cpu(), n = ncpus();
+	if (cross && n < 2) {
+		ax_printf("UTEST SKIP %s: one CPU\n", name);
+		return;
+	}
+	/* Pin ourselves so "same core" and "cross core" mean what they say. */
+	CHECK(name, kcall6(KC_SCHED, ax_self(), here, 0, 0, 0, 0) == 0, "cannot pin myself");
+	uint32_t there = cross ? (here + 1) % n : here;
+	int64_t ep = ax_spawn_named("uecho", "echo", there, 2);
+	CHECK(name, ep > 0, "spawn failed: %lld", (long long)ep);
+	enum { ROUNDS = 2000 };
+	uint64_t best = UINT64_MAX, total = 0;
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		struct kmsg m = { .type = 1 };
+		m.w[0] = i * 3;
+		m.w[6] = ~i;
+		uint64_t t0 = ax_rdtsc();
+		int64_t r = ax_call((endpoint_t)ep, &m);
+		uint64_t d = ax_rdtsc() - t0;
+		CHECK(name, r == 0, "call %llu failed: %lld", (unsigned long long)i, (long long)r);
+		CHECK(name, m.w[0] == i * 3 + 1 && m.w[6] == ~i && m.source == (endpoint_t)ep,
+		      "round %llu: bad reply %llu from %#x", (unsigned long long)i,
+		      (unsigned long long)m.w[0], m.source);
+		total += d;
+		if (d < best)
+			best = d;
+	}
+	CHECK(name, ax_cpu() == here, "I moved from cpu%u to cpu%u", here, ax_cpu());
+	stop_echo((endpoint_t)ep);
+	kcall6(KC_SCHED, ax_self(), SPAWN_ANY_CPU, 0, 0, 0, 0);
+	ax_printf("UTEST PASS %s cpus=%u,%u rounds=%d avg_cycles=%llu best_cycles=%llu\n", name, here,
+		  there, ROUNDS, (unsigned long long)(total / ROUNDS), (unsigned long long)best);
+}
+
+static void t_notify(void)
+{
+	int64_t ep = ax_spawn_named("uecho", "notify-sink", SPAWN_ANY_CPU, 2);
+	CHECK("notify", ep > 0, "spawn failed");
+	enum { N = 100000 };
+	uint64_t t0 = ax_rdtsc();
+	for (uint64_t i = 0; i < N; i++)
+		CHECK("notify", ax_notify((endpoint_t)ep, 1ull << (i % 64)) == 0, "notify %llu failed",
+		      (unsigned long long)i);
+	uint64_t cyc = (ax_rdtsc() - t0) / N;
+	CHECK("notify", ax_notify((endpoint_t)ep, 0) == -KE_INVAL, "empty notify accepted");
+	struct kmsg m = { .type = 1 };
+	CHECK("notify", ax_call((endpoint_t)ep, &m) == 0, "final call failed");
+	CHECK("notify", m.w[0] == ~0ull, "bits lost: %#llx", (unsigned long long)m.w[0]);
+	CHECK("notify", m.w[1] >= 1 && m.w[1] <= N, "%llu notifications", (unsigned long long)m.w[1]);
+	uint64_t delivered = m.w[1];
+	wait_report((endpoint_t)ep, &m);
+	ax_printf("UTEST PASS notify sent=%d delivered_messages=%llu cycles_per_notify=%llu\n", N,
+		  (unsigned long long)delivered, (unsigned long long)cyc);
+}
+
+static void t_calldie(void)
+{
+	/* Server takes the call and dies without replying. */
+	int64_t ep = ax_spawn_named("uecho", "die-on-call", SPAWN_ANY_CPU, 2);
+	CHECK("calldie", ep > 0, "spawn failed");
+	struct kmsg m = { .type = 1 };
+	int64_t r = ax_call((endpoint_t)ep, &m);
+	CHECK("calldie", r == -KE_DEADSRCDST, "call to a dying server returned %lld", (long long)r);
+	struct kmsg rep;
+	CHECK("calldie", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT && rep.w[1] == 7,
+	      "no exit report with status 7");
+	/* Server dies before it ever receives: the queued caller fails too. */
+	ep = ax_spawn_named("uecho", "die-later", SPAWN_ANY_CPU, 2);
+	CHECK("calldie", ep > 0, "spawn failed");
+	r = ax_call((endpoint_t)ep, &m);
+	CHECK("calldie", r == -KE_DEADSRCDST, "queued call returned %lld", (long long)r);
+	wait_report((endpoint_t)ep, &rep);
+	/* The endpoint is stale now. */
+	r = ax_call((endpoint_t)ep, &m);
+	CHECK("calldie", r == -KE_DEADSRCDST, "call to a stale endpoint returned %lld", (long long)r);
+	CHECK("calldie", ax_send(ax_self(), &m) == -KE_DEADLK, "send to self did not fail");
+	ax_printf("UTEST PASS calldie\n");
+}
+
+static void t_fault(void)
+{
+	int64_t ep = ax_spawn_named("uecho", "crash", SPAWN_ANY_CPU, 2);
+	CHECK("fault", ep > 0, "spawn failed");
+	struct kmsg rep;
+	uint32_t type = wait_report((endpoint_t)ep, &rep);
+	CHECK("fault", type == KMSG_PROC_FAULT, "got report type %#x", type);
+	CHECK("fault", rep.w[1] == 14 && rep.w[4] == 0 && (rep.w[2] & 2),
+	      "wrong fault details: vector %llu addr %#llx error %#llx", (unsigned long long)rep.w[1],
+	      (unsigned long long)rep.w[4], (unsigned long long)rep.w[2]);
+	CHECK("fault", rep.w[3] >= 0x400000 && rep.w[3] < 0x800000, "rip %#llx", (unsigned long long)rep.w[3]);
+	/* The rest of the system goes on: a fresh echo server still answers. */
+	int64_t echo = ax_spawn_named("uecho", "echo", SPAWN_ANY_CPU, 2);
+	struct kmsg m = { .type = 1 };
+	m.w[0] = 41;
+	CHECK("fault", echo > 0 && ax_call((endpoint_t)echo, &m) == 0 && m.w[0] == 42, "echo after fault failed");
+	stop_echo((endpoint_t)echo);
+	ax_printf("UTEST PASS fault rip=%#llx\n", (unsigned long long)rep.w[3]);
+}
+
+static void t_spawnloop(void)
+{
+	struct kmsg rep;
+	/* Warm up once: caches (kernel stacks, slab pages) fill on first use. */
+	int64_t ep = ax_spawn_named("uecho", "exit 3", SPAWN_ANY_CPU, 2);
+	CHECK("spawnloop", ep > 0, "spawn failed");
+	wait_report((endpoint_t)ep, &rep);
+	int64_t free0 = kcall1(KC_INFO, KI_FREE_FRAMES), mo0 = kcall1(KC_INFO, KI_MEMOBJS);
+	int64_t th0 = kcall1(KC_INFO, KI_THREADS);
+	enum { N = 1000 };
+	for (int i = 0; i < N; i++) {
+		ep = ax_spawn_named("uecho", "exit 3", SPAWN_ANY_CPU, 2);
+		CHECK("spawnloop", ep > 0, "spawn %d failed: %lld", i, (long long)ep);
+		CHECK("spawnloop", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT && rep.w[1] == 3,
+		      "child %d: bad report", i);
+	}
+	int64_t free1 = kcall1(KC_INFO, KI_FREE_FRAMES), mo1 = kcall1(KC_INFO, KI_MEMOBJS);
+	int64_t th1 = kcall1(KC_INFO, KI_THREADS);
+	CHECK("spawnloop", mo1 == mo0, "memory objects %lld -> %lld", (long long)mo0, (long long)mo1);
+	CHECK("spawnloop", th1 == th0, "threads %lld -> %lld", (long long)th0, (long long)th1);
+	CHECK("spawnloop", free1 == free0, "free frames %lld -> %lld", (long long)free0, (long long)free1);
+	ax_printf("UTEST PASS spawnloop cycles=%d free_frames=%lld\n", N, (long long)free1);
+}
+
+static void t_dedicated(void)
+{
+	uint32_t n = ncpus();
+	if (n < 3) {
+		ax_printf("UTEST SKIP dedicated: needs 3 CPUs\n");
+		return;
+	}
+	uint32_t core = n - 1;
+	int64_t ded = ax_spawn_named("uecho", "spin 40", SPAWN_ANY_CPU, 2);
+	CHECK("dedicated", ded > 0, "spawn failed");
+	CHECK("dedicated", kcall6(KC_SCHED, (uint64_t)ded, core, KS_DEDICATED, 0, 0, 0) == 0, "dedicate failed");
+	int64_t other[3];
+	for (int i = 0; i < 3; i++) {
+		other[i] = ax_spawn_named("uecho", "spin 40", SPAWN_ANY_CPU, 2);
+		CHECK("dedicated", other[i] > 0, "spawn failed");
+	}
+	/* Nobody else may be placed there. */
+	CHECK("dedicated", kcall6(KC_SCHED, (uint64_t)other[0], core, 0, 0, 0, 0) == -KE_BUSY,
+	      "pinning another thread to the dedicated core succeeded");
+	struct kmsg m = { .type = 1 };
+	ax_call((endpoint_t)ded, &m);
+	for (int i = 0; i < 3; i++)
+		ax_call((endpoint_t)other[i], &m);
+	/* Reports and the four exit reports come interleaved, the exits in any order. */
+	endpoint_t left[4] = { (endpoint_t)ded, (endpoint_t)other[0], (endpoint_t)other[1], (endpoint_t)other[2] };
+	int64_t t0 = kcall2(KC_INFO, KI_CPU_TICKS, core), t1 = -1;
+	int reports = 0, on_core = 0, intruders = 0, exits = 0;
+	while (reports < 4 * 40 || exits < 4) {
+		if (ax_receive(EP_ANY, &m) < 0)
+			continue;
+		if (m.source == EP_KERNEL) {
+			for (int i = 0; i < 4; i++)
+				if (m.type == KMSG_PROC_EXIT && left[i] && left[i] == (endpoint_t)m.w[0])
+					left[i] = 0, exits++;
+			continue;
+		}
+		if (m.type != 3)
+			continue;
+		if (m.source == (endpoint_t)ded)
+			on_core += m.w[0] == core;
+		else
+			intruders += m.w[0] == core;
+		if (++reports == 4 * 40)
+			t1 = kcall2(KC_INFO, KI_CPU_TICKS, core);
+	}
+	CHECK("dedicated", on_core == 40, "dedicated thread ran elsewhere (%d of 40 on cpu%u)", on_core, core);
+	CHECK("dedicated", intruders == 0, "%d reports of other threads from the dedicated core", intruders);
+	/* No periodic tick while the dedicated thread runs or its core idles. */
+	CHECK("dedicated", t1 - t0 <= 2, "dedicated core took %lld ticks", (long long)(t1 - t0));
+	ax_printf("UTEST PASS dedicated core=%u ticks_during=%lld\n", core, (long long)(t1 - t0));
+}
+
+/* Random arguments at every kernel call that returns. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t nasty(void)
+{
+	static const uint64_t v[] = { 0, 1, ~0ull, 0x7fffffffffffull, 0x800000000000ull,
+				      0xffff800000000000ull, 0xffffffff80100000ull, 0x1000, 0x400000,
+				      0x7fff00000000ull - 8, 0xfffffffeull, 0xffffffffull, 64, 65536 };
+	uint64_t r = rnd();
+	return (r & 3) ? v[r % (sizeof(v) / sizeof(v[0]))] : rnd();
+}
+
+static void t_fuzz(void)
+{
+	static const uint32_t calls[] = { KC_DEBUG_WRITE, KC_SELF, KC_MODULE_INFO, KC_SPAWN, KC_SEND,
+					  KC_CALL, KC_REPLY, KC_SENDNB, KC_NOTIFY, KC_TIME, KC_CPU,
+					  KC_KILL, KC_INFO, KC_SCHED, KC_RECEIVE, KC_COUNT, 999 };
+	endpoint_t me = ax_self();
+	long n = 0, errors = 0;
+	for (; n < 100000; n++) {
+		uint32_t c = calls[rnd() % (sizeof(calls) / sizeof(calls[0]))];
+		uint64_t a0 = nasty(), a1 = nasty(), a2 = nasty();
+		if (c == KC_DEBUG_WRITE && a0 < 0x800000000000ull)
+			a0 |= 0xffff800000000000ull; /* only unreadable buffers: no garbage on the console */
+		if ((c == KC_RECEIVE || c == KC_KILL || c == KC_SCHED) &&
+		    (a0 == EP_ANY || a0 == EP_KERNEL || a0 == me))
+			a0 = 0x12345; /* would block forever, or end this very test */
+		if (c == KC_SPAWN && a0 < 0x800000000000ull)
+			a0 = 0x10; /* a readable struct could spawn real programs */
+		if (c == KC_MODULE_INFO && a1 >= 0x400000 && a1 < 0x800000000000ull)
+			a1 = 8;
+		int64_t r = kcall6(c, a0, a1, a2, nasty(), nasty(), nasty());
+		errors += r < 0;
+	}
+	CHECK("fuzz", ax_self() == me, "lost my identity");
+	ax_printf("UTEST PASS fuzz calls=%ld errors=%ld\n", n, errors);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *t = argv[i];
+		if (!strcmp(t, "hello")) t_hello(argc, argv);
+		else if (!strcmp(t, "pingpong-same")) pingpong(t, false);
+		else if (!strcmp(t, "pingpong-cross")) pingpong(t, true);
+		else if (!strcmp(t, "notify")) t_notify();
+		else if (!strcmp(t, "calldie")) t_calldie();
+		else if (!strcmp(t, "fault")) t_fault();
+		else if (!strcmp(t, "spawnloop")) t_spawnloop();
+		else if (!strcmp(t, "dedicated")) t_dedicated();
+		else if (!strcmp(t, "fuzz")) t_fuzz();
+		else {
+			ax_printf("UTEST FAIL %s: no such test\n", t);
+			failures++;
+		}
+	}
+	ax_printf("UTEST DONE failures=%d\n", failures);
+	return failures;
+}

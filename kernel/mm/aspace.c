@@ -87,7 +87,7 @@ void as_flush(struct aspace *as, uint64_t va, uint64_t npages)
 		smp_call_others(flush_if_loaded, &r);
 }
 
-uint64_t as_unmap(struct aspace *as, uint64_t va)
+uint64_t as_clear(struct aspace *as, uint64_t va)
 {
 	if (va >= USER_TOP)
 		return 0;
@@ -96,7 +96,14 @@ uint64_t as_unmap(struct aspace *as, uint64_t va)
 		return 0;
 	uint64_t old = *e;
 	*e = 0;
-	as_flush(as, va, 1);
+	return old;
+}
+
+uint64_t as_unmap(struct aspace *as, uint64_t va)
+{
+	uint64_t old = as_clear(as, va);
+	if (old)
+		as_flush(as, va, 1);
 	return old;
 }
 

@@ -17,6 +17,8 @@ void as_destroy(struct aspace *as);
 int as_map(struct aspace *as, uint64_t va, uint64_t pa, uint64_t flags);
 /* Unmaps one page, flushing it on every CPU running this address space; returns the old PTE. */
 uint64_t as_unmap(struct aspace *as, uint64_t va);
+/* Clears one page's entry without any flush (the caller flushes the range once). */
+uint64_t as_clear(struct aspace *as, uint64_t va);
 uint64_t as_lookup(struct aspace *as, uint64_t va);
 /* Flushes [va, va+n pages) on every CPU that has this address space loaded. */
 void as_flush(struct aspace *as, uint64_t va, uint64_t npages);

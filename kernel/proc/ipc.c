@@ -1,6 +1,18 @@
 #include "proc/ipc.h"
 #include "proc/sched.h"
 #include "mm/heap.h"
+#include "smp/ipi.h"
+#include "smp/percpu.h"
+
+/* Tells a thread in the wait call that IPC is pending: a blocked waiter is woken, one in
+ * MWAIT on its dedicated core gets an IPI (the write it monitors is not ours). */
+static void kick_waiter(struct thread *t)
+{
+	if (t->state == T_BLOCKED && t->blocked_on == B_WAIT)
+		ipc_wake(t, KW_IPC);
+	else if (t->mwaiting && t->state == T_RUNNING && t->cpu != (int32_t)this_cpu_index())
+		smp_send_resched((uint32_t)t->cpu);
+}
 
 void ipc_wake(struct thread *t, int64_t result)
 {
@@ -82,6 +94,7 @@ int64_t ipc_send(struct thread *me, endpoint_t dst, const struct kmsg *m, bool c
 	while (*pp)
 		pp = &(*pp)->sendq_next;
 	*pp = me;
+	kick_waiter(d);
 	return ipc_block(me, B_SEND, dst);
 }
 
@@ -125,12 +138,9 @@ int64_t ipc_reply(struct thread *me, endpoint_t dst, const struct kmsg *m, bool 
 
 void ipc_wake_receiver(struct thread *t)
 {
+	kick_waiter(t);
 	if (t->state != T_BLOCKED)
 		return;
-	if (t->blocked_on == B_WAIT) {
-		ipc_wake(t, 1); /* the wait call returns early: IPC is pending */
-		return;
-	}
 	if (t->blocked_on == B_RECEIVE && take_async(t, t->ipc_peer))
 		ipc_wake(t, 0);
 }

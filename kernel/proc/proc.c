@@ -78,38 +78,124 @@ static void thread_setup_user(struct thread *t, uint64_t rip, uint64_t rsp)
 	t->ksp = (uint64_t)sp;
 }
 
-int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page, uint64_t npages,
-	     uint32_t prot)
+static bool range_free(struct proc *p, uint64_t va, uint64_t npages)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (va < m->va + m->npages * PAGE_SIZE && m->va < va + npages * PAGE_SIZE)
+			return false;
+	}
+	return true;
+}
+
+#define MAP_AREA_BASE 0x0000100000000000ull /* where mappings without an address go */
+#define MAP_AREA_TOP 0x0000700000000000ull
+
+uint64_t proc_find_va(struct proc *p, uint64_t npages)
+{
+	if (!npages || npages > (MAP_AREA_TOP - MAP_AREA_BASE) / PAGE_SIZE)
+		return 0;
+	/* First fit above the highest mapping in the area, else the lowest gap; a guard page
+	 * separates neighbours so an overrun faults instead of corrupting another object. */
+	uint64_t va = MAP_AREA_BASE;
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (uint32_t i = 0; i < p->nmaps; i++) {
+			const struct mapping *m = &p->maps[i];
+			uint64_t end = m->va + (m->npages + 1) * PAGE_SIZE;
+			if (va < end && m->va < va + (npages + 1) * PAGE_SIZE) {
+				va = end;
+				moved = true;
+			}
+		}
+		if (va + npages * PAGE_SIZE > MAP_AREA_TOP)
+			return 0;
+	}
+	return va;
+}
+
+static int map_range(struct proc *p, uint64_t va, const uint64_t *frames, uint64_t pa, uint64_t npages,
+		     uint64_t flags)
 {
 	if (p->nmaps == MAX_MAPPINGS)
 		return -KE_NOMEM;
-	if (first_page > mo->npages || npages > mo->npages - first_page || !npages)
+	if (!npages || (va & (PAGE_SIZE - 1)) || va >= USER_TOP || npages > (USER_TOP - va) / PAGE_SIZE)
 		return -KE_INVAL;
-	if ((va & (PAGE_SIZE - 1)) || va >= USER_TOP || npages > (USER_TOP - va) / PAGE_SIZE)
-		return -KE_INVAL;
-	uint64_t flags = (prot & PROT_W ? PTE_W : 0) | (prot & PROT_X ? 0 : pte_nx);
+	if (!range_free(p, va, npages))
+		return -KE_BUSY;
 	for (uint64_t i = 0; i < npages; i++) {
-		int r = as_map(p->as, va + i * PAGE_SIZE, mo->frames[first_page + i], flags);
+		int r = as_map(p->as, va + i * PAGE_SIZE, frames ? frames[i] : pa + i * PAGE_SIZE, flags);
 		if (r) {
-			while (i--)
-				as_unmap(p->as, va + i * PAGE_SIZE);
+			for (uint64_t j = 0; j < i; j++)
+				as_clear(p->as, va + j * PAGE_SIZE);
+			as_flush(p->as, va, i);
 			return r;
 		}
 	}
-	memobj_get(mo);
-	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, prot };
 	return 0;
+}
+
+static uint64_t prot_flags(uint32_t prot)
+{
+	return (prot & PROT_W ? PTE_W : 0) | (prot & PROT_X ? 0 : pte_nx);
+}
+
+int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page, uint64_t npages,
+	     uint32_t prot, uint32_t handle)
+{
+	if (first_page > mo->npages || npages > mo->npages - first_page)
+		return -KE_INVAL;
+	int r = map_range(p, va, mo->frames + first_page, 0, npages, prot_flags(prot));
+	if (r)
+		return r;
+	memobj_get(mo);
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, 0, prot, handle };
+	return 0;
+}
+
+int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uint32_t prot, uint64_t cache)
+{
+	if (pa & (PAGE_SIZE - 1))
+		return -KE_INVAL;
+	int r = map_range(p, va, NULL, pa, npages, prot_flags(prot) | cache);
+	if (r)
+		return r;
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0 };
+	return 0;
+}
+
+void proc_unmap_index(struct proc *p, uint32_t i)
+{
+	struct mapping *m = &p->maps[i];
+	for (uint64_t j = 0; j < m->npages; j++)
+		as_clear(p->as, m->va + j * PAGE_SIZE);
+	as_flush(p->as, m->va, m->npages);
+	if (m->mo)
+		memobj_put(m->mo);
+	p->maps[i] = p->maps[--p->nmaps];
 }
 
 static void proc_unmap_all(struct proc *p)
 {
-	for (uint32_t i = 0; i < p->nmaps; i++) {
-		struct mapping *m = &p->maps[i];
-		for (uint64_t j = 0; j < m->npages; j++)
-			as_unmap(p->as, m->va + j * PAGE_SIZE);
-		memobj_put(m->mo);
-	}
+	/* The address space dies with the process: no other CPU can be running it now,
+	 * so the entries are dropped without a shootdown. */
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].mo)
+			memobj_put(p->maps[i].mo);
 	p->nmaps = 0;
+	for (uint32_t h = 0; h < MAX_HANDLES; h++) {
+		if (p->handles[h].mo)
+			memobj_put(p->handles[h].mo);
+		p->handles[h].mo = NULL;
+	}
+}
+
+struct proc *proc_of(struct thread *me, endpoint_t ep)
+{
+	if (ep == EP_NONE)
+		return me->proc;
+	struct thread *t = ep_lookup(ep);
+	return t && !t->proc->exiting ? t->proc : NULL;
 }
 
 /* Writes argc, argv, an empty environment and a small auxiliary vector at the top of the
@@ -168,7 +254,7 @@ static uint64_t build_stack(struct memobj *stack, const char *name, const char *
 }
 
 struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,
-			    endpoint_t parent, int32_t cpu, uint8_t prio, int *err)
+			    endpoint_t parent, int32_t cpu, uint8_t prio, bool stopped, int *err)
 {
 	struct elf_info ei;
 	struct proc *p = NULL;
@@ -216,13 +302,13 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 		while (j + 1 < npages && prot[j + 1] == prot[i])
 			j++;
 		if (prot[i])
-			r = proc_map(p, ei.lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i]);
+			r = proc_map(p, ei.lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i], 0);
 		i = j;
 	}
 	kfree(prot);
 	if (!r)
 		r = proc_map(p, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, stack, 0, USER_STACK_PAGES,
-			     PROT_R | PROT_W);
+			     PROT_R | PROT_W, 0);
 	if (r)
 		goto fail;
 	memobj_put(img); /* the mappings hold their own references now */
@@ -240,7 +326,9 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 	if (cpu >= 0 && (uint32_t)cpu < ncpus && cpus[cpu] && cpus[cpu]->online)
 		t->pinned = cpu;
 	thread_setup_user(t, ei.entry, build_stack(p->maps[p->nmaps - 1].mo, p->name, args, &ei));
-	sched_make_ready(t);
+	p->stopped = stopped;
+	if (!stopped)
+		sched_make_ready(t);
 	if (err)
 		*err = 0;
 	return p;
@@ -302,6 +390,7 @@ static void reap(struct thread *t)
 			cpus[c]->dedicated = NULL;
 	t->state = T_FREE;
 	if (p && --p->nthreads == 0) {
+		devpriv_release(p);
 		proc_unmap_all(p);
 		as_destroy(p->as);
 		kfree(p);
@@ -403,7 +492,12 @@ void proc_start_init(void)
 	klock();
 	int err;
 	struct proc *p = proc_spawn_elf(phys_to_virt(m->start), m->end - m->start, slash, args, EP_NONE,
-					-1, 0, &err);
+					-1, 0, true, &err);
+	if (p) {
+		devpriv_grant_all(p); /* the first process holds every privilege */
+		p->stopped = false;
+		sched_make_ready(p->main);
+	}
 	kunlock();
 	if (!p)
 		pr_err("cannot start the first module %s: error %d", name, err);

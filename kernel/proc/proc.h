@@ -4,10 +4,12 @@
 #include "lib/types.h"
 #include "arch/trap.h"
 #include "proc/memobj.h"
+#include "proc/devpriv.h"
 #include <axolotl/kcall.h>
 
 #define MAX_THREADS 1024 /* endpoint slots */
 #define MAX_MAPPINGS 256 /* per process */
+#define MAX_HANDLES 64   /* memory-object handles per process */
 #define THREAD_KSTACK_PAGES 4
 #define NPRIO 8
 
@@ -16,9 +18,19 @@ enum block_reason { B_NONE = 0, B_SEND, B_RECEIVE, B_REPLY, B_WAIT };
 
 struct mapping {
 	uint64_t va, npages;
-	struct memobj *mo;
+	struct memobj *mo;   /* NULL: device memory at phys (KC_MMIO_MAP) */
 	uint64_t first_page; /* offset into the object */
+	uint64_t phys;
 	uint32_t prot;       /* PROT_* below */
+	uint32_t handle;     /* handle it was mapped through, 0 if none */
+};
+
+/* A process's right to a memory object. */
+struct mo_handle {
+	struct memobj *mo; /* NULL: free slot */
+	uint32_t rights;   /* KP_* */
+	bool creator;      /* created here: its destroy revokes every grant */
+	endpoint_t granter; /* process (first-thread endpoint) that granted it */
 };
 #define PROT_R 1
 #define PROT_W 2
@@ -37,7 +49,10 @@ struct proc {
 	endpoint_t parent;         /* receives exit and fault reports */
 	struct mapping maps[MAX_MAPPINGS];
 	uint32_t nmaps;
+	struct mo_handle handles[MAX_HANDLES];
 	uint64_t kcalls_allowed;   /* bit per native call number (bit 63: all above 62) */
+	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
+	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
 };
 
@@ -66,6 +81,7 @@ struct thread {
 	struct kmsg_node *kmsgs;   /* kernel messages not yet received */
 	uint32_t nkmsgs;
 	int64_t ipc_result;
+	volatile bool mwaiting;    /* in KC_WAIT's MWAIT loop, kernel lock released */
 };
 
 extern struct thread threads[MAX_THREADS];
@@ -78,14 +94,22 @@ struct kc_spawn;
 void proc_init(void);
 /* Creates a process from an ELF image in kernel memory; starts its first thread. */
 struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,
-			    endpoint_t parent, int32_t cpu, uint8_t prio, int *err);
+			    endpoint_t parent, int32_t cpu, uint8_t prio, bool stopped, int *err);
 /* Ends a process: every thread dies, memory is released, the parent gets a report. */
 void proc_exit(struct proc *p, int64_t status);
 /* Called when a thread faults in user mode. */
 void proc_fault(struct trap_frame *f);
-/* Maps a memory object range into a process. */
+/* Maps a memory object range into a process; handle is recorded (0: none). */
 int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page, uint64_t npages,
-	     uint32_t prot);
+	     uint32_t prot, uint32_t handle);
+/* Maps physical (device) memory; cache is PTE_PCD|PTE_PWT for uncached. */
+int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uint32_t prot, uint64_t cache);
+/* Removes mapping i of p (unmaps, flushes, drops the object reference). */
+void proc_unmap_index(struct proc *p, uint32_t i);
+/* A free, page-aligned user range of npages for mappings without a fixed address, or 0. */
+uint64_t proc_find_va(struct proc *p, uint64_t npages);
+/* The process whose first thread or any thread is ep, or NULL (EP_NONE: the caller's). */
+struct proc *proc_of(struct thread *me, endpoint_t ep);
 /* Queues a kernel-generated message for a thread (never blocks). */
 void kmsg_post(struct thread *t, const struct kmsg *m);
 /* Boots the first user process (the first boot module). */

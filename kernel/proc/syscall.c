@@ -1,6 +1,8 @@
 /* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
  * below KC_BASE) are not served yet: they fail with -ENOSYS and are logged once each. */
 #include "proc/ipc.h"
+#include "proc/memcall.h"
+#include "proc/wait.h"
 #include "proc/klock.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
@@ -68,7 +70,7 @@ static int64_t kc_spawn(struct thread *me, const void *uargs)
 	char args[256] = "";
 	if (copy_from_user(&a, uargs, sizeof(a)))
 		return -KE_FAULT;
-	if (a.module >= boot_info.nmods || a.priority >= NPRIO)
+	if (a.module >= boot_info.nmods || a.priority >= NPRIO || (a.flags & ~(uint32_t)SPAWN_STOPPED))
 		return -KE_INVAL;
 	if (a.cpu != SPAWN_ANY_CPU && (a.cpu >= ncpus || !cpus[a.cpu] || !cpus[a.cpu]->online))
 		return -KE_INVAL;
@@ -87,11 +89,25 @@ static int64_t kc_spawn(struct thread *me, const void *uargs)
 	int err;
 	struct proc *p = proc_spawn_elf(phys_to_virt(m->start), m->end - m->start, name, args,
 					thread_ep(me), a.cpu == SPAWN_ANY_CPU ? -1 : (int32_t)a.cpu,
-					(uint8_t)a.priority, &err);
+					(uint8_t)a.priority, a.flags & SPAWN_STOPPED, &err);
 	if (!p)
 		return err;
-	p->kcalls_allowed = me->proc->kcalls_allowed;
+	p->kcalls_allowed = me->proc->kcalls_allowed & ~KC_PRIVILEGED;
 	return thread_ep(p->main);
+}
+
+static int64_t kc_start(struct thread *me, endpoint_t ep)
+{
+	struct thread *t = ep_lookup(ep);
+	if (!t)
+		return -KE_DEADSRCDST;
+	if (t->proc->parent != thread_ep(me))
+		return -KE_PERM;
+	if (!t->proc->stopped)
+		return -KE_INVAL;
+	t->proc->stopped = false;
+	sched_make_ready(t->proc->main);
+	return 0;
 }
 
 static int64_t kc_kill(struct thread *me, endpoint_t ep)
@@ -125,6 +141,10 @@ static int64_t kc_info(uint64_t what, uint64_t arg)
 		return ncpus_online;
 	case KI_CPU_TICKS:
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
+	case KI_WAIT_MWAIT:
+		return (int64_t)wait_mwait_count;
+	case KI_WAIT_BLOCK:
+		return (int64_t)wait_block_count;
 	case KI_CPU_FEATURES:
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->feat.monitor : -KE_INVAL;
 	default:
@@ -176,13 +196,15 @@ static int64_t msg_in(struct kmsg *m, const void *u)
 	return copy_from_user(m, u, sizeof(*m)) ? -KE_FAULT : 0;
 }
 
-static int64_t dispatch(struct thread *me, uint32_t n, uint64_t a0, uint64_t a1, uint64_t a2)
+static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 {
 	struct kmsg m;
 	int64_t r;
+	uint64_t a0 = a[0], a1 = a[1], a2 = a[2];
 	/* Endpoints are 32 bits: a wider value is an error, never silently EP_ANY. */
 	bool takes_ep = n == KC_SEND || n == KC_CALL || n == KC_RECEIVE || n == KC_REPLY ||
-			n == KC_SENDNB || n == KC_NOTIFY || n == KC_KILL || n == KC_SCHED;
+			n == KC_SENDNB || n == KC_NOTIFY || n == KC_KILL || n == KC_SCHED || n == KC_START ||
+			n == KC_PRIV;
 	if (takes_ep && a0 > 0xffffffffull)
 		return -KE_INVAL;
 	switch (n) {
@@ -239,6 +261,25 @@ static int64_t dispatch(struct thread *me, uint32_t n, uint64_t a0, uint64_t a1,
 		return kc_info(a0, a1);
 	case KC_SCHED:
 		return kc_sched(me, (endpoint_t)a0, a1, a2);
+	case KC_MO_CREATE:
+	case KC_MO_MAP:
+	case KC_MO_UNMAP:
+	case KC_MO_GRANT:
+	case KC_MO_REVOKE:
+	case KC_MO_DESTROY:
+	case KC_MO_PHYS:
+	case KC_VCOPY:
+		return memcall(me, n, a);
+	case KC_WAIT:
+		return kc_wait(me, a0, a1);
+	case KC_PRIV:
+	case KC_IRQ_BIND:
+	case KC_IRQ_UNMASK:
+	case KC_MMIO_MAP:
+	case KC_PCI_CFG:
+		return devpriv_call(me, n, a);
+	case KC_START:
+		return kc_start(me, (endpoint_t)a0);
 	default:
 		return -KE_NOSYS;
 	}
@@ -254,8 +295,9 @@ void syscall_dispatch(struct trap_frame *f)
 		if (!(me->proc->kcalls_allowed & (1ull << MIN(n, 63u)))) {
 			f->rax = (uint64_t)-KE_PERM;
 		} else {
+			const uint64_t a[6] = { f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9 };
 			klock();
-			f->rax = (uint64_t)dispatch(me, n, f->rdi, f->rsi, f->rdx);
+			f->rax = (uint64_t)dispatch(me, n, a);
 			kunlock();
 		}
 	} else {

@@ -56,8 +56,15 @@ int main(int argc, char **argv)
 			p++;
 		if (start && !listed(start, name))
 			continue;
-		struct kc_spawn s = { i, SPAWN_ANY_CPU, 2, 0, p };
-		int64_t ep = ax_spawn(&s);
+		/* Boot modules are trusted servers: until rs starts them from its configuration,
+		 * init gives each all it holds before it runs. */
+		struct kc_spawn s = { i, SPAWN_ANY_CPU, 2, SPAWN_STOPPED, p };
+		int64_t ep = ax_spawn(&s), r = 0;
+		if (ep >= 0 && ((r = kcall6(KC_PRIV, (uint64_t)ep, KPRIV_ALL, 0, 0, 0, 0)) < 0 ||
+				(r = kcall1(KC_START, (uint64_t)ep)) < 0)) {
+			ax_kill((endpoint_t)ep);
+			ep = r;
+		}
 		if (ep < 0) {
 			ax_printf("init: cannot start %s: error %lld\n", name, (long long)ep);
 			continue;

@@ -29,6 +29,25 @@ enum kcall {
 	KC_POWEROFF = 15,    /* (uint32_t status): stop the machine (QEMU: exit with status) */
 	KC_INFO = 16,        /* (what, arg): a kernel counter, see KI_* */
 	KC_SCHED = 17,       /* (endpoint, cpu or SPAWN_ANY_CPU, flags KS_*): place a thread */
+	/* Memory objects (handles are small positive numbers, per process). */
+	KC_MO_CREATE = 18,   /* (npages, flags MOF_*): a new zeroed object; returns a handle */
+	KC_MO_MAP = 19,      /* (handle, va or 0, first_page, npages, prot KP_*): returns the va */
+	KC_MO_UNMAP = 20,    /* (va): removes the mapping that starts at va */
+	KC_MO_GRANT = 21,    /* (handle, endpoint, rights KP_*): returns the grantee's handle */
+	KC_MO_REVOKE = 22,   /* (endpoint, its handle): take back a grant; its mappings go away */
+	KC_MO_DESTROY = 23,  /* (handle): close it; the creator's destroy also revokes every grant */
+	KC_MO_PHYS = 24,     /* (handle, page): physical address of a MOF_DMA object's page */
+	KC_VCOPY = 25,       /* (src endpoint, src addr, dst endpoint, dst addr, len): copy between
+	                        address spaces (EP_NONE means the caller) */
+	KC_WAIT = 26,        /* (const volatile uint64_t *doorbell, uint64_t seen): sleep until
+	                        *doorbell != seen or kernel IPC is pending; returns KW_* bits */
+	/* Device privileges (see docs/kernel-api.md). */
+	KC_PRIV = 27,        /* (endpoint, kind KPRIV_*, a, b): give a child one of our privileges */
+	KC_IRQ_BIND = 28,    /* (irq, notify bits): the IRQ line notifies the caller, masked after each */
+	KC_IRQ_UNMASK = 29,  /* (irq): accept the next interrupt of the line */
+	KC_MMIO_MAP = 30,    /* (phys, npages, va or 0): map device registers uncached; returns va */
+	KC_PCI_CFG = 31,     /* (bdf, offset, width 1/2/4 | KPCI_WRITE, value): returns the value read */
+	KC_START = 32,       /* (endpoint): let a child spawned with SPAWN_STOPPED run */
 	KC_COUNT
 };
 
@@ -63,6 +82,35 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_CPU_TICKS 4    /* timer ticks taken by CPU arg */
 #define KI_CPU_FEATURES 5 /* bit 0: MONITOR/MWAIT on CPU arg */
 
+#define KI_WAIT_MWAIT 6    /* KC_WAIT calls that slept in MWAIT */
+#define KI_WAIT_BLOCK 7    /* KC_WAIT calls that blocked in the scheduler */
+
+/* Memory-object rights and mapping protections. */
+#define KP_R 1
+#define KP_W 2
+#define KP_X 4
+/* KC_MO_CREATE flags. */
+#define MOF_DMA 1 /* physically contiguous, addresses readable by KC_MO_PHYS (DMA privilege) */
+
+/* KC_WAIT results. */
+#define KW_DOORBELL 1 /* the doorbell no longer holds `seen` */
+#define KW_IPC 2      /* a message, notification or kernel report is waiting */
+
+/* KC_PRIV kinds. A process can only give what it holds; the first process holds all. */
+#define KPRIV_IOPORT 1 /* a = first port, b = count */
+#define KPRIV_IRQ 2    /* a = ISA IRQ line (0-15) */
+#define KPRIV_MMIO 3   /* a = physical address, b = pages (never RAM) */
+#define KPRIV_PCI 4    /* a = bus<<8 | dev<<3 | fn, or KPCI_ALL */
+#define KPRIV_DMA 5    /* create MOF_DMA objects and read their physical addresses */
+#define KPRIV_KCALLS 6 /* a = mask of native calls (bit n = call n, bit 63 = all >= 63) the child
+                          may make; only calls the giver may make are given */
+#define KPRIV_ALL 7    /* everything the giver holds (a launcher starting trusted servers) */
+
+/* Calls a spawned process may not make until given them with KPRIV_KCALLS. */
+#define KC_PRIVILEGED ((1ull << KC_VCOPY) | (1ull << KC_POWEROFF))
+#define KPCI_ALL 0xffffffffu
+#define KPCI_WRITE 0x100 /* or-ed into KC_PCI_CFG's width */
+
 /* KC_SCHED flags. */
 #define KS_DEDICATED 1 /* the CPU runs this thread alone, without a periodic tick */
 
@@ -72,6 +120,8 @@ struct kc_module_info {
 };
 
 #define SPAWN_ANY_CPU 0xffffffffu
+/* kc_spawn flags. */
+#define SPAWN_STOPPED 1 /* created, but runs only after KC_START (set privileges first) */
 
 struct kc_spawn {
 	uint32_t module;   /* boot module index */

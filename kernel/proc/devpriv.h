@@ -1,0 +1,28 @@
+/* Device privileges of a process: I/O ports, IRQ lines, MMIO ranges, PCI functions, DMA.
+ * Given by the process that starts it (KC_PRIV); the first process holds them all. */
+#pragma once
+#include "lib/types.h"
+
+#define DEV_MAX_MMIO 16
+#define DEV_MAX_PCI 16
+
+struct devpriv {
+	uint8_t *io_allowed;  /* 8 KiB bitmap, bit set = port allowed; NULL = no ports */
+	uint16_t irqs;        /* bit per ISA IRQ line */
+	bool all;             /* the first process: everything that is not RAM */
+	bool dma;
+	uint32_t nmmio, npci;
+	struct { uint64_t pa, npages; } mmio[DEV_MAX_MMIO];
+	uint32_t pci[DEV_MAX_PCI]; /* bus<<8 | dev<<3 | fn, or KPCI_ALL */
+};
+
+struct thread;
+struct proc;
+/* The device kernel calls: KC_PRIV, KC_IRQ_BIND, KC_IRQ_UNMASK, KC_MMIO_MAP, KC_PCI_CFG. */
+int64_t devpriv_call(struct thread *me, uint32_t n, const uint64_t a[6]);
+/* Gives p every privilege (the first process). */
+void devpriv_grant_all(struct proc *p);
+/* Releases what p holds (IRQ bindings, the port bitmap); at process exit. */
+void devpriv_release(struct proc *p);
+/* Loads next's I/O permission bitmap into this CPU's TSS on a context switch. */
+void devpriv_switch(struct proc *next);

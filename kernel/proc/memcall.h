@@ -1,0 +1,6 @@
+/* Memory-object kernel calls (KC_MO_*) and the privileged copy KC_VCOPY. */
+#pragma once
+#include "lib/types.h"
+
+struct thread;
+int64_t memcall(struct thread *me, uint32_t n, const uint64_t a[6]);

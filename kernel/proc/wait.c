@@ -1,0 +1,84 @@
+/* The wait call. On a core dedicated to the caller whose CPU has MONITOR/MWAIT, the thread
+ * arms the monitor on its doorbell and sleeps in MWAIT with the kernel lock released: a plain
+ * store to the doorbell by any core wakes it, with no kernel call on the writer's side.
+ * Everywhere else the thread blocks in the scheduler and is woken by IPC to it (a notify
+ * from whoever rang the doorbell). Either way, pending messages, notifications and kernel
+ * reports end the wait, so a server waits on its channels and its kernel IPC at once. */
+#include "proc/wait.h"
+#include "proc/ipc.h"
+#include "proc/klock.h"
+#include "proc/proc.h"
+#include "proc/sched.h"
+#include "mm/aspace.h"
+#include "smp/ipi.h"
+#include "smp/percpu.h"
+
+uint64_t wait_mwait_count, wait_block_count;
+
+static bool ipc_pending(const struct thread *t)
+{
+	return READ_ONCE(t->notify_pending) || READ_ONCE(t->kmsgs) || READ_ONCE(t->sendq);
+}
+
+/* KW_* bits that hold now, or -KE_FAULT if the doorbell cannot be read. */
+static int64_t wait_state(struct thread *me, uint64_t doorbell, uint64_t seen)
+{
+	uint64_t v;
+	if (copy_from_user(&v, (const void *)doorbell, sizeof(v)))
+		return -KE_FAULT;
+	return (v != seen ? KW_DOORBELL : 0) | (ipc_pending(me) ? KW_IPC : 0);
+}
+
+/* MONITOR on a user address; a fault (the page unmapped meanwhile) skips it. */
+static void monitor_user(uint64_t va)
+{
+	__asm__ volatile("1: monitor\n"
+			 "2:\n\t"
+			 ".pushsection .extable, \"a\"\n\t"
+			 ".balign 8\n\t"
+			 ".quad 1b, 2b\n\t"
+			 ".popsection"
+			 :
+			 : "a"(va), "c"(0), "d"(0)
+			 : "memory");
+}
+
+static int64_t wait_mwait(struct thread *me, uint64_t doorbell, uint64_t seen)
+{
+	struct cpu *c = this_cpu();
+	int64_t r;
+	me->mwaiting = true;
+	kunlock();
+	for (;;) {
+		monitor_user(doorbell);
+		/* Check after arming: a store before MONITOR is seen here, one after wakes MWAIT. */
+		r = wait_state(me, doorbell, seen);
+		if (r || me->state == T_DEAD || c->need_resched)
+			break;
+		/* STI's one-instruction shadow covers MWAIT: an interrupt (IPI) cannot slip in
+		 * between and be missed; it ends the MWAIT instead. */
+		__asm__ volatile("sti; mwait; cli" : : "a"(0), "c"(0) : "memory");
+		ipi_poll();
+	}
+	klock();
+	me->mwaiting = false;
+	wait_mwait_count++;
+	return wait_state(me, doorbell, seen);
+}
+
+int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen)
+{
+	if (doorbell & 7)
+		return -KE_INVAL;
+	int64_t r = wait_state(me, doorbell, seen);
+	if (r)
+		return r;
+	struct cpu *c = this_cpu();
+	if (c->dedicated == me && c->feat.monitor)
+		return wait_mwait(me, doorbell, seen);
+	wait_block_count++;
+	r = ipc_block(me, B_WAIT, EP_NONE);
+	if (r < 0)
+		return r;
+	return wait_state(me, doorbell, seen);
+}

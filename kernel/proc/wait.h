@@ -1,0 +1,7 @@
+/* KC_WAIT: sleep until a doorbell word changes or kernel IPC is pending (thesis §2.5.2). */
+#pragma once
+#include "lib/types.h"
+
+struct thread;
+int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen);
+extern uint64_t wait_mwait_count, wait_block_count; /* which path served the waits */

@@ -38,6 +38,23 @@ static inline int64_t ax_notify(endpoint_t d, uint64_t bits) { return kcall2(KC_
 static inline int64_t ax_kill(endpoint_t ep) { return kcall1(KC_KILL, ep); }
 static inline int64_t ax_module_info(uint32_t i, struct kc_module_info *o) { return kcall2(KC_MODULE_INFO, i, (uint64_t)o); }
 static inline int64_t ax_spawn(const struct kc_spawn *s) { return kcall1(KC_SPAWN, (uint64_t)s); }
+/* Memory objects and waiting (docs/kernel-api.md). */
+static inline int64_t ax_mo_create(uint64_t npages, uint64_t flags) { return kcall2(KC_MO_CREATE, npages, flags); }
+static inline int64_t ax_mo_map(int64_t h, uint64_t va, uint64_t first, uint64_t npages, uint64_t prot)
+{
+	return kcall6(KC_MO_MAP, (uint64_t)h, va, first, npages, prot, 0);
+}
+static inline int64_t ax_mo_unmap(uint64_t va) { return kcall1(KC_MO_UNMAP, va); }
+static inline int64_t ax_mo_grant(int64_t h, endpoint_t to, uint64_t rights) { return kcall6(KC_MO_GRANT, (uint64_t)h, to, rights, 0, 0, 0); }
+static inline int64_t ax_mo_revoke(endpoint_t from, int64_t h) { return kcall2(KC_MO_REVOKE, from, (uint64_t)h); }
+static inline int64_t ax_mo_destroy(int64_t h) { return kcall1(KC_MO_DESTROY, (uint64_t)h); }
+static inline int64_t ax_vcopy(endpoint_t src, const void *s, endpoint_t dst, void *d, uint64_t len)
+{
+	return kcall6(KC_VCOPY, src, (uint64_t)s, dst, (uint64_t)d, len, 0);
+}
+static inline int64_t ax_wait(const volatile uint64_t *doorbell, uint64_t seen) { return kcall2(KC_WAIT, (uint64_t)doorbell, seen); }
+static inline int64_t ax_sched(endpoint_t ep, uint32_t cpu, uint64_t flags) { return kcall6(KC_SCHED, ep, cpu, flags, 0, 0, 0); }
+
 __attribute__((noreturn)) static inline void ax_poweroff(uint32_t status)
 {
 	kcall1(KC_POWEROFF, status);

@@ -48,3 +48,23 @@ def test_init_reports_exit_of_every_module():
     r, res = run_utest(["hello"], smp=1)
     assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
     assert re.search(r"init: utest .*exit.*0", r.output), r.output[-3000:]
+
+
+def test_memory_objects_grant_revoke_copy_and_reclaim():
+    names = ["share", "revoke", "vcopy", "moloop"]
+    r, res = run_utest(names, smp=4)
+    assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
+    for n in names:
+        assert res.get(n, ("missing",))[0] == "PASS", (n, res.get(n), r.output[-3000:])
+    # the read-only grantee's write was a user write fault at its mapping, reported by the kernel
+    va = re.search(r"grantee_va=(0x[0-9a-f]+)", res["share"][1]).group(1)
+    assert re.search(r"process uecho .*exception 14 error 0x7 .*address 0x%x$" % (int(va, 16) + 24),
+                     r.output, re.M), r.output[-3000:]
+
+
+@pytest.mark.parametrize("cpu,path", [("max", "mwait"), ("qemu64", "block")])
+def test_wait_wakes_a_waiter_on_another_core(cpu, path):
+    r, res = run_utest(["wait"], smp=4, cpu=cpu)
+    assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
+    assert res.get("wait", ("missing",))[0] == "PASS", r.output[-3000:]
+    assert ("path=%s " % path) in res["wait"][1]

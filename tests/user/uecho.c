@@ -5,7 +5,10 @@
  *   uecho crash        write to address 0
  *   uecho exit N       exit with status N at once
  *   uecho notify-sink  OR up notifications until a call arrives; reply with the bits
- *   uecho spin N       report the CPU it runs on N times (messages to the parent) */
+ *   uecho spin N       report the CPU it runs on N times (messages to the parent)
+ *   uecho share        memory-object grantee: maps, reads and writes what the caller names
+ *   uecho mo           creates objects, grants one to its caller, exits without cleaning up
+ *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring */
 #include "axrt.h"
 
 static long num(const char *s)
@@ -85,6 +88,74 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		return 0;
+	}
+	if (!strcmp(mode, "share")) {
+		/* Requests: 1 map handle w[0] with prot w[1] (reply: va or error), 2 read u64 at
+		 * w[0], 3 write w[1] at w[0], 4 vcopy w[2] bytes from the caller's w[0] to ours
+		 * at w[1] (expected to fail: we hold no KC_VCOPY), 5 address of a buffer here. */
+		static uint64_t buf[64];
+		for (;;) {
+			if (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+				continue;
+			endpoint_t from = m.source;
+			volatile uint64_t *p = (volatile uint64_t *)m.w[0];
+			switch (m.type) {
+			case 1: m.w[0] = (uint64_t)ax_mo_map((int64_t)m.w[0], 0, 0, 1, m.w[1]); break;
+			case 2: m.w[0] = *p; break;
+			case 3: *p = m.w[1]; break;
+			case 4: m.w[0] = (uint64_t)ax_vcopy(from, (void *)m.w[0], EP_NONE, (void *)m.w[1], m.w[2]); break;
+			case 5: m.w[0] = (uint64_t)buf; break;
+			default: return 0;
+			}
+			ax_reply(from, &m);
+		}
+	}
+	if (!strcmp(mode, "mo")) {
+		int64_t h[3];
+		static const uint64_t pages[3] = { 1, 4, 16 };
+		for (int i = 0; i < 3; i++) {
+			h[i] = ax_mo_create(pages[i], 0);
+			int64_t va = h[i] > 0 ? ax_mo_map(h[i], 0, 0, pages[i], KP_R | KP_W) : -1;
+			if (va < 0)
+				return 20 + i;
+			for (uint64_t pg = 0; pg < pages[i]; pg++)
+				((volatile uint64_t *)va)[pg * 512] = 0xab00 + pg;
+		}
+		while (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+			;
+		m.w[0] = (uint64_t)ax_mo_grant(h[1], m.source, KP_R);
+		ax_reply(m.source, &m);
+		return 4; /* objects, mappings and the grant's source left for the kernel to clean */
+	}
+	if (!strcmp(mode, "waiter")) {
+		/* First message: w[0] = handle of the shared page. Doorbell at word 0, our
+		 * acknowledgement at word 8 (another cache line); ring 0 ends the loop. */
+		while (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+			;
+		int64_t va = ax_mo_map((int64_t)m.w[0], 0, 0, 1, KP_R | KP_W);
+		m.w[0] = (uint64_t)va;
+		ax_reply(m.source, &m);
+		if (va < 0)
+			return 1;
+		volatile uint64_t *bell = (volatile uint64_t *)va, *ack = bell + 8;
+		uint64_t seen = 0;
+		for (;;) {
+			int64_t r = ax_wait(bell, seen);
+			if (r < 0)
+				return 2;
+			if (r & KW_IPC) {
+				struct kmsg n;
+				if (ax_receive(EP_ANY, &n) == 0 && n.source != EP_KERNEL)
+					ax_reply(n.source, &n);
+			}
+			uint64_t v = *bell;
+			if (v == seen)
+				continue;
+			seen = v;
+			*ack = v;
+			if (v == ~0ull)
+				return 0;
+		}
 	}
 	ax_printf("uecho: unknown mode %s\n", mode);
 	return 2;

@@ -223,6 +223,222 @@ static void t_dedicated(void)
 	ax_printf("UTEST PASS dedicated core=%u ticks_during=%lld\n", core, (long long)(t1 - t0));
 }
 
+/* One request to a "share" helper; returns the reply's w[0]. */
+static uint64_t ask(endpoint_t ep, uint32_t type, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct kmsg m = { .type = type };
+	m.w[0] = a, m.w[1] = b, m.w[2] = c;
+	if (ax_call(ep, &m) < 0)
+		return ~0ull;
+	return m.w[0];
+}
+
+static void t_share(void)
+{
+	int64_t h = ax_mo_create(1, 0);
+	CHECK("share", h > 0, "create failed: %lld", (long long)h);
+	int64_t va = ax_mo_map(h, 0, 0, 1, KP_R | KP_W);
+	CHECK("share", va > 0, "map failed: %lld", (long long)va);
+	volatile uint64_t *mine = (volatile uint64_t *)va;
+	mine[3] = 0x1111;
+	int64_t ep = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	CHECK("share", ep > 0, "spawn failed");
+	int64_t ch = ax_mo_grant(h, (endpoint_t)ep, KP_R);
+	CHECK("share", ch > 0, "grant failed: %lld", (long long)ch);
+	CHECK("share", ax_mo_grant(h, (endpoint_t)ep, KP_R | 8) == -KE_INVAL, "bad rights accepted");
+	/* Read-only grant: a writable mapping is refused, a read-only one works. */
+	CHECK("share", (int64_t)ask((endpoint_t)ep, 1, (uint64_t)ch, KP_R | KP_W, 0) == -KE_PERM,
+	      "grantee mapped a read-only grant writable");
+	uint64_t cva = ask((endpoint_t)ep, 1, (uint64_t)ch, KP_R, 0);
+	CHECK("share", (int64_t)cva > 0, "grantee map failed: %lld", (long long)cva);
+	CHECK("share", ask((endpoint_t)ep, 2, cva + 24, 0, 0) == 0x1111, "grantee does not see the data");
+	mine[3] = 0x2222;
+	CHECK("share", ask((endpoint_t)ep, 2, cva + 24, 0, 0) == 0x2222, "grantee does not see a new write");
+	/* Its write faults it, and only it. */
+	struct kmsg m = { .type = 3 };
+	m.w[0] = cva + 24, m.w[1] = 0xbad;
+	ax_call((endpoint_t)ep, &m);
+	struct kmsg rep;
+	CHECK("share", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_FAULT, "write to a read-only grant did not fault");
+	CHECK("share", rep.w[1] == 14 && rep.w[4] == cva + 24 && (rep.w[2] & 2), "fault details: vector %llu addr %#llx",
+	      (unsigned long long)rep.w[1], (unsigned long long)rep.w[4]);
+	CHECK("share", mine[3] == 0x2222, "the faulting write landed");
+	mine[3] = 0x3333; /* the creator is unharmed */
+	CHECK("share", ax_mo_destroy(h) == 0 && ax_mo_destroy(h) == -KE_INVAL, "destroy");
+	ax_printf("UTEST PASS share grantee_va=%#llx\n", (unsigned long long)cva);
+}
+
+static void t_revoke(void)
+{
+	int64_t h = ax_mo_create(2, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, 2, KP_R | KP_W) : -1;
+	CHECK("revoke", va > 0, "create/map failed");
+	((volatile uint64_t *)va)[512] = 77;
+	int64_t ep = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	int64_t other = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	CHECK("revoke", ep > 0 && other > 0, "spawn failed");
+	int64_t ch = ax_mo_grant(h, (endpoint_t)ep, KP_R | KP_W);
+	struct kmsg m = { .type = 1 };
+	m.w[0] = (uint64_t)ch, m.w[1] = KP_R | KP_W;
+	CHECK("revoke", ax_call((endpoint_t)ep, &m) == 0 && (int64_t)m.w[0] > 0, "grantee map failed");
+	uint64_t cva = m.w[0];
+	CHECK("revoke", ask((endpoint_t)ep, 2, cva, 0, 0) == 0, "page 0 not zero");
+	ask((endpoint_t)ep, 3, cva + 8, 55, 0);
+	CHECK("revoke", ((volatile uint64_t *)va)[1] == 55, "the grantee's write is not visible");
+	/* Nobody but the granter takes a grant back. */
+	CHECK("revoke", kcall2(KC_MO_REVOKE, (uint64_t)other, 1) == -KE_INVAL, "revoke of nothing");
+	CHECK("revoke", ax_mo_revoke((endpoint_t)ep, ch) == 0, "revoke failed");
+	CHECK("revoke", ax_mo_revoke((endpoint_t)ep, ch) == -KE_INVAL, "second revoke accepted");
+	m = (struct kmsg){ .type = 2 };
+	m.w[0] = cva + 4096;
+	ax_call((endpoint_t)ep, &m);
+	struct kmsg rep;
+	CHECK("revoke", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_FAULT && rep.w[4] == cva + 4096,
+	      "access after revoke did not fault at the revoked page");
+	CHECK("revoke", ((volatile uint64_t *)va)[512] == 77, "owner lost its data");
+	/* Destroy by the creator takes every grant with it. */
+	int64_t oh = ax_mo_grant(h, (endpoint_t)other, KP_R);
+	uint64_t ova = ask((endpoint_t)other, 1, (uint64_t)oh, KP_R, 0);
+	CHECK("revoke", (int64_t)ova > 0 && ask((endpoint_t)other, 2, ova + 8, 0, 0) == 55, "second grantee");
+	CHECK("revoke", ax_mo_destroy(h) == 0, "destroy failed");
+	m = (struct kmsg){ .type = 2 };
+	m.w[0] = ova;
+	ax_call((endpoint_t)other, &m);
+	CHECK("revoke", wait_report((endpoint_t)other, &rep) == KMSG_PROC_FAULT && rep.w[4] == ova,
+	      "grantee kept access after destroy");
+	ax_printf("UTEST PASS revoke\n");
+}
+
+static void t_moloop(void)
+{
+	struct kmsg rep, m;
+	int64_t free0 = 0, mo0 = 0;
+	enum { N = 1000 };
+	for (int i = 0; i <= N; i++) {
+		if (i == 1) { /* the first round warms caches */
+			free0 = kcall1(KC_INFO, KI_FREE_FRAMES);
+			mo0 = kcall1(KC_INFO, KI_MEMOBJS);
+		}
+		int64_t ep = ax_spawn_named("uecho", "mo", SPAWN_ANY_CPU, 2);
+		CHECK("moloop", ep > 0, "spawn %d failed: %lld", i, (long long)ep);
+		m = (struct kmsg){ .type = 1 };
+		CHECK("moloop", ax_call((endpoint_t)ep, &m) == 0 && (int64_t)m.w[0] > 0, "round %d: no grant", i);
+		int64_t h = (int64_t)m.w[0];
+		int64_t va = ax_mo_map(h, 0, 2, 2, KP_R);
+		CHECK("moloop", va > 0 && ((volatile uint64_t *)va)[512] == 0xab03, "round %d: bad data", i);
+		CHECK("moloop", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT && rep.w[1] == 4,
+		      "round %d: child failed (%llu)", i, (unsigned long long)rep.w[1]);
+		/* The granter is gone; our handle still keeps the memory until we drop it. */
+		CHECK("moloop", ((volatile uint64_t *)va)[512] == 0xab03, "round %d: memory vanished", i);
+		CHECK("moloop", ax_mo_destroy(h) == 0, "round %d: destroy", i);
+	}
+	int64_t free1 = kcall1(KC_INFO, KI_FREE_FRAMES), mo1 = kcall1(KC_INFO, KI_MEMOBJS);
+	CHECK("moloop", mo1 == mo0, "memory objects %lld -> %lld", (long long)mo0, (long long)mo1);
+	CHECK("moloop", free1 == free0, "free frames %lld -> %lld", (long long)free0, (long long)free1);
+	ax_printf("UTEST PASS moloop cycles=%d free_frames=%lld\n", N, (long long)free1);
+}
+
+static void t_vcopy(void)
+{
+	static char src[10000], back[10000];
+	for (int i = 0; i < (int)sizeof(src); i++)
+		src[i] = (char)(i * 7 + 3);
+	int64_t ep = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	CHECK("vcopy", ep > 0, "spawn failed");
+	uint64_t cbuf = ask((endpoint_t)ep, 5, 0, 0, 0);
+	CHECK("vcopy", ax_vcopy(EP_NONE, src, (endpoint_t)ep, (void *)cbuf, 512) == 512, "copy out failed");
+	CHECK("vcopy", ax_vcopy((endpoint_t)ep, (void *)cbuf, EP_NONE, back, 512) == 512, "copy back failed");
+	CHECK("vcopy", !memcmp(src, back, 512), "data differs");
+	/* Across page boundaries in both spaces, into our own memory. */
+	CHECK("vcopy", ax_vcopy(EP_NONE, src + 1, EP_NONE, back + 3, 9000) == 9000 && !memcmp(src + 1, back + 3, 9000),
+	      "unaligned self copy");
+	CHECK("vcopy", ax_vcopy(EP_NONE, src, (endpoint_t)ep, (void *)0x401000, 8) == -KE_FAULT,
+	      "copy into read-only text accepted");
+	CHECK("vcopy", ax_vcopy(EP_NONE, (void *)0x10, (endpoint_t)ep, (void *)cbuf, 8) == -KE_FAULT, "unmapped source");
+	CHECK("vcopy", ax_vcopy(EP_NONE, src, 0x7777, back, 8) == -KE_DEADSRCDST, "bad endpoint");
+	CHECK("vcopy", ax_vcopy(EP_NONE, src, EP_NONE, back, 5u << 20) == -KE_INVAL, "huge copy");
+	/* An ordinary process may not do it. */
+	CHECK("vcopy", (int64_t)ask((endpoint_t)ep, 4, (uint64_t)src, cbuf, 8) == -KE_PERM, "unprivileged vcopy allowed");
+	ask((endpoint_t)ep, 9, 0, 0, 0);
+	struct kmsg rep;
+	wait_report((endpoint_t)ep, &rep);
+	ax_printf("UTEST PASS vcopy\n");
+}
+
+/* The waiter sleeps on a doorbell in shared memory on another core; we ring it ROUNDS times.
+ * With `notify`, each ring is followed by a notify (the fallback protocol). */
+static void wait_round(const char *name, uint32_t cpu, bool dedicate, bool notify, uint64_t *cycles)
+{
+	int64_t h = ax_mo_create(1, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, 1, KP_R | KP_W) : -1;
+	CHECK(name, va > 0, "create/map failed");
+	volatile uint64_t *bell = (volatile uint64_t *)va, *ack = bell + 8;
+	int64_t ep = ax_spawn_named("uecho", "waiter", cpu, 2);
+	CHECK(name, ep > 0, "spawn failed");
+	if (dedicate)
+		CHECK(name, ax_sched((endpoint_t)ep, cpu, KS_DEDICATED) == 0, "dedicate failed");
+	struct kmsg m = { .type = 1 };
+	m.w[0] = (uint64_t)ax_mo_grant(h, (endpoint_t)ep, KP_R | KP_W);
+	CHECK(name, ax_call((endpoint_t)ep, &m) == 0 && (int64_t)m.w[0] > 0, "waiter could not map");
+	enum { ROUNDS = 200 };
+	uint64_t total = 0;
+	for (uint64_t i = 1; i <= ROUNDS; i++) {
+		uint64_t v = i == ROUNDS ? ~0ull : i;
+		uint64_t t0 = ax_rdtsc(), spins = 0;
+		*bell = v;
+		if (notify)
+			ax_notify((endpoint_t)ep, 1);
+		while (*ack != v) {
+			if (++spins > 2000000000ull)
+				FAIL(name, "ring %llu never acknowledged", (unsigned long long)i);
+			__asm__ volatile("pause");
+		}
+		total += ax_rdtsc() - t0;
+	}
+	struct kmsg rep;
+	CHECK(name, wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT && rep.w[1] == 0, "waiter failed: %llu",
+	      (unsigned long long)rep.w[1]);
+	ax_mo_destroy(h);
+	*cycles = total / ROUNDS;
+}
+
+static void t_wait(void)
+{
+	uint32_t n = ncpus(), here = ax_cpu();
+	if (n < 3) {
+		ax_printf("UTEST SKIP wait: needs 3 CPUs\n");
+		return;
+	}
+	static uint64_t word = 5;
+	CHECK("wait", ax_wait(&word, 4) == KW_DOORBELL, "changed doorbell did not return at once");
+	CHECK("wait", ax_wait((uint64_t *)0x10, 0) == -KE_FAULT, "bad doorbell pointer");
+	CHECK("wait", ax_wait((uint64_t *)((char *)&word + 1), 0) == -KE_INVAL, "unaligned doorbell");
+	CHECK("wait", ax_notify(ax_self(), 2) == 0 && ax_wait(&word, 5) == KW_IPC, "pending notify did not end the wait");
+	struct kmsg m;
+	CHECK("wait", ax_receive(EP_ANY, &m) == 0 && m.type == KMSG_NOTIFY && m.w[0] == 2, "notification lost");
+	CHECK("wait", ax_sched(ax_self(), here, 0) == 0, "cannot pin myself");
+	bool monitor = kcall2(KC_INFO, KI_CPU_FEATURES, n - 1) == 1;
+	int64_t mw0 = kcall1(KC_INFO, KI_WAIT_MWAIT), bl0 = kcall1(KC_INFO, KI_WAIT_BLOCK);
+	uint64_t ded = 0, shared = 0;
+	/* A dedicated core: MWAIT where the CPU has it, so the store alone must wake the waiter. */
+	wait_round("wait", n - 1, true, !monitor, &ded);
+	int64_t mw1 = kcall1(KC_INFO, KI_WAIT_MWAIT), bl1 = kcall1(KC_INFO, KI_WAIT_BLOCK);
+	if (monitor)
+		CHECK("wait", mw1 > mw0 && bl1 == bl0, "dedicated waiter did not use MWAIT (mwait %lld, block %lld)",
+		      (long long)(mw1 - mw0), (long long)(bl1 - bl0));
+	else
+		CHECK("wait", mw1 == mw0 && bl1 > bl0, "no MONITOR, yet mwait %lld block %lld", (long long)(mw1 - mw0),
+		      (long long)(bl1 - bl0));
+	/* A shared core: the waiter blocks and the notify after the store wakes it. */
+	wait_round("wait", (here + 1) % n == n - 1 ? 1 : (here + 1) % n, false, true, &shared);
+	int64_t bl2 = kcall1(KC_INFO, KI_WAIT_BLOCK), mw2 = kcall1(KC_INFO, KI_WAIT_MWAIT);
+	CHECK("wait", bl2 > bl1 && mw2 == mw1, "shared-core waiter did not block");
+	ax_sched(ax_self(), SPAWN_ANY_CPU, 0);
+	ax_printf("UTEST PASS wait path=%s dedicated_cycles=%llu blocking_cycles=%llu mwait_waits=%lld block_waits=%lld\n",
+		  monitor ? "mwait" : "block", (unsigned long long)ded, (unsigned long long)shared,
+		  (long long)(mw1 - mw0), (long long)(bl2 - bl1));
+}
+
 /* Random arguments at every kernel call that returns. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -246,8 +462,13 @@ static void t_fuzz(void)
 {
 	static const uint32_t calls[] = { KC_DEBUG_WRITE, KC_SELF, KC_MODULE_INFO, KC_SPAWN, KC_SEND,
 					  KC_CALL, KC_REPLY, KC_SENDNB, KC_NOTIFY, KC_TIME, KC_CPU,
-					  KC_KILL, KC_INFO, KC_SCHED, KC_RECEIVE, KC_COUNT, 999 };
+					  KC_KILL, KC_INFO, KC_SCHED, KC_RECEIVE, KC_MO_CREATE, KC_MO_MAP,
+					  KC_MO_UNMAP, KC_MO_GRANT, KC_MO_REVOKE, KC_MO_DESTROY, KC_MO_PHYS,
+					  KC_VCOPY, KC_WAIT, KC_PRIV, KC_IRQ_BIND, KC_IRQ_UNMASK, KC_MMIO_MAP,
+					  KC_PCI_CFG, KC_START, KC_COUNT, 999 };
 	endpoint_t me = ax_self();
+	/* A notification that stays pending makes every wait return at once. */
+	ax_notify(me, 1);
 	long n = 0, errors = 0;
 	for (; n < 100000; n++) {
 		uint32_t c = calls[rnd() % (sizeof(calls) / sizeof(calls[0]))];
@@ -261,6 +482,16 @@ static void t_fuzz(void)
 			a0 = 0x10; /* a readable struct could spawn real programs */
 		if (c == KC_MODULE_INFO && a1 >= 0x400000 && a1 < 0x800000000000ull)
 			a1 = 8;
+		if (c == KC_MO_CREATE)
+			a0 &= 15; /* big objects only cost time: zeroing under TCG */
+		if (c == KC_MO_UNMAP && a0 == 0x400000)
+			a0 = 0x1000; /* our own text */
+		if (c == KC_VCOPY)
+			a2 = 0x12345; /* never into our own memory */
+		if (c == KC_PCI_CFG && (a2 & KPCI_WRITE))
+			a2 &= ~(uint64_t)KPCI_WRITE; /* random config writes could reprogram devices */
+		if (c == KC_IRQ_BIND || c == KC_MMIO_MAP)
+			a0 |= 1ull << 40; /* only invalid lines and ranges: no real device touched */
 		int64_t r = kcall6(c, a0, a1, a2, nasty(), nasty(), nasty());
 		errors += r < 0;
 	}
@@ -281,6 +512,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "spawnloop")) t_spawnloop();
 		else if (!strcmp(t, "dedicated")) t_dedicated();
 		else if (!strcmp(t, "fuzz")) t_fuzz();
+		else if (!strcmp(t, "share")) t_share();
+		else if (!strcmp(t, "revoke")) t_revoke();
+		else if (!strcmp(t, "moloop")) t_moloop();
+		else if (!strcmp(t, "vcopy")) t_vcopy();
+		else if (!strcmp(t, "wait")) t_wait();
 		else {
 			ax_printf("UTEST FAIL %s: no such test\n", t);
 			failures++;

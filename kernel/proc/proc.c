@@ -55,6 +55,9 @@ static struct thread *thread_alloc(struct proc *p)
 		t->kstack_top = nfree_kstacks ? free_kstacks[--nfree_kstacks]
 					      : vmm_alloc_stack(THREAD_KSTACK_PAGES);
 		t->state = T_BLOCKED; /* not runnable until set up */
+		/* FNINIT/reset state: x87 control word 0x37f, MXCSR 0x1f80 (all exceptions masked). */
+		t->fpu[0] = 0x7f, t->fpu[1] = 0x03;
+		t->fpu[24] = 0x80, t->fpu[25] = 0x1f;
 		return t;
 	}
 	return NULL;

@@ -82,6 +82,7 @@ struct thread {
 	uint32_t nkmsgs;
 	int64_t ipc_result;
 	volatile bool mwaiting;    /* in KC_WAIT's MWAIT loop, kernel lock released */
+	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */
 };
 
 extern struct thread threads[MAX_THREADS];

@@ -115,6 +115,12 @@ void schedule(void)
 	set_tick(c->index, !(c->dedicated && (next == c->dedicated || next == c->idle)));
 	if (next == prev)
 		return;
+	/* User x87/SSE state follows its thread (FXSAVE; the kernel itself never touches it,
+	 * being built with -mgeneral-regs-only). */
+	if (prev->proc && prev->state != T_DEAD)
+		__asm__ volatile("fxsave64 %0" : "=m"(prev->fpu));
+	if (next->proc)
+		__asm__ volatile("fxrstor64 %0" : : "m"(next->fpu));
 	c->current = next;
 	c->kstack_top = next->kstack_top;
 	c->tss.rsp[0] = next->kstack_top;

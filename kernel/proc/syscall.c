@@ -28,6 +28,10 @@ extern void syscall_entry(void);
 
 void syscall_init_cpu(void)
 {
+	/* x87 and SSE for user mode: CR0.MP on, EM and TS off; CR4.OSFXSR and OSXMMEXCPT on.
+	 * No XSAVE (CR4.OSXSAVE stays off), so user code sees no AVX and FXSAVE covers it all. */
+	write_cr0((read_cr0() | (1u << 1)) & ~(uint64_t)((1u << 2) | (1u << 3)));
+	write_cr4(read_cr4() | CR4_OSFXSR | (1u << 10));
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
 	/* SYSCALL loads CS=0x08/SS=0x10; SYSRET would use 0x18+16 / 0x18+8 (we return by IRETQ). */
 	wrmsr(MSR_STAR, ((uint64_t)SEL_UCODE32 << 48) | ((uint64_t)SEL_KCODE << 32));

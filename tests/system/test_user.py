@@ -19,7 +19,7 @@ def run_utest(tests, smp=2, cpu="max", timeout=240):
 
 @pytest.mark.parametrize("cpu", ["max", "qemu64"])
 def test_ipc_and_isolation(cpu):
-    names = ["hello", "pingpong-same", "pingpong-cross", "notify", "calldie", "fault"]
+    names = ["hello", "pingpong-same", "pingpong-cross", "notify", "calldie", "fault", "fpu"]
     r, res = run_utest(names, smp=2, cpu=cpu)
     assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
     for n in names:

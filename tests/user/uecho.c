@@ -8,7 +8,8 @@
  *   uecho spin N       report the CPU it runs on N times (messages to the parent)
  *   uecho share        memory-object grantee: maps, reads and writes what the caller names
  *   uecho mo           creates objects, grants one to its caller, exits without cleaning up
- *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring */
+ *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
+ *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact */
 #include "axrt.h"
 
 static long num(const char *s)
@@ -156,6 +157,23 @@ int main(int argc, char **argv)
 			if (v == ~0ull)
 				return 0;
 		}
+	}
+	if (!strcmp(mode, "fpu")) {
+		uint64_t seed = argc > 2 ? (uint64_t)num(argv[2]) : 1, bad = 0;
+		for (uint64_t round = 0; round < 300; round++) {
+			uint64_t in[16], out[16];
+			for (int i = 0; i < 16; i++)
+				in[i] = seed * 0x9e3779b97f4a7c15ull + round * 131 + (uint64_t)i;
+#define XMM_ALL(op) op(0) op(1) op(2) op(3) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11) op(12) op(13) op(14) op(15)
+#define XMM_LOAD(n) "movq " #n "*8(%0), %%xmm" #n "\n\t"
+#define XMM_STORE(n) "movq %%xmm" #n ", " #n "*8(%0)\n\t"
+			__asm__ volatile(XMM_ALL(XMM_LOAD) : : "r"(in) : "memory");
+			ax_yield();
+			__asm__ volatile(XMM_ALL(XMM_STORE) : : "r"(out) : "memory");
+			for (int i = 0; i < 16; i++)
+				bad += in[i] != out[i];
+		}
+		return bad ? 1 : 0;
 	}
 	ax_printf("uecho: unknown mode %s\n", mode);
 	return 2;

@@ -439,6 +439,32 @@ static void t_wait(void)
 		  (long long)(mw1 - mw0), (long long)(bl2 - bl1));
 }
 
+static void t_fpu(void)
+{
+	/* Three processes on one core keep different values in their XMM registers across
+	 * yields to each other: each must get its own back. */
+	int64_t ep[3];
+	char args[16];
+	for (int i = 0; i < 3; i++) {
+		ksnprintf(args, sizeof(args), "fpu %d", i + 1);
+		ep[i] = ax_spawn_named("uecho", args, 1 % ncpus(), 2);
+		CHECK("fpu", ep[i] > 0, "spawn failed");
+	}
+	int ok = 0;
+	for (int n = 0; n < 3;) {
+		struct kmsg m;
+		if (ax_receive(EP_KERNEL, &m) < 0 || (m.type != KMSG_PROC_EXIT && m.type != KMSG_PROC_FAULT))
+			continue;
+		for (int i = 0; i < 3; i++)
+			if (ep[i] && (endpoint_t)m.w[0] == (endpoint_t)ep[i]) {
+				ok += m.type == KMSG_PROC_EXIT && m.w[1] == 0;
+				ep[i] = 0, n++;
+			}
+	}
+	CHECK("fpu", ok == 3, "%d of 3 processes kept their registers", ok);
+	ax_printf("UTEST PASS fpu\n");
+}
+
 /* Random arguments at every kernel call that returns. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -517,6 +543,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "moloop")) t_moloop();
 		else if (!strcmp(t, "vcopy")) t_vcopy();
 		else if (!strcmp(t, "wait")) t_wait();
+		else if (!strcmp(t, "fpu")) t_fpu();
 		else {
 			ax_printf("UTEST FAIL %s: no such test\n", t);
 			failures++;

@@ -14,7 +14,7 @@ struct mem_region {
 
 struct boot_module {
 	uint64_t start, end; /* physical, end exclusive */
-	char cmdline[96];
+	char cmdline[256];
 };
 
 enum { FB_TYPE_NONE = -1, FB_TYPE_INDEXED = 0, FB_TYPE_RGB = 1, FB_TYPE_EGA_TEXT = 2 };

@@ -474,7 +474,7 @@ void proc_start_init(void)
 		return;
 	}
 	const struct boot_module *m = &boot_info.mods[0];
-	char name[32], args[96];
+	char name[32], args[256];
 	/* Module command line: "<name> [args...]". */
 	const char *c = m->cmdline;
 	size_t i = 0;

@@ -116,7 +116,7 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 
 struct kc_module_info {
 	uint64_t size;
-	char name[64];
+	char name[256]; /* the module's command line: its path, then its arguments */
 };
 
 #define SPAWN_ANY_CPU 0xffffffffu

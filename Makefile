@@ -20,7 +20,7 @@ KSRCS := $(shell find kernel -name '*.c' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso user run test unit clean FORCE
+.PHONY: all deps kernel iso user run test unit kbench clean FORCE
 .SECONDEXPANSION:
 all: iso
 
@@ -56,7 +56,8 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 	@mv $@.tmp $@
 
 # User programs: freestanding, static, linked with the native runtime (lib/axrt) and the
-# kernel's pure printf/string code. No SSE: the kernel does not save FPU state yet.
+# kernel's pure printf/string code. Built without SSE to stay small; the kernel saves x87/SSE
+# state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
 	-Ilib/axrt -Ikernel/abi -MMD -MP
@@ -110,6 +111,11 @@ unit: $(UNIT_TESTS)
 test: deps
 	@$(MAKE) --no-print-directory iso user unit
 	@python3 tests/run.py
+
+# Kernel microbenchmarks (docs/kernel-api.md): IPC, notify, wait/wake, in cycles.
+kbench: deps
+	@$(MAKE) --no-print-directory kernel user
+	@python3 tools/kbench.py $(if $(CPU),--cpu $(CPU)) --smp $(SMP)
 
 clean:
 	rm -rf $(B)

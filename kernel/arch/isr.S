@@ -1,5 +1,8 @@
 /* Interrupt and exception entry: 256 stubs that push a uniform frame (struct trap_frame)
- * and call trap_dispatch. GS is swapped only when coming from user mode. */
+ * and call trap_dispatch. GS is swapped only when coming from user mode, except for NMI and
+ * #MC: they can arrive between `syscall` and its `swapgs`, or between the exit path's
+ * `swapgs` and `iretq`, where the frame says kernel but GS is still the user's; they look
+ * at the GS base itself (kernel addresses are negative) and swap only when needed. */
 
 	.macro STUB v
 	.balign 16
@@ -9,7 +12,11 @@ isr_\v:
 	pushq $0
 	.endif
 	pushq $\v
+	.if (\v == 2 || \v == 18)
+	jmp isr_paranoid
+	.else
 	jmp isr_common
+	.endif
 	.endm
 
 	.text
@@ -63,6 +70,53 @@ trap_return:
 	jz 2f
 	swapgs
 2:	add $16, %rsp
+	iretq
+
+isr_paranoid:
+	cld
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	xor %ebx, %ebx           /* rbx (callee-saved): 1 if we swapped GS */
+	mov $0xc0000101, %ecx    /* IA32_GS_BASE */
+	rdmsr
+	test %edx, %edx
+	js 3f
+	swapgs
+	mov $1, %ebx
+3:	mov %rsp, %rdi
+	call trap_dispatch
+	test %ebx, %ebx
+	jz 4f
+	swapgs
+4:	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rbp
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rbx
+	popq %rax
+	add $16, %rsp
 	iretq
 
 	.macro ENTRY v

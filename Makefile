@@ -63,13 +63,14 @@ UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-prote
 	-Ilib/axrt -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
-URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/printf.o $(B)/user/rt/string.o
+URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/printf.o \
+	$(B)/user/rt/string.o
 USER_PROGS := $(B)/user/init $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
-$(B)/user/rt/axrt.o: lib/axrt/axrt.c $(B)/kflags
+$(B)/user/rt/%.o: lib/axrt/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/rt/%.o: kernel/lib/%.c $(B)/kflags

@@ -11,6 +11,41 @@
  *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact */
 #include "axrt.h"
+#include "evloop.h"
+
+/* waiter: acknowledges each new doorbell value; ~0 ends the loop. */
+struct waiter {
+	volatile uint64_t *bell, *ack;
+	uint64_t seen;
+};
+
+static bool waiter_poll(struct ax_evloop *l)
+{
+	struct waiter *w = l->ctx;
+	uint64_t v = *w->bell;
+	if (v == w->seen)
+		return false;
+	w->seen = v;
+	*w->ack = v;
+	l->stop = v == ~0ull;
+	return true;
+}
+
+static void waiter_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	ax_reply(m->source, m);
+}
+
+/* echo: w[0] + 1 back to the caller; type 2 ends the loop. */
+static void echo_message(struct ax_evloop *l, struct kmsg *m)
+{
+	endpoint_t from = m->source;
+	m->w[0]++;
+	ax_reply(from, m);
+	if (m->type == 2)
+		l->stop = true;
+}
 
 static long num(const char *s)
 {
@@ -25,16 +60,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "echo";
 	struct kmsg m;
 	if (!strcmp(mode, "echo")) {
-		for (;;) {
-			if (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
-				continue;
-			endpoint_t from = m.source;
-			m.w[0]++;
-			uint32_t type = m.type;
-			ax_reply(from, &m);
-			if (type == 2)
-				return 0;
-		}
+		struct ax_evloop l = { .on_message = echo_message };
+		return (int)ax_evloop_run(&l);
 	}
 	if (!strcmp(mode, "die-on-call")) {
 		while (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
@@ -130,7 +157,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "waiter")) {
 		/* First message: w[0] = handle of the shared page. Doorbell at word 0, our
-		 * acknowledgement at word 8 (another cache line); ring 0 ends the loop. */
+		 * acknowledgement at word 8 (another cache line); ~0 ends the loop. */
 		while (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
 			;
 		int64_t va = ax_mo_map((int64_t)m.w[0], 0, 0, 1, KP_R | KP_W);
@@ -138,25 +165,9 @@ int main(int argc, char **argv)
 		ax_reply(m.source, &m);
 		if (va < 0)
 			return 1;
-		volatile uint64_t *bell = (volatile uint64_t *)va, *ack = bell + 8;
-		uint64_t seen = 0;
-		for (;;) {
-			int64_t r = ax_wait(bell, seen);
-			if (r < 0)
-				return 2;
-			if (r & KW_IPC) {
-				struct kmsg n;
-				if (ax_receive(EP_ANY, &n) == 0 && n.source != EP_KERNEL)
-					ax_reply(n.source, &n);
-			}
-			uint64_t v = *bell;
-			if (v == seen)
-				continue;
-			seen = v;
-			*ack = v;
-			if (v == ~0ull)
-				return 0;
-		}
+		struct waiter w = { (volatile uint64_t *)va, (volatile uint64_t *)va + 8, 0 };
+		struct ax_evloop l = { .on_message = waiter_message, .poll = waiter_poll, .doorbell = w.bell, .ctx = &w };
+		return ax_evloop_run(&l) < 0 ? 2 : 0;
 	}
 	if (!strcmp(mode, "fpu")) {
 		uint64_t seed = argc > 2 ? (uint64_t)num(argv[2]) : 1, bad = 0;

@@ -14,7 +14,7 @@
 #define NPORTS 65536u
 #define IOMAP_BYTES (NPORTS / 8)
 #define IO_KEY_ALL 1 /* cache key of the all-ports (all zero) bitmap; serials start above */
-#define MMIO_MAX_PAGES (1ull << 24) /* 64 GiB in one grant or mapping */
+#define MMIO_MAX_PAGES (1ull << 18) /* 1 GiB in one grant or mapping */
 
 static uint64_t io_serial_next = IO_KEY_ALL + 1;
 

@@ -78,6 +78,8 @@ static void sleep_ms(uint64_t ms)
 
 /* ---- helper modes ---- */
 
+static void fuzz_calls(long n, endpoint_t target, long *errors);
+
 static int child(int argc, char **argv)
 {
 	const char *mode = argv[1];
@@ -187,6 +189,12 @@ static int child(int argc, char **argv)
 		if (plain <= 0 || kcall2(KC_MO_PHYS, (uint64_t)plain, 0) != -KE_PERM)
 			return 6;
 		return 0;
+	}
+	if (!strcmp(mode, "child-fuzz")) {
+		/* The fuzz with only a few privileges: the refusal paths. */
+		long errors = 0;
+		fuzz_calls(2000, EP_NONE, &errors);
+		return errors > 0 ? 0 : 1;
 	}
 	if (!strcmp(mode, "child-wait"))
 		for (;;)
@@ -431,6 +439,13 @@ static void t_fuzz(void)
 	CHECK("fuzz", ax_kill((endpoint_t)target) == 0, "kill target");
 	struct kmsg rep;
 	collect(1, &target, &rep);
+	/* The same from a child holding a little: port 0x80, IRQ 5, 00:00.0, the IOAPIC. */
+	int64_t f = spawn_stopped("child-fuzz", SPAWN_ANY_CPU);
+	CHECK("fuzz", f > 0 && priv((endpoint_t)f, KPRIV_IOPORT, 0x80, 1) == 0 &&
+			     priv((endpoint_t)f, KPRIV_IRQ, 5, 0) == 0 && priv((endpoint_t)f, KPRIV_PCI, 0, 0) == 0 &&
+			     priv((endpoint_t)f, KPRIV_MMIO, 0xfec00000, 1) == 0, "fuzz child");
+	int64_t r = finish(f);
+	CHECK("fuzz", r == 0, "fuzz child ended with %lld", (long long)r);
 	/* Still working afterwards. */
 	CHECK("fuzz", pci_read(0, 0, 2) == 0x8086, "PCI read after the fuzz");
 	ax_printf("UTEST PASS fuzz calls=%d errors=%ld\n", N, errors);

@@ -40,7 +40,10 @@ void desc_init_cpu(struct cpu *c)
 	c->tss.ist[IST_DF - 1] = vmm_alloc_stack(2);
 	c->tss.ist[IST_NMI - 1] = vmm_alloc_stack(2);
 	c->tss.ist[IST_MC - 1] = vmm_alloc_stack(2);
-	c->tss.iomap_base = sizeof(c->tss); /* no I/O bitmap yet: user port access faults */
+	memset(c->tss.iomap, 0xff, sizeof(c->tss.iomap));
+	c->tss.iomap_end = 0xff;
+	c->tss.iomap_base = TSS_IOMAP_OFF; /* user port access faults until devpriv_switch */
+	c->io_loaded = 0;
 
 	for (int v = 0; v < 256; v++) {
 		uint8_t ist = v == 8 ? IST_DF : v == 2 ? IST_NMI : v == 18 ? IST_MC : 0;

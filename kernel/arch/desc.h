@@ -22,7 +22,15 @@ struct tss {
 	uint64_t rsvd2;
 	uint16_t rsvd3;
 	uint16_t iomap_base;
+	/* I/O permission bitmap (bit set = port denied) and the byte of ones the CPU may read
+	 * past its end; used only while iomap_base == TSS_IOMAP_ON (proc/devpriv.c). */
+	uint8_t iomap[8192];
+	uint8_t iomap_end;
 } __packed;
+
+#define TSS_IOMAP_ON 104u                     /* offsetof(struct tss, iomap) */
+#define TSS_IOMAP_OFF ((uint16_t)sizeof(struct tss)) /* beyond the limit: every port faults */
+_Static_assert(__builtin_offsetof(struct tss, iomap) == TSS_IOMAP_ON, "TSS layout");
 
 struct gdt {
 	uint64_t e[8]; /* null, kcode, kdata, ucode32, udata, ucode, tss (2 entries) */

@@ -64,6 +64,31 @@ void ioapic_init(void)
 uint32_t ioapic_count(void) { return nioapics; }
 uint32_t ioapic_pins(uint32_t i) { return i < nioapics ? ioapics[i].pins : 0; }
 
+uint32_t ioapic_isa_gsi(uint8_t irq)
+{
+	uint32_t gsi = irq;
+	for (uint32_t i = 0; i < madt.nisos; i++)
+		if (madt.isos[i].irq == irq)
+			gsi = madt.isos[i].gsi;
+	return gsi;
+}
+
+bool ioapic_set_masked(uint32_t gsi, bool masked)
+{
+	for (uint32_t i = 0; i < nioapics; i++) {
+		struct ioapic *io = &ioapics[i];
+		if (gsi < io->gsi_base || gsi >= io->gsi_base + io->pins)
+			continue;
+		uint32_t reg = 0x10 + 2 * (gsi - io->gsi_base);
+		uint64_t f = spin_lock_irqsave(&lock);
+		uint32_t lo = rd(io, reg);
+		wr(io, reg, masked ? lo | (1u << 16) : lo & ~(1u << 16));
+		spin_unlock_irqrestore(&lock, f);
+		return true;
+	}
+	return false;
+}
+
 int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t apic_id, bool masked)
 {
 	uint32_t gsi = irq;

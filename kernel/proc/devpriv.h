@@ -1,5 +1,6 @@
 /* Device privileges of a process: I/O ports, IRQ lines, MMIO ranges, PCI functions, DMA.
- * Given by the process that starts it (KC_PRIV); the first process holds them all. */
+ * Given by the process that starts it (KC_PRIV); the first process holds them all.
+ * See docs/devices.md. */
 #pragma once
 #include "lib/types.h"
 
@@ -8,8 +9,9 @@
 
 struct devpriv {
 	uint8_t *io_allowed;  /* 8 KiB bitmap, bit set = port allowed; NULL = no ports */
+	uint64_t io_serial;   /* new value whenever io_allowed changes: the per-CPU TSS cache key */
 	uint16_t irqs;        /* bit per ISA IRQ line */
-	bool all;             /* the first process: everything that is not RAM */
+	bool all;             /* the first process: every port, IRQ, PCI function, non-RAM range */
 	bool dma;
 	uint32_t nmmio, npci;
 	struct { uint64_t pa, npages; } mmio[DEV_MAX_MMIO];
@@ -24,5 +26,11 @@ int64_t devpriv_call(struct thread *me, uint32_t n, const uint64_t a[6]);
 void devpriv_grant_all(struct proc *p);
 /* Releases what p holds (IRQ bindings, the port bitmap); at process exit. */
 void devpriv_release(struct proc *p);
-/* Loads next's I/O permission bitmap into this CPU's TSS on a context switch. */
+/* Loads next's I/O permission bitmap into this CPU's TSS on a context switch (NULL: the
+ * idle thread). Called by schedule() with the kernel lock held. */
 void devpriv_switch(struct proc *next);
+
+/* IRQ lines (proc/devirq.c). */
+int64_t devirq_bind(struct thread *me, uint64_t irq, uint64_t bits);
+int64_t devirq_unmask(struct thread *me, uint64_t irq);
+void devirq_release(struct proc *p);

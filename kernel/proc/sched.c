@@ -127,6 +127,7 @@ void schedule(void)
 	uint64_t cr3 = next->proc ? next->proc->as->cr3 : vmm_kernel_cr3();
 	if ((read_cr3() & PTE_ADDR) != cr3)
 		write_cr3(cr3);
+	devpriv_switch(next->proc);
 	switch_to(prev, next);
 	sched_reap_dead();
 }

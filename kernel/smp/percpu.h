@@ -30,6 +30,7 @@ struct cpu {
 	struct thread *last_dead; /* switched away from while dead: reaped by the next thread */
 	volatile bool need_resched;
 	uint64_t stack_top;
+	uint64_t io_loaded;       /* I/O bitmap key in tss.iomap (proc/devpriv.c), 0 = none */
 	struct gdt gdt;
 	struct tss tss __aligned(16);
 	struct idt_entry idt[256] __aligned(16);

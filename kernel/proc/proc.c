@@ -387,10 +387,7 @@ static void reap(struct thread *t)
 		t->kmsgs = n->next;
 		kfree(n);
 	}
-	/* A dead thread's dedicated core goes back to general use. */
-	for (uint32_t c = 0; c < ncpus; c++)
-		if (cpus[c] && cpus[c]->dedicated == t)
-			cpus[c]->dedicated = NULL;
+	sched_undedicate(t); /* its core goes back to general use */
 	t->state = T_FREE;
 	if (p && --p->nthreads == 0) {
 		devpriv_release(p);

@@ -211,12 +211,27 @@ __noreturn void sched_idle_loop(void)
 	}
 }
 
+void sched_undedicate(struct thread *t)
+{
+	for (uint32_t i = 0; i < ncpus; i++) {
+		if (!cpus[i] || cpus[i]->dedicated != t)
+			continue;
+		cpus[i]->dedicated = NULL;
+		/* Its next schedule() turns the tick back on. */
+		cpus[i]->need_resched = true;
+		if (i != this_cpu_index())
+			smp_send_resched(i);
+	}
+}
+
 int sched_dedicate(struct thread *t, uint32_t cpu)
 {
 	if (cpu >= ncpus || !cpus[cpu] || !cpus[cpu]->online || cpu == 0)
 		return -KE_INVAL; /* the boot CPU keeps serving everyone else */
 	if (cpus[cpu]->dedicated && cpus[cpu]->dedicated != t)
 		return -KE_BUSY;
+	if (cpus[cpu]->dedicated != t)
+		sched_undedicate(t); /* one dedicated core per thread */
 	cpus[cpu]->dedicated = t;
 	t->pinned = (int32_t)cpu;
 	/* Everybody queued there who is free to move goes elsewhere. */

@@ -23,3 +23,5 @@ void sched_user_return(void);
 void sched_reap_dead(void);
 uint32_t sched_queue_len(uint32_t cpu);
 void syscall_init_cpu(void);
+/* Gives back every core dedicated to t (placement changed, or t died). */
+void sched_undedicate(struct thread *t);

@@ -78,6 +78,8 @@ static int64_t kc_spawn(struct thread *me, const void *uargs)
 		return -KE_INVAL;
 	if (a.cpu != SPAWN_ANY_CPU && (a.cpu >= ncpus || !cpus[a.cpu] || !cpus[a.cpu]->online))
 		return -KE_INVAL;
+	if (a.cpu != SPAWN_ANY_CPU && cpus[a.cpu]->dedicated)
+		return -KE_BUSY; /* a dedicated core runs its one thread only */
 	if (a.args && strncpy_from_user(args, a.args, sizeof(args)) < 0)
 		return -KE_FAULT;
 	const struct boot_module *m = &boot_info.mods[a.module];
@@ -168,6 +170,7 @@ static int64_t kc_sched(struct thread *me, endpoint_t ep, uint64_t cpu, uint64_t
 	if (cpu == SPAWN_ANY_CPU) {
 		if (flags)
 			return -KE_INVAL;
+		sched_undedicate(t);
 		t->pinned = -1;
 		return 0;
 	}
@@ -175,6 +178,8 @@ static int64_t kc_sched(struct thread *me, endpoint_t ep, uint64_t cpu, uint64_t
 		return -KE_INVAL;
 	if (cpus[cpu]->dedicated && cpus[cpu]->dedicated != t)
 		return -KE_BUSY;
+	if (!(flags & KS_DEDICATED))
+		sched_undedicate(t); /* placing without the flag gives a dedicated core back */
 	if (flags & KS_DEDICATED) {
 		int64_t r = sched_dedicate(t, (uint32_t)cpu);
 		if (r)

@@ -190,6 +190,8 @@ static void t_dedicated(void)
 	/* Nobody else may be placed there. */
 	CHECK("dedicated", kcall6(KC_SCHED, (uint64_t)other[0], core, 0, 0, 0, 0) == -KE_BUSY,
 	      "pinning another thread to the dedicated core succeeded");
+	CHECK("dedicated", ax_spawn_named("uecho", "exit 0", core, 2) == -KE_BUSY,
+	      "spawning onto the dedicated core succeeded");
 	struct kmsg m = { .type = 1 };
 	ax_call((endpoint_t)ded, &m);
 	for (int i = 0; i < 3; i++)
@@ -220,6 +222,16 @@ static void t_dedicated(void)
 	CHECK("dedicated", intruders == 0, "%d reports of other threads from the dedicated core", intruders);
 	/* No periodic tick while the dedicated thread runs or its core idles. */
 	CHECK("dedicated", t1 - t0 <= 2, "dedicated core took %lld ticks", (long long)(t1 - t0));
+	/* The core is free again once its thread is gone, or placed without the flag. */
+	int64_t e = ax_spawn_named("uecho", "echo", core, 2);
+	CHECK("dedicated", e > 0, "core still taken after its thread exited: %lld", (long long)e);
+	CHECK("dedicated", ax_sched((endpoint_t)e, core, KS_DEDICATED) == 0, "re-dedicate failed");
+	CHECK("dedicated", ax_spawn_named("uecho", "exit 0", core, 2) == -KE_BUSY, "second dedication not exclusive");
+	CHECK("dedicated", ax_sched((endpoint_t)e, SPAWN_ANY_CPU, 0) == 0, "unpin failed");
+	int64_t x = ax_spawn_named("uecho", "exit 0", core, 2);
+	CHECK("dedicated", x > 0, "core still dedicated after unpinning: %lld", (long long)x);
+	wait_report((endpoint_t)x, &m);
+	stop_echo((endpoint_t)e);
 	ax_printf("UTEST PASS dedicated core=%u ticks_during=%lld\n", core, (long long)(t1 - t0));
 }
 

@@ -396,6 +396,10 @@ static void wait_round(const char *name, uint32_t cpu, bool dedicate, bool notif
 	uint64_t total = 0;
 	for (uint64_t i = 1; i <= ROUNDS; i++) {
 		uint64_t v = i == ROUNDS ? ~0ull : i;
+		/* Give the waiter time to go back to sleep, so each ring measures a real wake-up
+		 * (and the sleeping path is taken) rather than a waiter still polling. */
+		for (uint64_t g = ax_time_ns(); ax_time_ns() - g < 500000;)
+			__asm__ volatile("pause");
 		uint64_t t0 = ax_rdtsc(), spins = 0;
 		*bell = v;
 		if (notify)

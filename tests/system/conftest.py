@@ -82,8 +82,11 @@ def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False
     def reader():
         for raw in iter(lambda: proc.stdout.read1(4096), b""):
             chunks.append(raw.decode("utf-8", "replace").replace("\r", ""))
-            if until and re.search(until, "".join(chunks), re.M):
-                done.set()
+            if until:
+                text = "".join(chunks)
+                # Only whole lines: a pattern must not stop QEMU in the middle of one.
+                if re.search(until, text[:text.rfind("\n") + 1], re.M):
+                    done.set()
         done.set()
 
     th = threading.Thread(target=reader, daemon=True)

@@ -96,16 +96,35 @@ run: deps
 	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
 		$(if $(CPU),--cpu $(CPU))
 
-# Host unit tests (pure kernel code built with ASan and UBSan).
-UNIT_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit
+# Host unit tests (pure kernel code and lib/chan built with ASan and UBSan). The threaded
+# channel test is built a second time with TSan (which cannot be combined with ASan).
+UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -pthread
+UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
+CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
+CHAN_HDRS := $(wildcard lib/chan/*.h)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
+	$(B)/unit/test_chan_threads_tsan
 
-$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS)
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(CHAN_SRCS) $(CHAN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(CHAN_SRCS)
+
+$(B)/unit/test_chan_threads_tsan: tests/unit/test_chan_threads.c tests/unit/unit.h $(CHAN_SRCS) \
+		$(CHAN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_BASE_CFLAGS) -fsanitize=thread -DCHAN_TSAN -o $@ $< $(CHAN_SRCS)
+
+# Channel microbenchmark (host, optimised, no sanitizers; not part of `make test`).
+$(B)/chanbench: tools/chanbench.c $(CHAN_SRCS) $(CHAN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Ilib/chan -pthread -o $@ $< $(CHAN_SRCS)
+
+.PHONY: chanbench
+chanbench: $(B)/chanbench
+	$(B)/chanbench
 
 unit: $(UNIT_TESTS)
 

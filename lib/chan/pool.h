@@ -16,7 +16,8 @@ struct chan_ptr {
 
 /* The shared header, written by the owner at init; buffers follow it. */
 struct pool_shared {
-	_Alignas(CHAN_CACHE_LINE) uint32_t magic, pool_id, buf_size, nbufs;
+	_Alignas(CHAN_CACHE_LINE) uint32_t magic;
+	uint32_t pool_id, buf_size, nbufs;
 };
 #define POOL_HDR_SIZE sizeof(struct pool_shared)
 

@@ -18,7 +18,8 @@ enum spsc_role { SPSC_PRODUCER = 1, SPSC_CONSUMER = 2 };
 /* The shared header: one cache line each for the constants, the producer's index, the
  * consumer's index and the doorbell, so neither side writes a line the other writes. */
 struct spsc_shared {
-	_Alignas(CHAN_CACHE_LINE) uint32_t magic, version, slot_size, nslots;
+	_Alignas(CHAN_CACHE_LINE) uint32_t magic; /* _Alignas binds to one declarator only */
+	uint32_t version, slot_size, nslots;
 	_Alignas(CHAN_CACHE_LINE) _Atomic uint64_t head; /* written by the producer only */
 	_Alignas(CHAN_CACHE_LINE) _Atomic uint64_t tail; /* written by the consumer only */
 	/* Doorbell line (doorbell.h): sleeping written by the consumer, bell by the producer. */

@@ -96,21 +96,23 @@ run: deps
 	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
 		$(if $(CPU),--cpu $(CPU))
 
-# Host unit tests (pure kernel code and lib/chan built with ASan and UBSan). The threaded
+# Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -pthread
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 
-$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(CHAN_SRCS) $(CHAN_HDRS)
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(CHAN_SRCS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(LIB_SRCS)
 
 $(B)/unit/test_chan_threads_tsan: tests/unit/test_chan_threads.c tests/unit/unit.h $(CHAN_SRCS) \
 		$(CHAN_HDRS)

@@ -65,11 +65,15 @@ ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
+URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
+$(B)/user/chan/%.o: lib/chan/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -Ilib/chan -c $< -o $@
 $(B)/user/rt/%.o: lib/axrt/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
@@ -81,7 +85,7 @@ $(B)/user/%.o: servers/%/$$*.c $(B)/kflags
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/%.o: tests/user/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
+	$(CC) $(UCFLAGS) -Ilib/chan -c $< -o $@
 $(B)/user/%: $(B)/user/%.o $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kernel microbenchmarks: boots Axolotl with utest's measuring tests and prints cycles per
-IPC round trip (same core, cross core), per notify, and per wait/wake across cores on the
-MWAIT and the blocking path. Usage: tools/kbench.py [--cpu max] [--smp 4] [--runs 3]"""
+IPC round trip (same core, cross core), per notify, per wait/wake across cores on the MWAIT
+and the blocking path, and per request/reply over lib/chan channels across cores. Usage: tools/kbench.py [--cpu max] [--smp 4] [--runs 3]"""
 import argparse
 import os
 import re
@@ -12,14 +12,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "system"))
 from conftest import EXIT_POWEROFF, boot  # noqa: E402
 
-TESTS = ["pingpong-same", "pingpong-cross", "notify", "wait"]
+TESTS = ["pingpong-same", "pingpong-cross", "notify", "wait", "chan"]
 FIELDS = [("IPC round trip, same core (avg)", "pingpong-same", "avg_cycles"),
           ("IPC round trip, same core (best)", "pingpong-same", "best_cycles"),
           ("IPC round trip, cross core (avg)", "pingpong-cross", "avg_cycles"),
           ("IPC round trip, cross core (best)", "pingpong-cross", "best_cycles"),
           ("notify, sender side", "notify", "cycles_per_notify"),
           ("wait/wake cross core, dedicated waiter", "wait", "dedicated_cycles"),
-          ("wait/wake cross core, blocking waiter + notify", "wait", "blocking_cycles")]
+          ("wait/wake cross core, blocking waiter + notify", "wait", "blocking_cycles"),
+          ("channel round trip, cross core (avg)", "chan", "avg_cycles"),
+          ("channel round trip, cross core (best)", "chan", "best_cycles")]
 
 
 def main():

@@ -1,18 +1,15 @@
 /* Platform hooks for Axolotl user programs: the consumer sleeps in KC_WAIT on the channel's
- * doorbell, the producer wakes it with a KC_NOTIFY (a pending notification ends KC_WAIT).
- * Not built yet; link it into a program that uses channels. */
+ * doorbell, the producer wakes it with a KC_NOTIFY (a pending notification ends KC_WAIT,
+ * and on a dedicated MWAIT core the doorbell store alone already has). */
 #include <axrt.h>
-#include "doorbell.h"
-
-struct chan_axolotl_peer {
-	endpoint_t ep;  /* the consumer's endpoint */
-	uint64_t bits;  /* notification bits that mean "channel has data" */
-};
+#include "chan_axolotl.h"
 
 static int chan_ax_wait(const volatile uint64_t *doorbell, uint64_t seen, void *ctx)
 {
-	(void)ctx;
-	return (int)ax_wait(doorbell, seen);
+	struct chan_axolotl_peer *self = ctx;
+	int64_t r = ax_wait(doorbell, seen);
+	self->last_wait = r;
+	return r < 0 ? CHAN_EINVAL : 0;
 }
 
 static void chan_ax_wake(void *ctx)

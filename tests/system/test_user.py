@@ -68,3 +68,10 @@ def test_wait_wakes_a_waiter_on_another_core(cpu, path):
     assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
     assert res.get("wait", ("missing",))[0] == "PASS", r.output[-3000:]
     assert ("path=%s " % path) in res["wait"][1]
+
+
+@pytest.mark.parametrize("cpu", ["max", "qemu64"])
+def test_channel_round_trips_and_a_corrupted_channel(cpu):
+    r, res = run_utest(["chan"], smp=4, cpu=cpu)
+    assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
+    assert res.get("chan", ("missing",))[0] == "PASS", r.output[-3000:]

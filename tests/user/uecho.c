@@ -9,9 +9,11 @@
  *   uecho share        memory-object grantee: maps, reads and writes what the caller names
  *   uecho mo           creates objects, grants one to its caller, exits without cleaning up
  *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
- *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact */
+ *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
+ *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another */
 #include "axrt.h"
 #include "evloop.h"
+#include "chan_axolotl.h"
 
 /* waiter: acknowledges each new doorbell value; ~0 ends the loop. */
 struct waiter {
@@ -168,6 +170,56 @@ int main(int argc, char **argv)
 		struct waiter w = { (volatile uint64_t *)va, (volatile uint64_t *)va + 8, 0 };
 		struct ax_evloop l = { .on_message = waiter_message, .poll = waiter_poll, .doorbell = w.bell, .ctx = &w };
 		return ax_evloop_run(&l) < 0 ? 2 : 0;
+	}
+	if (!strcmp(mode, "chanecho")) {
+		/* First message: w[0] = handle of the shared object, w[1]/w[2] = offsets of the
+		 * request and reply channels, w[3] = object size. Each request's w[0] comes back + 1.
+		 * A corrupted request channel is reported (type 7) and dropped; we keep answering
+		 * kernel IPC: type 1 echo, type 2 stop. */
+		while (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+			;
+		endpoint_t parent = m.source;
+		uint64_t size = m.w[3];
+		int64_t va = ax_mo_map((int64_t)m.w[0], 0, 0, size / 4096, KP_R | KP_W);
+		struct spsc req, rep;
+		int ok = va > 0 && spsc_attach(&req, (char *)va + m.w[1], size - m.w[1], SPSC_CONSUMER) == 0 &&
+			 spsc_attach(&rep, (char *)va + m.w[2], size - m.w[2], SPSC_PRODUCER) == 0;
+		m.w[0] = (uint64_t)ok;
+		ax_reply(parent, &m);
+		if (!ok)
+			return 1;
+		struct chan_axolotl_peer self = { 0 };
+		struct chan_platform plat;
+		chan_axolotl_platform(&plat, &self);
+		bool channel_ok = true;
+		for (;;) {
+			struct kmsg q;
+			int r = channel_ok ? spsc_pop(&req, &q) : CHAN_EAGAIN;
+			if (r == 0) {
+				q.w[0]++;
+				while (spsc_push(&rep, &q) == CHAN_EAGAIN)
+					; /* the parent drains replies; never full for long */
+				continue;
+			}
+			if (r == CHAN_ECORRUPT) {
+				channel_ok = false;
+				struct kmsg e = { .type = 7 };
+				ax_sendnb(parent, &e);
+				continue;
+			}
+			self.last_wait = 0;
+			if (channel_ok && chan_sleep(&req, &plat) == CHAN_ECORRUPT)
+				continue;
+			if (!channel_ok || (self.last_wait & KW_IPC)) {
+				if (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+					continue;
+				endpoint_t from = m.source;
+				m.w[0]++;
+				ax_reply(from, &m);
+				if (m.type == 2)
+					return 0;
+			}
+		}
 	}
 	if (!strcmp(mode, "fpu")) {
 		uint64_t seed = argc > 2 ? (uint64_t)num(argv[2]) : 1, bad = 0;

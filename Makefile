@@ -60,13 +60,13 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 # state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
-	-Ilib/axrt -Ikernel/abi -MMD -MP
+	-Ilib/axrt -Ilib/chan -Ilib/ds -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
-USER_PROGS := $(B)/user/init $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
+USER_PROGS := $(B)/user/init $(B)/user/ds $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
@@ -89,6 +89,13 @@ $(B)/user/%.o: tests/user/%.c $(B)/kflags
 $(B)/user/%: $(B)/user/%.o $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
 
+# Servers made of more than one file.
+$(B)/user/ds_store.o: servers/ds/store.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/ds: $(B)/user/ds.o $(B)/user/ds_store.o $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(B)/user/ds.o $(B)/user/ds_store.o
+
 user: $(USER_PROGS)
 
 $(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/init tools/mkiso.py boot/grub.cfg
@@ -103,14 +110,14 @@ run: deps
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -pthread
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
-LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c
-LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 

@@ -130,7 +130,7 @@ static int64_t kc_kill(struct thread *me, endpoint_t ep)
 	return 0;
 }
 
-static int64_t kc_info(uint64_t what, uint64_t arg)
+static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 {
 	switch (what) {
 	case KI_FREE_FRAMES:
@@ -147,6 +147,8 @@ static int64_t kc_info(uint64_t what, uint64_t arg)
 		return ncpus_online;
 	case KI_CPU_TICKS:
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
+	case KI_PARENT:
+		return me->proc->parent;
 	case KI_WAIT_MWAIT:
 		return (int64_t)wait_mwait_count;
 	case KI_WAIT_BLOCK:
@@ -267,7 +269,7 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		pr_info("power off requested by %s with status %llu", me->proc->name, (unsigned long long)a0);
 		qemu_exit(0x20 | ((uint32_t)a0 & 0x1f));
 	case KC_INFO:
-		return kc_info(a0, a1);
+		return kc_info(me, a0, a1);
 	case KC_SCHED:
 		return kc_sched(me, (endpoint_t)a0, a1, a2);
 	case KC_MO_CREATE:

@@ -6,11 +6,11 @@ import pytest
 
 from conftest import EXIT_POWEROFF, boot
 
-MODULES = ("init start=utest poweroff", "utest {tests}", "uecho")
+MODULES = ("init start=utest poweroff", "utest {tests}", "uecho", "ds")
 
 
 def run_utest(tests, smp=2, cpu="max", timeout=240):
-    mods = (MODULES[0], MODULES[1].format(tests=" ".join(tests)), MODULES[2])
+    mods = (MODULES[0], MODULES[1].format(tests=" ".join(tests))) + MODULES[2:]
     r = boot("qemu_exit", smp=smp, cpu=cpu, timeout=timeout, modules=mods)
     results = {m.group(2): (m.group(1), m.group(3))
                for m in re.finditer(r"^UTEST (PASS|FAIL|SKIP) (\w[\w-]*):? ?(.*)$", r.output, re.M)}
@@ -75,3 +75,9 @@ def test_channel_round_trips_and_a_corrupted_channel(cpu):
     r, res = run_utest(["chan"], smp=4, cpu=cpu)
     assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
     assert res.get("chan", ("missing",))[0] == "PASS", r.output[-3000:]
+
+
+def test_data_store_namespaces_subscriptions_and_restart():
+    r, res = run_utest(["ds"], smp=2)
+    assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
+    assert res.get("ds", ("missing",))[0] == "PASS", r.output[-3000:]

@@ -10,10 +10,13 @@
  *   uecho mo           creates objects, grants one to its caller, exits without cleaning up
  *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
- *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another */
+ *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
+ *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
+ *                      3 try to register itself (must fail); w[0] of the first message = ds */
 #include "axrt.h"
 #include "evloop.h"
 #include "chan_axolotl.h"
+#include "ds_proto.h"
 
 /* waiter: acknowledges each new doorbell value; ~0 ends the loop. */
 struct waiter {
@@ -219,6 +222,35 @@ int main(int argc, char **argv)
 				if (m.type == 2)
 					return 0;
 			}
+		}
+	}
+	if (!strcmp(mode, "dsclient")) {
+		endpoint_t ds = 0;
+		for (;;) {
+			if (ax_receive(EP_ANY, &m) < 0 || m.source == EP_KERNEL)
+				continue;
+			endpoint_t from = m.source;
+			if (!ds)
+				ds = (endpoint_t)m.w[0];
+			struct kmsg q = { 0 };
+			if (m.type == 1) {
+				q.type = DS_PUT;
+				memcpy(q.w, "count", 6);
+				q.w[2] = m.w[1], q.w[5] = 8;
+			} else if (m.type == 2) {
+				q.type = DS_GET;
+				memcpy(&q.w[0], "client", 7);
+				memcpy(&q.w[2], "count", 6);
+			} else if (m.type == 3) {
+				q.type = DS_REGISTER;
+				q.w[0] = ax_self();
+				memcpy(&q.w[1], "evil", 5);
+			} else {
+				return 0;
+			}
+			m.w[6] = ax_call(ds, &q) < 0 ? ~0ull : q.w[6];
+			m.w[2] = q.w[2];
+			ax_reply(from, &m);
 		}
 	}
 	if (!strcmp(mode, "fpu")) {

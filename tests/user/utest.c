@@ -3,6 +3,7 @@
  * Helpers are spawned from the uecho boot module. */
 #include "axrt.h"
 #include "chan_axolotl.h"
+#include "ds_proto.h"
 
 static int failures;
 #define FAIL(name, ...)                                  \
@@ -543,6 +544,79 @@ static void t_chan(void)
 		  (unsigned long long)kicks);
 }
 
+static int64_t ds_req(endpoint_t ds, uint32_t type, const char *a, const char *b, uint64_t v, uint64_t *out)
+{
+	struct kmsg q = { .type = type };
+	if (type == DS_REGISTER) {
+		q.w[0] = v;
+		memcpy(&q.w[1], a, strlen(a));
+	} else if (type == DS_PUT) {
+		memcpy(&q.w[0], a, strlen(a));
+		q.w[2] = v, q.w[5] = 8;
+	} else {
+		memcpy(&q.w[0], a, strlen(a));
+		memcpy(&q.w[2], b, strlen(b));
+	}
+	if (ax_call(ds, &q) < 0)
+		return -9999;
+	if (out)
+		*out = q.w[2];
+	return (int64_t)q.w[6];
+}
+
+static uint64_t client_do(endpoint_t c, endpoint_t ds, uint32_t type, uint64_t v, int64_t *r)
+{
+	struct kmsg m = { .type = type };
+	m.w[0] = ds, m.w[1] = v;
+	*r = ax_call(c, &m) < 0 ? -9999 : (int64_t)m.w[6];
+	return m.w[2];
+}
+
+static void t_ds(void)
+{
+	endpoint_t ds = (endpoint_t)ax_spawn_named("ds", "", SPAWN_ANY_CPU, 2);
+	CHECK("ds", (int64_t)ds > 0, "spawn ds failed");
+	uint64_t v = 0;
+	int64_t r;
+	CHECK("ds", ds_req(ds, DS_PUT, "answer", 0, 42, 0) == -KE_PERM, "unregistered put accepted");
+	CHECK("ds", ds_req(ds, DS_REGISTER, "utest", 0, ax_self(), 0) == 0, "register failed");
+	CHECK("ds", ds_req(ds, DS_PUT, "answer", 0, 42, 0) == 0, "put failed");
+	CHECK("ds", ds_req(ds, DS_GET, "utest", "answer", 0, &v) == 0 && v == 42, "get: %llu", (unsigned long long)v);
+	CHECK("ds", ds_req(ds, DS_GET, "utest", "nothing", 0, 0) == -2, "missing key found");
+	CHECK("ds", ds_req(ds, DS_GET, "a/b", "x", 0, 0) == -KE_INVAL, "bad label accepted");
+	CHECK("ds", ds_req(ds, DS_SUBSCRIBE, "client", "*", 0, 0) == 0, "subscribe failed");
+	/* A client writes only its own namespace, registered by us (ds's launcher). */
+	endpoint_t c = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
+	CHECK("ds", ds_req(ds, DS_REGISTER, "client", 0, c, 0) == 0, "register client failed");
+	client_do(c, ds, 3, 0, &r);
+	CHECK("ds", r == -KE_PERM, "a client registered itself: %lld", (long long)r);
+	client_do(c, ds, 1, 7, &r);
+	CHECK("ds", r == 0, "client put: %lld", (long long)r);
+	struct kmsg m;
+	while (ax_receive(EP_ANY, &m) < 0 || m.source != EP_KERNEL || m.type != KMSG_NOTIFY)
+		;
+	CHECK("ds", m.w[0] & DS_NOTIFY_BIT, "no ds notification bit");
+	struct kmsg q = { .type = DS_CHECK };
+	CHECK("ds", ax_call(ds, &q) == 0 && q.w[6] == 0 && !strcmp((char *)&q.w[0], "client") &&
+			    !strcmp((char *)&q.w[2], "count"), "check did not name client/count");
+	q = (struct kmsg){ .type = DS_CHECK };
+	CHECK("ds", ax_call(ds, &q) == 0 && (int64_t)q.w[6] == -KE_AGAIN, "a second change reported");
+	/* The client dies and comes back: its saved state is there for the new endpoint. */
+	ax_kill(c);
+	wait_report(c, &m);
+	endpoint_t c2 = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
+	CHECK("ds", ds_req(ds, DS_REGISTER, "client", 0, c2, 0) == 0, "re-register failed");
+	v = client_do(c2, ds, 2, 0, &r);
+	CHECK("ds", r == 0 && v == 7, "restarted client sees %llu (%lld)", (unsigned long long)v, (long long)r);
+	client_do(c2, ds, 1, 8, &r);
+	CHECK("ds", r == 0 && ds_req(ds, DS_GET, "client", "count", 0, &v) == 0 && v == 8, "restarted client put");
+	client_do(c2, ds, 9, 0, &r);
+	wait_report(c2, &m);
+	ax_kill(ds);
+	wait_report(ds, &m);
+	ax_printf("UTEST PASS ds\n");
+}
+
 /* Random arguments at every kernel call that returns. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -623,6 +697,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "wait")) t_wait();
 		else if (!strcmp(t, "fpu")) t_fpu();
 		else if (!strcmp(t, "chan")) t_chan();
+		else if (!strcmp(t, "ds")) t_ds();
 		else {
 			ax_printf("UTEST FAIL %s: no such test\n", t);
 			failures++;

@@ -84,6 +84,7 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 
 #define KI_WAIT_MWAIT 6    /* KC_WAIT calls that slept in MWAIT */
 #define KI_WAIT_BLOCK 7    /* KC_WAIT calls that blocked in the scheduler */
+#define KI_PARENT 8        /* the caller's parent (receiver of its reports), EP_NONE if none */
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

@@ -60,13 +60,13 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 # state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
-	-Ilib/axrt -Ilib/chan -Ilib/ds -Ikernel/abi -MMD -MP
+	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/sysconf -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
-USER_PROGS := $(B)/user/init $(B)/user/ds $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
+USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
@@ -95,6 +95,11 @@ $(B)/user/ds_store.o: servers/ds/store.c $(B)/kflags
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/ds: $(B)/user/ds.o $(B)/user/ds_store.o $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(B)/user/ds.o $(B)/user/ds_store.o
+$(B)/user/sysconf.o: lib/sysconf/sysconf.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/rs: $(B)/user/rs.o $(B)/user/sysconf.o $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(B)/user/rs.o $(B)/user/sysconf.o
 
 user: $(USER_PROGS)
 

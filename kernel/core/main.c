@@ -20,6 +20,7 @@
 #include "smp/smp.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
+#include "proc/wait.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 
@@ -34,6 +35,7 @@ static void timer_irq(struct trap_frame *f)
 	this_cpu()->ticks++;
 	lapic_eoi();
 	sched_tick(f);
+	wait_timer_tick();
 }
 
 static uint32_t parse_u32(const char *s, uint32_t dflt)

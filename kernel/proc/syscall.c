@@ -68,6 +68,22 @@ static int64_t kc_module_info(uint64_t idx, void *uout)
 	return copy_to_user(uout, &info, sizeof(info));
 }
 
+static int64_t kc_module_map(struct proc *p, uint64_t idx)
+{
+	if (idx >= boot_info.nmods)
+		return -KE_INVAL;
+	const struct boot_module *m = &boot_info.mods[idx];
+	uint64_t first = m->start & ~(PAGE_SIZE - 1), npages = (m->end - first + PAGE_SIZE - 1) / PAGE_SIZE;
+	if (!npages)
+		return -KE_INVAL;
+	uint64_t va = proc_find_va(p, npages);
+	if (!va)
+		return -KE_NOMEM;
+	/* Module memory stays reserved for the whole run: a plain read-only, cached mapping. */
+	int r = proc_map_phys(p, va, first, npages, PROT_R, 0);
+	return r ? r : (int64_t)(va + (m->start - first));
+}
+
 static int64_t kc_spawn(struct thread *me, const void *uargs)
 {
 	struct kc_spawn a;
@@ -231,6 +247,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return 0;
 	case KC_SELF:
 		return thread_ep(me);
+	case KC_MODULE_MAP:
+		return kc_module_map(me->proc, a0);
 	case KC_MODULE_INFO:
 		return kc_module_info(a0, (void *)a1);
 	case KC_SPAWN:
@@ -282,7 +300,7 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 	case KC_VCOPY:
 		return memcall(me, n, a);
 	case KC_WAIT:
-		return kc_wait(me, a0, a1);
+		return kc_wait(me, a0, a1, a2);
 	case KC_PRIV:
 	case KC_IRQ_BIND:
 	case KC_IRQ_UNMASK:

@@ -9,11 +9,52 @@
 #include "proc/klock.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
+#include "arch/time.h"
 #include "mm/aspace.h"
 #include "smp/ipi.h"
 #include "smp/percpu.h"
 
 uint64_t wait_mwait_count, wait_block_count;
+
+/* Blocked waiters with a deadline, checked on the boot CPU's tick (which never stops: CPU 0
+ * is never dedicated). Entries name threads by endpoint, so a waiter killed meanwhile, or
+ * its reused slot, is never woken by mistake. */
+#define MAX_TIMED 64
+static struct { endpoint_t ep; uint64_t deadline_us; } timed[MAX_TIMED];
+
+void wait_timer_tick(void)
+{
+	if (this_cpu_index() != 0)
+		return;
+	bool any = false;
+	for (int i = 0; i < MAX_TIMED && !any; i++)
+		any = READ_ONCE(timed[i].ep) != 0;
+	if (!any)
+		return;
+	klock();
+	uint64_t now = time_us_since_boot();
+	for (int i = 0; i < MAX_TIMED; i++) {
+		if (!timed[i].ep || now < timed[i].deadline_us)
+			continue;
+		struct thread *t = ep_lookup(timed[i].ep);
+		if (t && t->state == T_BLOCKED && t->blocked_on == B_WAIT)
+			ipc_wake(t, 0);
+		timed[i].ep = 0;
+	}
+	kunlock();
+}
+
+static int timed_add(struct thread *me, uint64_t timeout_ns)
+{
+	for (int i = 0; i < MAX_TIMED; i++) {
+		if (timed[i].ep)
+			continue;
+		timed[i].deadline_us = time_us_since_boot() + timeout_ns / 1000;
+		timed[i].ep = thread_ep(me);
+		return i;
+	}
+	return -1;
+}
 
 static bool ipc_pending(const struct thread *t)
 {
@@ -43,8 +84,9 @@ static void monitor_user(uint64_t va)
 			 : "memory");
 }
 
-static int64_t wait_mwait(struct thread *me, uint64_t doorbell, uint64_t seen)
+static int64_t wait_mwait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t timeout_ns)
 {
+	uint64_t deadline = timeout_ns ? time_us_since_boot() + timeout_ns / 1000 : ~0ull;
 	struct cpu *c = this_cpu();
 	int64_t r;
 	me->mwaiting = true;
@@ -53,7 +95,7 @@ static int64_t wait_mwait(struct thread *me, uint64_t doorbell, uint64_t seen)
 		monitor_user(doorbell);
 		/* Check after arming: a store before MONITOR is seen here, one after wakes MWAIT. */
 		r = wait_state(me, doorbell, seen);
-		if (r || me->state == T_DEAD || c->need_resched)
+		if (r || me->state == T_DEAD || c->need_resched || time_us_since_boot() >= deadline)
 			break;
 		/* STI's one-instruction shadow covers MWAIT: an interrupt (IPI) cannot slip in
 		 * between and be missed; it ends the MWAIT instead. */
@@ -66,7 +108,7 @@ static int64_t wait_mwait(struct thread *me, uint64_t doorbell, uint64_t seen)
 	return wait_state(me, doorbell, seen);
 }
 
-int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen)
+int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t timeout_ns)
 {
 	if (doorbell & 7)
 		return -KE_INVAL;
@@ -75,9 +117,14 @@ int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen)
 		return r;
 	struct cpu *c = this_cpu();
 	if (c->dedicated == me && c->feat.monitor)
-		return wait_mwait(me, doorbell, seen);
+		return wait_mwait(me, doorbell, seen, timeout_ns);
+	int slot = -1;
+	if (timeout_ns && (slot = timed_add(me, timeout_ns)) < 0)
+		return -KE_AGAIN; /* every timer slot in use: the caller polls instead */
 	wait_block_count++;
 	r = ipc_block(me, B_WAIT, EP_NONE);
+	if (slot >= 0 && timed[slot].ep == thread_ep(me))
+		timed[slot].ep = 0;
 	if (r < 0)
 		return r;
 	return wait_state(me, doorbell, seen);

@@ -3,5 +3,7 @@
 #include "lib/types.h"
 
 struct thread;
-int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen);
+int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t timeout_ns);
+/* Wakes blocked waiters whose timeout passed; called from every timer tick. */
+void wait_timer_tick(void);
 extern uint64_t wait_mwait_count, wait_block_count; /* which path served the waits */

@@ -53,6 +53,11 @@ static inline int64_t ax_vcopy(endpoint_t src, const void *s, endpoint_t dst, vo
 	return kcall6(KC_VCOPY, src, (uint64_t)s, dst, (uint64_t)d, len, 0);
 }
 static inline int64_t ax_wait(const volatile uint64_t *doorbell, uint64_t seen) { return kcall2(KC_WAIT, (uint64_t)doorbell, seen); }
+/* The same with a timeout (0 = none); returns 0 when it passed. */
+static inline int64_t ax_wait_timeout(const volatile uint64_t *doorbell, uint64_t seen, uint64_t ns)
+{
+	return kcall6(KC_WAIT, (uint64_t)doorbell, seen, ns, 0, 0, 0);
+}
 static inline int64_t ax_sched(endpoint_t ep, uint32_t cpu, uint64_t flags) { return kcall6(KC_SCHED, ep, cpu, flags, 0, 0, 0); }
 
 __attribute__((noreturn)) static inline void ax_poweroff(uint32_t status)

@@ -11,6 +11,7 @@
  *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
+ *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds */
 #include "axrt.h"
@@ -82,6 +83,13 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "crash")) {
 		*(volatile int *)0 = 1;
 		return 9;
+	}
+	if (!strcmp(mode, "inb")) {
+		uint16_t port = (uint16_t)(argc > 2 ? num(argv[2]) : 0x80);
+		uint8_t v;
+		__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+		(void)v;
+		return 5;
 	}
 	if (!strcmp(mode, "exit"))
 		return argc > 2 ? (int)num(argv[2]) : 0;

@@ -434,6 +434,12 @@ static void t_wait(void)
 	CHECK("wait", ax_notify(ax_self(), 2) == 0 && ax_wait(&word, 5) == KW_IPC, "pending notify did not end the wait");
 	struct kmsg m;
 	CHECK("wait", ax_receive(EP_ANY, &m) == 0 && m.type == KMSG_NOTIFY && m.w[0] == 2, "notification lost");
+	/* A timeout ends a wait with nothing to report, and not before it passed. */
+	uint64_t t0 = ax_time_ns();
+	int64_t tr = ax_wait_timeout(&word, 5, 50000000);
+	uint64_t waited = ax_time_ns() - t0;
+	CHECK("wait", tr == 0 && waited >= 50000000, "timeout wait returned %lld after %llu ns", (long long)tr,
+	      (unsigned long long)waited);
 	CHECK("wait", ax_sched(ax_self(), here, 0) == 0, "cannot pin myself");
 	bool monitor = kcall2(KC_INFO, KI_CPU_FEATURES, n - 1) == 1;
 	int64_t mw0 = kcall1(KC_INFO, KI_WAIT_MWAIT), bl0 = kcall1(KC_INFO, KI_WAIT_BLOCK);
@@ -643,7 +649,7 @@ static void t_fuzz(void)
 					  KC_KILL, KC_INFO, KC_SCHED, KC_RECEIVE, KC_MO_CREATE, KC_MO_MAP,
 					  KC_MO_UNMAP, KC_MO_GRANT, KC_MO_REVOKE, KC_MO_DESTROY, KC_MO_PHYS,
 					  KC_VCOPY, KC_WAIT, KC_PRIV, KC_IRQ_BIND, KC_IRQ_UNMASK, KC_MMIO_MAP,
-					  KC_PCI_CFG, KC_START, KC_COUNT, 999 };
+					  KC_PCI_CFG, KC_START, KC_MODULE_MAP, KC_COUNT, 999 };
 	endpoint_t me = ax_self();
 	/* A notification that stays pending makes every wait return at once. */
 	ax_notify(me, 1);

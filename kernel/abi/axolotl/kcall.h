@@ -39,8 +39,9 @@ enum kcall {
 	KC_MO_PHYS = 24,     /* (handle, page): physical address of a MOF_DMA object's page */
 	KC_VCOPY = 25,       /* (src endpoint, src addr, dst endpoint, dst addr, len): copy between
 	                        address spaces (EP_NONE means the caller) */
-	KC_WAIT = 26,        /* (const volatile uint64_t *doorbell, uint64_t seen): sleep until
-	                        *doorbell != seen or kernel IPC is pending; returns KW_* bits */
+	KC_WAIT = 26,        /* (const volatile uint64_t *doorbell, uint64_t seen, timeout_ns or 0):
+	                        sleep until *doorbell != seen, kernel IPC is pending or the timeout
+	                        (tick granularity) passes; returns KW_* bits, 0 on timeout */
 	/* Device privileges (see docs/kernel-api.md). */
 	KC_PRIV = 27,        /* (endpoint, kind KPRIV_*, a, b): give a child one of our privileges */
 	KC_IRQ_BIND = 28,    /* (irq, notify bits): the IRQ line notifies the caller, masked after each */
@@ -48,6 +49,8 @@ enum kcall {
 	KC_MMIO_MAP = 30,    /* (phys, npages, va or 0): map device registers uncached; returns va */
 	KC_PCI_CFG = 31,     /* (bdf, offset, width 1/2/4 | KPCI_WRITE, value): returns the value read */
 	KC_START = 32,       /* (endpoint): let a child spawned with SPAWN_STOPPED run */
+	KC_MODULE_MAP = 33,  /* (uint32_t index): map a boot module's bytes read-only; returns va
+	                        (its size from KC_MODULE_INFO); configuration files are modules */
 	KC_COUNT
 };
 

@@ -1,0 +1,51 @@
+"""rs, the reincarnation server: services from a configuration module, started with exactly
+their privileges, restarted per policy with back-off."""
+import os
+import re
+
+from conftest import USER_DIR, boot
+
+CONF = """# rs test configuration
+service crasher binary=uecho args="crash" restart=on-failure backoff=50
+service quitter binary=uecho args="exit 0" restart=on-failure
+service failer binary=uecho args="exit 3" restart=never
+service porty binary=uecho args="inb 128" ioports=0x80 restart=never
+service noporty binary=uecho args="inb 128" restart=never
+"""
+
+
+def write_conf(name, text):
+    os.makedirs(USER_DIR, exist_ok=True)
+    path = os.path.join(USER_DIR, name)
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
+    write_conf("rstest.conf", CONF)
+    r = boot("", smp=2, modules=("rs conf=rstest.conf", "rstest.conf", "uecho"), timeout=120,
+             until=r"^rs: restarting crasher in 200 ms$")
+    out = r.output
+    assert "rs: 5 services in rstest.conf" in out, out[-3000:]
+    for name in ("crasher", "quitter", "failer", "porty", "noporty"):
+        assert re.search(r"^rs: started %s as 0x[0-9a-f]+ \(restarts 0\)$" % name, out, re.M), (name, out[-3000:])
+    # policies: exit 0 with on-failure and anything with never stay down
+    assert "rs: quitter exited with status 0" in out and "rs: quitter stays down" in out
+    assert "rs: failer exited with status 3" in out and "rs: failer stays down" in out
+    # privileges: the port holder reads it; the other faults with #GP and is reported
+    assert "rs: porty exited with status 5" in out, out[-3000:]
+    assert re.search(r"^rs: noporty crashed: vector 13 ", out, re.M), out[-3000:]
+    # a crash loop is restarted with a doubling delay, and told it is a restart
+    delays = [int(d) for d in re.findall(r"^rs: restarting crasher in (\d+) ms$", out, re.M)]
+    assert delays[:3] == [50, 100, 200], delays
+    assert re.search(r"^rs: started crasher as 0x[0-9a-f]+ \(restarts 2\)$", out, re.M)
+    assert re.search(r"^rs: crasher crashed: vector 14 ", out, re.M)
+
+
+def test_rs_refuses_a_broken_configuration_with_the_line():
+    write_conf("rsbad.conf", "service ok binary=uecho\nservice bad colour=blue\n")
+    r = boot("", smp=1, modules=("rs conf=rsbad.conf", "rsbad.conf", "uecho"), timeout=60,
+             until=r"^rs: rsbad.conf line")
+    assert re.search(r"^rs: rsbad.conf line 2: unknown key: colour=blue$", r.output, re.M), r.output[-2000:]
+    assert "rs: started" not in r.output

@@ -63,7 +63,8 @@ UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-prote
 	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/sysconf -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
-URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/printf.o \
+URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
+	$(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))

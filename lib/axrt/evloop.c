@@ -1,4 +1,5 @@
 #include "evloop.h"
+#include "heartbeat.h"
 
 static void dispatch(struct ax_evloop *l, struct kmsg *m)
 {
@@ -6,8 +7,10 @@ static void dispatch(struct ax_evloop *l, struct kmsg *m)
 		if (l->on_message)
 			l->on_message(l, m);
 	} else if (m->type == KMSG_NOTIFY) {
-		if (l->on_notify)
-			l->on_notify(l, m->w[0]);
+		/* rs's ping only needs the loop to turn (the heartbeat is bumped at the top). */
+		uint64_t bits = m->w[0] & ~AX_PING_BIT;
+		if (bits && l->on_notify)
+			l->on_notify(l, bits);
 	} else if (l->on_report) {
 		l->on_report(l, m);
 	}
@@ -17,6 +20,7 @@ int64_t ax_evloop_run(struct ax_evloop *l)
 {
 	struct kmsg m;
 	while (!l->stop) {
+		ax_heartbeat();
 		if (l->poll && l->poll(l))
 			continue;
 		if (!l->doorbell) {

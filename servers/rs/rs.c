@@ -4,6 +4,7 @@
  *   rs [conf=MODULE]     the configuration boot module, default system.conf */
 #include "axrt.h"
 #include "sysconf.h"
+#include "heartbeat.h"
 
 #define MAX_SVC 32
 #define BACKOFF_MAX_MS 10000
@@ -15,6 +16,11 @@ struct svc {
 	uint32_t restarts;
 	uint64_t started_ns, restart_at_ns, delay_ms;
 	bool stopped;      /* ended and not to be restarted */
+	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, checked every period. */
+	int64_t hb_handle;
+	volatile uint64_t *hb;
+	uint64_t hb_last, hb_check_ns;
+	bool hb_pinged;
 };
 
 static struct svc svcs[MAX_SVC];
@@ -46,19 +52,42 @@ static int64_t give_privileges(endpoint_t ep, const struct svc_conf *c)
 	return r;
 }
 
+/* One heartbeat page per service, kept across its restarts; 0 or an error. */
+static int64_t heartbeat_page(struct svc *s)
+{
+	if (!s->c.heartbeat_ms || s->hb)
+		return 0;
+	int64_t h = ax_mo_create(1, 0), va = h > 0 ? ax_mo_map(h, 0, 0, 1, KP_R) : h;
+	if (va < 0)
+		return va;
+	s->hb_handle = h;
+	s->hb = (volatile uint64_t *)va;
+	return 0;
+}
+
 static void start(struct svc *s)
 {
 	int mod = ax_find_module(s->c.binary);
-	char args[160];
+	char args[192];
+	int64_t hb = heartbeat_page(s);
 	/* A restarted service learns it by its arguments and recovers its state from ds. */
+	int n = ksnprintf(args, sizeof(args), "%s", s->c.args);
 	if (s->restarts)
-		ksnprintf(args, sizeof(args), "%s%srestarted=%u", s->c.args, s->c.args[0] ? " " : "", s->restarts);
-	else
-		ksnprintf(args, sizeof(args), "%s", s->c.args);
+		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%srestarted=%u", n ? " " : "", s->restarts);
+	if (s->c.heartbeat_ms)
+		ksnprintf(args + n, sizeof(args) - (size_t)n, "%shb=1", n ? " " : "");
 	struct kc_spawn sp = { (uint32_t)mod, s->c.cpu == SVC_CPU_ANY ? SPAWN_ANY_CPU : (uint32_t)s->c.cpu,
 			       s->c.priority, SPAWN_STOPPED, args };
-	int64_t ep = mod < 0 ? -KE_SRCH : ax_spawn(&sp), r = 0;
-	if (ep > 0 && ((r = give_privileges((endpoint_t)ep, &s->c)) < 0 || (r = kcall1(KC_START, (uint64_t)ep)) < 0)) {
+	int64_t ep = mod < 0 ? -KE_SRCH : hb < 0 ? hb : ax_spawn(&sp), r = 0;
+	if (ep > 0 && s->hb) {
+		/* A new process holds no handles, so the first grant to it is handle 1, which its
+		 * arguments already name (hb=1). */
+		int64_t gh = ax_mo_grant(s->hb_handle, (endpoint_t)ep, KP_R | KP_W);
+		if (gh != 1)
+			r = gh < 0 ? gh : -KE_INVAL;
+	}
+	if (ep > 0 && (r < 0 || (r = give_privileges((endpoint_t)ep, &s->c)) < 0 ||
+		       (r = kcall1(KC_START, (uint64_t)ep)) < 0)) {
 		ax_kill((endpoint_t)ep);
 		ep = r;
 	}
@@ -69,6 +98,11 @@ static void start(struct svc *s)
 	}
 	s->ep = (endpoint_t)ep;
 	s->started_ns = ax_time_ns();
+	if (s->hb) {
+		s->hb_last = *s->hb;
+		s->hb_pinged = false;
+		s->hb_check_ns = s->started_ns + s->c.heartbeat_ms * 1000000ull;
+	}
 	ax_printf("rs: started %s as %#x (restarts %u)\n", s->c.name, (unsigned)ep, s->restarts);
 }
 
@@ -98,6 +132,34 @@ static void ended(struct svc *s, const struct kmsg *m)
 	s->restart_at_ns = now + s->delay_ms * 1000000ull;
 	s->restarts++;
 	ax_printf("rs: restarting %s in %llu ms\n", s->c.name, (unsigned long long)s->delay_ms);
+}
+
+/* Every period: a service whose counter moved is pinged for the next period; one that was
+ * pinged and still did not move is hung, and is killed (its exit report restarts it).
+ * Returns ns until the next check, 0 if none. */
+static uint64_t check_heartbeats(void)
+{
+	uint64_t next = 0, now = ax_time_ns();
+	for (int i = 0; i < nsvc; i++) {
+		struct svc *s = &svcs[i];
+		if (!s->ep || !s->hb)
+			continue;
+		if (now >= s->hb_check_ns) {
+			uint64_t v = *s->hb;
+			if (v == s->hb_last && s->hb_pinged) {
+				ax_printf("rs: %s hung: no heartbeat for %u ms\n", s->c.name, s->c.heartbeat_ms);
+				ax_kill(s->ep);
+				continue;
+			}
+			s->hb_last = v;
+			s->hb_pinged = ax_notify(s->ep, AX_PING_BIT) == 0;
+			s->hb_check_ns = now + s->c.heartbeat_ms * 1000000ull;
+		}
+		uint64_t d = s->hb_check_ns - now;
+		if (!next || d < next)
+			next = d;
+	}
+	return next;
 }
 
 /* Starts the restarts whose delay has passed; returns ns until the next one, 0 if none. */
@@ -144,7 +206,9 @@ int main(int argc, char **argv)
 	static const uint64_t never_rung = 0;
 	for (;;) {
 		/* Sleep until a report arrives or the next delayed restart is due. */
-		uint64_t next = due_restarts();
+		uint64_t next = due_restarts(), hb = check_heartbeats();
+		if (hb && (!next || hb < next))
+			next = hb;
 		if (next && !(ax_wait_timeout(&never_rung, 0, next) & KW_IPC))
 			continue;
 		struct kmsg m;

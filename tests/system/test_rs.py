@@ -11,6 +11,8 @@ service quitter binary=uecho args="exit 0" restart=on-failure
 service failer binary=uecho args="exit 3" restart=never
 service porty binary=uecho args="inb 128" ioports=0x80 restart=never
 service noporty binary=uecho args="inb 128" restart=never
+service hanger binary=uecho args="hang" heartbeat=200 restart=always backoff=50
+service healthy binary=uecho args="echo" heartbeat=150
 """
 
 
@@ -25,10 +27,10 @@ def write_conf(name, text):
 def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
     write_conf("rstest.conf", CONF)
     r = boot("", smp=2, modules=("rs conf=rstest.conf", "rstest.conf", "uecho"), timeout=120,
-             until=r"^rs: restarting crasher in 200 ms$")
+             until=r"^rs: started hanger as 0x[0-9a-f]+ \(restarts 1\)$")
     out = r.output
-    assert "rs: 5 services in rstest.conf" in out, out[-3000:]
-    for name in ("crasher", "quitter", "failer", "porty", "noporty"):
+    assert "rs: 7 services in rstest.conf" in out, out[-3000:]
+    for name in ("crasher", "quitter", "failer", "porty", "noporty", "hanger", "healthy"):
         assert re.search(r"^rs: started %s as 0x[0-9a-f]+ \(restarts 0\)$" % name, out, re.M), (name, out[-3000:])
     # policies: exit 0 with on-failure and anything with never stay down
     assert "rs: quitter exited with status 0" in out and "rs: quitter stays down" in out
@@ -41,6 +43,10 @@ def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
     assert delays[:3] == [50, 100, 200], delays
     assert re.search(r"^rs: started crasher as 0x[0-9a-f]+ \(restarts 2\)$", out, re.M)
     assert re.search(r"^rs: crasher crashed: vector 14 ", out, re.M)
+    # a service that stops beating is declared hung, killed and restarted; one whose event
+    # loop answers rs's pings never is
+    assert "rs: hanger hung: no heartbeat for 200 ms" in out, out[-3000:]
+    assert "rs: healthy hung" not in out and "rs: healthy exited" not in out
 
 
 def test_rs_refuses_a_broken_configuration_with_the_line():

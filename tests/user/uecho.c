@@ -11,11 +11,13 @@
  *   uecho waiter       waits on a doorbell in a granted object and acknowledges each ring
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
+ *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds */
 #include "axrt.h"
 #include "evloop.h"
+#include "heartbeat.h"
 #include "chan_axolotl.h"
 #include "ds_proto.h"
 
@@ -64,6 +66,7 @@ static long num(const char *s)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "echo";
+	ax_heartbeat_init(argc, argv); /* when started by rs with a heartbeat */
 	struct kmsg m;
 	if (!strcmp(mode, "echo")) {
 		struct ax_evloop l = { .on_message = echo_message };
@@ -83,6 +86,16 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "crash")) {
 		*(volatile int *)0 = 1;
 		return 9;
+	}
+	if (!strcmp(mode, "hang")) {
+		static const uint64_t never = 0;
+		for (uint64_t t0 = ax_time_ns(); ax_time_ns() - t0 < 300000000ull;) {
+			ax_heartbeat();
+			if (ax_wait_timeout(&never, 0, 20000000) & KW_IPC)
+				ax_receive(EP_ANY, &m); /* rs's ping */
+		}
+		for (;;)
+			__asm__ volatile("pause");
 	}
 	if (!strcmp(mode, "inb")) {
 		uint16_t port = (uint16_t)(argc > 2 ? num(argv[2]) : 0x80);

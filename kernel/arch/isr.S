@@ -19,6 +19,8 @@ isr_\v:
 	.endif
 	.endm
 
+#include "arch/trap_frame.inc"
+
 	.text
 	.altmacro
 	.set v, 0
@@ -32,40 +34,12 @@ isr_common:
 	testb $3, 24(%rsp)
 	jz 1f
 	swapgs
-1:	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+1:	PUSH_GPRS
 	mov %rsp, %rdi
 	call trap_dispatch
 	.global trap_return
 trap_return:
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+	POP_GPRS
 	testb $3, 24(%rsp)
 	jz 2f
 	swapgs
@@ -74,21 +48,7 @@ trap_return:
 
 isr_paranoid:
 	cld
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	PUSH_GPRS
 	xor %ebx, %ebx           /* rbx (callee-saved): 1 if we swapped GS */
 	mov $0xc0000101, %ecx    /* IA32_GS_BASE */
 	rdmsr
@@ -101,21 +61,7 @@ isr_paranoid:
 	test %ebx, %ebx
 	jz 4f
 	swapgs
-4:	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+4:	POP_GPRS
 	add $16, %rsp
 	iretq
 

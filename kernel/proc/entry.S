@@ -1,6 +1,8 @@
 /* `syscall` entry: switch to the thread's kernel stack (per-CPU data at %gs), build the same
  * struct trap_frame an interrupt from user mode builds (vector 0x100), run
  * syscall_dispatch, and leave through trap_return (iretq), which restores every register. */
+#include "arch/trap_frame.inc"
+
 	.text
 	.global syscall_entry
 syscall_entry:
@@ -14,21 +16,7 @@ syscall_entry:
 	pushq %rcx               /* user RIP */
 	pushq $0                 /* error code */
 	pushq $0x100             /* vector: system call */
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	PUSH_GPRS
 	xor %ebp, %ebp
 	mov %rsp, %rdi
 	call syscall_dispatch

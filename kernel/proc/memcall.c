@@ -173,10 +173,6 @@ static int64_t vcopy(struct thread *me, endpoint_t sep, uint64_t src, endpoint_t
 int64_t memcall(struct thread *me, uint32_t n, const uint64_t a[6])
 {
 	struct proc *p = me->proc;
-	/* Endpoint arguments are 32 bits: a wider value is an error, never a truncated endpoint. */
-	if ((n == KC_MO_GRANT && a[1] > 0xffffffffull) || (n == KC_MO_REVOKE && a[0] > 0xffffffffull) ||
-	    (n == KC_VCOPY && (a[0] > 0xffffffffull || a[2] > 0xffffffffull)))
-		return -KE_INVAL;
 	switch (n) {
 	case KC_MO_CREATE:
 		return mo_create(p, a[0], a[1]);

@@ -223,17 +223,22 @@ static int64_t msg_in(struct kmsg *m, const void *u)
 	return copy_from_user(m, u, sizeof(*m)) ? -KE_FAULT : 0;
 }
 
+/* Which arguments of each call are endpoints (bit i: argument i). */
+static const uint8_t ep_args[KC_COUNT] = {
+	[KC_SEND] = 1, [KC_CALL] = 1, [KC_RECEIVE] = 1, [KC_REPLY] = 1, [KC_SENDNB] = 1,
+	[KC_NOTIFY] = 1, [KC_KILL] = 1, [KC_SCHED] = 1, [KC_START] = 1, [KC_PRIV] = 1,
+	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4,
+};
+
 static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 {
 	struct kmsg m;
 	int64_t r;
 	uint64_t a0 = a[0], a1 = a[1], a2 = a[2];
 	/* Endpoints are 32 bits: a wider value is an error, never silently EP_ANY. */
-	bool takes_ep = n == KC_SEND || n == KC_CALL || n == KC_RECEIVE || n == KC_REPLY ||
-			n == KC_SENDNB || n == KC_NOTIFY || n == KC_KILL || n == KC_SCHED || n == KC_START ||
-			n == KC_PRIV;
-	if (takes_ep && a0 > 0xffffffffull)
-		return -KE_INVAL;
+	for (uint32_t i = 0; i < 6; i++)
+		if ((ep_args[n] & (1u << i)) && a[i] > 0xffffffffull)
+			return -KE_INVAL;
 	switch (n) {
 	case KC_DEBUG_WRITE:
 		return kc_debug_write((const char *)a0, a1);

@@ -260,6 +260,8 @@ static void t_share(void)
 	int64_t ch = ax_mo_grant(h, (endpoint_t)ep, KP_R);
 	CHECK("share", ch > 0, "grant failed: %lld", (long long)ch);
 	CHECK("share", ax_mo_grant(h, (endpoint_t)ep, KP_R | 8) == -KE_INVAL, "bad rights accepted");
+	CHECK("share", kcall6(KC_MO_GRANT, (uint64_t)h, (uint64_t)ep | 1ull << 32, KP_R, 0, 0, 0) == -KE_INVAL,
+	      "a 64-bit endpoint was truncated");
 	/* Read-only grant: a writable mapping is refused, a read-only one works. */
 	CHECK("share", (int64_t)ask((endpoint_t)ep, 1, (uint64_t)ch, KP_R | KP_W, 0) == -KE_PERM,
 	      "grantee mapped a read-only grant writable");
@@ -370,6 +372,8 @@ static void t_vcopy(void)
 	      "copy into read-only text accepted");
 	CHECK("vcopy", ax_vcopy(EP_NONE, (void *)0x10, (endpoint_t)ep, (void *)cbuf, 8) == -KE_FAULT, "unmapped source");
 	CHECK("vcopy", ax_vcopy(EP_NONE, src, 0x7777, back, 8) == -KE_DEADSRCDST, "bad endpoint");
+	CHECK("vcopy", kcall6(KC_VCOPY, 0, (uint64_t)src, (uint64_t)ep | 1ull << 32, (uint64_t)back, 8, 0) == -KE_INVAL,
+	      "a 64-bit endpoint was truncated");
 	CHECK("vcopy", ax_vcopy(EP_NONE, src, EP_NONE, back, 5u << 20) == -KE_INVAL, "huge copy");
 	/* An ordinary process may not do it. */
 	CHECK("vcopy", (int64_t)ask((endpoint_t)ep, 4, (uint64_t)src, cbuf, 8) == -KE_PERM, "unprivileged vcopy allowed");

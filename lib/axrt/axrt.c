@@ -21,6 +21,14 @@ int ax_printf(const char *fmt, ...)
 	return ax_write(buf, (size_t)n);
 }
 
+uint64_t ax_atou(const char *s)
+{
+	uint64_t v = 0;
+	while (s && *s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	return v;
+}
+
 int ax_find_module(const char *name)
 {
 	struct kc_module_info mi;

@@ -77,6 +77,8 @@ static inline uint64_t ax_rdtsc(void)
 /* Console output through KC_DEBUG_WRITE; one call per formatted line stays unbroken. */
 int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ax_write(const char *s, size_t n);
+/* The decimal number at the start of s (0 if none, or s is NULL): argument parsing. */
+uint64_t ax_atou(const char *s);
 /* Index of the boot module whose name (first word of its command line, path stripped) is
  * name, or -1. */
 int ax_find_module(const char *name);

@@ -2,36 +2,13 @@
  *   udev <test>...      runs the named tests (pit, ports, pci, mmio, dma, fuzz), printing
  *                       UTEST PASS/FAIL lines; init gave it every privilege.
  *   udev child-... ...  helper modes, spawned stopped by the tests and given a subset. */
-#include "axrt.h"
-
-static int failures;
-#define FAIL(name, ...)                                  \
-	do {                                             \
-		ax_printf("UTEST FAIL %s: ", name);      \
-		ax_printf(__VA_ARGS__);                  \
-		ax_printf("\n");                         \
-		failures++;                              \
-		return;                                  \
-	} while (0)
-#define CHECK(name, cond, ...)                     \
-	do {                                       \
-		if (!(cond))                       \
-			FAIL(name, __VA_ARGS__);   \
-	} while (0)
+#include "utest.h"
 
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
 static inline uint8_t inb(uint16_t port)
 {
 	uint8_t v;
 	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static uint64_t num(const char *s)
-{
-	uint64_t v = 0;
-	while (s && *s >= '0' && *s <= '9')
-		v = v * 10 + (uint64_t)(*s++ - '0');
 	return v;
 }
 
@@ -127,21 +104,21 @@ static int child(int argc, char **argv)
 	if (!strcmp(mode, "child-io") && argc >= 6) {
 		/* child-io <parent> <bit> <delay ms> <port> [port2]: notify bit after the first read,
 		 * bit+1 after the second. */
-		endpoint_t parent = (endpoint_t)num(argv[2]);
-		uint64_t bit = num(argv[3]);
-		sleep_ms(num(argv[4]));
-		inb((uint16_t)num(argv[5]));
+		endpoint_t parent = (endpoint_t)ax_atou(argv[2]);
+		uint64_t bit = ax_atou(argv[3]);
+		sleep_ms(ax_atou(argv[4]));
+		inb((uint16_t)ax_atou(argv[5]));
 		ax_notify(parent, 1ull << bit);
 		if (argc >= 7) {
-			inb((uint16_t)num(argv[6]));
+			inb((uint16_t)ax_atou(argv[6]));
 			ax_notify(parent, 2ull << bit);
 		}
 		return 0;
 	}
 	if (!strcmp(mode, "child-ioloop") && argc >= 4) {
 		/* child-ioloop <port> <ms>: reads the port between yields for a while. */
-		uint16_t port = (uint16_t)num(argv[2]);
-		uint64_t t0 = ax_time_ns(), ms = num(argv[3]);
+		uint16_t port = (uint16_t)ax_atou(argv[2]);
+		uint64_t t0 = ax_time_ns(), ms = ax_atou(argv[3]);
 		while (ax_time_ns() - t0 < ms * 1000000ull) {
 			inb(port);
 			ax_yield();
@@ -149,7 +126,7 @@ static int child(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "child-pci") && argc >= 3) {
-		if (num(argv[2]) == 0)
+		if (ax_atou(argv[2]) == 0)
 			return pci_read(0, 0, 4) == -KE_PERM ? 0 : 1;
 		if (pci_read(0, 0, 2) != 0x8086)
 			return 2;
@@ -158,7 +135,7 @@ static int child(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "child-mmio") && argc >= 3) {
-		if (num(argv[2]) == 0)
+		if (ax_atou(argv[2]) == 0)
 			return mmio_map(0xfec00000, 1, 0) == -KE_PERM ? 0 : 1;
 		int64_t va = mmio_map(0xfec00000, 1, 0);
 		if (va <= 0)
@@ -173,7 +150,7 @@ static int child(int argc, char **argv)
 	}
 	if (!strcmp(mode, "child-dma") && argc >= 3) {
 		int64_t h = kcall2(KC_MO_CREATE, 4, MOF_DMA);
-		if (num(argv[2]) == 0)
+		if (ax_atou(argv[2]) == 0)
 			return h == -KE_PERM ? 0 : 1;
 		if (h <= 0)
 			return 2;
@@ -391,13 +368,7 @@ static void t_dma(void)
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 static uint64_t nasty(void)
 {
 	static const uint64_t v[] = { 0, 1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 0x80, 0xcf8, 0xffff, 0x10000,

@@ -55,14 +55,6 @@ static void echo_message(struct ax_evloop *l, struct kmsg *m)
 		l->stop = true;
 }
 
-static long num(const char *s)
-{
-	long v = 0;
-	while (*s >= '0' && *s <= '9')
-		v = v * 10 + (*s++ - '0');
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "echo";
@@ -98,14 +90,14 @@ int main(int argc, char **argv)
 			__asm__ volatile("pause");
 	}
 	if (!strcmp(mode, "inb")) {
-		uint16_t port = (uint16_t)(argc > 2 ? num(argv[2]) : 0x80);
+		uint16_t port = (uint16_t)(argc > 2 ? ax_atou(argv[2]) : 0x80);
 		uint8_t v;
 		__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
 		(void)v;
 		return 5;
 	}
 	if (!strcmp(mode, "exit"))
-		return argc > 2 ? (int)num(argv[2]) : 0;
+		return argc > 2 ? (int)ax_atou(argv[2]) : 0;
 	if (!strcmp(mode, "notify-sink")) {
 		uint64_t bits = 0, notes = 0;
 		for (;;) {
@@ -131,7 +123,7 @@ int main(int argc, char **argv)
 			;
 		endpoint_t parent = m.source;
 		ax_reply(parent, &m);
-		long n = argc > 2 ? num(argv[2]) : 100;
+		long n = argc > 2 ? (long)ax_atou(argv[2]) : 100;
 		for (long i = 0; i < n; i++) {
 			uint64_t t0 = ax_rdtsc();
 			while (ax_rdtsc() - t0 < 2000000)
@@ -275,7 +267,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!strcmp(mode, "fpu")) {
-		uint64_t seed = argc > 2 ? (uint64_t)num(argv[2]) : 1, bad = 0;
+		uint64_t seed = argc > 2 ? ax_atou(argv[2]) : 1, bad = 0;
 		for (uint64_t round = 0; round < 300; round++) {
 			uint64_t in[16], out[16];
 			for (int i = 0; i < 16; i++)

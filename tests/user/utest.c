@@ -1,24 +1,9 @@
 /* User-space system tests of the microkernel core (run by tests/system/test_user.py).
  *   utest <test>...   runs the named tests, printing UTEST PASS/FAIL lines.
  * Helpers are spawned from the uecho boot module. */
-#include "axrt.h"
+#include "utest.h"
 #include "chan_axolotl.h"
 #include "ds_proto.h"
-
-static int failures;
-#define FAIL(name, ...)                                  \
-	do {                                             \
-		ax_printf("UTEST FAIL %s: ", name);      \
-		ax_printf(__VA_ARGS__);                  \
-		ax_printf("\n");                         \
-		failures++;                              \
-		return;                                  \
-	} while (0)
-#define CHECK(name, cond, ...)                     \
-	do {                                       \
-		if (!(cond))                       \
-			FAIL(name, __VA_ARGS__);   \
-	} while (0)
 
 static uint32_t ncpus(void) { return (uint32_t)kcall1(KC_INFO, KI_NCPUS); }
 
@@ -629,13 +614,7 @@ static void t_ds(void)
 
 /* Random arguments at every kernel call that returns. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 static uint64_t nasty(void)
 {

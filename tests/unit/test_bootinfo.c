@@ -11,10 +11,6 @@ struct mbi {
 	uint32_t len;
 };
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
-
 static void m_begin(struct mbi *m)
 {
 	memset(m, 0, sizeof(*m));

@@ -9,10 +9,6 @@ struct tbl {
 	uint32_t len;
 };
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
-
 static void t_begin(struct tbl *t, uint32_t lapic, uint32_t flags)
 {
 	memset(t, 0, sizeof(*t));

@@ -46,6 +46,10 @@ static UNIT_USED __attribute__((format(printf, 3, 4))) void unit_fail(const char
 	unit_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b, a_, b_); } while (0)
 #define REQUIRE(c) do { if (!(c)) { unit_fail(__FILE__, __LINE__, "REQUIRE(%s)", #c); return; } \
 	} while (0)
+/* Little-endian stores, for building the binary images parsers are tested on. */
+static UNIT_USED void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static UNIT_USED void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16)); }
+static UNIT_USED void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
 #define UNIT_FAILED() (unit_case_failed != 0)
 #define RUN(fn) unit_run(#fn, fn)
 

@@ -10,7 +10,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "system"))
-from conftest import EXIT_POWEROFF, boot  # noqa: E402
+from conftest import EXIT_POWEROFF, run_user_tests  # noqa: E402
 
 TESTS = ["pingpong-same", "pingpong-cross", "notify", "wait", "chan"]
 FIELDS = [("IPC round trip, same core (avg)", "pingpong-same", "avg_cycles"),
@@ -30,12 +30,11 @@ def main():
     ap.add_argument("--smp", type=int, default=4)
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
-    mods = ("init start=utest poweroff", "utest " + " ".join(TESTS), "uecho")
     samples = {f[0]: [] for f in FIELDS}
     path = "?"
     for i in range(a.runs):
-        r = boot("qemu_exit", smp=a.smp, cpu=a.cpu, timeout=300, modules=mods)
-        lines = {m.group(1): m.group(2) for m in re.finditer(r"^UTEST PASS (\S+) (.*)$", r.output, re.M)}
+        r, res = run_user_tests("utest", TESTS, ("uecho",), smp=a.smp, cpu=a.cpu, timeout=300)
+        lines = {name: rest for name, (status, rest) in res.items() if status == "PASS"}
         if r.returncode != EXIT_POWEROFF or len(lines) != len(TESTS):
             print(r.output[-2000:])
             sys.exit("kbench: run %d failed" % (i + 1))

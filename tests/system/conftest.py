@@ -114,3 +114,14 @@ def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False
 @pytest.fixture
 def qemu_boot():
     return boot
+
+
+def run_user_tests(program, tests, helpers=(), smp=2, cpu="max", timeout=240):
+    """Boots init, which starts `program` with the named tests and powers off when it ends;
+    `helpers` are further boot modules the program spawns. Returns the Run and the test
+    results, {name: (PASS|FAIL|SKIP, rest of the line)}, from its UTEST lines."""
+    mods = ("init start=%s poweroff" % program, " ".join([program] + list(tests))) + tuple(helpers)
+    r = boot("qemu_exit", smp=smp, cpu=cpu, timeout=timeout, modules=mods)
+    results = {m.group(2): (m.group(1), m.group(3))
+               for m in re.finditer(r"^UTEST (PASS|FAIL|SKIP) (\w[\w-]*):? ?(.*)$", r.output, re.M)}
+    return r, results

@@ -6,17 +6,13 @@ import re
 
 import pytest
 
-from conftest import EXIT_POWEROFF, boot
+from conftest import EXIT_POWEROFF, run_user_tests
 
 ALL = ["pit", "ports", "pci", "mmio", "dma", "fuzz"]
 
 
 def run_udev(tests, smp=2, cpu="max", timeout=90):
-    mods = ("init start=udev poweroff", "udev " + " ".join(tests))
-    r = boot("qemu_exit", smp=smp, cpu=cpu, timeout=timeout, modules=mods)
-    results = {m.group(2): (m.group(1), m.group(3))
-               for m in re.finditer(r"^UTEST (PASS|FAIL|SKIP) (\w[\w-]*):? ?(.*)$", r.output, re.M)}
-    return r, results
+    return run_user_tests("udev", tests, smp=smp, cpu=cpu, timeout=timeout)
 
 
 @pytest.mark.parametrize("cpu", ["max", "qemu64"])

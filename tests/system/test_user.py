@@ -4,17 +4,11 @@ import re
 
 import pytest
 
-from conftest import EXIT_POWEROFF, boot
-
-MODULES = ("init start=utest poweroff", "utest {tests}", "uecho", "ds")
+from conftest import EXIT_POWEROFF, run_user_tests
 
 
 def run_utest(tests, smp=2, cpu="max", timeout=240):
-    mods = (MODULES[0], MODULES[1].format(tests=" ".join(tests))) + MODULES[2:]
-    r = boot("qemu_exit", smp=smp, cpu=cpu, timeout=timeout, modules=mods)
-    results = {m.group(2): (m.group(1), m.group(3))
-               for m in re.finditer(r"^UTEST (PASS|FAIL|SKIP) (\w[\w-]*):? ?(.*)$", r.output, re.M)}
-    return r, results
+    return run_user_tests("utest", tests, ("uecho", "ds"), smp=smp, cpu=cpu, timeout=timeout)
 
 
 @pytest.mark.parametrize("cpu", ["max", "qemu64"])

@@ -14,7 +14,7 @@ static void defaults(void)
 	CHECK_STR(sv[0].binary, "ip");
 	CHECK_STR(sv[0].args, "");
 	CHECK_EQ_I64(sv[0].cpu, SVC_CPU_ANY);
-	CHECK(!sv[0].dedicated && !sv[0].dma && !sv[0].pci_all);
+	CHECK(!sv[0].dedicated && !sv[0].dma && !sv[0].pci_all && !sv[0].control);
 	CHECK_EQ_U64(sv[0].priority, 2);
 	CHECK_EQ_U64(sv[0].restart, SVC_RESTART_ALWAYS);
 	CHECK_EQ_U64(sv[0].heartbeat_ms, 0);
@@ -27,14 +27,14 @@ static void every_field(void)
 	const char *t =
 		"service e1000 binary=e1000d args=\"mtu 1500 poll\" cpu=3 dedicated priority=0 "
 		"ioports=0xc000-0xc03f,0x60 irq=11,3 pci=00:03.0,1f:1f.7 mmio=0xfebc0000+32 dma "
-		"kcalls=vcopy,poweroff restart=on-failure heartbeat=500 backoff=250  # trailing comment\n"
+		"kcalls=vcopy,poweroff restart=on-failure heartbeat=500 backoff=250 control  # trailing comment\n"
 		"service relay restart=never\r\n";
 	REQUIRE(parse(t) == 2);
 	struct svc_conf *c = &sv[0];
 	CHECK_STR(c->binary, "e1000d");
 	CHECK_STR(c->args, "mtu 1500 poll");
 	CHECK_EQ_I64(c->cpu, 3);
-	CHECK(c->dedicated && c->dma);
+	CHECK(c->dedicated && c->dma && c->control);
 	CHECK_EQ_U64(c->priority, 0);
 	REQUIRE(c->nports == 2);
 	CHECK_EQ_U64(c->ports[0].lo, 0xc000);
@@ -54,6 +54,7 @@ static void every_field(void)
 	CHECK_EQ_U64(c->backoff_ms, 250);
 	CHECK_STR(sv[1].name, "relay");
 	CHECK_EQ_U64(sv[1].restart, SVC_RESTART_NEVER);
+	CHECK(!sv[1].control);
 }
 
 /* Each bad line is refused with its line number and a message naming the problem. */
@@ -65,6 +66,8 @@ static void errors_name_the_line(void)
 		{ "service a/b", "bad service name" },
 		{ "service ip colour=blue", "unknown key: colour=blue" },
 		{ "service ip fast", "unknown flag: fast" },
+		{ "service ip control=yes", "unknown key: control=yes" },
+		{ "service ip dma=1", "unknown key: dma=1" },
 		{ "service ip cpu=x", "cpu must be" },
 		{ "service ip dedicated", "dedicated needs cpu=N" },
 		{ "service ip priority=8", "priority must be 0-7" },
@@ -121,7 +124,7 @@ static void fuzz(void)
 {
 	static const char seed[] = "service e1000 binary=e1000d args=\"a b\" cpu=3 dedicated priority=0 "
 				   "ioports=0xc000-0xc03f irq=11 pci=00:03.0 mmio=0xfebc0000+32 dma kcalls=vcopy "
-				   "restart=on-failure heartbeat=500\nservice ip cpu=1\n";
+				   "restart=on-failure heartbeat=500\nservice ip cpu=1 control\n";
 	uint64_t x = 88172645463325252ull;
 	int ok = 0;
 	for (int i = 0; i < 200000; i++) {

@@ -191,6 +191,8 @@ static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, cons
 			return c->dedicated = true, NULL;
 		if (tok_eq(k, kn, "dma"))
 			return c->dma = true, NULL;
+		if (tok_eq(k, kn, "control"))
+			return c->control = true, NULL;
 		return "unknown flag: ";
 	}
 	if (!vn)

@@ -26,6 +26,7 @@ struct svc_conf {
 	uint32_t pci[SVC_MAX_PCI]; /* bus << 8 | dev << 3 | fn */
 	struct { uint64_t pa, pages; } mmio[SVC_MAX_MMIO];
 	bool dma;
+	bool control;     /* may use rs's control calls (the service command) */
 	uint64_t kcalls;  /* privileged kernel calls given on top of the defaults (SVC_KC_*) */
 	enum svc_restart restart;
 	uint32_t heartbeat_ms; /* 0: no heartbeat checks */

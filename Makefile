@@ -60,11 +60,11 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 # state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
-	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/sysconf -Ikernel/abi -MMD -MP
+	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/sysconf -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
-	$(B)/user/rt/printf.o \
+	$(B)/user/rt/service.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
@@ -75,6 +75,9 @@ $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 $(B)/user/chan/%.o: lib/chan/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -Ilib/chan -c $< -o $@
+$(B)/user/dslib/%.o: lib/ds/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/rt/%.o: lib/axrt/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
@@ -99,8 +102,24 @@ $(B)/user/ds: $(B)/user/ds.o $(B)/user/ds_store.o $(URT_OBJS)
 $(B)/user/sysconf.o: lib/sysconf/sysconf.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/rs: $(B)/user/rs.o $(B)/user/sysconf.o $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(B)/user/rs.o $(B)/user/sysconf.o
+RS_OBJS := $(B)/user/rs.o $(B)/user/rs_ds.o $(B)/user/rs_ctl.o $(B)/user/sysconf.o
+$(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
+
+# The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
+PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink
+USER_PROGS += $(PIPELINE)
+$(B)/user/pl_%.o: tests/pipeline/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/pl_relay2.o: tests/pipeline/relay.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -DRELAY_VERSION=2 -c $< -o $@
+$(PIPELINE): $(B)/user/%: $(B)/user/pl_%.o $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
 
 user: $(USER_PROGS)
 

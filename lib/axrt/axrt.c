@@ -29,6 +29,16 @@ uint64_t ax_atou(const char *s)
 	return v;
 }
 
+int ax_strpad(void *field, size_t cap, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!n || n >= cap)
+		return -KE_INVAL;
+	memset(field, 0, cap);
+	memcpy(field, s, n);
+	return 0;
+}
+
 int ax_find_module(const char *name)
 {
 	struct kc_module_info mi;

@@ -79,6 +79,9 @@ int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ax_write(const char *s, size_t n);
 /* The decimal number at the start of s (0 if none, or s is NULL): argument parsing. */
 uint64_t ax_atou(const char *s);
+/* Copies s NUL-padded into a fixed field of cap bytes (a name in a message); -KE_INVAL if s
+ * is empty or does not fit with its terminating NUL. */
+int ax_strpad(void *field, size_t cap, const char *s);
 /* Index of the boot module whose name (first word of its command line, path stripped) is
  * name, or -1. */
 int ax_find_module(const char *name);

@@ -1,5 +1,6 @@
 #include "evloop.h"
 #include "heartbeat.h"
+#include "service.h"
 
 static void dispatch(struct ax_evloop *l, struct kmsg *m)
 {
@@ -9,12 +10,17 @@ static void dispatch(struct ax_evloop *l, struct kmsg *m)
 	} else if (m->type == KMSG_NOTIFY) {
 		/* rs's ping only needs the loop to turn (the heartbeat is bumped at the top). */
 		uint64_t bits = m->w[0] & ~AX_PING_BIT;
+		if (bits & AX_RS_BIT)
+			ax_svc_commands(l);
+		bits &= ~AX_RS_BIT;
 		if (bits && l->on_notify)
 			l->on_notify(l, bits);
 	} else if (l->on_report) {
 		l->on_report(l, m);
 	}
 }
+
+static const uint64_t never_rung;
 
 int64_t ax_evloop_run(struct ax_evloop *l)
 {
@@ -23,19 +29,26 @@ int64_t ax_evloop_run(struct ax_evloop *l)
 		ax_heartbeat();
 		if (l->poll && l->poll(l))
 			continue;
-		if (!l->doorbell) {
+		if (!l->doorbell && !l->wait_ns) {
 			int64_t r = ax_receive(EP_ANY, &m);
 			if (r < 0)
 				return r;
 			dispatch(l, &m);
 			continue;
 		}
-		/* Read the doorbell, poll once more, then sleep unless it moved meanwhile: a ring
-		 * after the read is never lost, one before it is found by the poll. */
-		uint64_t seen = *l->doorbell;
-		if (l->poll && l->poll(l))
-			continue;
-		int64_t r = ax_wait(l->doorbell, seen);
+		/* Read the doorbell, raise the sleeping flag, poll once more, then sleep unless the
+		 * doorbell moved meanwhile: a ring after the read is never lost, work that arrived
+		 * before it is found by the poll (lib/chan/README.md, "Going to sleep"). */
+		const volatile uint64_t *bell = l->doorbell ? l->doorbell : &never_rung;
+		uint64_t seen = *bell;
+		if (l->sleeping) {
+			atomic_store_explicit(l->sleeping, 1, memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+		}
+		bool work = l->poll && l->poll(l);
+		int64_t r = work ? 0 : ax_wait_timeout(bell, seen, l->wait_ns);
+		if (l->sleeping)
+			atomic_store_explicit(l->sleeping, 0, memory_order_relaxed);
 		if (r < 0)
 			return r;
 		if (r & KW_IPC) {

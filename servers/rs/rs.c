@@ -1,30 +1,44 @@
-/* rs: the reincarnation server. Starts every service of boot/system.conf with exactly the
- * privileges listed there, and restarts those that crash or exit, per their policy, with
- * back-off. See servers/rs/README.md for what is not done yet (hang detection, live update).
+/* rs: the reincarnation server. Starts every service of its configuration with exactly the
+ * privileges listed there, restarts those that crash, exit or hang, per their policy and
+ * with back-off, keeps ds told, and runs live updates and the service command
+ * (servers/rs/README.md).
  *   rs [conf=MODULE]     the configuration boot module, default system.conf */
-#include "axrt.h"
-#include "sysconf.h"
+#include "rs.h"
 #include "heartbeat.h"
 
-#define MAX_SVC 32
 #define BACKOFF_MAX_MS 10000
 #define QUICK_CRASH_NS 1000000000ull /* dying within 1 s of a start counts as a quick crash */
 
-struct svc {
-	struct svc_conf c;
-	endpoint_t ep;     /* 0: not running */
-	uint32_t restarts;
-	uint64_t started_ns, restart_at_ns, delay_ms;
-	bool stopped;      /* ended and not to be restarted */
-	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, checked every period. */
-	int64_t hb_handle;
-	volatile uint64_t *hb;
-	uint64_t hb_last, hb_check_ns;
-	bool hb_pinged;
-};
+struct svc svcs[MAX_SVC];
+int nsvc;
 
-static struct svc svcs[MAX_SVC];
-static int nsvc;
+struct svc *svc_by_name(const char *name)
+{
+	for (int i = 0; i < nsvc; i++)
+		if (!strcmp(svcs[i].c.name, name))
+			return &svcs[i];
+	return NULL;
+}
+
+struct svc *svc_by_ep(endpoint_t ep)
+{
+	for (int i = 0; ep && i < nsvc; i++)
+		if (svcs[i].ep == ep)
+			return &svcs[i];
+	return NULL;
+}
+
+uint32_t svc_state(const struct svc *s)
+{
+	return s->up.phase != UP_NONE ? RS_ST_UPDATING : s->ep ? RS_ST_RUNNING : s->stopped ? RS_ST_STOPPED
+											 : RS_ST_WAITING;
+}
+
+const char *svc_state_name(const struct svc *s)
+{
+	static const char *const names[] = { "?", "running", "waiting", "stopped", "updating" };
+	return names[svc_state(s)];
+}
 
 /* Gives a stopped child the privileges the configuration lists; 0 or the first error. */
 static int64_t give_privileges(endpoint_t ep, const struct svc_conf *c)
@@ -57,7 +71,7 @@ static int64_t heartbeat_page(struct svc *s)
 {
 	if (!s->c.heartbeat_ms || s->hb)
 		return 0;
-	int64_t h = ax_mo_create(1, 0), va = h > 0 ? ax_mo_map(h, 0, 0, 1, KP_R) : h;
+	int64_t h = ax_mo_create(1, 0), va = h > 0 ? ax_mo_map(h, 0, 0, 1, KP_R | KP_W) : h;
 	if (va < 0)
 		return va;
 	s->hb_handle = h;
@@ -65,15 +79,29 @@ static int64_t heartbeat_page(struct svc *s)
 	return 0;
 }
 
-static void start(struct svc *s)
+void svc_heartbeat_reset(struct svc *s)
 {
-	int mod = ax_find_module(s->c.binary);
+	if (s->hb) {
+		s->hb_last = *s->hb;
+		s->hb_pinged = false;
+		s->hb_check_ns = ax_time_ns() + s->c.heartbeat_ms * 1000000ull;
+	}
+}
+
+/* Starts an instance of s running `binary` (the configured one, or a live update's new one
+ * with update=1). Its ds label is registered before it runs. Returns its endpoint or an
+ * error; does not change s->ep. */
+int64_t svc_start(struct svc *s, const char *binary, bool update)
+{
+	int mod = ax_find_module(binary);
 	char args[192];
 	int64_t hb = heartbeat_page(s);
 	/* A restarted service learns it by its arguments and recovers its state from ds. */
 	int n = ksnprintf(args, sizeof(args), "%s", s->c.args);
-	if (s->restarts)
+	if (s->restarts && !update)
 		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%srestarted=%u", n ? " " : "", s->restarts);
+	if (update)
+		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%supdate=1", n ? " " : "");
 	if (s->c.heartbeat_ms)
 		ksnprintf(args + n, sizeof(args) - (size_t)n, "%shb=1", n ? " " : "");
 	struct kc_spawn sp = { (uint32_t)mod, s->c.cpu == SVC_CPU_ANY ? SPAWN_ANY_CPU : (uint32_t)s->c.cpu,
@@ -86,24 +114,49 @@ static void start(struct svc *s)
 		if (gh != 1)
 			r = gh < 0 ? gh : -KE_INVAL;
 	}
-	if (ep > 0 && (r < 0 || (r = give_privileges((endpoint_t)ep, &s->c)) < 0 ||
-		       (r = kcall1(KC_START, (uint64_t)ep)) < 0)) {
+	/* A dedicated core belongs to one thread: an update's new instance shares the CPU until
+	 * it takes over (rs_ctl.c dedicates it then). */
+	struct svc_conf c = s->c;
+	c.dedicated = c.dedicated && !update;
+	if (ep > 0 && !r)
+		r = give_privileges((endpoint_t)ep, &c);
+	/* The label is the service's before it runs (ds itself has none; an update's new
+	 * instance gets it when the update commits). */
+	if (ep > 0 && !r && !update && strcmp(s->c.name, "ds"))
+		rsds_registered(s, (endpoint_t)ep);
+	if (ep > 0 && (r < 0 || (r = kcall1(KC_START, (uint64_t)ep)) < 0)) {
 		ax_kill((endpoint_t)ep);
 		ep = r;
 	}
+	if (ep < 0)
+		ax_printf("rs: cannot start %s (%s): error %lld\n", s->c.name, binary, (long long)ep);
+	return ep;
+}
+
+static void start(struct svc *s)
+{
+	s->restart_now = false;
+	int64_t ep = svc_start(s, s->c.binary, false);
 	if (ep < 0) {
-		ax_printf("rs: cannot start %s (%s): error %lld\n", s->c.name, s->c.binary, (long long)ep);
+		s->ep = 0;
 		s->stopped = true;
+		rsds_publish(s);
 		return;
 	}
 	s->ep = (endpoint_t)ep;
 	s->started_ns = ax_time_ns();
-	if (s->hb) {
-		s->hb_last = *s->hb;
-		s->hb_pinged = false;
-		s->hb_check_ns = s->started_ns + s->c.heartbeat_ms * 1000000ull;
-	}
+	s->cmds = 0;
+	svc_heartbeat_reset(s);
 	ax_printf("rs: started %s as %#x (restarts %u)\n", s->c.name, (unsigned)ep, s->restarts);
+	if (!strcmp(s->c.name, "ds"))
+		rsds_ds_started(s);
+	rsds_publish(s);
+}
+
+void svc_queue_cmd(struct svc *s, uint32_t cmd)
+{
+	s->cmds |= 1u << cmd;
+	ax_notify(s->ep, AX_RS_BIT);
 }
 
 static void ended(struct svc *s, const struct kmsg *m)
@@ -116,33 +169,62 @@ static void ended(struct svc *s, const struct kmsg *m)
 	else
 		ax_printf("rs: %s exited with status %lld\n", s->c.name, (long long)status);
 	s->ep = 0;
-	bool again = s->c.restart == SVC_RESTART_ALWAYS || (s->c.restart == SVC_RESTART_ON_FAILURE && status != 0);
-	if (!again) {
+	if (s->up.phase != UP_NONE)
+		rsctl_update_died(s, 0); /* the old instance died mid-update: nothing to roll back to */
+	bool again = s->restart_now || s->c.restart == SVC_RESTART_ALWAYS ||
+		     (s->c.restart == SVC_RESTART_ON_FAILURE && status != 0);
+	if (!again || s->stopped) {
 		s->stopped = true;
-		ax_printf("rs: %s stays down (restart policy)\n", s->c.name);
+		ax_printf("rs: %s stays down (%s)\n", s->c.name, again ? "stopped" : "restart policy");
+		rsds_publish(s);
 		return;
 	}
 	uint64_t now = ax_time_ns();
-	/* Back-off: quick crashes double the delay up to a cap; a long run resets it. */
-	if (now - s->started_ns < QUICK_CRASH_NS)
+	/* Back-off: quick crashes double the delay up to a cap; a long run or an explicit
+	 * restart resets it. */
+	if (s->restart_now || now - s->started_ns >= QUICK_CRASH_NS)
+		s->delay_ms = 0;
+	else
 		s->delay_ms = s->delay_ms ? (s->delay_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->delay_ms * 2)
 					  : s->c.backoff_ms;
-	else
-		s->delay_ms = 0;
 	s->restart_at_ns = now + s->delay_ms * 1000000ull;
 	s->restarts++;
 	ax_printf("rs: restarting %s in %llu ms\n", s->c.name, (unsigned long long)s->delay_ms);
+	rsds_publish(s);
+}
+
+/* A kernel report about one of our children. */
+static void report(const struct kmsg *m)
+{
+	endpoint_t ep = (endpoint_t)m->w[0];
+	for (int i = 0; i < nsvc; i++) {
+		struct svc *s = &svcs[i];
+		if (s->retired == ep) {
+			s->retired = 0;
+			ax_printf("rs: old instance %#x of %s has ended\n", (unsigned)ep, s->c.name);
+			return;
+		}
+		if (s->up.phase != UP_NONE && s->up.next == ep) {
+			rsctl_update_died(s, ep);
+			return;
+		}
+		if (s->ep == ep) {
+			ended(s, m);
+			return;
+		}
+	}
 }
 
 /* Every period: a service whose counter moved is pinged for the next period; one that was
  * pinged and still did not move is hung, and is killed (its exit report restarts it).
+ * Services in a live update are not checked (the old one waits for rs on purpose).
  * Returns ns until the next check, 0 if none. */
 static uint64_t check_heartbeats(void)
 {
 	uint64_t next = 0, now = ax_time_ns();
 	for (int i = 0; i < nsvc; i++) {
 		struct svc *s = &svcs[i];
-		if (!s->ep || !s->hb)
+		if (!s->ep || !s->hb || s->up.phase != UP_NONE)
 			continue;
 		if (now >= s->hb_check_ns) {
 			uint64_t v = *s->hb;
@@ -178,6 +260,8 @@ static uint64_t due_restarts(void)
 	return next;
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
+
 int main(int argc, char **argv)
 {
 	const char *conf = "system.conf";
@@ -201,23 +285,28 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		svcs[nsvc++].c = parsed[i];
 	ax_printf("rs: %d services in %s\n", n, conf);
+	/* ds first, so every other service finds its label registered when it starts. */
+	struct svc *ds = svc_by_name("ds");
+	if (ds)
+		start(ds);
 	for (int i = 0; i < nsvc; i++)
-		start(&svcs[i]);
+		if (&svcs[i] != ds)
+			start(&svcs[i]);
 	static const uint64_t never_rung = 0;
 	for (;;) {
-		/* Sleep until a report arrives or the next delayed restart is due. */
-		uint64_t next = due_restarts(), hb = check_heartbeats();
-		if (hb && (!next || hb < next))
-			next = hb;
+		/* Sleep until a message or report arrives, the next delayed restart or heartbeat
+		 * check is due, an update times out, or (2 ms) ds can take queued messages. */
+		uint64_t next = earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates());
+		if (rsds_flush())
+			next = earliest(next, 2000000ull);
 		if (next && !(ax_wait_timeout(&never_rung, 0, next) & KW_IPC))
 			continue;
 		struct kmsg m;
-		if (ax_receive(EP_ANY, &m) < 0 || m.source != EP_KERNEL)
+		if (ax_receive(EP_ANY, &m) < 0)
 			continue;
-		if (m.type != KMSG_PROC_EXIT && m.type != KMSG_PROC_FAULT)
-			continue;
-		for (int i = 0; i < nsvc; i++)
-			if (svcs[i].ep && svcs[i].ep == (endpoint_t)m.w[0])
-				ended(&svcs[i], &m);
+		if (m.source != EP_KERNEL)
+			rsctl_message(&m);
+		else if (m.type == KMSG_PROC_EXIT || m.type == KMSG_PROC_FAULT)
+			report(&m);
 	}
 }

@@ -1,0 +1,101 @@
+#include "service.h"
+#include "heartbeat.h"
+#include "ds_client.h"
+
+struct ax_svc_state ax_svc = { "?", 0, false };
+
+static endpoint_t rs_ep(void) { return (endpoint_t)kcall1(KC_INFO, KI_PARENT); }
+
+void ax_svc_init(int argc, char **argv)
+{
+	ax_heartbeat_init(argc, argv);
+	if (argc > 0) {
+		const char *base = argv[0];
+		for (const char *p = argv[0]; *p; p++)
+			if (*p == '/')
+				base = p + 1;
+		ax_svc.name = base;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "restarted=", 10))
+			ax_svc.restarts = (uint32_t)ax_atou(argv[i] + 10);
+		else if (!strcmp(argv[i], "update=1"))
+			ax_svc.update = true;
+	}
+}
+
+int64_t ax_svc_lookup(const char *name, endpoint_t *next)
+{
+	struct kmsg m = { .type = RS_LOOKUP };
+	int64_t r = ax_strpad(m.w, RS_NAME_LEN, name);
+	if (r == 0)
+		r = ax_call(rs_ep(), &m);
+	if (r == 0)
+		r = (int64_t)m.w[6];
+	if (next)
+		*next = r == 0 ? (endpoint_t)m.w[1] : 0;
+	return r == 0 ? (int64_t)(uint32_t)m.w[0] : r;
+}
+
+int64_t ax_svc_ready(void)
+{
+	struct kmsg m = { .type = RS_READY };
+	int64_t r = ax_call(rs_ep(), &m);
+	return r < 0 ? r : (int64_t)m.w[6];
+}
+
+/* Live update, old side: quiesce, tell rs, and block until rs either kills us (committed)
+ * or answers "resume" (rolled back). */
+static void quiesce(struct ax_evloop *l)
+{
+	int64_t r = l->quiesce ? l->quiesce(l) : -KE_NOSYS;
+	struct kmsg m = { .type = RS_QUIESCED, .w = { (uint64_t)r } };
+	ax_printf("%s: %s\n", ax_svc.name, r == 0 ? "quiesced for a live update" : "cannot be updated");
+	if (ax_call(rs_ep(), &m) == 0 && r == 0 && m.w[0] == 1) {
+		ax_printf("%s: update rolled back, resuming\n", ax_svc.name);
+		if (l->resume)
+			l->resume(l);
+	}
+}
+
+/* A write to an unmapped page: the fault is reported to rs like any crash. */
+static void crash(void)
+{
+	volatile uint64_t *volatile nowhere = (volatile uint64_t *)16;
+	*nowhere = 1;
+}
+
+void ax_svc_commands(struct ax_evloop *l)
+{
+	for (;;) {
+		struct kmsg m = { .type = RS_CMD };
+		if (ax_call(rs_ep(), &m) < 0 || m.w[6] != 0 || m.w[0] == RS_DO_NONE)
+			return;
+		char word[RS_WORD_LEN + 1] = { 0 };
+		memcpy(word, &m.w[1], RS_WORD_LEN);
+		switch (m.w[0]) {
+		case RS_DO_QUIESCE:
+			quiesce(l);
+			break;
+		case RS_DO_CRASH:
+			ax_printf("%s: injected fault: crashing\n", ax_svc.name);
+			crash();
+			break;
+		case RS_DO_HANG:
+			ax_printf("%s: injected fault: hanging\n", ax_svc.name);
+			for (;;)
+				__asm__ volatile("pause"); /* no heartbeats from here on */
+		case RS_DO_INJECT:
+			if (l->inject)
+				l->inject(l, word);
+			else
+				ax_printf("%s: no injectable fault named %s\n", ax_svc.name, word);
+			break;
+		case RS_DO_DS:
+			dsc_restarted((endpoint_t)m.w[3]);
+			break;
+		default:
+			return;
+		}
+	}
+}

@@ -1,0 +1,24 @@
+/* Living under rs (servers/rs/README.md): the arguments rs gives a service, finding other
+ * services, and the commands rs sends (live update, fault injection, ds restarted), which
+ * the event loop runs when AX_RS_BIT is notified. */
+#pragma once
+#include "evloop.h"
+#include "rs_proto.h"
+
+struct ax_svc_state {
+	const char *name;   /* argv[0]: the binary, for log lines */
+	uint32_t restarts;  /* restarted=N: this is the N-th restart, recover state from ds */
+	bool update;        /* update=1: a live update's new instance, take the old one's state */
+};
+extern struct ax_svc_state ax_svc;
+
+/* Parses hb=, restarted= and update= (and maps the heartbeat page). */
+void ax_svc_init(int argc, char **argv);
+/* Endpoint of the named service's running instance, or a negative error. *next (if given)
+ * gets the endpoint of the instance a live update is bringing up, or 0. */
+int64_t ax_svc_lookup(const char *name, endpoint_t *next);
+/* New instance of a live update: the state is taken over, commit. 0, or an error (then the
+ * update was rolled back and the caller should exit). */
+int64_t ax_svc_ready(void);
+/* Fetches and runs the commands rs has queued for us (called by the event loop). */
+void ax_svc_commands(struct ax_evloop *l);

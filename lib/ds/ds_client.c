@@ -1,0 +1,128 @@
+#include "ds_client.h"
+#include "service.h"
+
+#define MAX_KEYS 16
+#define MAX_SUBS 8
+#define E_NOENT 2 /* ds answers with errno values */
+
+static endpoint_t ds;
+static struct { char key[DS_NAME_LEN]; uint8_t val[DS_VAL_LEN]; uint32_t len; bool used; } keys[MAX_KEYS];
+static struct { char label[DS_NAME_LEN], key[DS_NAME_LEN]; bool used; } subs[MAX_SUBS];
+
+/* One request to ds; finds ds through rs first, and again once if ds has been replaced. */
+static int64_t ds_call(struct kmsg *m)
+{
+	struct kmsg saved = *m;
+	for (int tries = 0; tries < 2; tries++) {
+		if (!ds) {
+			int64_t ep = ax_svc_lookup("ds", NULL);
+			if (ep < 0)
+				return ep;
+			ds = (endpoint_t)ep;
+		}
+		*m = saved;
+		int64_t r = ax_call(ds, m);
+		if (r == 0)
+			return (int64_t)m->w[6] == -E_NOENT ? -KE_SRCH : (int64_t)m->w[6];
+		if (r != -KE_DEADSRCDST && r != -KE_SRCH)
+			return r;
+		ds = 0;
+	}
+	return -KE_DEADSRCDST;
+}
+
+static int64_t put_raw(const char key[DS_NAME_LEN], const void *val, uint32_t len)
+{
+	struct kmsg m = { .type = DS_PUT };
+	memcpy(&m.w[0], key, DS_NAME_LEN);
+	memcpy(&m.w[2], val, len);
+	m.w[5] = len;
+	return ds_call(&m);
+}
+
+static int64_t subscribe_raw(const char label[DS_NAME_LEN], const char key[DS_NAME_LEN])
+{
+	struct kmsg m = { .type = DS_SUBSCRIBE };
+	memcpy(&m.w[0], label, DS_NAME_LEN);
+	memcpy(&m.w[2], key, DS_NAME_LEN);
+	return ds_call(&m);
+}
+
+int64_t dsc_put(const char *key, const void *val, uint32_t len)
+{
+	char k[DS_NAME_LEN];
+	if (len > DS_VAL_LEN || ax_strpad(k, DS_NAME_LEN, key) < 0)
+		return -KE_INVAL;
+	int slot = -1;
+	for (int i = 0; i < MAX_KEYS && slot < 0; i++)
+		if (keys[i].used && !memcmp(keys[i].key, k, DS_NAME_LEN))
+			slot = i;
+	for (int i = 0; i < MAX_KEYS && slot < 0; i++)
+		if (!keys[i].used)
+			slot = i;
+	if (slot >= 0) { /* remembered for a ds restart; beyond MAX_KEYS keys only ds has them */
+		memcpy(keys[slot].key, k, DS_NAME_LEN);
+		memset(keys[slot].val, 0, DS_VAL_LEN);
+		memcpy(keys[slot].val, val, len);
+		keys[slot].len = len;
+		keys[slot].used = true;
+	}
+	return put_raw(k, val, len);
+}
+
+int64_t dsc_get(const char *label, const char *key, void *val, uint32_t *len)
+{
+	struct kmsg m = { .type = DS_GET };
+	if (ax_strpad(&m.w[0], DS_NAME_LEN, label) < 0 || ax_strpad(&m.w[2], DS_NAME_LEN, key) < 0)
+		return -KE_INVAL;
+	int64_t r = ds_call(&m);
+	if (r == 0) {
+		uint32_t n = m.w[5] > DS_VAL_LEN ? DS_VAL_LEN : (uint32_t)m.w[5];
+		memset(val, 0, DS_VAL_LEN);
+		memcpy(val, &m.w[2], n);
+		if (len)
+			*len = n;
+	}
+	return r;
+}
+
+int64_t dsc_subscribe(const char *label, const char *key)
+{
+	char l[DS_NAME_LEN], k[DS_NAME_LEN];
+	if (ax_strpad(l, DS_NAME_LEN, label) < 0 || ax_strpad(k, DS_NAME_LEN, key) < 0)
+		return -KE_INVAL;
+	for (int i = 0; i < MAX_SUBS; i++)
+		if (!subs[i].used) {
+			memcpy(subs[i].label, l, DS_NAME_LEN);
+			memcpy(subs[i].key, k, DS_NAME_LEN);
+			subs[i].used = true;
+			break;
+		}
+	return subscribe_raw(l, k);
+}
+
+int64_t dsc_check(char label[DS_NAME_LEN], char key[DS_NAME_LEN])
+{
+	struct kmsg m = { .type = DS_CHECK };
+	int64_t r = ds_call(&m);
+	if (r == 0) {
+		memcpy(label, &m.w[0], DS_NAME_LEN);
+		memcpy(key, &m.w[2], DS_NAME_LEN);
+		label[DS_NAME_LEN - 1] = key[DS_NAME_LEN - 1] = 0;
+	}
+	return r; /* -KE_AGAIN (ds's EAGAIN) when nothing changed */
+}
+
+void dsc_restarted(endpoint_t new_ds)
+{
+	ds = new_ds;
+	int nk = 0, ns = 0, bad = 0;
+	for (int i = 0; i < MAX_KEYS; i++)
+		if (keys[i].used)
+			put_raw(keys[i].key, keys[i].val, keys[i].len) == 0 ? nk++ : bad++;
+	for (int i = 0; i < MAX_SUBS; i++)
+		if (subs[i].used)
+			subscribe_raw(subs[i].label, subs[i].key) == 0 ? ns++ : bad++;
+	ax_printf("%s: ds restarted, published %d keys and %d subscriptions again (%d failed)\n",
+		  ax_svc.name, nk, ns, bad);
+}

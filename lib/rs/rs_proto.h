@@ -1,0 +1,48 @@
+/* The reincarnation server's message protocol (servers/rs/README.md). Kernel IPC: one
+ * 64-byte message per request, the answer in the reply, the result in w[6] (0 or -KE_*).
+ * rs never calls anyone, so a service calling rs cannot deadlock with it. */
+#pragma once
+#include <stdint.h>
+
+#define RS_NAME_LEN 24 /* a service name, NUL-padded (23 characters at most) */
+#define RS_WORD_LEN 16 /* an injected fault's name, NUL-padded */
+
+/* A service to rs (its parent). */
+#define RS_LOOKUP 0x7201   /* w[0..2] = service name -> w[0] = endpoint of its running instance */
+#define RS_CMD 0x7202      /* after AX_RS_BIT: -> w[0] = RS_DO_*, w[1..2] = word (RS_DO_INJECT),
+                              w[3] = the new ds endpoint (RS_DO_DS); call until RS_DO_NONE */
+#define RS_QUIESCED 0x7203 /* old instance of a live update, at rest and its state saved: w[0] = 0,
+                              or -KE_NOSYS if it cannot be updated. The reply comes only on a
+                              rollback (w[0] = 1: resume); on success rs kills the caller. */
+#define RS_READY 0x7204    /* new instance (started with update=1) took the state over and
+                              attached: the reply (w[6] = 0) commits the update */
+
+/* Commands rs has queued for a service (RS_CMD). */
+#define RS_DO_NONE 0
+#define RS_DO_QUIESCE 1 /* stop at the top of the event loop, save state, send RS_QUIESCED */
+#define RS_DO_CRASH 2   /* fault injection: crash now (a page fault) */
+#define RS_DO_HANG 3    /* fault injection: spin forever without heartbeats */
+#define RS_DO_INJECT 4  /* fault injection the server defines itself, named by the word */
+#define RS_DO_DS 5      /* ds was restarted: republish everything (lib/ds/ds_client.h) */
+
+/* Control calls (the `service` command); only from services with `control` in system.conf. */
+#define RS_LIST 0x7210    /* w[0] = index -> w[0..2] name, w[3] = endpoint | cpu << 32 (cpu -1: any),
+                             w[4] = restarts | state << 32 | dedicated << 40, w[5] = uptime ns;
+                             -KE_SRCH past the last service */
+#define RS_START 0x7211   /* w[0..2] name: start a stopped service */
+#define RS_STOP 0x7212    /* w[0..2] name: kill it and keep it down */
+#define RS_KILL 0x7213    /* w[0..2] name: kill it as a crash would; its restart policy applies */
+#define RS_RESTART 0x7214 /* w[0..2] name: kill it and start it again at once */
+#define RS_UPDATE 0x7215  /* w[0..2] name, w[3..5] new binary: live update; the reply comes when
+                             it is committed (0) or rolled back (-KE_*) */
+#define RS_INJECT 0x7216  /* w[0..2] name, w[3..4] word: "crash", "hang", or the server's own */
+
+/* Service states in RS_LIST. */
+#define RS_ST_RUNNING 1
+#define RS_ST_WAITING 2  /* ended; restart due after the back-off */
+#define RS_ST_STOPPED 3  /* ended and kept down (policy, or RS_STOP) */
+#define RS_ST_UPDATING 4 /* a live update is in progress */
+
+/* Notification bit: rs has commands queued for the service (fetch them with RS_CMD). A bit
+ * anyone could forge only makes the service ask rs, which knows better. */
+#define AX_RS_BIT (1ull << 61)

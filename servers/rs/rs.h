@@ -1,0 +1,65 @@
+/* rs's shared state between its parts: rs.c (starting, restarts, heartbeats), rs_ds.c
+ * (keeping ds informed), rs_ctl.c (requests from services and the service command). */
+#pragma once
+#include "axrt.h"
+#include "sysconf.h"
+#include "rs_proto.h"
+
+#define MAX_SVC 32
+
+enum update_phase { UP_NONE, UP_QUIESCING, UP_STARTING };
+
+struct svc {
+	struct svc_conf c;
+	endpoint_t ep;     /* running instance; 0: none */
+	uint32_t restarts;
+	uint64_t started_ns, restart_at_ns, delay_ms;
+	bool stopped;      /* ended and not to be restarted */
+	bool restart_now;  /* killed by RS_RESTART: start again without back-off */
+	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, checked every period. */
+	int64_t hb_handle;
+	volatile uint64_t *hb;
+	uint64_t hb_last, hb_check_ns;
+	bool hb_pinged;
+	/* Commands waiting for the service to fetch them (RS_CMD): a bit per RS_DO_*. */
+	uint32_t cmds;
+	char word[RS_WORD_LEN];
+	endpoint_t ds_for_cmd; /* RS_DO_DS: the new ds */
+	/* Live update in progress. */
+	struct {
+		enum update_phase phase;
+		char binary[32];
+		char old_binary[32];
+		endpoint_t requester;  /* the service command waiting for the outcome */
+		endpoint_t next;       /* the new instance */
+		bool old_waiting;      /* the old instance is blocked in RS_QUIESCED */
+		uint64_t deadline_ns;
+	} up;
+	endpoint_t retired; /* an instance rs ended on purpose: its exit is no crash */
+};
+
+extern struct svc svcs[MAX_SVC];
+extern int nsvc;
+
+struct svc *svc_by_name(const char *name);
+struct svc *svc_by_ep(endpoint_t ep);
+const char *svc_state_name(const struct svc *s);
+uint32_t svc_state(const struct svc *s);
+
+/* rs.c */
+int64_t svc_start(struct svc *s, const char *binary, bool update);
+void svc_queue_cmd(struct svc *s, uint32_t cmd);
+void svc_heartbeat_reset(struct svc *s);
+
+/* rs_ds.c: every message to ds goes through an outbox sent without blocking (rs never waits
+ * for anyone), retried until ds takes it. */
+void rsds_registered(struct svc *s, endpoint_t ep); /* label s->c.name now belongs to ep */
+void rsds_publish(const struct svc *s);             /* rs/NAME = {endpoint, restarts, state} */
+void rsds_ds_started(struct svc *ds);               /* ds (re)started: register and publish all */
+bool rsds_flush(void);                              /* true if messages are still waiting */
+
+/* rs_ctl.c */
+void rsctl_message(struct kmsg *m);
+uint64_t rsctl_check_updates(void); /* deadlines; ns until the next one, 0 if none */
+/* The new instance of an update ended before it was ready: roll back. */
+bool rsctl_update_died(struct svc *s, endpoint_t ep);

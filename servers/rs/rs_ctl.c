@@ -1,0 +1,300 @@
+/* Requests to rs (lib/rs/rs_proto.h): lookups and commands from services, the live-update
+ * handshake, and the control calls of the service command (servers/rs/README.md). */
+#include "rs.h"
+
+#define QUIESCE_NS 2000000000ull /* the old instance must be at rest within 2 s */
+#define READY_NS 5000000000ull   /* and the new one ready within 5 s, or we roll back */
+
+/* A NUL-padded name field out of a message, NUL-terminated in out (cap + 1 bytes). */
+static bool field(const void *src, size_t cap, char *out)
+{
+	memcpy(out, src, cap);
+	out[cap] = 0;
+	return out[0] && strlen(out) < cap;
+}
+
+static void answer(endpoint_t to, int64_t result)
+{
+	struct kmsg m = { .type = 0 };
+	m.w[6] = (uint64_t)result;
+	ax_reply(to, &m);
+}
+
+static void update_done(struct svc *s, int64_t result)
+{
+	if (s->up.requester)
+		answer(s->up.requester, result);
+	s->up.phase = UP_NONE;
+	s->up.requester = s->up.next = 0;
+	s->up.old_waiting = false;
+	s->cmds &= ~(1u << RS_DO_QUIESCE);
+}
+
+/* The update failed: the new instance goes, the old one (if waiting) resumes. */
+static void rollback(struct svc *s, const char *why)
+{
+	ax_printf("rs: update of %s to %s failed (%s): rolled back\n", s->c.name, s->up.binary, why);
+	if (s->up.next)
+		ax_kill(s->up.next);
+	if (s->up.old_waiting && s->ep) {
+		struct kmsg m = { .type = 0, .w = { 1 } }; /* resume */
+		ax_reply(s->ep, &m);
+	}
+	update_done(s, -KE_INTR);
+	svc_heartbeat_reset(s);
+	rsds_publish(s);
+}
+
+bool rsctl_update_died(struct svc *s, endpoint_t ep)
+{
+	if (ep && ep == s->up.next) {
+		s->up.next = 0; /* already dead */
+		rollback(s, "the new instance ended");
+		return true;
+	}
+	if (!ep) { /* the old instance died: nothing to roll back to, its restart follows */
+		ax_printf("rs: update of %s abandoned: the old instance ended\n", s->c.name);
+		if (s->up.next)
+			ax_kill(s->up.next);
+		update_done(s, -KE_DEADSRCDST);
+	}
+	return false;
+}
+
+uint64_t rsctl_check_updates(void)
+{
+	uint64_t next = 0, now = ax_time_ns();
+	for (int i = 0; i < nsvc; i++) {
+		struct svc *s = &svcs[i];
+		if (s->up.phase == UP_NONE)
+			continue;
+		if (now >= s->up.deadline_ns) {
+			if (s->up.phase == UP_QUIESCING) {
+				ax_printf("rs: update of %s abandoned: it did not quiesce\n", s->c.name);
+				update_done(s, -KE_AGAIN);
+			} else {
+				rollback(s, "the new instance was not ready in time");
+			}
+			continue;
+		}
+		uint64_t d = s->up.deadline_ns - now;
+		if (!next || d < next)
+			next = d;
+	}
+	return next;
+}
+
+/* RS_QUIESCED from the old instance: start the new one, or give up. */
+static bool quiesced(struct svc *s, struct kmsg *m)
+{
+	if (s->up.phase != UP_QUIESCING) {
+		m->w[0] = 1; /* no update (any more): carry on */
+		return true;
+	}
+	if ((int64_t)m->w[0] < 0) {
+		ax_printf("rs: %s cannot be updated (error %lld)\n", s->c.name, (long long)(int64_t)m->w[0]);
+		update_done(s, -KE_NOSYS);
+		m->w[0] = 0;
+		return true;
+	}
+	s->up.old_waiting = true; /* answered on a rollback; killed on success */
+	int64_t ep = svc_start(s, s->up.binary, true);
+	if (ep < 0) {
+		rollback(s, "cannot start the new binary");
+		return false;
+	}
+	ax_printf("rs: %s quiesced, new instance %#x (%s) taking over\n", s->c.name, (unsigned)ep, s->up.binary);
+	s->up.next = (endpoint_t)ep;
+	s->up.phase = UP_STARTING;
+	s->up.deadline_ns = ax_time_ns() + READY_NS;
+	return false;
+}
+
+/* RS_READY from a new instance: commit the update. */
+static int64_t ready(endpoint_t from)
+{
+	struct svc *s = NULL;
+	for (int i = 0; i < nsvc && !s; i++)
+		if (svcs[i].up.phase == UP_STARTING && svcs[i].up.next == from)
+			s = &svcs[i];
+	if (!s)
+		return -KE_PERM;
+	endpoint_t old = s->ep;
+	s->retired = old;
+	ax_kill(old);
+	s->ep = from;
+	s->started_ns = ax_time_ns();
+	memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
+	if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)
+		ax_printf("rs: %s: CPU %d could not be dedicated to the new instance\n", s->c.name, s->c.cpu);
+	ax_printf("rs: %s updated to %s: %#x replaces %#x\n", s->c.name, s->up.binary, (unsigned)from, (unsigned)old);
+	update_done(s, 0);
+	svc_heartbeat_reset(s);
+	rsds_registered(s, from); /* the name now belongs to the new instance */
+	rsds_publish(s);
+	return 0;
+}
+
+static int64_t start_update(struct svc *s, const struct kmsg *m, endpoint_t from)
+{
+	char bin[RS_NAME_LEN + 1];
+	if (!field(&m->w[3], RS_NAME_LEN, bin) || ax_find_module(bin) < 0)
+		return -KE_INVAL;
+	if (s->up.phase != UP_NONE)
+		return -KE_BUSY;
+	memset(s->up.binary, 0, sizeof(s->up.binary));
+	memcpy(s->up.binary, bin, strlen(bin));
+	s->up.phase = UP_QUIESCING;
+	s->up.requester = from;
+	s->up.deadline_ns = ax_time_ns() + QUIESCE_NS;
+	ax_printf("rs: updating %s to %s: asking it to quiesce\n", s->c.name, bin);
+	svc_queue_cmd(s, RS_DO_QUIESCE);
+	rsds_publish(s);
+	return 0;
+}
+
+static int64_t inject(struct svc *s, const struct kmsg *m)
+{
+	char word[RS_WORD_LEN + 1];
+	if (!field(&m->w[3], RS_WORD_LEN, word))
+		return -KE_INVAL;
+	ax_printf("rs: injecting %s into %s\n", word, s->c.name);
+	if (!strcmp(word, "crash"))
+		svc_queue_cmd(s, RS_DO_CRASH);
+	else if (!strcmp(word, "hang"))
+		svc_queue_cmd(s, RS_DO_HANG);
+	else {
+		memcpy(s->word, word, RS_WORD_LEN);
+		svc_queue_cmd(s, RS_DO_INJECT);
+	}
+	return 0;
+}
+
+static void list(struct kmsg *m)
+{
+	uint64_t i = m->w[0];
+	memset(m->w, 0, sizeof(m->w));
+	if (i >= (uint64_t)nsvc) {
+		m->w[6] = (uint64_t)-KE_SRCH;
+		return;
+	}
+	const struct svc *s = &svcs[i];
+	memcpy(m->w, s->c.name, RS_NAME_LEN);
+	m->w[3] = s->ep | (uint64_t)(uint32_t)s->c.cpu << 32;
+	m->w[4] = s->restarts | (uint64_t)svc_state(s) << 32 | (uint64_t)s->c.dedicated << 40;
+	m->w[5] = s->ep ? ax_time_ns() - s->started_ns : 0;
+}
+
+/* The service command's calls; the caller is a service configured with `control`. */
+static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred)
+{
+	char name[RS_NAME_LEN + 1];
+	struct svc *s = field(m->w, RS_NAME_LEN, name) ? svc_by_name(name) : NULL;
+	if (!s)
+		return -KE_SRCH;
+	bool running = s->ep && s->up.phase == UP_NONE;
+	switch (m->type) {
+	case RS_START:
+		if (s->ep || !s->stopped)
+			return -KE_BUSY;
+		s->stopped = false;
+		s->restart_at_ns = 0; /* the main loop starts it now */
+		return 0;
+	case RS_STOP:
+		if (s->up.phase != UP_NONE)
+			return -KE_BUSY;
+		s->stopped = true;
+		if (s->ep)
+			ax_kill(s->ep);
+		else
+			rsds_publish(s);
+		return 0;
+	case RS_KILL:
+		return running ? ax_kill(s->ep) : -KE_AGAIN;
+	case RS_RESTART:
+		if (s->up.phase != UP_NONE)
+			return -KE_BUSY;
+		s->stopped = false;
+		if (!s->ep) {
+			s->restart_at_ns = 0;
+			return 0;
+		}
+		s->restart_now = true;
+		return ax_kill(s->ep);
+	case RS_UPDATE: {
+		int64_t r = running ? start_update(s, m, from) : -KE_AGAIN;
+		*deferred = r == 0;
+		return r;
+	}
+	case RS_INJECT:
+		return running ? inject(s, m) : -KE_AGAIN;
+	}
+	return -KE_NOSYS;
+}
+
+void rsctl_message(struct kmsg *m)
+{
+	endpoint_t from = m->source;
+	struct svc *caller = svc_by_ep(from);
+	char name[RS_NAME_LEN + 1];
+	int64_t r = 0;
+	switch (m->type) {
+	case RS_LOOKUP: {
+		struct svc *s = field(m->w, RS_NAME_LEN, name) ? svc_by_name(name) : NULL;
+		memset(m->w, 0, sizeof(m->w));
+		if (!s || !s->ep)
+			r = -KE_SRCH;
+		else
+			m->w[0] = s->ep, m->w[1] = s->up.phase == UP_STARTING ? s->up.next : 0;
+		break;
+	}
+	case RS_CMD: {
+		memset(m->w, 0, sizeof(m->w));
+		uint32_t pending = caller ? caller->cmds : 0;
+		if (pending) {
+			uint32_t cmd = (uint32_t)__builtin_ctz(pending);
+			caller->cmds &= ~(1u << cmd);
+			m->w[0] = cmd;
+			memcpy(&m->w[1], caller->word, RS_WORD_LEN);
+			m->w[3] = caller->ds_for_cmd;
+		}
+		break;
+	}
+	case RS_QUIESCED:
+		if (!caller)
+			r = -KE_PERM;
+		else if (!quiesced(caller, m))
+			return; /* answered later */
+		break;
+	case RS_READY:
+		r = ready(from);
+		break;
+	case RS_LIST:
+	case RS_START:
+	case RS_STOP:
+	case RS_KILL:
+	case RS_RESTART:
+	case RS_UPDATE:
+	case RS_INJECT: {
+		if (!caller || !caller->c.control) {
+			r = -KE_PERM;
+			break;
+		}
+		if (m->type == RS_LIST) {
+			list(m);
+			ax_reply(from, m);
+			return;
+		}
+		bool deferred = false;
+		r = control(m, from, &deferred);
+		if (deferred)
+			return; /* RS_UPDATE: answered when it commits or rolls back */
+		memset(m->w, 0, sizeof(m->w));
+		break;
+	}
+	default:
+		r = -KE_NOSYS;
+	}
+	m->w[6] = (uint64_t)r;
+	ax_reply(from, m);
+}

@@ -1,0 +1,119 @@
+/* Keeping ds told (servers/rs/README.md, "ds"): rs registers each service's label with ds
+ * (only ds's parent may) and publishes every service's state under its own label `rs`, so
+ * subscribers learn of restarts. rs must never block on a server, so messages go out with
+ * KC_SENDNB, which delivers only while ds waits in receive; what ds could not take stays in
+ * an outbox and is retried. Everything in the outbox can be rebuilt from rs's own table, so
+ * an overflow (ds stuck for long) just rebuilds it. */
+#include "rs.h"
+#include "ds_proto.h"
+
+#define OUTBOX 128
+#define LABEL_WAIT_NS 200000000ull /* how long a start waits for ds to take the label */
+
+static struct kmsg outbox[OUTBOX];
+static uint32_t ohead, otail;
+
+static endpoint_t ds_endpoint(void)
+{
+	const struct svc *ds = svc_by_name("ds");
+	return ds && ds->up.phase == UP_NONE ? ds->ep : 0;
+}
+
+static void resync(void);
+
+static void queue(const struct kmsg *m)
+{
+	if (ohead - otail == OUTBOX) {
+		resync();
+		return;
+	}
+	outbox[ohead++ % OUTBOX] = *m;
+}
+
+static void queue_register(endpoint_t ep, const char *label)
+{
+	struct kmsg m = { .type = DS_REGISTER, .w = { ep } };
+	if (ax_strpad(&m.w[1], DS_NAME_LEN, label) == 0)
+		queue(&m);
+	else
+		ax_printf("rs: %s has no ds label (names in ds are up to %d characters)\n", label, DS_NAME_LEN - 1);
+}
+
+static void queue_publish(const struct svc *s)
+{
+	struct kmsg m = { .type = DS_PUT };
+	if (ax_strpad(&m.w[0], DS_NAME_LEN, s->c.name) < 0)
+		return;
+	m.w[2] = s->ep | (uint64_t)s->restarts << 32;
+	m.w[3] = svc_state(s);
+	m.w[4] = s->started_ns;
+	m.w[5] = 24;
+	queue(&m);
+}
+
+/* Everything ds should know, from scratch. */
+static void resync(void)
+{
+	otail = ohead = 0;
+	queue_register(ax_self(), "rs");
+	for (int i = 0; i < nsvc; i++)
+		if (svcs[i].ep && strcmp(svcs[i].c.name, "ds"))
+			queue_register(svcs[i].ep, svcs[i].c.name);
+	for (int i = 0; i < nsvc; i++)
+		queue_publish(&svcs[i]);
+}
+
+bool rsds_flush(void)
+{
+	endpoint_t ds = ds_endpoint();
+	if (!ds)
+		return false; /* ds is down: its start resyncs */
+	while (otail != ohead) {
+		if (ax_sendnb(ds, &outbox[otail % OUTBOX]) == -KE_AGAIN)
+			return true;
+		otail++; /* delivered, or ds died (then its restart resyncs) */
+	}
+	return false;
+}
+
+/* Flushes, waiting up to LABEL_WAIT_NS for ds to take everything. */
+static void flush_now(void)
+{
+	static const uint64_t never_rung = 0;
+	uint64_t t0 = ax_time_ns();
+	while (rsds_flush() && ax_time_ns() - t0 < LABEL_WAIT_NS)
+		ax_wait_timeout(&never_rung, 0, 200000);
+}
+
+void rsds_registered(struct svc *s, endpoint_t ep)
+{
+	if (!ds_endpoint())
+		return;
+	queue_register(ep, s->c.name);
+	flush_now();
+}
+
+void rsds_publish(const struct svc *s)
+{
+	if (ds_endpoint())
+		queue_publish(s);
+}
+
+void rsds_ds_started(struct svc *ds)
+{
+	resync();
+	flush_now();
+	if (!ds->restarts)
+		return;
+	/* A restarted ds knows nothing: every service publishes its keys again. */
+	int n = 0;
+	for (int i = 0; i < nsvc; i++) {
+		struct svc *s = &svcs[i];
+		if (s != ds && s->ep) {
+			s->ds_for_cmd = ds->ep;
+			svc_queue_cmd(s, RS_DO_DS);
+			n++;
+		}
+	}
+	ax_printf("rs: ds restarted: labels registered again, %d services told to republish\n", n);
+}

@@ -1,0 +1,104 @@
+/* source: the first stage. Owns the channel to the relay, exports it in ds as source/out,
+ * and pushes count=N numbered messages at rate=R per second (bounded load).
+ * Injectable faults (`service inject source WORD`): `garbage` pushes 50 messages that fail
+ * the check; `corrupt` writes an impossible head index into the channel. */
+#include "pipeline.h"
+#include "chan_name.h"
+#include "chan_axolotl.h"
+#include "service.h"
+
+static struct {
+	struct spsc q;
+	struct chan_export ex;
+	struct chan_axolotl_peer peer;
+	struct chan_platform plat;
+	uint64_t count, rate, sent, t0;
+	bool done;
+} src;
+
+static void on_attach(struct chan_export *e, endpoint_t importer)
+{
+	(void)e;
+	src.peer.ep = importer; /* wake the new relay from now on */
+	ax_printf("source: %#x attached to source/out\n", (unsigned)importer);
+}
+
+static bool poll(struct ax_evloop *l)
+{
+	if (src.done)
+		return false;
+	uint64_t due = (ax_time_ns() - src.t0) / 1000 * src.rate / 1000000;
+	if (due > src.count)
+		due = src.count;
+	uint64_t before = src.sent;
+	while (src.sent < due) {
+		struct pl_msg m = { src.sent, pl_payload(src.sent), 0, 0, 0 };
+		m.check = pl_check(m.seq, m.payload);
+		if (spsc_push(&src.q, &m) != 0)
+			break; /* full: the relay is behind or being restarted; try again later */
+		src.sent++;
+	}
+	if (src.sent != before && src.peer.ep)
+		chan_kick(&src.q, &src.plat);
+	if (src.sent == src.count) {
+		src.done = true;
+		l->wait_ns = 0;
+		ax_printf("source: all %llu messages pushed\n", (unsigned long long)src.count);
+	}
+	return false; /* paced by time: sleep until the next tick */
+}
+
+static void inject(struct ax_evloop *l, const char *word)
+{
+	(void)l;
+	if (!strcmp(word, "garbage")) {
+		uint64_t x = ax_rdtsc() | 1;
+		int n = 0;
+		for (int i = 0; i < 50; i++) {
+			uint64_t junk[4];
+			for (int k = 0; k < 4; k++)
+				junk[k] = x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			n += spsc_push(&src.q, junk) == 0;
+		}
+		chan_kick(&src.q, &src.plat);
+		ax_printf("source: pushed %d garbage messages\n", n);
+	} else if (!strcmp(word, "corrupt")) {
+		atomic_store(&src.q.sh->head, atomic_load(&src.q.sh->tail) + 4 * PL_SLOTS);
+		chan_kick(&src.q, &src.plat);
+		ax_printf("source: wrote an impossible head index into source/out\n");
+	} else {
+		ax_printf("source: no fault named %s\n", word);
+	}
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	if (!chan_export_serve(m))
+		ax_reply(m->source, m);
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	src.count = pl_arg(argc, argv, "count", 100000);
+	src.rate = pl_arg(argc, argv, "rate", 20000);
+	size_t bytes = (spsc_size(PL_SLOT, PL_SLOTS) + 4095) & ~(size_t)4095;
+	int64_t h = ax_mo_create(bytes / 4096, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
+	if (va < 0 || spsc_init((void *)va, bytes, PL_SLOT, PL_SLOTS) < 0 ||
+	    spsc_attach(&src.q, (void *)va, bytes, SPSC_PRODUCER) < 0) {
+		ax_printf("source: cannot make the channel: %lld\n", (long long)va);
+		return 1;
+	}
+	src.peer.bits = PL_WAKE_BIT;
+	chan_axolotl_platform(&src.plat, &src.peer);
+	src.ex = (struct chan_export){ .key = "out", .handle = h, .bytes = bytes, .rights = KP_R | KP_W,
+				       .peer = "relay", .on_attach = on_attach };
+	int64_t r = chan_export(&src.ex);
+	ax_printf("source: exported source/out (%d), %llu messages at %llu/s\n", (int)r,
+		  (unsigned long long)src.count, (unsigned long long)src.rate);
+	src.t0 = ax_time_ns();
+	struct ax_evloop l = { .on_message = on_message, .poll = poll, .inject = inject, .wait_ns = 1000000 };
+	return (int)ax_evloop_run(&l);
+}

@@ -3,6 +3,7 @@ in QEMU under TCG (or KVM where it really works), collect the serial log, and al
 the QEMU we started, by its PID."""
 import hashlib
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -68,20 +69,64 @@ class Run:
         return res
 
 
-def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False, modules=()):
+class _Typist:
+    """Types a script into the serial port: steps of (regex, text), in order; the text of a
+    step is written to QEMU's stdin once a complete line of output after the previous step's
+    line matches its regex (re.search). A writer thread does the writing, so QEMU holding
+    its stdin back (it takes bytes only while the UART's FIFO has room) never stalls the
+    thread that reads the output."""
+
+    def __init__(self, script, stdin):
+        self.steps = list(script)
+        self.partial = ""
+        self.queue = queue.Queue()
+        self.stdin = stdin
+        self.thread = threading.Thread(target=self._write, daemon=True)
+        self.thread.start()
+
+    def feed(self, text):
+        self.partial += text
+        while self.steps and "\n" in self.partial:
+            line, self.partial = self.partial.split("\n", 1)
+            if re.search(self.steps[0][0], line):
+                data = self.steps.pop(0)[1]
+                self.queue.put(data if isinstance(data, bytes) else data.encode())
+
+    def _write(self):
+        while True:
+            data = self.queue.get()
+            if data is None:
+                break
+            try:
+                self.stdin.write(data)
+                self.stdin.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                break  # QEMU is gone
+
+    def close(self):
+        self.queue.put(None)
+        self.thread.join(5)
+
+
+def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False, modules=(),
+         script=None):
     """Boots Axolotl, returns a Run once QEMU exits, `until` (a regex) appears in the serial
-    log, or the timeout passes. QEMU is killed by PID in every case."""
+    log, or the timeout passes. QEMU is killed by PID in every case. `script`, a list of
+    (regex, text), types text into the serial port as output lines match (see _Typist)."""
     iso = iso_for(cmdline, modules)
     cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", uefi=uefi)
     chunks = []
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if script is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    typist = _Typist(script, proc.stdin) if script is not None else None
     done = threading.Event()
 
     def reader():
         for raw in iter(lambda: proc.stdout.read1(4096), b""):
             chunks.append(raw.decode("utf-8", "replace").replace("\r", ""))
+            if typist:
+                typist.feed(chunks[-1])
             if until:
                 text = "".join(chunks)
                 # Only whole lines: a pattern must not stop QEMU in the middle of one.
@@ -103,6 +148,12 @@ def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False
             proc.kill()  # our own QEMU, by PID
         proc.wait()
         th.join(5)
+        if typist:
+            typist.close()
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
     out = "".join(chunks)
     log_dir = os.path.join(ROOT, "build", "test-logs")
     os.makedirs(log_dir, exist_ok=True)

@@ -3,14 +3,8 @@
  *                       UTEST PASS/FAIL lines; init gave it every privilege.
  *   udev child-... ...  helper modes, spawned stopped by the tests and given a subset. */
 #include "utest.h"
+#include "ioport.h"
 
-static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
-static inline uint8_t inb(uint16_t port)
-{
-	uint8_t v;
-	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
 
 static int64_t priv(endpoint_t ep, uint64_t kind, uint64_t a, uint64_t b)
 {
@@ -62,9 +56,9 @@ static int child(int argc, char **argv)
 	const char *mode = argv[1];
 	if (!strcmp(mode, "child-pit")) {
 		/* PIT channel 0, rate generator, about 100 Hz. */
-		outb(0x43, 0x34);
-		outb(0x40, 11932 & 0xff);
-		outb(0x40, 11932 >> 8);
+		ax_outb(0x43, 0x34);
+		ax_outb(0x40, 11932 & 0xff);
+		ax_outb(0x40, 11932 >> 8);
 		if (kcall2(KC_IRQ_BIND, 0, 0) != -KE_INVAL)
 			return 10;
 		if (kcall2(KC_IRQ_BIND, 1, 1) != -KE_PERM)
@@ -107,10 +101,10 @@ static int child(int argc, char **argv)
 		endpoint_t parent = (endpoint_t)ax_atou(argv[2]);
 		uint64_t bit = ax_atou(argv[3]);
 		sleep_ms(ax_atou(argv[4]));
-		inb((uint16_t)ax_atou(argv[5]));
+		ax_inb((uint16_t)ax_atou(argv[5]));
 		ax_notify(parent, 1ull << bit);
 		if (argc >= 7) {
-			inb((uint16_t)ax_atou(argv[6]));
+			ax_inb((uint16_t)ax_atou(argv[6]));
 			ax_notify(parent, 2ull << bit);
 		}
 		return 0;
@@ -120,7 +114,7 @@ static int child(int argc, char **argv)
 		uint16_t port = (uint16_t)ax_atou(argv[2]);
 		uint64_t t0 = ax_time_ns(), ms = ax_atou(argv[3]);
 		while (ax_time_ns() - t0 < ms * 1000000ull) {
-			inb(port);
+			ax_inb(port);
 			ax_yield();
 		}
 		return 0;
@@ -262,7 +256,7 @@ static void t_ports(void)
 	char a[5][64];
 	endpoint_t me = ax_self();
 	/* I hold every port. */
-	(void)inb(0x61);
+	(void)ax_inb(0x61);
 	/* No ports at all: the first read faults. */
 	ksnprintf(a[0], 64, "child-io %u 0 0 64", me);
 	/* Port 0x81 only: it reads 0x81, then faults on 0x80. */

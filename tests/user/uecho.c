@@ -18,6 +18,7 @@
 #include "axrt.h"
 #include "evloop.h"
 #include "heartbeat.h"
+#include "ioport.h"
 #include "chan_axolotl.h"
 #include "ds_proto.h"
 
@@ -91,9 +92,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "inb")) {
 		uint16_t port = (uint16_t)(argc > 2 ? ax_atou(argv[2]) : 0x80);
-		uint8_t v;
-		__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-		(void)v;
+		(void)ax_inb(port);
 		return 5;
 	}
 	if (!strcmp(mode, "exit"))

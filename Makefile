@@ -67,7 +67,7 @@ URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/u
 	$(B)/user/rt/service.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
-USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
+USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(B)/user/console $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
@@ -108,6 +108,13 @@ $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
+CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
+	$(B)/user/console_service_cmd.o
+$(B)/user/console_%.o: servers/console/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/console: $(CONSOLE_OBJS) $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(CONSOLE_OBJS)
 
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink
@@ -135,14 +142,14 @@ run: deps
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -pthread
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
-LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c
-LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/console/lineed.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/console/lineed.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 

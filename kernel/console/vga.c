@@ -38,6 +38,9 @@ void vga_putc(char c)
 		cy++;
 	} else if (c == '\r') {
 		cx = 0;
+	} else if (c == '\b') {
+		if (cx) /* the serial console's erase ("\b \b") */
+			cx--;
 	} else {
 		text[cy * cols + cx] = attr | (uint8_t)c;
 		if (++cx == cols) {

@@ -1,0 +1,67 @@
+#include "commands.h"
+#include "axrt.h"
+#include "service_cmd.h"
+
+/* Longer than ax_printf's buffer, so written as it is. */
+static const char help_text[] = "commands:\n"
+	"  help                        this list\n"
+	"  service list                services: state, endpoint, CPU, restarts, uptime\n"
+	"  service start NAME          start a stopped service\n"
+	"  service stop NAME           stop a service and keep it down\n"
+	"  service kill NAME           kill a service as a crash would (its restart policy applies)\n"
+	"  service restart NAME        stop a service and start it again at once\n"
+	"  service update NAME BINARY  live-update a service to another boot module\n"
+	"  service inject NAME WORD    inject a fault: crash, hang, or the service's own\n"
+	"keys: Backspace/DEL erase a character, Ctrl-U the line, Ctrl-C abandons it\n";
+
+static int help(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	ax_write(help_text, sizeof(help_text) - 1);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*main)(int argc, char **argv);
+} commands[] = {
+	{ "help", help },
+	{ "service", service_main },
+};
+
+/* Splits line at spaces into argv; the number of words, or -1 if there are too many. */
+static int split(char *line, char **argv)
+{
+	int argc = 0;
+	for (char *p = line; *p;) {
+		while (*p == ' ')
+			*p++ = 0;
+		if (!*p)
+			break;
+		if (argc == CMD_MAX_ARGS)
+			return -1;
+		argv[argc++] = p;
+		while (*p && *p != ' ')
+			p++;
+	}
+	return argc;
+}
+
+void console_run(char *line)
+{
+	char *argv[CMD_MAX_ARGS + 1];
+	int argc = split(line, argv);
+	if (argc < 0) {
+		ax_printf("console: too many words (at most %d)\n", CMD_MAX_ARGS);
+		return;
+	}
+	if (argc == 0)
+		return;
+	argv[argc] = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[0], commands[i].name)) {
+			commands[i].main(argc, argv);
+			return;
+		}
+	ax_printf("console: unknown command: %s\n", argv[0]);
+}

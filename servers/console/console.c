@@ -1,0 +1,132 @@
+/* console: the serial console. Owns input on COM1 (the kernel keeps writing output there
+ * itself, by polling), edits what is typed into lines and runs them as commands (help, the
+ * service command). See servers/console/README.md.
+ *   console               started by rs: ioports=0x3f8-0x3ff irq=4 control */
+#include "axrt.h"
+#include "evloop.h"
+#include "service.h"
+#include "ioport.h"
+#include "lineed.h"
+#include "commands.h"
+
+#define COM1 0x3f8
+#define UART_RBR 0 /* receive buffer (read) */
+#define UART_IER 1 /* interrupt enable */
+#define UART_LSR 5 /* line status */
+#define IER_RX 0x01 /* received data available (and, with the FIFO, its timeout) */
+#define LSR_DR 0x01 /* a byte is waiting in RBR */
+#define LSR_NONE 0xff /* what a port with no UART behind it reads */
+#define IRQ 4
+#define IRQ_BIT (1ull << 0)
+#define POLL_NS 20000000ull /* without the IRQ: look at the UART every 20 ms */
+#define DRAIN_MAX 4096 /* bytes per turn at most, so a babbling line cannot starve the loop */
+
+static struct lineed ed;
+
+/* Echo is collected and written once per batch of input, not once per byte. */
+static char echo_buf[256];
+static size_t echo_len;
+
+static void flush(void)
+{
+	if (echo_len)
+		ax_write(echo_buf, echo_len);
+	echo_len = 0;
+}
+
+static void echo(void *ctx, const char *s, size_t n)
+{
+	(void)ctx;
+	while (n--) {
+		if (echo_len == sizeof(echo_buf))
+			flush();
+		echo_buf[echo_len++] = *s++;
+	}
+}
+
+static void prompt(void)
+{
+	flush();
+	ax_write("axolotl> ", 9);
+}
+
+static void feed(uint8_t c)
+{
+	switch (le_feed(&ed, c)) {
+	case LE_LINE:
+		flush();
+		console_run(ed.buf);
+		prompt();
+		break;
+	case LE_CANCEL:
+		prompt();
+		break;
+	case LE_TOOLONG:
+		flush();
+		ax_printf("\nconsole: line too long (at most %d characters), ignored\n", LE_MAX);
+		break;
+	case LE_NONE:
+		break;
+	}
+}
+
+/* Reads every byte the UART holds; true if there was any. */
+static bool drain(void)
+{
+	int n = 0;
+	uint8_t lsr;
+	while (n < DRAIN_MAX && (lsr = ax_inb(COM1 + UART_LSR)) != LSR_NONE && (lsr & LSR_DR)) {
+		feed(ax_inb(COM1 + UART_RBR));
+		n++;
+	}
+	flush();
+	return n > 0;
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (!(bits & IRQ_BIT))
+		return;
+	drain();
+	kcall1(KC_IRQ_UNMASK, IRQ);
+	/* A byte that arrived after the last look but before the unmask raised the UART's line
+	 * while it was masked; that edge may be gone, and the line stays up until RBR is read,
+	 * so no new one comes. Look once more: reading it lets the next byte interrupt. */
+	drain();
+}
+
+static bool poll_uart(struct ax_evloop *l)
+{
+	(void)l;
+	return drain();
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv); /* heartbeats for rs */
+	struct ax_evloop l = { .on_notify = on_notify };
+	le_init(&ed, echo, NULL);
+	if (ax_inb(COM1 + UART_LSR) == LSR_NONE) {
+		/* Nothing to read from; stay up (answering rs) rather than crash-loop. */
+		ax_printf("console: no UART at %#x, no input\n", COM1);
+		return (int)ax_evloop_run(&l);
+	}
+	/* Bind first, so the interrupt the UART raises for bytes already waiting is seen. */
+	int64_t r = kcall2(KC_IRQ_BIND, IRQ, IRQ_BIT);
+	if (r < 0) {
+		ax_printf("console: IRQ %d not available (error %lld), polling every 20 ms\n", IRQ, (long long)r);
+		l.poll = poll_uart;
+		l.wait_ns = POLL_NS;
+	} else {
+		/* Only the received-data interrupt: the kernel writes with them off and polls. */
+		ax_outb(COM1 + UART_IER, IER_RX);
+	}
+	ax_printf("console: ready\n");
+	prompt();
+	if (r == 0)
+		on_notify(&l, IRQ_BIT); /* whatever was typed before we were listening */
+	r = ax_evloop_run(&l);
+	ax_printf("console: event loop ended (error %lld)\n", (long long)r);
+	return 1;
+}

@@ -1,0 +1,160 @@
+#include "service_cmd.h"
+#include "axrt.h"
+#include "rs_proto.h"
+
+#define LIST_MAX 1024 /* rows at most, should rs never say "no more" */
+
+/* One subcommand that names a service, and its optional second argument: a field of cap
+ * bytes (NUL included) at w[3]. */
+struct subcmd {
+	const char *name;
+	uint32_t type;
+	const char *arg, *what; /* in the usage line, and in messages */
+	size_t cap;
+};
+
+static const struct subcmd subcmds[] = {
+	{ "start", RS_START, NULL, NULL, 0 },
+	{ "stop", RS_STOP, NULL, NULL, 0 },
+	{ "kill", RS_KILL, NULL, NULL, 0 },
+	{ "restart", RS_RESTART, NULL, NULL, 0 },
+	{ "update", RS_UPDATE, "BINARY", "binary name", RS_NAME_LEN },
+	{ "inject", RS_INJECT, "WORD", "fault word", RS_WORD_LEN },
+};
+#define NSUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
+
+/* rs is the parent of every service, the console included. */
+static endpoint_t rs_endpoint(void) { return (endpoint_t)kcall1(KC_INFO, KI_PARENT); }
+
+/* Calls rs; the kernel's error, or rs's result from w[6]. */
+static int64_t rs_call(struct kmsg *m)
+{
+	endpoint_t rs = rs_endpoint();
+	int64_t r = rs == EP_NONE || rs == EP_ANY ? -KE_DEADSRCDST : ax_call(rs, m);
+	return r < 0 ? r : (int64_t)m->w[6];
+}
+
+static const char *reason(int64_t err, char *tmp, size_t n)
+{
+	switch (-err) {
+	case KE_SRCH: return "no such service";
+	case KE_PERM: return "not allowed";
+	case KE_BUSY: return "busy";
+	case KE_INVAL: return "invalid argument";
+	case KE_AGAIN: return "try again";
+	case KE_NOSYS: return "not supported";
+	case KE_DEADSRCDST: return "rs is gone";
+	}
+	ksnprintf(tmp, n, "error %lld", (long long)err);
+	return tmp;
+}
+
+static void fail(const char *what, int64_t err)
+{
+	char tmp[32];
+	ax_printf("service: %s: %s\n", what, reason(err, tmp, sizeof(tmp)));
+}
+
+static void usage(void)
+{
+	ax_printf("usage: service list | service start|stop|kill|restart NAME | "
+		  "service update NAME BINARY | service inject NAME WORD\n");
+}
+
+/* A NUL-padded field of a reply as a printable string (rs is trusted, but a row is printed
+ * as it comes). */
+static void field_str(char *out, const void *field, size_t cap)
+{
+	memcpy(out, field, cap);
+	out[cap - 1] = 0;
+	for (char *p = out; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+}
+
+static void print_row(const struct kmsg *m)
+{
+	static const char *const states[] = { [RS_ST_RUNNING] = "running", [RS_ST_WAITING] = "waiting",
+					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating" };
+	char name[RS_NAME_LEN], state[16], ep[16] = "-", cpu[16] = "any", up[32] = "-";
+	field_str(name, m->w, RS_NAME_LEN);
+	uint32_t restarts = (uint32_t)m->w[4], st = (uint8_t)(m->w[4] >> 32), endpoint = (uint32_t)m->w[3];
+	bool dedicated = (m->w[4] >> 40) & 1;
+	int32_t where = (int32_t)(uint32_t)(m->w[3] >> 32);
+	if (st < sizeof(states) / sizeof(states[0]) && states[st])
+		ksnprintf(state, sizeof(state), "%s", states[st]);
+	else
+		ksnprintf(state, sizeof(state), "?%u", st);
+	if (endpoint) {
+		ksnprintf(ep, sizeof(ep), "%#x", endpoint);
+		/* Seconds with one decimal, truncated. */
+		ksnprintf(up, sizeof(up), "%llu.%llus", (unsigned long long)(m->w[5] / 1000000000ull),
+			  (unsigned long long)(m->w[5] / 100000000ull % 10));
+	}
+	if (where >= 0)
+		ksnprintf(cpu, sizeof(cpu), "%d%s", where, dedicated ? "*" : "");
+	ax_printf("%-16s %-9s %-10s %-5s %-9u %s\n", name, state, ep, cpu, restarts, up);
+}
+
+static int list(void)
+{
+	for (uint64_t i = 0; i < LIST_MAX; i++) {
+		struct kmsg m = { .type = RS_LIST, .w = { i } };
+		int64_t r = rs_call(&m);
+		/* The header only once rs has answered: a refusal is one clear line. */
+		if (i == 0 && (r == 0 || r == -KE_SRCH))
+			ax_printf("%-16s %-9s %-10s %-5s %-9s %s\n", "NAME", "STATE", "ENDPOINT", "CPU", "RESTARTS",
+				  "UPTIME");
+		if (r == -KE_SRCH)
+			return 0;
+		if (r < 0) {
+			fail("list", r);
+			return 1;
+		}
+		print_row(&m);
+	}
+	return 0;
+}
+
+/* Copies a command-line argument into a message field; false (and says why) if it does not
+ * fit. */
+static bool put_field(void *field, size_t cap, const char *what, const char *s)
+{
+	if (ax_strpad(field, cap, s) == 0)
+		return true;
+	ax_printf("service: %s too long (at most %u characters): %s\n", what, (unsigned)cap - 1, s);
+	return false;
+}
+
+static int named(const struct subcmd *c, int argc, char **argv)
+{
+	if (argc != (c->arg ? 4 : 3)) {
+		ax_printf("usage: service %s NAME%s%s\n", c->name, c->arg ? " " : "", c->arg ? c->arg : "");
+		return 2;
+	}
+	struct kmsg m = { .type = c->type };
+	const char *name = argv[2];
+	if (!put_field(m.w, RS_NAME_LEN, "name", name) || (c->arg && !put_field(&m.w[3], c->cap, c->what, argv[3])))
+		return 2;
+	int64_t r = rs_call(&m);
+	if (r < 0) {
+		fail(name, r);
+		return 1;
+	}
+	if (c->type == RS_UPDATE)
+		ax_printf("service: %s updated to %s\n", name, argv[3]);
+	else
+		ax_printf("service: %s OK\n", name);
+	return 0;
+}
+
+int service_main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "list"))
+		return list();
+	for (size_t i = 0; argc >= 2 && i < NSUBCMDS; i++)
+		if (!strcmp(argv[1], subcmds[i].name))
+			return named(&subcmds[i], argc, argv);
+	usage();
+	return 2;
+}

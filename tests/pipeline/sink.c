@@ -121,5 +121,6 @@ int main(int argc, char **argv)
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
 			       .doorbell = (const volatile uint64_t *)(const void *)&snk.q.sh->bell,
 			       .sleeping = &snk.q.sh->sleeping };
+	on_notify(&l, DS_NOTIFY_BIT); /* what ds holds already counts as news */
 	return (int)ax_evloop_run(&l);
 }

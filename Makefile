@@ -130,8 +130,12 @@ $(PIPELINE): $(B)/user/%: $(B)/user/pl_%.o $(URT_OBJS)
 
 user: $(USER_PROGS)
 
-$(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/init tools/mkiso.py boot/grub.cfg
-	tools/mkiso.py $< $@ --cmdline "$(CMDLINE)" --module "$(B)/user/init"
+# The default image: rs (module 0, the root of the service tree), its configuration, and the
+# services boot/system.conf names.
+$(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console boot/system.conf \
+		tools/mkiso.py boot/grub.cfg
+	tools/mkiso.py $< $@ --cmdline "$(CMDLINE)" --module "$(B)/user/rs conf=system.conf" \
+		--module boot/system.conf --module $(B)/user/ds --module $(B)/user/console
 
 run: deps
 	@$(MAKE) --no-print-directory iso

@@ -2,6 +2,7 @@
 #include "chan_name.h"
 #include "ds_client.h"
 #include "service.h"
+#include "spsc.h"
 
 #define MAX_EXPORTS 8
 
@@ -12,6 +13,24 @@ struct export_value { /* the 24-byte ds value */
 };
 
 static struct chan_export *exports[MAX_EXPORTS];
+
+int64_t chan_create(struct chan_export *e, uint32_t slot_size, uint32_t nslots, int role, struct spsc *q)
+{
+	size_t bytes = (spsc_size(slot_size, nslots) + 4095) & ~(size_t)4095;
+	if (bytes == 0)
+		return -KE_INVAL;
+	int64_t h = ax_mo_create(bytes / 4096, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
+	if (va < 0)
+		return va;
+	if (spsc_init((void *)va, bytes, slot_size, nslots) < 0 || spsc_attach(q, (void *)va, bytes, role) < 0) {
+		ax_mo_destroy(h);
+		return -KE_INVAL;
+	}
+	e->handle = h;
+	e->bytes = bytes;
+	return 0;
+}
 
 int64_t chan_export(struct chan_export *e)
 {

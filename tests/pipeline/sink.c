@@ -104,22 +104,19 @@ int main(int argc, char **argv)
 	if (snk.count > MAX_COUNT)
 		snk.count = MAX_COUNT;
 	snk.next_report = snk.count / 10;
-	size_t bytes = (spsc_size(PL_SLOT, PL_SLOTS) + 4095) & ~(size_t)4095;
-	int64_t h = ax_mo_create(bytes / 4096, 0);
-	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
-	if (va < 0 || spsc_init((void *)va, bytes, PL_SLOT, PL_SLOTS) < 0 ||
-	    spsc_attach(&snk.q, (void *)va, bytes, SPSC_CONSUMER) < 0) {
-		ax_printf("sink: cannot make the channel: %lld\n", (long long)va);
+	snk.ex = (struct chan_export){ .key = "in", .rights = KP_R | KP_W, .peer = "relay", .on_attach = on_attach };
+	int64_t r = chan_create(&snk.ex, PL_SLOT, PL_SLOTS, SPSC_CONSUMER, &snk.q);
+	if (r < 0) {
+		ax_printf("sink: cannot make the channel: %lld\n", (long long)r);
 		return 1;
 	}
-	snk.ex = (struct chan_export){ .key = "in", .handle = h, .bytes = bytes, .rights = KP_R | KP_W,
-				       .peer = "relay", .on_attach = on_attach };
-	int64_t r = chan_export(&snk.ex);
+	r = chan_export(&snk.ex);
 	int64_t s = dsc_subscribe("rs", "relay");
 	ax_printf("sink: exported sink/in (%d), watching rs/relay (%d), expecting %llu messages\n", (int)r, (int)s,
 		  (unsigned long long)snk.count);
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
 			       .doorbell = (const volatile uint64_t *)(const void *)&snk.q.sh->bell,
 			       .sleeping = &snk.q.sh->sleeping };
+	on_notify(&l, DS_NOTIFY_BIT); /* what ds holds already counts as news */
 	return (int)ax_evloop_run(&l);
 }

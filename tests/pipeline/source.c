@@ -83,19 +83,15 @@ int main(int argc, char **argv)
 	ax_svc_init(argc, argv);
 	src.count = pl_arg(argc, argv, "count", 100000);
 	src.rate = pl_arg(argc, argv, "rate", 20000);
-	size_t bytes = (spsc_size(PL_SLOT, PL_SLOTS) + 4095) & ~(size_t)4095;
-	int64_t h = ax_mo_create(bytes / 4096, 0);
-	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
-	if (va < 0 || spsc_init((void *)va, bytes, PL_SLOT, PL_SLOTS) < 0 ||
-	    spsc_attach(&src.q, (void *)va, bytes, SPSC_PRODUCER) < 0) {
-		ax_printf("source: cannot make the channel: %lld\n", (long long)va);
+	src.ex = (struct chan_export){ .key = "out", .rights = KP_R | KP_W, .peer = "relay", .on_attach = on_attach };
+	int64_t r = chan_create(&src.ex, PL_SLOT, PL_SLOTS, SPSC_PRODUCER, &src.q);
+	if (r < 0) {
+		ax_printf("source: cannot make the channel: %lld\n", (long long)r);
 		return 1;
 	}
 	src.peer.bits = PL_WAKE_BIT;
 	chan_axolotl_platform(&src.plat, &src.peer);
-	src.ex = (struct chan_export){ .key = "out", .handle = h, .bytes = bytes, .rights = KP_R | KP_W,
-				       .peer = "relay", .on_attach = on_attach };
-	int64_t r = chan_export(&src.ex);
+	r = chan_export(&src.ex);
 	ax_printf("source: exported source/out (%d), %llu messages at %llu/s\n", (int)r,
 		  (unsigned long long)src.count, (unsigned long long)src.rate);
 	src.t0 = ax_time_ns();

@@ -13,6 +13,7 @@ service porty binary=uecho args="inb 128" ioports=0x80 restart=never
 service noporty binary=uecho args="inb 128" restart=never
 service hanger binary=uecho args="hang" heartbeat=200 restart=always backoff=50
 service healthy binary=uecho args="echo" heartbeat=150
+service rogue binary=uecho args="rskill healthy" restart=never
 """
 
 
@@ -29,8 +30,8 @@ def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
     r = boot("", smp=2, modules=("rs conf=rstest.conf", "rstest.conf", "uecho"), timeout=120,
              until=r"^rs: started hanger as 0x[0-9a-f]+ \(restarts 1\)$")
     out = r.output
-    assert "rs: 7 services in rstest.conf" in out, out[-3000:]
-    for name in ("crasher", "quitter", "failer", "porty", "noporty", "hanger", "healthy"):
+    assert "rs: 8 services in rstest.conf" in out, out[-3000:]
+    for name in ("crasher", "quitter", "failer", "porty", "noporty", "hanger", "healthy", "rogue"):
         assert re.search(r"^rs: started %s as 0x[0-9a-f]+ \(restarts 0\)$" % name, out, re.M), (name, out[-3000:])
     # policies: exit 0 with on-failure and anything with never stay down
     assert "rs: quitter exited with status 0" in out and "rs: quitter stays down" in out
@@ -47,6 +48,9 @@ def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
     # loop answers rs's pings never is
     assert "rs: hanger hung: no heartbeat for 200 ms" in out, out[-3000:]
     assert "rs: healthy hung" not in out and "rs: healthy exited" not in out
+    # rs's control calls are only for services configured with `control`
+    assert "uecho: rs answered -1 to kill healthy" in out, out[-3000:]
+    assert "rs: rogue exited with status 0" in out
 
 
 def test_rs_refuses_a_broken_configuration_with_the_line():

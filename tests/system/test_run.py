@@ -12,7 +12,7 @@ from conftest import ROOT, EXIT_TESTS_PASSED, boot
 OVMF = "/usr/share/ovmf/OVMF.fd"
 
 
-def test_make_run_boots_to_banner_without_terminal():
+def test_make_run_boots_to_the_console_prompt_without_terminal():
     t0 = time.monotonic()
     # A session of our own: make, the launcher and QEMU share its process group, which we
     # end by the PID we started.
@@ -22,7 +22,7 @@ def test_make_run_boots_to_banner_without_terminal():
     out = b""
     try:
         os.set_blocking(proc.stdout.fileno(), False)
-        while time.monotonic() - t0 < 120 and b"AXOLOTL READY" not in out:
+        while time.monotonic() - t0 < 120 and b"axolotl> " not in out:
             chunk = proc.stdout.read()
             if chunk:
                 out += chunk
@@ -40,7 +40,12 @@ def test_make_run_boots_to_banner_without_terminal():
     assert re.search(r"^cpus: 4 online of 4 listed", text, re.M)
     assert re.search(r"^memory: \d+ MiB usable", text, re.M)
     assert len(re.findall(r"^cpu\d apic=\d+ (bsp|ap) online monitor=\d", text, re.M)) == 4
-    print(f"make run reached the banner in {elapsed:.1f} s")
+    # the default image: rs starts the services of boot/system.conf, the console prompts
+    assert re.search(r"^rs: 2 services in system.conf$", text, re.M), text[-3000:]
+    assert re.search(r"^rs: started ds as 0x[0-9a-f]+ \(restarts 0\)$", text, re.M)
+    assert re.search(r"^rs: started console as 0x[0-9a-f]+ \(restarts 0\)$", text, re.M)
+    assert "axolotl> " in text
+    print(f"make run reached the console prompt in {elapsed:.1f} s")
 
 
 @pytest.mark.skipif(not os.path.exists(OVMF), reason="ovmf is not installed")

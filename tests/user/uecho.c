@@ -14,13 +14,15 @@
  *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
- *                      3 try to register itself (must fail); w[0] of the first message = ds */
+ *                      3 try to register itself (must fail); w[0] of the first message = ds
+ *   uecho rskill NAME  asks rs (its parent) to kill NAME and exits with 0 if refused */
 #include "axrt.h"
 #include "evloop.h"
 #include "heartbeat.h"
 #include "ioport.h"
 #include "chan_axolotl.h"
 #include "ds_proto.h"
+#include "rs_proto.h"
 
 /* waiter: acknowledges each new doorbell value; ~0 ends the loop. */
 struct waiter {
@@ -235,6 +237,14 @@ int main(int argc, char **argv)
 					return 0;
 			}
 		}
+	}
+	if (!strcmp(mode, "rskill") && argc > 2) {
+		/* Only services configured with `control` may use rs's control calls. */
+		m = (struct kmsg){ .type = RS_KILL };
+		ax_strpad(m.w, RS_NAME_LEN, argv[2]);
+		int64_t r = ax_call((endpoint_t)kcall1(KC_INFO, KI_PARENT), &m);
+		ax_printf("uecho: rs answered %lld to kill %s\n", (long long)(r < 0 ? r : (int64_t)m.w[6]), argv[2]);
+		return r == 0 && (int64_t)m.w[6] == -KE_PERM ? 0 : 1;
 	}
 	if (!strcmp(mode, "dsclient")) {
 		endpoint_t ds = 0;

@@ -115,11 +115,20 @@ int64_t dsc_check(char label[DS_NAME_LEN], char key[DS_NAME_LEN])
 
 void dsc_restarted(endpoint_t new_ds)
 {
+	static const uint64_t never_rung = 0;
 	ds = new_ds;
 	int nk = 0, ns = 0, bad = 0;
-	for (int i = 0; i < MAX_KEYS; i++)
-		if (keys[i].used)
-			put_raw(keys[i].key, keys[i].val, keys[i].len) == 0 ? nk++ : bad++;
+	for (int i = 0; i < MAX_KEYS; i++) {
+		if (!keys[i].used)
+			continue;
+		/* rs registers our label before telling us; retry briefly in case ds lags. */
+		int64_t r = put_raw(keys[i].key, keys[i].val, keys[i].len);
+		for (int t = 0; r < 0 && t < 5; t++) {
+			ax_wait_timeout(&never_rung, 0, 20000000);
+			r = put_raw(keys[i].key, keys[i].val, keys[i].len);
+		}
+		r == 0 ? nk++ : bad++;
+	}
 	for (int i = 0; i < MAX_SUBS; i++)
 		if (subs[i].used)
 			subscribe_raw(subs[i].label, subs[i].key) == 0 ? ns++ : bad++;

@@ -43,6 +43,7 @@ static const char *reason(int64_t err, char *tmp, size_t n)
 	case KE_INVAL: return "invalid argument";
 	case KE_AGAIN: return "try again";
 	case KE_NOSYS: return "not supported";
+	case KE_INTR: return "update failed and was rolled back (see the rs log)";
 	case KE_DEADSRCDST: return "rs is gone";
 	}
 	ksnprintf(tmp, n, "error %lld", (long long)err);

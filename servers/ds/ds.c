@@ -4,6 +4,7 @@
 #include "axrt.h"
 #include "evloop.h"
 #include "store.h"
+#include "service.h"
 
 static struct ds_store store;
 static endpoint_t launcher; /* our parent: the only one who may register labels */
@@ -66,8 +67,9 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	wake_subscribers(notify, n);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	ax_svc_init(argc, argv); /* heartbeats when rs asks for them */
 	launcher = (endpoint_t)kcall1(KC_INFO, KI_PARENT);
 	struct ax_evloop l = { .on_message = on_message };
 	ax_printf("ds: ready, launcher %#x\n", (unsigned)launcher);

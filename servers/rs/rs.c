@@ -217,19 +217,33 @@ static void report(const struct kmsg *m)
 
 /* Every period: a service whose counter moved is pinged for the next period; one that was
  * pinged and still did not move is hung, and is killed (its exit report restarts it).
- * Services in a live update are not checked (the old one waits for rs on purpose).
+ * Services in a live update, and services waiting for rs to answer an update they asked
+ * for, are not checked: they wait for rs on purpose.
  * Returns ns until the next check, 0 if none. */
+/* Is ep waiting for rs to answer (a live update it asked for)? Then its loop cannot turn. */
+static bool waiting_for_rs(endpoint_t ep)
+{
+	for (int i = 0; i < nsvc; i++)
+		if (svcs[i].up.phase != UP_NONE && svcs[i].up.requester == ep)
+			return true;
+	return false;
+}
+
 static uint64_t check_heartbeats(void)
 {
 	uint64_t next = 0, now = ax_time_ns();
 	for (int i = 0; i < nsvc; i++) {
 		struct svc *s = &svcs[i];
-		if (!s->ep || !s->hb || s->up.phase != UP_NONE)
+		if (!s->ep || !s->hb || s->up.phase != UP_NONE || waiting_for_rs(s->ep)) {
+			if (s->ep && s->hb)
+				svc_heartbeat_reset(s); /* a fresh period once it is free again */
 			continue;
+		}
 		if (now >= s->hb_check_ns) {
 			uint64_t v = *s->hb;
 			if (v == s->hb_last && s->hb_pinged) {
-				ax_printf("rs: %s hung: no heartbeat for %u ms\n", s->c.name, s->c.heartbeat_ms);
+				ax_printf("rs: %s hung: no heartbeat for %u ms (counter %llu)\n", s->c.name, s->c.heartbeat_ms,
+					  (unsigned long long)v);
 				ax_kill(s->ep);
 				continue;
 			}

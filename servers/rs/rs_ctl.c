@@ -123,6 +123,7 @@ static int64_t ready(endpoint_t from)
 	s->retired = old;
 	ax_kill(old);
 	s->ep = from;
+	s->cmds = 0; /* commands queued for the old instance die with it */
 	s->started_ns = ax_time_ns();
 	memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
 	if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)

@@ -63,6 +63,12 @@ static void resync(void)
 		queue_publish(&svcs[i]);
 }
 
+/* Set when ds restarted: once the outbox is empty (labels registered in the new ds), every
+ * service is told to republish. Telling them earlier would let their puts overtake the
+ * registrations (their calls queue at ds; our non-blocking sends only land when it waits). */
+static void tell_republish(void);
+static bool republish_due;
+
 bool rsds_flush(void)
 {
 	endpoint_t ds = ds_endpoint();
@@ -73,6 +79,8 @@ bool rsds_flush(void)
 			return true;
 		otail++; /* delivered, or ds died (then its restart resyncs) */
 	}
+	if (republish_due)
+		tell_republish();
 	return false;
 }
 
@@ -99,14 +107,20 @@ void rsds_publish(const struct svc *s)
 		queue_publish(s);
 }
 
+
 void rsds_ds_started(struct svc *ds)
 {
 	resync();
 	flush_now();
-	if (!ds->restarts)
-		return;
-	/* A restarted ds knows nothing: every service publishes its keys again. */
+	republish_due = ds->restarts > 0;
+}
+
+/* Tells every running service to republish, once ds has every label. */
+static void tell_republish(void)
+{
+	struct svc *ds = svc_by_name("ds");
 	int n = 0;
+	republish_due = false;
 	for (int i = 0; i < nsvc; i++) {
 		struct svc *s = &svcs[i];
 		if (s != ds && s->ep) {

@@ -10,6 +10,7 @@
 #include "chan_axolotl.h"
 #include "ds_client.h"
 #include "service.h"
+#include "heartbeat.h"
 
 #ifndef RELAY_VERSION
 #define RELAY_VERSION 1
@@ -58,6 +59,7 @@ static int64_t attach(struct ax_evloop *l)
 			e = chan_import("sink", "in", &r.out_mem);
 		if (r.in_mem.va && r.out_mem.va)
 			break;
+		ax_heartbeat(); /* waiting for peers is not hanging */
 		ax_wait_timeout(&never_rung, 0, 10000000);
 	}
 	if (!r.in_mem.va || !r.out_mem.va)

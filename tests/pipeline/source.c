@@ -1,7 +1,7 @@
 /* source: the first stage. Owns the channel to the relay, exports it in ds as source/out,
  * and pushes count=N numbered messages at rate=R per second (bounded load).
  * Injectable faults (`service inject source WORD`): `garbage` pushes 50 messages that fail
- * the check; `corrupt` writes an impossible head index into the channel. */
+ * the check, in between the real ones as space allows; `corrupt` writes an impossible head index into the channel. */
 #include "pipeline.h"
 #include "chan_name.h"
 #include "chan_axolotl.h"
@@ -13,6 +13,7 @@ static struct {
 	struct chan_axolotl_peer peer;
 	struct chan_platform plat;
 	uint64_t count, rate, sent, t0;
+	uint64_t garbage, garbage_left, rng; /* injected garbage pushed so far / still to push */
 	bool done;
 } src;
 
@@ -23,8 +24,24 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 	ax_printf("source: %#x attached to source/out\n", (unsigned)importer);
 }
 
+/* Injected garbage goes in between the real messages, as space allows. */
+static void push_garbage(void)
+{
+	while (src.garbage_left) {
+		uint64_t junk[4];
+		for (int k = 0; k < 4; k++)
+			junk[k] = src.rng ^= src.rng << 13, src.rng ^= src.rng >> 7, src.rng ^= src.rng << 17;
+		if (spsc_push(&src.q, junk) != 0)
+			return;
+		src.garbage++;
+		if (--src.garbage_left == 0)
+			ax_printf("source: pushed %llu garbage messages\n", (unsigned long long)src.garbage);
+	}
+}
+
 static bool poll(struct ax_evloop *l)
 {
+	push_garbage();
 	if (src.done)
 		return false;
 	uint64_t due = (ax_time_ns() - src.t0) / 1000 * src.rate / 1000000;
@@ -52,17 +69,10 @@ static void inject(struct ax_evloop *l, const char *word)
 {
 	(void)l;
 	if (!strcmp(word, "garbage")) {
-		uint64_t x = ax_rdtsc() | 1;
-		int n = 0;
-		for (int i = 0; i < 50; i++) {
-			uint64_t junk[4];
-			for (int k = 0; k < 4; k++)
-				junk[k] = x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			n += spsc_push(&src.q, junk) == 0;
-		}
-		chan_kick(&src.q, &src.plat);
-		ax_printf("source: pushed %d garbage messages\n", n);
-	} else if (!strcmp(word, "corrupt")) {
+		src.rng = ax_rdtsc() | 1;
+		src.garbage_left = 50;
+		push_garbage();
+		chan_kick(&src.q, &src.plat);	} else if (!strcmp(word, "corrupt")) {
 		atomic_store(&src.q.sh->head, atomic_load(&src.q.sh->tail) + 4 * PL_SLOTS);
 		chan_kick(&src.q, &src.plat);
 		ax_printf("source: wrote an impossible head index into source/out\n");

@@ -36,6 +36,10 @@
 #define RS_UPDATE 0x7215  /* w[0..2] name, w[3..5] new binary: live update; the reply comes when
                              it is committed (0) or rolled back (-KE_*) */
 #define RS_INJECT 0x7216  /* w[0..2] name, w[3..4] word: "crash", "hang", or the server's own */
+#define RS_LOG 0x7217     /* anyone: w[0] = index (0: the oldest event kept), w[1] = byte offset into
+                             its text -> w[0] = time ns, w[1] = event number, w[2..5] = the next
+                             RS_LOG_CHUNK bytes of text (NUL-padded); -KE_SRCH past the last */
+#define RS_LOG_CHUNK 32
 
 /* Service states in RS_LIST. */
 #define RS_ST_RUNNING 1

@@ -6,6 +6,7 @@
 static const char help_text[] = "commands:\n"
 	"  help                        this list\n"
 	"  service list                services: state, endpoint, CPU, restarts, uptime\n"
+	"  service log                 rs's event log: starts, crashes, hangs, restarts, updates\n"
 	"  service start NAME          start a stopped service\n"
 	"  service stop NAME           stop a service and keep it down\n"
 	"  service kill NAME           kill a service as a crash would (its restart policy applies)\n"

@@ -58,7 +58,7 @@ static void fail(const char *what, int64_t err)
 
 static void usage(void)
 {
-	ax_printf("usage: service list | service start|stop|kill|restart NAME | "
+	ax_printf("usage: service list | service log | service start|stop|kill|restart NAME | "
 		  "service update NAME BINARY | service inject NAME WORD\n");
 }
 
@@ -117,6 +117,34 @@ static int list(void)
 	return 0;
 }
 
+/* rs's event log, oldest first: "[seconds] text". Each event's text comes in chunks. */
+static int log_events(void)
+{
+	for (uint64_t i = 0; i < LIST_MAX; i++) {
+		char text[160] = { 0 };
+		uint64_t t = 0;
+		for (size_t off = 0; off + RS_LOG_CHUNK < sizeof(text); off += RS_LOG_CHUNK) {
+			struct kmsg m = { .type = RS_LOG, .w = { i, off } };
+			int64_t r = rs_call(&m);
+			if (r == -KE_SRCH && off == 0)
+				return 0; /* past the last event */
+			if (r < 0 && off == 0) {
+				fail("log", r);
+				return 1;
+			}
+			if (r < 0)
+				break;
+			t = m.w[0];
+			memcpy(text + off, &m.w[2], RS_LOG_CHUNK);
+			if (strlen(text + off) < RS_LOG_CHUNK)
+				break; /* the text ended in this chunk */
+		}
+		ax_printf("[%5llu.%03llu] %s\n", (unsigned long long)(t / 1000000000ull),
+			  (unsigned long long)(t / 1000000ull % 1000), text);
+	}
+	return 0;
+}
+
 /* Copies a command-line argument into a message field; false (and says why) if it does not
  * fit. */
 static bool put_field(void *field, size_t cap, const char *what, const char *s)
@@ -153,6 +181,8 @@ int service_main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "list"))
 		return list();
+	if (argc == 2 && !strcmp(argv[1], "log"))
+		return log_events();
 	for (size_t i = 0; argc >= 2 && i < NSUBCMDS; i++)
 		if (!strcmp(argv[1], subcmds[i].name))
 			return named(&subcmds[i], argc, argv);

@@ -12,6 +12,43 @@
 struct svc svcs[MAX_SVC];
 int nsvc;
 
+/* The event log: the last LOG_EVENTS events, read by `service log`. */
+#define LOG_EVENTS 64
+#define LOG_TEXT 120
+static struct event {
+	uint64_t t_ns, seq;
+	char text[LOG_TEXT];
+} events[LOG_EVENTS];
+static uint64_t nevents;
+
+void rs_log(const char *fmt, ...)
+{
+	struct event *e = &events[nevents % LOG_EVENTS];
+	va_list ap;
+	va_start(ap, fmt);
+	kvsnprintf(e->text, sizeof(e->text), fmt, ap); /* truncated to LOG_TEXT - 1 */
+	va_end(ap);
+	e->t_ns = ax_time_ns();
+	e->seq = nevents++;
+	ax_printf("rs: %s\n", e->text);
+}
+
+void rs_log_read(struct kmsg *m)
+{
+	uint64_t i = m->w[0], off = m->w[1];
+	uint64_t first = nevents > LOG_EVENTS ? nevents - LOG_EVENTS : 0;
+	memset(m->w, 0, sizeof(m->w));
+	if (i >= nevents - first || off >= LOG_TEXT) {
+		m->w[6] = (uint64_t)-KE_SRCH;
+		return;
+	}
+	const struct event *e = &events[(first + i) % LOG_EVENTS];
+	m->w[0] = e->t_ns;
+	m->w[1] = e->seq;
+	size_t n = strlen(e->text + off);
+	memcpy(&m->w[2], e->text + off, n < RS_LOG_CHUNK ? n : RS_LOG_CHUNK);
+}
+
 struct svc *svc_by_name(const char *name)
 {
 	for (int i = 0; i < nsvc; i++)
@@ -129,7 +166,7 @@ int64_t svc_start(struct svc *s, const char *binary, bool update)
 		ep = r;
 	}
 	if (ep < 0)
-		ax_printf("rs: cannot start %s (%s): error %lld\n", s->c.name, binary, (long long)ep);
+		rs_log("cannot start %s (%s): error %lld", s->c.name, binary, (long long)ep);
 	return ep;
 }
 
@@ -147,7 +184,7 @@ static void start(struct svc *s)
 	s->started_ns = ax_time_ns();
 	s->cmds = 0;
 	svc_heartbeat_reset(s);
-	ax_printf("rs: started %s as %#x (restarts %u)\n", s->c.name, (unsigned)ep, s->restarts);
+	rs_log("started %s as %#x (restarts %u)", s->c.name, (unsigned)ep, s->restarts);
 	if (!strcmp(s->c.name, "ds"))
 		rsds_ds_started(s);
 	rsds_publish(s);
@@ -164,10 +201,10 @@ static void ended(struct svc *s, const struct kmsg *m)
 	bool crashed = m->type == KMSG_PROC_FAULT;
 	int64_t status = crashed ? -1 : (int64_t)m->w[1];
 	if (crashed)
-		ax_printf("rs: %s crashed: vector %llu at rip %#llx, address %#llx\n", s->c.name,
+		rs_log("%s crashed: vector %llu at rip %#llx, address %#llx", s->c.name,
 			  (unsigned long long)m->w[1], (unsigned long long)m->w[3], (unsigned long long)m->w[4]);
 	else
-		ax_printf("rs: %s exited with status %lld\n", s->c.name, (long long)status);
+		rs_log("%s exited with status %lld", s->c.name, (long long)status);
 	s->ep = 0;
 	if (s->up.phase != UP_NONE)
 		rsctl_update_died(s, 0); /* the old instance died mid-update: nothing to roll back to */
@@ -175,7 +212,7 @@ static void ended(struct svc *s, const struct kmsg *m)
 		     (s->c.restart == SVC_RESTART_ON_FAILURE && status != 0);
 	if (!again || s->stopped) {
 		s->stopped = true;
-		ax_printf("rs: %s stays down (%s)\n", s->c.name, again ? "stopped" : "restart policy");
+		rs_log("%s stays down (%s)", s->c.name, again ? "stopped" : "restart policy");
 		rsds_publish(s);
 		return;
 	}
@@ -189,7 +226,7 @@ static void ended(struct svc *s, const struct kmsg *m)
 					  : s->c.backoff_ms;
 	s->restart_at_ns = now + s->delay_ms * 1000000ull;
 	s->restarts++;
-	ax_printf("rs: restarting %s in %llu ms\n", s->c.name, (unsigned long long)s->delay_ms);
+	rs_log("restarting %s in %llu ms", s->c.name, (unsigned long long)s->delay_ms);
 	rsds_publish(s);
 }
 
@@ -201,7 +238,7 @@ static void report(const struct kmsg *m)
 		struct svc *s = &svcs[i];
 		if (s->retired == ep) {
 			s->retired = 0;
-			ax_printf("rs: old instance %#x of %s has ended\n", (unsigned)ep, s->c.name);
+			rs_log("old instance %#x of %s has ended", (unsigned)ep, s->c.name);
 			return;
 		}
 		if (s->up.phase != UP_NONE && s->up.next == ep) {
@@ -242,7 +279,7 @@ static uint64_t check_heartbeats(void)
 		if (now >= s->hb_check_ns) {
 			uint64_t v = *s->hb;
 			if (v == s->hb_last && s->hb_pinged) {
-				ax_printf("rs: %s hung: no heartbeat for %u ms (counter %llu)\n", s->c.name, s->c.heartbeat_ms,
+				rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name, s->c.heartbeat_ms,
 					  (unsigned long long)v);
 				ax_kill(s->ep);
 				continue;
@@ -285,7 +322,7 @@ int main(int argc, char **argv)
 	int mod = ax_find_module(conf);
 	struct kc_module_info mi;
 	if (mod < 0 || ax_module_info((uint32_t)mod, &mi) < 0) {
-		ax_printf("rs: no configuration module %s\n", conf);
+		rs_log("no configuration module %s", conf);
 		return 1;
 	}
 	int64_t va = kcall1(KC_MODULE_MAP, (uint64_t)mod);
@@ -293,12 +330,12 @@ int main(int argc, char **argv)
 	struct sysconf_error err;
 	int n = va > 0 ? sysconf_parse((const char *)va, mi.size, parsed, MAX_SVC, &err) : -1;
 	if (n < 0) {
-		ax_printf("rs: %s line %d: %s\n", conf, va > 0 ? err.line : 0, va > 0 ? err.msg : "cannot map");
+		rs_log("%s line %d: %s", conf, va > 0 ? err.line : 0, va > 0 ? err.msg : "cannot map");
 		return 2;
 	}
 	for (int i = 0; i < n; i++)
 		svcs[nsvc++].c = parsed[i];
-	ax_printf("rs: %d services in %s\n", n, conf);
+	rs_log("%d services in %s", n, conf);
 	/* ds first, so every other service finds its label registered when it starts. */
 	struct svc *ds = svc_by_name("ds");
 	if (ds)

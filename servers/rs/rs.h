@@ -47,6 +47,9 @@ const char *svc_state_name(const struct svc *s);
 uint32_t svc_state(const struct svc *s);
 
 /* rs.c */
+/* Logs an event: a console line "rs: ..." and an entry in the event log (RS_LOG). */
+void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rs_log_read(struct kmsg *m); /* RS_LOG */
 int64_t svc_start(struct svc *s, const char *binary, bool update);
 void svc_queue_cmd(struct svc *s, uint32_t cmd);
 void svc_heartbeat_reset(struct svc *s);

@@ -33,7 +33,7 @@ static void update_done(struct svc *s, int64_t result)
 /* The update failed: the new instance goes, the old one (if waiting) resumes. */
 static void rollback(struct svc *s, const char *why)
 {
-	ax_printf("rs: update of %s to %s failed (%s): rolled back\n", s->c.name, s->up.binary, why);
+	rs_log("update of %s to %s failed (%s): rolled back", s->c.name, s->up.binary, why);
 	if (s->up.next)
 		ax_kill(s->up.next);
 	if (s->up.old_waiting && s->ep) {
@@ -53,7 +53,7 @@ bool rsctl_update_died(struct svc *s, endpoint_t ep)
 		return true;
 	}
 	if (!ep) { /* the old instance died: nothing to roll back to, its restart follows */
-		ax_printf("rs: update of %s abandoned: the old instance ended\n", s->c.name);
+		rs_log("update of %s abandoned: the old instance ended", s->c.name);
 		if (s->up.next)
 			ax_kill(s->up.next);
 		update_done(s, -KE_DEADSRCDST);
@@ -70,7 +70,7 @@ uint64_t rsctl_check_updates(void)
 			continue;
 		if (now >= s->up.deadline_ns) {
 			if (s->up.phase == UP_QUIESCING) {
-				ax_printf("rs: update of %s abandoned: it did not quiesce\n", s->c.name);
+				rs_log("update of %s abandoned: it did not quiesce", s->c.name);
 				update_done(s, -KE_AGAIN);
 			} else {
 				rollback(s, "the new instance was not ready in time");
@@ -92,7 +92,7 @@ static bool quiesced(struct svc *s, struct kmsg *m)
 		return true;
 	}
 	if ((int64_t)m->w[0] < 0) {
-		ax_printf("rs: %s cannot be updated (error %lld)\n", s->c.name, (long long)(int64_t)m->w[0]);
+		rs_log("%s cannot be updated (error %lld)", s->c.name, (long long)(int64_t)m->w[0]);
 		update_done(s, -KE_NOSYS);
 		m->w[0] = 0;
 		return true;
@@ -103,7 +103,7 @@ static bool quiesced(struct svc *s, struct kmsg *m)
 		rollback(s, "cannot start the new binary");
 		return false;
 	}
-	ax_printf("rs: %s quiesced, new instance %#x (%s) taking over\n", s->c.name, (unsigned)ep, s->up.binary);
+	rs_log("%s quiesced, new instance %#x (%s) taking over", s->c.name, (unsigned)ep, s->up.binary);
 	s->up.next = (endpoint_t)ep;
 	s->up.phase = UP_STARTING;
 	s->up.deadline_ns = ax_time_ns() + READY_NS;
@@ -127,8 +127,8 @@ static int64_t ready(endpoint_t from)
 	s->started_ns = ax_time_ns();
 	memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
 	if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)
-		ax_printf("rs: %s: CPU %d could not be dedicated to the new instance\n", s->c.name, s->c.cpu);
-	ax_printf("rs: %s updated to %s: %#x replaces %#x\n", s->c.name, s->up.binary, (unsigned)from, (unsigned)old);
+		rs_log("%s: CPU %d could not be dedicated to the new instance", s->c.name, s->c.cpu);
+	rs_log("%s updated to %s: %#x replaces %#x", s->c.name, s->up.binary, (unsigned)from, (unsigned)old);
 	update_done(s, 0);
 	svc_heartbeat_reset(s);
 	rsds_registered(s, from); /* the name now belongs to the new instance */
@@ -148,7 +148,7 @@ static int64_t start_update(struct svc *s, const struct kmsg *m, endpoint_t from
 	s->up.phase = UP_QUIESCING;
 	s->up.requester = from;
 	s->up.deadline_ns = ax_time_ns() + QUIESCE_NS;
-	ax_printf("rs: updating %s to %s: asking it to quiesce\n", s->c.name, bin);
+	rs_log("updating %s to %s: asking it to quiesce", s->c.name, bin);
 	svc_queue_cmd(s, RS_DO_QUIESCE);
 	rsds_publish(s);
 	return 0;
@@ -159,7 +159,7 @@ static int64_t inject(struct svc *s, const struct kmsg *m)
 	char word[RS_WORD_LEN + 1];
 	if (!field(&m->w[3], RS_WORD_LEN, word))
 		return -KE_INVAL;
-	ax_printf("rs: injecting %s into %s\n", word, s->c.name);
+	rs_log("injecting %s into %s", word, s->c.name);
 	if (!strcmp(word, "crash"))
 		svc_queue_cmd(s, RS_DO_CRASH);
 	else if (!strcmp(word, "hang"))
@@ -270,6 +270,10 @@ void rsctl_message(struct kmsg *m)
 	case RS_READY:
 		r = ready(from);
 		break;
+	case RS_LOG:
+		rs_log_read(m);
+		ax_reply(from, m);
+		return;
 	case RS_LIST:
 	case RS_START:
 	case RS_STOP:

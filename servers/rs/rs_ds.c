@@ -36,7 +36,7 @@ static void queue_register(endpoint_t ep, const char *label)
 	if (ax_strpad(&m.w[1], DS_NAME_LEN, label) == 0)
 		queue(&m);
 	else
-		ax_printf("rs: %s has no ds label (names in ds are up to %d characters)\n", label, DS_NAME_LEN - 1);
+		rs_log("%s has no ds label (names in ds are up to %d characters)", label, DS_NAME_LEN - 1);
 }
 
 static void queue_publish(const struct svc *s)
@@ -129,5 +129,5 @@ static void tell_republish(void)
 			n++;
 		}
 	}
-	ax_printf("rs: ds restarted: labels registered again, %d services told to republish\n", n);
+	rs_log("ds restarted: labels registered again, %d services told to republish", n);
 }

@@ -38,8 +38,10 @@ def test_pipeline_survives_kill_crash_hang_update_and_ds_restart():
         (r"sink: complete:", "service inject source corrupt\r"),
         (r"relay: source/out is corrupt", "service inject relay ping\r"),
         (r"relay2: no injectable fault named ping", "service list\r"),
+        (r"^sink\s+running\s", "service log\r"),
     ]
-    r = boot("", smp=4, modules=MODULES, timeout=300, script=script, until=r"^sink\s+running\s")
+    r = boot("", smp=4, modules=MODULES, timeout=300, script=script,
+             until=r"^\[\s*\d+\.\d{3}\] injecting ping into relay$")
     out = r.output.replace("axolotl> ", "")  # the prompt shares a line with what follows it
     tail = out[-5000:]
     # every message exactly once, while all of the below happened
@@ -73,3 +75,8 @@ def test_pipeline_survives_kill_crash_hang_update_and_ds_restart():
     # a corrupted input channel is detected and the relay keeps serving
     assert re.search(r"relay\s+running\s+0x[0-9a-f]+\s+2\s+4\s", out, re.M), tail
     assert "rs: relay crashed" not in out.split("service inject source corrupt")[-1]
+    # rs's event log, read back through `service log`: the same events, with times, in order
+    log = out.split("service log")[-1]
+    times = [float(t) for t in re.findall(r"^\[\s*(\d+\.\d{3})\] ", log, re.M)]
+    assert len(times) >= 20 and times == sorted(times), log[-3000:]
+    assert re.search(r"^\[\s*\d+\.\d{3}\] ds restarted: labels registered again", log, re.M), log[-3000:]

@@ -3,6 +3,8 @@
 #pragma once
 #include "axrt.h"
 #include "spsc.h"
+#include "chan_name.h"
+#include "evloop.h"
 
 #define PL_SLOT 32
 #define PL_SLOTS 1024
@@ -36,4 +38,26 @@ static inline uint64_t pl_arg(int argc, char **argv, const char *key, uint64_t d
 		if (!strncmp(argv[i], key, n) && argv[i][n] == '=')
 			return ax_atou(argv[i] + n + 1);
 	return def;
+}
+
+/* A pipeline channel of our own, exported as KEY for the relay alone; 0 or an error (said). */
+static inline int64_t pl_export(struct chan_export *ex, const char *key, int role, struct spsc *q,
+				void (*on_attach)(struct chan_export *, endpoint_t))
+{
+	*ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "relay", .on_attach = on_attach };
+	ax_strpad(ex->key, sizeof(ex->key), key);
+	int64_t r = chan_create(ex, PL_SLOT, PL_SLOTS, role, q);
+	if (r == 0)
+		r = chan_export(ex);
+	if (r < 0)
+		ax_printf("%s: cannot export %s: %lld\n", role == SPSC_PRODUCER ? "source" : "sink", key, (long long)r);
+	return r;
+}
+
+/* Kernel messages to the owners of channels: import requests; anything else is echoed. */
+static inline void pl_on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	if (!chan_export_serve(m))
+		ax_reply(m->source, m);
 }

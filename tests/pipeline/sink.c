@@ -90,13 +90,6 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 	}
 }
 
-static void on_message(struct ax_evloop *l, struct kmsg *m)
-{
-	(void)l;
-	if (!chan_export_serve(m))
-		ax_reply(m->source, m);
-}
-
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
@@ -104,17 +97,13 @@ int main(int argc, char **argv)
 	if (snk.count > MAX_COUNT)
 		snk.count = MAX_COUNT;
 	snk.next_report = snk.count / 10;
-	snk.ex = (struct chan_export){ .key = "in", .rights = KP_R | KP_W, .peer = "relay", .on_attach = on_attach };
-	int64_t r = chan_create(&snk.ex, PL_SLOT, PL_SLOTS, SPSC_CONSUMER, &snk.q);
-	if (r < 0) {
-		ax_printf("sink: cannot make the channel: %lld\n", (long long)r);
+	int64_t r = pl_export(&snk.ex, "in", SPSC_CONSUMER, &snk.q, on_attach);
+	if (r < 0)
 		return 1;
-	}
-	r = chan_export(&snk.ex);
 	int64_t s = dsc_subscribe("rs", "relay");
 	ax_printf("sink: exported sink/in (%d), watching rs/relay (%d), expecting %llu messages\n", (int)r, (int)s,
 		  (unsigned long long)snk.count);
-	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
+	struct ax_evloop l = { .on_message = pl_on_message, .on_notify = on_notify, .poll = poll,
 			       .doorbell = (const volatile uint64_t *)(const void *)&snk.q.sh->bell,
 			       .sleeping = &snk.q.sh->sleeping };
 	on_notify(&l, DS_NOTIFY_BIT); /* what ds holds already counts as news */

@@ -81,30 +81,19 @@ static void inject(struct ax_evloop *l, const char *word)
 	}
 }
 
-static void on_message(struct ax_evloop *l, struct kmsg *m)
-{
-	(void)l;
-	if (!chan_export_serve(m))
-		ax_reply(m->source, m);
-}
-
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
 	src.count = pl_arg(argc, argv, "count", 100000);
 	src.rate = pl_arg(argc, argv, "rate", 20000);
-	src.ex = (struct chan_export){ .key = "out", .rights = KP_R | KP_W, .peer = "relay", .on_attach = on_attach };
-	int64_t r = chan_create(&src.ex, PL_SLOT, PL_SLOTS, SPSC_PRODUCER, &src.q);
-	if (r < 0) {
-		ax_printf("source: cannot make the channel: %lld\n", (long long)r);
+	int64_t r = pl_export(&src.ex, "out", SPSC_PRODUCER, &src.q, on_attach);
+	if (r < 0)
 		return 1;
-	}
 	src.peer.bits = PL_WAKE_BIT;
 	chan_axolotl_platform(&src.plat, &src.peer);
-	r = chan_export(&src.ex);
 	ax_printf("source: exported source/out (%d), %llu messages at %llu/s\n", (int)r,
 		  (unsigned long long)src.count, (unsigned long long)src.rate);
 	src.t0 = ax_time_ns();
-	struct ax_evloop l = { .on_message = on_message, .poll = poll, .inject = inject, .wait_ns = 1000000 };
+	struct ax_evloop l = { .on_message = pl_on_message, .poll = poll, .inject = inject, .wait_ns = 1000000 };
 	return (int)ax_evloop_run(&l);
 }

@@ -116,6 +116,27 @@ $(B)/user/console_%.o: servers/console/%.c $(B)/kflags
 $(B)/user/console: $(CONSOLE_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(CONSOLE_OBJS)
 
+# pm: the POSIX personality's process manager; its table of Linux system call names is
+# generated from the host's kernel headers.
+$(B)/gen/linux_syscalls.h: tools/gen-linux-syscalls.sh
+	@mkdir -p $(dir $@)
+	tools/gen-linux-syscalls.sh > $@
+PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o
+$(B)/user/pm_syscalls.o: servers/pm/syscalls.c $(B)/gen/linux_syscalls.h $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -I$(B)/gen -c $< -o $@
+$(B)/user/pm: $(PM_OBJS) $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(PM_OBJS)
+USER_PROGS += $(B)/user/pm
+
+# Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
+LXCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -static -D_GNU_SOURCE
+LINUX_PROGS := $(patsubst tests/linux/%.c,$(B)/user/%,$(wildcard tests/linux/*.c))
+$(LINUX_PROGS): $(B)/user/%: tests/linux/%.c
+	@mkdir -p $(dir $@)
+	musl-gcc $(LXCFLAGS) -o $@ $<
+USER_PROGS += $(LINUX_PROGS)
+
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink
 USER_PROGS += $(PIPELINE)

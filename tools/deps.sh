@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="gcc binutils make grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
-qemu-system-x86 ovmf python3 python3-pytest dpkg-dev"
+qemu-system-x86 ovmf python3 python3-pytest dpkg-dev musl-tools linux-libc-dev"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then

@@ -52,6 +52,7 @@ struct proc {
 	struct mo_handle handles[MAX_HANDLES];
 	uint64_t kcalls_allowed;   /* bit per native call number (bit 63: all above 62) */
 	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
+	endpoint_t linux_server;   /* where its Linux system calls go (KPRIV_LINUX), or 0 */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
 };
@@ -82,6 +83,7 @@ struct thread {
 	uint32_t nkmsgs;
 	int64_t ipc_result;
 	volatile bool mwaiting;    /* in KC_WAIT's MWAIT loop, kernel lock released */
+	uint64_t fs_base;          /* user FS base (Linux arch_prctl: thread-local storage) */
 	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */
 };
 

@@ -119,8 +119,10 @@ void schedule(void)
 	 * being built with -mgeneral-regs-only). */
 	if (prev->proc && prev->state != T_DEAD)
 		__asm__ volatile("fxsave64 %0" : "=m"(prev->fpu));
-	if (next->proc)
+	if (next->proc) {
 		__asm__ volatile("fxrstor64 %0" : : "m"(next->fpu));
+		wrmsr(MSR_FS_BASE, next->fs_base);
+	}
 	c->current = next;
 	c->kstack_top = next->kstack_top;
 	c->tss.rsp[0] = next->kstack_top;

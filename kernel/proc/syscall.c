@@ -1,5 +1,6 @@
 /* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
- * below KC_BASE) are not served yet: they fail with -ENOSYS and are logged once each. */
+ * below KC_BASE) go to kernel/proc/linux.c. */
+#include "proc/linux.h"
 #include "proc/ipc.h"
 #include "proc/memcall.h"
 #include "proc/wait.h"
@@ -335,13 +336,10 @@ void syscall_dispatch(struct trap_frame *f)
 			kunlock();
 		}
 	} else {
-		static uint8_t logged[512];
-		if (nr < sizeof(logged) && !logged[nr]) {
-			logged[nr] = 1;
-			pr_warn("%s: Linux system call %llu is not implemented (ENOSYS)", me->proc->name,
-				(unsigned long long)nr);
-		}
-		f->rax = (uint64_t)-KE_NOSYS;
+		const uint64_t a[6] = { f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9 };
+		klock();
+		f->rax = (uint64_t)linux_syscall(me, nr, a);
+		kunlock();
 	}
 	sched_user_return();
 }

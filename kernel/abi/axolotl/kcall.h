@@ -2,8 +2,9 @@
  *
  * A native call is `syscall` with rax = KC_BASE | number; arguments in rdi, rsi, rdx, r10,
  * r8, r9 (the Linux register convention); the result comes back in rax, negative values
- * are -errno (Linux numbering). rax values below KC_BASE are Linux system calls, which a
- * later issue forwards to the POSIX servers; until then they fail with -ENOSYS.
+ * are -errno (Linux numbering). rax values below KC_BASE are Linux system calls: the kernel
+ * serves a few itself (kernel/proc/linux.c) and forwards the rest to the process's POSIX
+ * server (KPRIV_LINUX, KMSG_LINUX); without one they fail with -ENOSYS.
  * See docs/kernel-api.md. */
 #pragma once
 #include <stdint.h>
@@ -109,6 +110,14 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KPRIV_KCALLS 6 /* a = mask of native calls (bit n = call n, bit 63 = all >= 63) the child
                           may make; only calls the giver may make are given */
 #define KPRIV_ALL 7    /* everything the giver holds (a launcher starting trusted servers) */
+#define KPRIV_LINUX 8  /* a = endpoint (0: the giver): the child's Linux system calls go there */
+
+/* A Linux system call the kernel does not serve itself reaches the process's POSIX server
+ * as a call: type KMSG_LINUX | number, w[0..5] = the six arguments, source = the calling
+ * thread. The server's reply carries the result in w[0] (a value or -errno), which the
+ * caller finds in rax. One kernel IPC round trip (docs/kernel-api.md, "Linux system calls"). */
+#define KMSG_LINUX 0x4c580000u
+#define KMSG_LINUX_MAX 1024 /* numbers at or above this fail with -ENOSYS */
 
 /* Calls a spawned process may not make until given them with KPRIV_KCALLS. */
 #define KC_PRIVILEGED ((1ull << KC_VCOPY) | (1ull << KC_POWEROFF))

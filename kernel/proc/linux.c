@@ -1,0 +1,74 @@
+/* Linux system calls (rax below KC_BASE). The kernel serves the few that are pure mechanism
+ * on the calling thread — the FS base for thread-local storage, exit, yield — and forwards
+ * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
+ * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
+#include "proc/linux.h"
+#include "proc/ipc.h"
+#include "proc/sched.h"
+#include "arch/x86.h"
+#include "console/log.h"
+#include "mm/aspace.h"
+#include "core/config.h"
+
+#define LX_SCHED_YIELD 24
+#define LX_EXIT 60
+#define LX_ARCH_PRCTL 158
+#define LX_EXIT_GROUP 231
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+#define LX_EINTR 4
+
+static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
+{
+	switch (code) {
+	case ARCH_SET_FS:
+		if (addr >= USER_TOP)
+			return -KE_PERM; /* Linux: EPERM for a non-canonical or kernel address */
+		me->fs_base = addr;
+		wrmsr(MSR_FS_BASE, addr);
+		return 0;
+	case ARCH_GET_FS:
+		return copy_to_user((void *)addr, &me->fs_base, sizeof(me->fs_base)) ? -KE_FAULT : 0;
+	default:
+		return -KE_INVAL;
+	}
+}
+
+/* One call to the POSIX server; the caller blocks until it answers. */
+static int64_t forward(struct thread *me, uint64_t nr, const uint64_t a[6])
+{
+	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
+	for (int i = 0; i < 6; i++)
+		m.w[i] = a[i];
+	int64_t r = ipc_send(me, me->proc->linux_server, &m, true);
+	if (r == -KE_DEADSRCDST)
+		return -LX_EINTR; /* the server died: the call is interrupted, the program may retry */
+	return r < 0 ? r : (int64_t)me->ipc_msg.w[0];
+}
+
+int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
+{
+	switch (nr) {
+	case LX_ARCH_PRCTL:
+		return arch_prctl(me, a[0], a[1]);
+	case LX_EXIT:
+	case LX_EXIT_GROUP:
+		/* One thread per process for now: both end the process. The POSIX server, its
+		 * parent, gets the status in the exit report. */
+		proc_exit(me->proc, (int64_t)(a[0] & 0xff));
+		schedule();
+		return 0;
+	case LX_SCHED_YIELD:
+		me->state = T_READY;
+		schedule();
+		return 0;
+	}
+	if (me->proc->linux_server && nr < KMSG_LINUX_MAX)
+		return forward(me, nr, a);
+	static uint8_t logged[KMSG_LINUX_MAX];
+	if (nr < KMSG_LINUX_MAX && !logged[nr]) {
+		logged[nr] = 1;
+		pr_warn("%s: Linux system call %llu and no POSIX server (ENOSYS)", me->proc->name, (unsigned long long)nr);
+	}
+	return -KE_NOSYS;
+}

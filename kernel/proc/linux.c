@@ -4,13 +4,24 @@
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "proc/linux.h"
 #include "proc/ipc.h"
+#include "proc/lxmem.h"
+#include "proc/memobj.h"
+#include "mm/vmm.h"
+#include "lib/string.h"
 #include "proc/sched.h"
 #include "arch/x86.h"
 #include "console/log.h"
 #include "mm/aspace.h"
 #include "core/config.h"
 
+#define LX_MMAP 9
+#define LX_MPROTECT 10
+#define LX_MUNMAP 11
+#define LX_BRK 12
+#define LX_MADVISE 28
 #define LX_SCHED_YIELD 24
+#define LX_MAP_ANONYMOUS 0x20
+#define LX_MADV_DONTNEED 4
 #define LX_EXIT 60
 #define LX_ARCH_PRCTL 158
 #define LX_EXIT_GROUP 231
@@ -32,6 +43,29 @@ static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
 	default:
 		return -KE_INVAL;
 	}
+}
+
+/* madvise: MADV_DONTNEED must leave zeros behind (the pages are dropped in Linux); every
+ * other advice is only a hint. The range must be mapped. */
+static int64_t madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice)
+{
+	if ((va & (PAGE_SIZE - 1)) || len > USER_TOP || va >= USER_TOP || len > USER_TOP - va)
+		return -KE_INVAL;
+	if (advice != LX_MADV_DONTNEED)
+		return 0;
+	struct proc *p = me->proc;
+	uint64_t end = va + ((len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1));
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (!m->mo || m->handle)
+			continue;
+		for (uint64_t k = 0; k < m->npages; k++) {
+			uint64_t at = m->va + k * PAGE_SIZE;
+			if (at >= va && at < end)
+				memset(phys_to_virt(m->mo->frames[m->first_page + k]), 0, PAGE_SIZE);
+		}
+	}
+	return 0;
 }
 
 /* One call to the POSIX server; the caller blocks until it answers. */
@@ -61,6 +95,20 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 	case LX_SCHED_YIELD:
 		me->state = T_READY;
 		schedule();
+		return 0;
+	case LX_MMAP:
+		if (!(a[3] & LX_MAP_ANONYMOUS))
+			break; /* file mappings are the POSIX server's */
+		return lx_mmap(me, a[0], a[1], a[2], a[3]);
+	case LX_MUNMAP:
+		return lx_munmap(me, a[0], a[1]);
+	case LX_MPROTECT:
+		return lx_mprotect(me, a[0], a[1], a[2]);
+	case LX_MADVISE:
+		return madvise(me, a[0], a[1], a[2]);
+	case LX_BRK:
+		/* No program break: brk(x) answers 0, which C libraries take as "brk cannot grow"
+		 * and use anonymous mmap instead (musl and glibc both do). */
 		return 0;
 	}
 	if (me->proc->linux_server && nr < KMSG_LINUX_MAX)

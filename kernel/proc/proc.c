@@ -138,7 +138,7 @@ static int map_range(struct proc *p, uint64_t va, const uint64_t *frames, uint64
 	return 0;
 }
 
-static uint64_t prot_flags(uint32_t prot)
+uint64_t proc_prot_flags(uint32_t prot)
 {
 	return (prot & PROT_W ? PTE_W : 0) | (prot & PROT_X ? 0 : pte_nx);
 }
@@ -148,7 +148,7 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 {
 	if (first_page > mo->npages || npages > mo->npages - first_page)
 		return -KE_INVAL;
-	int r = map_range(p, va, mo->frames + first_page, 0, npages, prot_flags(prot));
+	int r = map_range(p, va, mo->frames + first_page, 0, npages, proc_prot_flags(prot));
 	if (r)
 		return r;
 	memobj_get(mo);
@@ -160,7 +160,7 @@ int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uin
 {
 	if (pa & (PAGE_SIZE - 1))
 		return -KE_INVAL;
-	int r = map_range(p, va, NULL, pa, npages, prot_flags(prot) | cache);
+	int r = map_range(p, va, NULL, pa, npages, proc_prot_flags(prot) | cache);
 	if (r)
 		return r;
 	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0 };

@@ -109,6 +109,8 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uint32_t prot, uint64_t cache);
 /* Removes mapping i of p (unmaps, flushes, drops the object reference). */
 void proc_unmap_index(struct proc *p, uint32_t i);
+/* Page-table flags (write, no-execute) for PROT_* bits. */
+uint64_t proc_prot_flags(uint32_t prot);
 /* A free, page-aligned user range of npages for mappings without a fixed address, or 0. */
 uint64_t proc_find_va(struct proc *p, uint64_t npages);
 /* The process whose first thread or any thread is ep, or NULL (EP_NONE: the caller's). */

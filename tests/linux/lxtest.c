@@ -4,6 +4,7 @@
  *   lxtest errors            error cases of the forwarded calls, one "LXTEST PASS|FAIL name"
  *                            line each; exits with the number of failures
  *   lxtest exit N            exits with status N
+ *   lxtest memory            anonymous mmap/munmap/mprotect/madvise and malloc, LXTEST lines
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -54,6 +56,49 @@ int main(int argc, char **argv)
 		check("tls_initialised", tls_counter == 41);
 		errno = 0;
 		check("arch_prctl_bad_code", syscall(SYS_arch_prctl, 0x9999, 0) == -1 && errno == EINVAL);
+		printf("LXTEST DONE %d failures\n", failures);
+		return failures;
+	}
+	if (!strcmp(mode, "memory")) {
+		long ps = 4096;
+		char *a = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		check("mmap_anonymous", a != MAP_FAILED);
+		int zero = 1;
+		for (long i = 0; i < 3 * ps; i++)
+			zero &= a[i] == 0;
+		check("mmap_zeroed", zero);
+		memset(a, 'x', 3 * ps);
+		check("munmap_middle", munmap(a + ps, ps) == 0);
+		check("edges_survive", a[0] == 'x' && a[3 * ps - 1] == 'x');
+		errno = 0;
+		check("noreplace_busy_eexist", mmap(a, ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED && errno == EEXIST);
+		char *hole = mmap(a + ps, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		check("noreplace_into_hole", hole == a + ps && hole[0] == 0);
+		char *fixed = mmap(a, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		check("fixed_replaces", fixed == a && a[0] == 0 && a[2 * ps] == 'x');
+		check("mprotect_none_and_back", mprotect(a + 2 * ps, ps, PROT_NONE) == 0 &&
+			mprotect(a + 2 * ps, ps, PROT_READ | PROT_WRITE) == 0 && a[2 * ps] == 'x');
+		errno = 0;
+		check("mprotect_unmapped_enomem", mprotect((void *)0x100000, ps, PROT_READ) == -1 && errno == ENOMEM);
+		check("madvise_dontneed_zeroes", madvise(a + 2 * ps, ps, MADV_DONTNEED) == 0 && a[2 * ps] == 0);
+		errno = 0;
+		check("munmap_unaligned_einval", munmap(a + 1, ps) == -1 && errno == EINVAL);
+		errno = 0;
+		check("mmap_zero_length_einval", mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED && errno == EINVAL);
+		check("munmap_all", munmap(a, 3 * ps) == 0);
+		/* malloc: brk cannot grow, so musl takes memory with mmap; sizes up to 1 MiB */
+		int ok = 1;
+		for (int round = 0; round < 200 && ok; round++) {
+			size_t n = (size_t)1 << (round % 21);
+			unsigned char *m = malloc(n);
+			ok = m != NULL;
+			for (size_t i = 0; ok && i < n; i++)
+				m[i] = (unsigned char)(i + round);
+			for (size_t i = 0; ok && i < n; i++)
+				ok = m[i] == (unsigned char)(i + round);
+			free(m);
+		}
+		check("malloc_free_200_sizes", ok);
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

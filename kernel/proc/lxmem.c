@@ -1,0 +1,192 @@
+/* Linux memory calls the kernel serves itself (kernel/proc/linux.c): anonymous mmap,
+ * munmap, mprotect, and brk. Anonymous memory is a memory object of its own (frames
+ * allocated and zeroed at once; no demand paging yet) mapped into the process; munmap and
+ * mprotect may cut mappings into pieces, each piece keeping a reference to the object, so
+ * the frames of an object go back when its last piece is unmapped. */
+#include "proc/lxmem.h"
+#include "proc/memobj.h"
+#include "mm/aspace.h"
+
+#define LX_PROT_READ 1
+#define LX_PROT_WRITE 2
+#define LX_PROT_EXEC 4
+#define LX_MAP_SHARED 0x01
+#define LX_MAP_PRIVATE 0x02
+#define LX_MAP_FIXED 0x10
+#define LX_MAP_ANONYMOUS 0x20
+#define LX_MAP_FIXED_NOREPLACE 0x100000
+#define LX_ENOMEM 12
+#define LX_EEXIST 17
+
+static uint32_t prot_of(uint64_t lx)
+{
+	return (lx & LX_PROT_READ ? PROT_R : 0) | (lx & LX_PROT_WRITE ? PROT_W | PROT_R : 0) |
+	       (lx & LX_PROT_EXEC ? PROT_X | PROT_R : 0);
+}
+
+/* Installs the page-table entries of pages [first, first + n) of mapping m (none when the
+ * mapping has no access: PROT_NONE pages fault). */
+static void install(struct proc *p, const struct mapping *m, uint64_t first, uint64_t n)
+{
+	if (!m->prot)
+		return;
+	for (uint64_t i = first; i < first + n; i++)
+		as_map(p->as, m->va + i * PAGE_SIZE, m->mo->frames[m->first_page + i], proc_prot_flags(m->prot));
+}
+
+/* Cuts mapping i so that no piece straddles va or va + len. Pieces keep references to the
+ * object. 0 or -ENOMEM (no free mapping slot). */
+static int64_t split_at(struct proc *p, uint32_t i, uint64_t at)
+{
+	struct mapping *m = &p->maps[i];
+	uint64_t end = m->va + m->npages * PAGE_SIZE;
+	if (at <= m->va || at >= end)
+		return 0;
+	if (p->nmaps == MAX_MAPPINGS)
+		return -LX_ENOMEM;
+	uint64_t left = (at - m->va) / PAGE_SIZE;
+	struct mapping right = *m;
+	right.va = at;
+	right.npages = m->npages - left;
+	right.first_page = m->first_page + left;
+	m->npages = left;
+	memobj_get(m->mo);
+	p->maps[p->nmaps++] = right;
+	return 0;
+}
+
+/* The mappings Linux calls may cut: anonymous or image memory, not devices nor objects the
+ * native memory-object calls manage (those have a handle). */
+static bool linux_owned(const struct mapping *m) { return m->mo && !m->handle; }
+
+static bool overlaps(const struct mapping *m, uint64_t va, uint64_t end)
+{
+	return m->va < end && va < m->va + m->npages * PAGE_SIZE;
+}
+
+/* Splits every mapping overlapping [va, end) at the range's edges. */
+static int64_t isolate(struct proc *p, uint64_t va, uint64_t end)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		if (!overlaps(&p->maps[i], va, end))
+			continue;
+		if (!linux_owned(&p->maps[i]))
+			return -KE_INVAL;
+		int64_t r = split_at(p, i, va);
+		if (r == 0)
+			r = split_at(p, i, end);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int64_t unmap_range(struct proc *p, uint64_t va, uint64_t end)
+{
+	int64_t r = isolate(p, va, end);
+	if (r)
+		return r;
+	for (uint32_t i = 0; i < p->nmaps;)
+		if (overlaps(&p->maps[i], va, end))
+			proc_unmap_index(p, i); /* moves the last entry into i */
+		else
+			i++;
+	return 0;
+}
+
+static bool range_ok(uint64_t va, uint64_t len)
+{
+	return !(va & (PAGE_SIZE - 1)) && len && len <= USER_TOP && va < USER_TOP && len <= USER_TOP - va;
+}
+
+int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags)
+{
+	struct proc *p = me->proc;
+	uint64_t type = flags & (LX_MAP_SHARED | LX_MAP_PRIVATE);
+	if (!len || len > USER_TOP || !type || type == (LX_MAP_SHARED | LX_MAP_PRIVATE))
+		return -KE_INVAL;
+	uint64_t npages = (len + PAGE_SIZE - 1) / PAGE_SIZE, size = npages * PAGE_SIZE;
+	uint64_t va = 0;
+	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
+		if (!range_ok(addr, size))
+			return -KE_INVAL;
+		va = addr;
+		bool busy = false;
+		for (uint32_t i = 0; i < p->nmaps; i++)
+			busy |= overlaps(&p->maps[i], va, va + size);
+		if (busy && (flags & LX_MAP_FIXED_NOREPLACE))
+			return -LX_EEXIST;
+		int64_t r = busy ? unmap_range(p, va, va + size) : 0;
+		if (r)
+			return r;
+	} else {
+		bool hint_free = range_ok(addr, size) && addr >= PAGE_SIZE * 16;
+		for (uint32_t i = 0; hint_free && i < p->nmaps; i++)
+			hint_free = !overlaps(&p->maps[i], addr, addr + size);
+		va = hint_free ? addr : proc_find_va(p, npages);
+		if (!va)
+			return -LX_ENOMEM;
+	}
+	struct memobj *mo = memobj_create(npages, 0);
+	if (!mo)
+		return -LX_ENOMEM;
+	uint32_t pr = prot_of(prot);
+	int r = proc_map(p, va, mo, 0, npages, pr ? pr : PROT_R, 0);
+	memobj_put(mo); /* the mapping holds it now (or nobody, on failure) */
+	if (r)
+		return r == -KE_NOMEM ? -LX_ENOMEM : r;
+	if (!pr) { /* PROT_NONE: reserved, no access */
+		struct mapping *m = &p->maps[p->nmaps - 1];
+		for (uint64_t i = 0; i < npages; i++)
+			as_clear(p->as, va + i * PAGE_SIZE);
+		as_flush(p->as, va, npages);
+		m->prot = 0;
+	}
+	return (int64_t)va;
+}
+
+int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len)
+{
+	if (!range_ok(addr, len))
+		return -KE_INVAL;
+	uint64_t size = (len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	return unmap_range(me->proc, addr, addr + size);
+}
+
+int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot)
+{
+	struct proc *p = me->proc;
+	if (addr & (PAGE_SIZE - 1))
+		return -KE_INVAL;
+	if (!len)
+		return 0;
+	if (!range_ok(addr, len))
+		return -LX_ENOMEM;
+	uint64_t end = addr + ((len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1));
+	/* Every page of the range must be mapped (Linux: ENOMEM otherwise). */
+	uint64_t covered = 0;
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (overlaps(m, addr, end)) {
+			uint64_t lo = m->va > addr ? m->va : addr, me_end = m->va + m->npages * PAGE_SIZE;
+			covered += (me_end < end ? me_end : end) - lo;
+		}
+	}
+	if (covered != end - addr)
+		return -LX_ENOMEM;
+	int64_t r = isolate(p, addr, end);
+	if (r)
+		return r;
+	uint32_t pr = prot_of(prot);
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		struct mapping *m = &p->maps[i];
+		if (!overlaps(m, addr, end))
+			continue;
+		for (uint64_t k = 0; k < m->npages; k++)
+			as_clear(p->as, m->va + k * PAGE_SIZE);
+		as_flush(p->as, m->va, m->npages);
+		m->prot = pr;
+		install(p, m, 0, m->npages);
+	}
+	return 0;
+}

@@ -1,0 +1,7 @@
+/* Linux anonymous memory served by the kernel (lxmem.c). Results are Linux values. */
+#pragma once
+#include "proc/proc.h"
+
+int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags);
+int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len);
+int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot);

@@ -9,6 +9,7 @@
 #include "boot/cmdline.h"
 #include "console/log.h"
 #include "console/serial.h"
+#include "arch/rtc.h"
 #include "console/vga.h"
 #include "core/config.h"
 #include "core/ktest.h"
@@ -123,6 +124,7 @@ __noreturn void kmain(uint32_t magic, uint32_t mbi_phys)
 	vga_init(&boot_info);
 	cpu_detect(&cpu0.feat);
 	time_calibrate();
+	rtc_init();
 	pr_info("Axolotl " AXOLOTL_VERSION ": %u MiB usable RAM, TSC %llu MHz",
 		(unsigned)(pmm_total_usable() >> 20), (unsigned long long)(tsc_hz / 1000000));
 

@@ -1,10 +1,12 @@
 /* Linux system calls (rax below KC_BASE). The kernel serves the few that are pure mechanism
- * on the calling thread — the FS base for thread-local storage, exit, yield — and forwards
+ * on the calling thread — the FS base for thread-local storage, exit, yield, anonymous
+ * memory (lxmem.c), clocks and sleeping (lxtime.c) — and forwards
  * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "proc/linux.h"
 #include "proc/ipc.h"
 #include "proc/lxmem.h"
+#include "proc/lxtime.h"
 #include "proc/memobj.h"
 #include "mm/vmm.h"
 #include "lib/string.h"
@@ -20,6 +22,12 @@
 #define LX_BRK 12
 #define LX_MADVISE 28
 #define LX_SCHED_YIELD 24
+#define LX_NANOSLEEP 35
+#define LX_GETTIMEOFDAY 96
+#define LX_TIME 201
+#define LX_CLOCK_GETTIME 228
+#define LX_CLOCK_GETRES 229
+#define LX_CLOCK_NANOSLEEP 230
 #define LX_MAP_ANONYMOUS 0x20
 #define LX_MADV_DONTNEED 4
 #define LX_EXIT 60
@@ -106,6 +114,18 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 		return lx_mprotect(me, a[0], a[1], a[2]);
 	case LX_MADVISE:
 		return madvise(me, a[0], a[1], a[2]);
+	case LX_CLOCK_GETTIME:
+		return lx_clock_gettime(me, a[0], a[1]);
+	case LX_CLOCK_GETRES:
+		return lx_clock_getres(me, a[0], a[1]);
+	case LX_GETTIMEOFDAY:
+		return lx_gettimeofday(me, a[0], a[1]);
+	case LX_TIME:
+		return lx_time(me, a[0]);
+	case LX_NANOSLEEP:
+		return lx_nanosleep(me, a[0], a[1]);
+	case LX_CLOCK_NANOSLEEP:
+		return lx_clock_nanosleep(me, a[0], a[1], a[2], a[3]);
 	case LX_BRK:
 		/* No program break: brk(x) answers 0, which C libraries take as "brk cannot grow"
 		 * and use anonymous mmap instead (musl and glibc both do). */

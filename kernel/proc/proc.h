@@ -84,6 +84,7 @@ struct thread {
 	int64_t ipc_result;
 	volatile bool mwaiting;    /* in KC_WAIT's MWAIT loop, kernel lock released */
 	uint64_t fs_base;          /* user FS base (Linux arch_prctl: thread-local storage) */
+	uint64_t cpu_us;           /* CPU time used before its current run (sched.c) */
 	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */
 };
 

@@ -3,6 +3,7 @@
 #include "arch/desc.h"
 #include "arch/lapic.h"
 #include "arch/x86.h"
+#include "arch/time.h"
 #include "core/config.h"
 #include "core/panic.h"
 #include "mm/aspace.h"
@@ -115,6 +116,9 @@ void schedule(void)
 	set_tick(c->index, !(c->dedicated && (next == c->dedicated || next == c->idle)));
 	if (next == prev)
 		return;
+	uint64_t now = time_us_since_boot();
+	prev->cpu_us += now - c->run_since_us;
+	c->run_since_us = now;
 	/* User x87/SSE state follows its thread (FXSAVE; the kernel itself never touches it,
 	 * being built with -mgeneral-regs-only). */
 	if (prev->proc && prev->state != T_DEAD)

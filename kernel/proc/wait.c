@@ -129,3 +129,24 @@ int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t ti
 		return r;
 	return wait_state(me, doorbell, seen);
 }
+
+int64_t wait_sleep(struct thread *me, uint64_t ns)
+{
+	uint64_t deadline = time_us_since_boot() + (ns + 999) / 1000;
+	for (uint64_t now; (now = time_us_since_boot()) < deadline;) {
+		if (ipc_pending(me))
+			return -KE_INTR;
+		int slot = timed_add(me, (deadline - now) * 1000);
+		if (slot < 0) { /* every timer slot in use: yield until the time has come */
+			me->state = T_READY;
+			schedule();
+			continue;
+		}
+		int64_t r = ipc_block(me, B_WAIT, EP_NONE);
+		if (timed[slot].ep == thread_ep(me))
+			timed[slot].ep = 0;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

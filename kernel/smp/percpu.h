@@ -29,6 +29,7 @@ struct cpu {
 	struct thread *dedicated; /* the only thread allowed here, or NULL */
 	struct thread *last_dead; /* switched away from while dead: reaped by the next thread */
 	volatile bool need_resched;
+	uint64_t run_since_us;    /* when the current thread was switched in (CPU-time accounting) */
 	uint64_t stack_top;
 	uint64_t io_loaded;       /* I/O bitmap key in tss.iomap (proc/devpriv.c), 0 = none */
 	struct gdt gdt;

@@ -5,6 +5,7 @@
  *                            line each; exits with the number of failures
  *   lxtest exit N            exits with status N
  *   lxtest memory            anonymous mmap/munmap/mprotect/madvise and malloc, LXTEST lines
+ *   lxtest time              clocks, gettimeofday, time, nanosleep and their errors
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -99,6 +102,40 @@ int main(int argc, char **argv)
 			free(m);
 		}
 		check("malloc_free_200_sizes", ok);
+		printf("LXTEST DONE %d failures\n", failures);
+		return failures;
+	}
+	if (!strcmp(mode, "time")) {
+		struct timespec t0, t1, c0, c1, rt, bad = { 0, 1000000000 };
+		check("monotonic", clock_gettime(CLOCK_MONOTONIC, &t0) == 0 && t0.tv_nsec < 1000000000);
+		struct timespec req = { 0, 50000000 };
+		check("nanosleep_50ms", nanosleep(&req, NULL) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long long slept = (t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec);
+		check("slept_at_least_50ms", slept >= 50000000 && slept < 10000000000ll);
+		check("realtime_after_2024", clock_gettime(CLOCK_REALTIME, &rt) == 0 && rt.tv_sec > 1704067200);
+		struct timeval tv;
+		check("gettimeofday_agrees", gettimeofday(&tv, NULL) == 0 && tv.tv_sec - rt.tv_sec <= 2 && tv.tv_sec >= rt.tv_sec);
+		check("time_agrees", time(NULL) >= rt.tv_sec && time(NULL) - rt.tv_sec <= 2);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+		for (volatile unsigned long i = 0; i < 20000000ul; i++)
+			;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+		check("cputime_advances", c1.tv_sec > c0.tv_sec || (c1.tv_sec == c0.tv_sec && c1.tv_nsec > c0.tv_nsec));
+		struct timespec res;
+		check("getres", clock_getres(CLOCK_MONOTONIC, &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0);
+		errno = 0;
+		check("bad_clock_einval", clock_gettime((clockid_t)99, &t0) == -1 && errno == EINVAL);
+		errno = 0;
+		check("bad_pointer_efault", syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (void *)8) == -1 && errno == EFAULT);
+		errno = 0;
+		check("nanosleep_bad_nsec_einval", nanosleep(&bad, NULL) == -1 && errno == EINVAL);
+		struct timespec abs;
+		clock_gettime(CLOCK_MONOTONIC, &abs);
+		abs.tv_nsec += 20000000;
+		if (abs.tv_nsec >= 1000000000) abs.tv_sec++, abs.tv_nsec -= 1000000000;
+		check("clock_nanosleep_abstime", clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL) == 0 &&
+			clock_gettime(CLOCK_MONOTONIC, &t1) == 0 && (t1.tv_sec > abs.tv_sec || (t1.tv_sec == abs.tv_sec && t1.tv_nsec >= abs.tv_nsec)));
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

@@ -1,0 +1,139 @@
+/* Linux clocks and sleeping, served by the kernel (kernel/proc/linux.c). Time since boot
+ * comes from the TSC-calibrated clock (microsecond resolution), the wall clock adds the
+ * CMOS clock's reading at boot, CPU time is accounted at every context switch. Sleeps end
+ * on the timer tick (10 ms at the default hz=100). */
+#include "proc/lxtime.h"
+#include "proc/wait.h"
+#include "arch/rtc.h"
+#include "arch/time.h"
+#include "mm/aspace.h"
+#include "smp/percpu.h"
+
+#define CLOCK_REALTIME 0
+#define CLOCK_MONOTONIC 1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID 3
+#define CLOCK_MONOTONIC_RAW 4
+#define CLOCK_REALTIME_COARSE 5
+#define CLOCK_MONOTONIC_COARSE 6
+#define CLOCK_BOOTTIME 7
+#define TIMER_ABSTIME 1
+#define NS 1000000000ull
+
+struct lx_timespec {
+	int64_t sec, nsec;
+};
+
+/* The clock's value in ns, or -EINVAL for a clock we do not have. */
+static int64_t clock_ns(struct thread *me, uint64_t clk, uint64_t *out)
+{
+	uint64_t up = time_us_since_boot() * 1000;
+	switch (clk) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_COARSE:
+		*out = rtc_epoch_ns_at_boot() + up;
+		return 0;
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME:
+		*out = up;
+		return 0;
+	case CLOCK_PROCESS_CPUTIME_ID: /* one thread per process so far */
+	case CLOCK_THREAD_CPUTIME_ID:
+		*out = (me->cpu_us + time_us_since_boot() - this_cpu()->run_since_us) * 1000;
+		return 0;
+	}
+	return -KE_INVAL;
+}
+
+static int64_t put_timespec(uint64_t uptr, uint64_t ns)
+{
+	struct lx_timespec ts = { (int64_t)(ns / NS), (int64_t)(ns % NS) };
+	return copy_to_user((void *)uptr, &ts, sizeof(ts)) ? -KE_FAULT : 0;
+}
+
+int64_t lx_clock_gettime(struct thread *me, uint64_t clk, uint64_t uptr)
+{
+	uint64_t ns;
+	int64_t r = clock_ns(me, clk, &ns);
+	return r ? r : put_timespec(uptr, ns);
+}
+
+int64_t lx_clock_getres(struct thread *me, uint64_t clk, uint64_t uptr)
+{
+	uint64_t ns;
+	int64_t r = clock_ns(me, clk, &ns);
+	if (r || !uptr)
+		return r;
+	bool coarse = clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE;
+	return put_timespec(uptr, coarse ? 10000000 : 1000);
+}
+
+int64_t lx_gettimeofday(struct thread *me, uint64_t tv, uint64_t tz)
+{
+	uint64_t ns;
+	clock_ns(me, CLOCK_REALTIME, &ns);
+	struct lx_timespec v = { (int64_t)(ns / NS), (int64_t)(ns % NS / 1000) };
+	static const uint32_t no_zone[2];
+	if (tv && copy_to_user((void *)tv, &v, sizeof(v)))
+		return -KE_FAULT;
+	if (tz && copy_to_user((void *)tz, no_zone, sizeof(no_zone)))
+		return -KE_FAULT;
+	return 0;
+}
+
+int64_t lx_time(struct thread *me, uint64_t tloc)
+{
+	uint64_t ns;
+	clock_ns(me, CLOCK_REALTIME, &ns);
+	int64_t s = (int64_t)(ns / NS);
+	if (tloc && copy_to_user((void *)tloc, &s, sizeof(s)))
+		return -KE_FAULT;
+	return s;
+}
+
+/* Sleeps until the clock reaches `until` (ns); on an interruption writes what is left. */
+static int64_t sleep_until(struct thread *me, uint64_t clk, uint64_t until, uint64_t rem)
+{
+	uint64_t now;
+	int64_t r = clock_ns(me, clk, &now);
+	if (r || now >= until)
+		return r;
+	r = wait_sleep(me, until - now);
+	if (r == -KE_INTR && rem) {
+		clock_ns(me, clk, &now);
+		put_timespec(rem, until > now ? until - now : 0);
+	}
+	return r;
+}
+
+static int64_t get_request(uint64_t uptr, uint64_t *ns)
+{
+	struct lx_timespec ts;
+	if (copy_from_user(&ts, (const void *)uptr, sizeof(ts)))
+		return -KE_FAULT;
+	if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NS)
+		return -KE_INVAL;
+	*ns = (uint64_t)ts.sec > (UINT64_MAX / 2) / NS ? UINT64_MAX / 2 : (uint64_t)ts.sec * NS + (uint64_t)ts.nsec;
+	return 0;
+}
+
+int64_t lx_clock_nanosleep(struct thread *me, uint64_t clk, uint64_t flags, uint64_t req, uint64_t rem)
+{
+	uint64_t ns, now;
+	int64_t r = get_request(req, &ns);
+	if (r == 0 && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME)
+		r = -KE_INVAL;
+	if (r)
+		return r;
+	if (flags & TIMER_ABSTIME)
+		return sleep_until(me, clk, ns, 0);
+	clock_ns(me, clk, &now);
+	return sleep_until(me, clk, now + ns, rem);
+}
+
+int64_t lx_nanosleep(struct thread *me, uint64_t req, uint64_t rem)
+{
+	return lx_clock_nanosleep(me, CLOCK_MONOTONIC, 0, req, rem);
+}

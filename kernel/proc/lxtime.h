@@ -1,0 +1,10 @@
+/* Linux clocks and sleeping served by the kernel (lxtime.c). Results are Linux values. */
+#pragma once
+#include "proc/proc.h"
+
+int64_t lx_clock_gettime(struct thread *me, uint64_t clk, uint64_t uptr);
+int64_t lx_clock_getres(struct thread *me, uint64_t clk, uint64_t uptr);
+int64_t lx_gettimeofday(struct thread *me, uint64_t tv, uint64_t tz);
+int64_t lx_time(struct thread *me, uint64_t tloc);
+int64_t lx_nanosleep(struct thread *me, uint64_t req, uint64_t rem);
+int64_t lx_clock_nanosleep(struct thread *me, uint64_t clk, uint64_t flags, uint64_t req, uint64_t rem);

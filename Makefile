@@ -121,7 +121,10 @@ $(B)/user/console: $(CONSOLE_OBJS) $(URT_OBJS)
 $(B)/gen/linux_syscalls.h: tools/gen-linux-syscalls.sh
 	@mkdir -p $(dir $@)
 	tools/gen-linux-syscalls.sh > $@
-PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o
+PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o $(B)/user/pm_sysinfo.o
+$(B)/user/pm_sysinfo.o: servers/pm/sysinfo.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/pm_syscalls.o: servers/pm/syscalls.c $(B)/gen/linux_syscalls.h $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -I$(B)/gen -c $< -o $@

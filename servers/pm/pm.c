@@ -10,6 +10,16 @@
 static struct lxproc procs[MAX_PROCS];
 static int32_t next_pid = 1;
 
+uint64_t lx_total_frames; /* free frames when pm started: the memory sysinfo reports */
+
+int lx_nprocs(void)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_PROCS; i++)
+		n += procs[i].used;
+	return n;
+}
+
 struct lxproc *lx_find(endpoint_t ep)
 {
 	for (int i = 0; i < MAX_PROCS; i++)
@@ -36,6 +46,7 @@ static int64_t run(const char *module, const char *args)
 	if (r < 0)
 		return r;
 	*p = (struct lxproc){ .ep = (endpoint_t)ep, .pid = next_pid++, .used = true };
+	lx_limits_init(p);
 	ksnprintf(p->name, sizeof(p->name), "%s", module);
 	ax_printf("pm: started %s as pid %d\n", module, p->pid);
 	return 0;
@@ -72,6 +83,7 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	lx_total_frames = (uint64_t)kcall1(KC_INFO, KI_FREE_FRAMES);
 	for (int i = 1; i < argc; i++) {
 		if (strncmp(argv[i], "run=", 4))
 			continue;

@@ -16,6 +16,15 @@
 #define LX_GETEGID 108
 #define LX_GETTID 186
 #define LX_SET_TID_ADDRESS 218
+#define LX_UNAME 63
+#define LX_UMASK 95
+#define LX_GETRLIMIT 97
+#define LX_SYSINFO 99
+#define LX_SETRLIMIT 160
+#define LX_SCHED_SETAFFINITY 203
+#define LX_SCHED_GETAFFINITY 204
+#define LX_PRLIMIT64 302
+#define LX_GETRANDOM 318
 
 #define IOV_MAX 1024
 #define MAX_IO (1u << 20) /* bytes one write may move (Linux moves at most 0x7ffff000) */
@@ -104,6 +113,27 @@ int64_t lx_serve(struct lxproc *p, uint32_t nr, const uint64_t a[6])
 		return p->pid;
 	case LX_GETPPID:
 		return 1;
+	case LX_UNAME:
+		return lx_uname(p, a[0]);
+	case LX_SYSINFO:
+		return lx_sysinfo(p, a[0], lx_total_frames, lx_nprocs());
+	case LX_GETRANDOM:
+		return lx_getrandom(p, a[0], a[1]);
+	case LX_UMASK: {
+		uint32_t old = p->umask;
+		p->umask = (uint32_t)a[0] & 0777;
+		return old;
+	}
+	case LX_PRLIMIT64:
+		return lx_prlimit(p, a[0], a[1], a[2], a[3]);
+	case LX_GETRLIMIT:
+		return lx_prlimit(p, 0, a[0], 0, a[1]);
+	case LX_SETRLIMIT:
+		return lx_prlimit(p, 0, a[0], a[1], 0);
+	case LX_SCHED_GETAFFINITY:
+		return lx_sched_getaffinity(p, a[0], a[1], a[2]);
+	case LX_SCHED_SETAFFINITY:
+		return a[0] && a[0] != (uint64_t)p->pid ? -LX_EINVAL : 0; /* accepted; placement is rs's */
 	case LX_GETUID:
 	case LX_GETGID:
 	case LX_GETEUID:

@@ -6,6 +6,7 @@
  *   lxtest exit N            exits with status N
  *   lxtest memory            anonymous mmap/munmap/mprotect/madvise and malloc, LXTEST lines
  *   lxtest time              clocks, gettimeofday, time, nanosleep and their errors
+ *   lxtest sysinfo           uname, sysinfo, getrandom, resource limits, umask, affinity
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -16,6 +17,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
+#include <sys/sysinfo.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/random.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -136,6 +143,36 @@ int main(int argc, char **argv)
 		if (abs.tv_nsec >= 1000000000) abs.tv_sec++, abs.tv_nsec -= 1000000000;
 		check("clock_nanosleep_abstime", clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL) == 0 &&
 			clock_gettime(CLOCK_MONOTONIC, &t1) == 0 && (t1.tv_sec > abs.tv_sec || (t1.tv_sec == abs.tv_sec && t1.tv_nsec >= abs.tv_nsec)));
+		printf("LXTEST DONE %d failures\n", failures);
+		return failures;
+	}
+	if (!strcmp(mode, "sysinfo")) {
+		struct utsname u;
+		check("uname", uname(&u) == 0 && !strcmp(u.sysname, "Linux") && !strcmp(u.machine, "x86_64"));
+		struct sysinfo si;
+		check("sysinfo", sysinfo(&si) == 0 && si.totalram > 0 && si.freeram > 0 && si.mem_unit == 4096 && si.procs >= 1);
+		unsigned char r1[64], r2[64];
+		int nonzero = 0;
+		check("getrandom", getrandom(r1, sizeof(r1), 0) == 64 && getrandom(r2, sizeof(r2), 0) == 64 && memcmp(r1, r2, 64));
+		for (int i = 0; i < 64; i++)
+			nonzero |= r1[i];
+		check("getrandom_not_zero", nonzero);
+		struct rlimit rl;
+		check("nofile_default", getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == 1024 && rl.rlim_max == 4096);
+		rl.rlim_cur = 512;
+		check("setrlimit_lower", setrlimit(RLIMIT_NOFILE, &rl) == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == 512);
+		rl.rlim_max = 1u << 20;
+		errno = 0;
+		check("raise_hard_eperm", setrlimit(RLIMIT_NOFILE, &rl) == -1 && errno == EPERM);
+		rl.rlim_cur = 4000, rl.rlim_max = 2000;
+		errno = 0;
+		check("soft_above_hard_einval", setrlimit(RLIMIT_NOFILE, &rl) == -1 && errno == EINVAL);
+		errno = 0;
+		check("prlimit_other_eperm", prlimit(12345, RLIMIT_NOFILE, NULL, &rl) == -1 && errno == EPERM);
+		check("umask", umask(077) == 022 && umask(022) == 077);
+		cpu_set_t set;
+		check("affinity", sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 1 &&
+			sysconf(_SC_NPROCESSORS_ONLN) == CPU_COUNT(&set));
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

@@ -245,9 +245,9 @@ static int64_t priv_give(struct thread *me, endpoint_t ep, uint64_t kind, uint64
 		p->kcalls_allowed |= a & mine->kcalls_allowed;
 		return 0;
 	case KPRIV_LINUX:
-		if (a > 0xffffffffull || (a && !ep_lookup((endpoint_t)a)))
+		if (a > 0xffffffffull || (a && !ep_lookup((endpoint_t)a)) || b >= LINUX_SERVERS)
 			return -KE_INVAL;
-		p->linux_server = a ? (endpoint_t)a : thread_ep(me);
+		p->linux_servers[b] = a ? (endpoint_t)a : thread_ep(me);
 		return 0;
 	case KPRIV_ALL:
 		p->kcalls_allowed |= mine->kcalls_allowed;

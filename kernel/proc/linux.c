@@ -76,13 +76,39 @@ static int64_t madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t ad
 	return 0;
 }
 
+int64_t kc_linux_route(struct thread *me, endpoint_t child, uint64_t slot, uint64_t ubits)
+{
+	struct thread *t = ep_lookup(child);
+	if (!t)
+		return -KE_DEADSRCDST;
+	struct proc *p = t->proc;
+	if (p->parent != thread_ep(me) || p == me->proc)
+		return -KE_PERM;
+	uint64_t bits[KMSG_LINUX_MAX / 64];
+	if (slot >= LINUX_SERVERS)
+		return -KE_INVAL;
+	if (copy_from_user(bits, (const void *)ubits, sizeof(bits)))
+		return -KE_FAULT;
+	for (uint32_t nr = 0; nr < KMSG_LINUX_MAX; nr++)
+		if (bits[nr / 64] & (1ull << (nr % 64)))
+			p->linux_route[nr] = (uint8_t)slot;
+	return 0;
+}
+
+/* The POSIX server for call nr: its routed slot, else slot 0; 0 if none. */
+static endpoint_t server_for(const struct proc *p, uint64_t nr)
+{
+	endpoint_t ep = p->linux_servers[p->linux_route[nr]];
+	return ep ? ep : p->linux_servers[0];
+}
+
 /* One call to the POSIX server; the caller blocks until it answers. */
-static int64_t forward(struct thread *me, uint64_t nr, const uint64_t a[6])
+static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
 	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
 	for (int i = 0; i < 6; i++)
 		m.w[i] = a[i];
-	int64_t r = ipc_send(me, me->proc->linux_server, &m, true);
+	int64_t r = ipc_send(me, server, &m, true);
 	if (r == -KE_DEADSRCDST)
 		return -LX_EINTR; /* the server died: the call is interrupted, the program may retry */
 	return r < 0 ? r : (int64_t)me->ipc_msg.w[0];
@@ -131,8 +157,9 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 		 * and use anonymous mmap instead (musl and glibc both do). */
 		return 0;
 	}
-	if (me->proc->linux_server && nr < KMSG_LINUX_MAX)
-		return forward(me, nr, a);
+	endpoint_t server = nr < KMSG_LINUX_MAX ? server_for(me->proc, nr) : 0;
+	if (server)
+		return forward(me, server, nr, a);
 	static uint8_t logged[KMSG_LINUX_MAX];
 	if (nr < KMSG_LINUX_MAX && !logged[nr]) {
 		logged[nr] = 1;

@@ -52,7 +52,8 @@ struct proc {
 	struct mo_handle handles[MAX_HANDLES];
 	uint64_t kcalls_allowed;   /* bit per native call number (bit 63: all above 62) */
 	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
-	endpoint_t linux_server;   /* where its Linux system calls go (KPRIV_LINUX), or 0 */
+	endpoint_t linux_servers[LINUX_SERVERS]; /* its POSIX servers (KPRIV_LINUX), 0: none */
+	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
 };

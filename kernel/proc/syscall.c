@@ -228,7 +228,7 @@ static int64_t msg_in(struct kmsg *m, const void *u)
 static const uint8_t ep_args[KC_COUNT] = {
 	[KC_SEND] = 1, [KC_CALL] = 1, [KC_RECEIVE] = 1, [KC_REPLY] = 1, [KC_SENDNB] = 1,
 	[KC_NOTIFY] = 1, [KC_KILL] = 1, [KC_SCHED] = 1, [KC_START] = 1, [KC_PRIV] = 1,
-	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4,
+	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4, [KC_LINUX_ROUTE] = 1,
 };
 
 static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
@@ -315,6 +315,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return devpriv_call(me, n, a);
 	case KC_START:
 		return kc_start(me, (endpoint_t)a0);
+	case KC_LINUX_ROUTE:
+		return kc_linux_route(me, (endpoint_t)a0, a1, a2);
 	default:
 		return -KE_NOSYS;
 	}

@@ -52,6 +52,8 @@ enum kcall {
 	KC_START = 32,       /* (endpoint): let a child spawned with SPAWN_STOPPED run */
 	KC_MODULE_MAP = 33,  /* (uint32_t index): map a boot module's bytes read-only; returns va
 	                        (its size from KC_MODULE_INFO); configuration files are modules */
+	KC_LINUX_ROUTE = 34, /* (endpoint child, slot, const uint64_t bits[16]): the child's Linux
+	                        calls whose bit is set go to its POSIX server in slot (KPRIV_LINUX) */
 	KC_COUNT
 };
 
@@ -110,7 +112,9 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KPRIV_KCALLS 6 /* a = mask of native calls (bit n = call n, bit 63 = all >= 63) the child
                           may make; only calls the giver may make are given */
 #define KPRIV_ALL 7    /* everything the giver holds (a launcher starting trusted servers) */
-#define KPRIV_LINUX 8  /* a = endpoint (0: the giver): the child's Linux system calls go there */
+#define KPRIV_LINUX 8  /* a = endpoint (0: the giver), b = slot 0-3: a POSIX server of the child;
+                          its Linux system calls go to slot 0's unless KC_LINUX_ROUTE says */
+#define LINUX_SERVERS 4
 
 /* A Linux system call the kernel does not serve itself reaches the process's POSIX server
  * as a call: type KMSG_LINUX | number, w[0..5] = the six arguments, source = the calling

@@ -60,11 +60,11 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 # state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
-	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/sysconf -Ikernel/abi -MMD -MP
+	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/posix -Ilib/sysconf -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
-	$(B)/user/rt/service.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
+	$(B)/user/rt/service.o $(B)/user/rt/heap.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(B)/user/console $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
@@ -132,6 +132,18 @@ $(B)/user/pm: $(PM_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(PM_OBJS)
 USER_PROGS += $(B)/user/pm
 
+# vfs: the file server, and its initrd (a cpio of rootfs/).
+VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o
+$(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c $< -o $@
+$(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
+$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs)
+	@mkdir -p $(dir $@)
+	tools/mkcpio.py rootfs $@
+USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
+
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
 LXCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -static -D_GNU_SOURCE
 LINUX_PROGS := $(patsubst tests/linux/%.c,$(B)/user/%,$(wildcard tests/linux/*.c))
@@ -170,14 +182,14 @@ run: deps
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -pthread
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -Iservers/vfs -DVFS_HOST -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
-LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/console/lineed.c
-LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/console/lineed.h
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/vfs/ramfs.h servers/vfs/vfs_alloc.h servers/console/lineed.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 

@@ -29,6 +29,12 @@ uint64_t ax_atou(const char *s)
 	return v;
 }
 
+bool ax_can_vcopy(void)
+{
+	char a = 1, b = 0;
+	return ax_vcopy(EP_NONE, &a, EP_NONE, &b, 1) == 1 && b == 1;
+}
+
 int ax_strpad(void *field, size_t cap, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;

@@ -77,6 +77,8 @@ static inline uint64_t ax_rdtsc(void)
 /* Console output through KC_DEBUG_WRITE; one call per formatted line stays unbroken. */
 int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ax_write(const char *s, size_t n);
+/* Whether this process may use KC_VCOPY (servers that serve Linux calls need it). */
+bool ax_can_vcopy(void);
 /* The decimal number at the start of s (0 if none, or s is NULL): argument parsing. */
 uint64_t ax_atou(const char *s);
 /* Copies s NUL-padded into a fixed field of cap bytes (a name in a message); -KE_INVAL if s

@@ -4,6 +4,7 @@
  * with the result in w[0]. pm needs KC_VCOPY (`kcalls=vcopy`) to reach their memory. */
 #include "pm.h"
 #include "service.h"
+#include "vfs_proto.h"
 
 #define MAX_PROCS 64
 
@@ -28,6 +29,19 @@ struct lxproc *lx_find(endpoint_t ep)
 	return NULL;
 }
 
+/* The file calls go straight to vfs when there is one (one round trip, not two). */
+static int64_t route_to_vfs(endpoint_t child)
+{
+	int64_t vfs = ax_svc_lookup("vfs", NULL);
+	if (vfs < 0)
+		return 0; /* no vfs: pm answers the console calls itself */
+	uint64_t bits[KMSG_LINUX_MAX / 64] = { 0 };
+	for (unsigned i = 0; i < sizeof(vfs_calls) / sizeof(vfs_calls[0]); i++)
+		bits[vfs_calls[i] / 64] |= 1ull << (vfs_calls[i] % 64);
+	int64_t r = kcall6(KC_PRIV, child, KPRIV_LINUX, (uint64_t)vfs, 1, 0, 0);
+	return r < 0 ? r : kcall6(KC_LINUX_ROUTE, child, 1, (uint64_t)bits, 0, 0, 0);
+}
+
 /* Starts a boot module as a Linux process whose system calls come to us. */
 static int64_t run(const char *module, const char *args)
 {
@@ -41,7 +55,7 @@ static int64_t run(const char *module, const char *args)
 	struct kc_spawn sp = { (uint32_t)mod, SPAWN_ANY_CPU, 3, SPAWN_STOPPED, args };
 	int64_t ep = ax_spawn(&sp), r = ep;
 	if (ep > 0 && ((r = kcall6(KC_PRIV, (uint64_t)ep, KPRIV_LINUX, 0, 0, 0, 0)) < 0 ||
-		       (r = kcall1(KC_START, (uint64_t)ep)) < 0))
+		       (r = route_to_vfs((endpoint_t)ep)) < 0 || (r = kcall1(KC_START, (uint64_t)ep)) < 0))
 		ax_kill((endpoint_t)ep);
 	if (r < 0)
 		return r;
@@ -78,11 +92,18 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 	else
 		ax_printf("pm: %s (pid %d) exited with status %lld\n", p->name, p->pid, (long long)m->w[1]);
 	p->used = false;
+	int64_t vfs = ax_svc_lookup("vfs", NULL);
+	if (vfs > 0) { /* its descriptors go */
+		struct kmsg f = { .type = VFS_FORGET, .w = { p->ep } };
+		ax_call((endpoint_t)vfs, &f);
+	}
 }
 
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	if (!ax_can_vcopy())
+		ax_printf("pm: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
 	lx_total_frames = (uint64_t)kcall1(KC_INFO, KI_FREE_FRAMES);
 	for (int i = 1; i < argc; i++) {
 		if (strncmp(argv[i], "run=", 4))

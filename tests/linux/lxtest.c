@@ -7,6 +7,9 @@
  *   lxtest memory            anonymous mmap/munmap/mprotect/madvise and malloc, LXTEST lines
  *   lxtest time              clocks, gettimeofday, time, nanosleep and their errors
  *   lxtest sysinfo           uname, sysinfo, getrandom, resource limits, umask, affinity
+ *   lxtest files             files on vfs's RAM file system: the initrd, create, read, write,
+ *                            seek, holes, truncate, append, directories, cwd, dup, fcntl,
+ *                            devices, stdio, and the error cases
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -23,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <sched.h>
+#include <fcntl.h>
+#include <dirent.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -173,6 +178,86 @@ int main(int argc, char **argv)
 		cpu_set_t set;
 		check("affinity", sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 1 &&
 			sysconf(_SC_NPROCESSORS_ONLN) == CPU_COUNT(&set));
+		printf("LXTEST DONE %d failures\n", failures);
+		return failures;
+	}
+	if (!strcmp(mode, "files")) {
+		char buf[256];
+		int fd = open("/etc/passwd", O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		buf[n > 0 ? n : 0] = 0;
+		check("initrd_passwd", n > 0 && !strncmp(buf, "root:x:0:0:", 11));
+		struct stat st;
+		check("stat_size", stat("/etc/passwd", &st) == 0 && st.st_size == n && S_ISREG(st.st_mode));
+		check("close", close(fd) == 0);
+		errno = 0;
+		check("close_twice_ebadf", close(fd) == -1 && errno == EBADF);
+		static unsigned char big[100000], back[100000];
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (unsigned char)(i * 7 + 3);
+		fd = open("/tmp/a", O_CREAT | O_EXCL | O_RDWR, 0644);
+		check("create", fd >= 0 && write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+		check("seek_read_back", lseek(fd, 0, SEEK_SET) == 0 && read(fd, back, sizeof(back)) == (ssize_t)sizeof(back) &&
+			!memcmp(big, back, sizeof(big)));
+		check("read_at_eof", read(fd, back, 10) == 0);
+		check("pwrite_hole", pwrite(fd, "Z", 1, 200000) == 1 && fstat(fd, &st) == 0 && st.st_size == 200001 &&
+			pread(fd, back, 10, 150000) == 10 && back[0] == 0 && back[9] == 0);
+		check("ftruncate", ftruncate(fd, 10) == 0 && fstat(fd, &st) == 0 && st.st_size == 10);
+		errno = 0;
+		check("excl_eexist", open("/tmp/a", O_CREAT | O_EXCL | O_RDWR, 0644) == -1 && errno == EEXIST);
+		int fa = open("/tmp/a", O_WRONLY | O_APPEND);
+		check("append", fa >= 0 && write(fa, "xy", 2) == 2 && fstat(fa, &st) == 0 && st.st_size == 12);
+		close(fa);
+		int d2 = dup2(fd, 7);
+		check("dup2_shares_offset", d2 == 7 && lseek(fd, 3, SEEK_SET) == 3 && lseek(7, 0, SEEK_CUR) == 3);
+		check("fcntl_cloexec", fcntl(7, F_SETFD, FD_CLOEXEC) == 0 && fcntl(7, F_GETFD) == FD_CLOEXEC && fcntl(fd, F_GETFD) == 0);
+		int d3 = fcntl(fd, F_DUPFD, 20);
+		check("fcntl_dupfd", d3 >= 20);
+		close(7), close(d3), close(fd);
+		errno = 0;
+		check("missing_enoent", open("/nope/x", O_RDONLY) == -1 && errno == ENOENT);
+		errno = 0;
+		check("file_as_dir_enotdir", open("/etc/passwd/x", O_RDONLY) == -1 && errno == ENOTDIR);
+		errno = 0;
+		check("dir_for_write_eisdir", open("/etc", O_WRONLY) == -1 && errno == EISDIR);
+		check("mkdir_chdir_getcwd", mkdir("/tmp/d", 0755) == 0 && chdir("/tmp/d") == 0 && getcwd(buf, sizeof(buf)) &&
+			!strcmp(buf, "/tmp/d"));
+		fd = open("f", O_CREAT | O_WRONLY, 0600);
+		close(fd);
+		DIR *dir = opendir(".");
+		int seen_f = 0, seen_dot = 0;
+		struct dirent *de;
+		while (dir && (de = readdir(dir)))
+			seen_f += !strcmp(de->d_name, "f"), seen_dot += !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+		if (dir)
+			closedir(dir);
+		check("readdir", seen_f == 1 && seen_dot == 2);
+		errno = 0;
+		check("rmdir_notempty", rmdir("/tmp/d") == -1 && errno == ENOTEMPTY);
+		check("unlink_rmdir", unlink("f") == 0 && chdir("/") == 0 && rmdir("/tmp/d") == 0 && access("/tmp/d", F_OK) == -1);
+		int nul = open("/dev/null", O_RDWR), zero = open("/dev/zero", O_RDONLY);
+		memset(buf, 1, 16);
+		check("dev_null_zero", write(nul, "abc", 3) == 3 && read(nul, buf, 16) == 0 && read(zero, buf, 16) == 16 && buf[0] == 0 && buf[15] == 0);
+		close(nul), close(zero);
+		errno = 0;
+		check("read_bad_pointer_efault", (fd = open("/etc/hosts", O_RDONLY)) >= 0 && read(fd, (void *)8, 10) == -1 && errno == EFAULT);
+		close(fd);
+		FILE *fp = fopen("/tmp/stdio.txt", "w");
+		int ok = fp && fprintf(fp, "line %d\n", 42) > 0 && fclose(fp) == 0;
+		fp = fopen("/tmp/stdio.txt", "r");
+		ok = ok && fp && fgets(buf, sizeof(buf), fp) && !strcmp(buf, "line 42\n") && fclose(fp) == 0;
+		check("stdio_files", ok);
+		/* file descriptors run out cleanly */
+		int opened = 0, last_errno = 0;
+		for (int i = 0; i < 100; i++) {
+			int f2 = open("/etc/motd", O_RDONLY);
+			if (f2 < 0) {
+				last_errno = errno;
+				break;
+			}
+			opened++;
+		}
+		check("emfile", opened > 50 && opened < 100 && last_errno == EMFILE);
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

@@ -41,3 +41,28 @@ def test_musl_static_binaries_run_under_pm():
     assert m and int(m.group(2)) > 0, tail
     assert "crashed" not in out and "panic" not in out.lower(), tail
     assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == 6, tail
+
+
+VFS_CONF = """# Linux programs with vfs: file calls go straight to vfs
+service vfs kcalls=vcopy
+service pmfiles binary=pm kcalls=vcopy args="run=lxtest files" restart=never
+service pmhello binary=pm kcalls=vcopy args="run=lxtest hello through vfs" restart=never
+service pmfuzz binary=pm kcalls=vcopy args="run=lxtest fuzz 20000" restart=never
+"""
+
+
+def test_files_on_vfs_ramfs_from_the_initrd():
+    write_conf("lxvfs.conf", VFS_CONF)
+    r = boot("", smp=2, modules=("rs conf=lxvfs.conf", "lxvfs.conf", "vfs", "initrd.cpio", "pm", "lxtest"),
+             timeout=180, until=r"(?s)(?:exited with status \d+\n.*?){2}exited with status \d+\n")
+    out = r.output
+    tail = out[-4000:]
+    assert re.search(r"^vfs: \d+ entries from initrd.cpio$", out, re.M), tail
+    assert "hello from musl: through vfs (argc 4, tls 42)" in out, tail
+    results = {name: status for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M)}
+    assert len(results) == 25 and set(results.values()) == {"PASS"}, results
+    assert "LXTEST DONE 0 failures" in out, tail
+    # random calls, the file calls among them served by vfs: vfs, pm and the kernel survive
+    assert re.search(r"^LXTEST fuzz: 20000 calls, \d+ ENOSYS, pid \d+ still answers$", out, re.M), tail
+    assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == 3, tail
+    assert "crashed" not in out and "no KC_VCOPY" not in out, tail

@@ -1,0 +1,59 @@
+/* The RAM file system behind vfs: a tree of directories, regular files and character
+ * devices in server memory, loaded from the initrd (cpio.c) and writable. Portable C: the
+ * allocator comes from vfs_alloc.h (ax_malloc in Axolotl, libc in host tests). Results are
+ * 0 or -errno (Linux numbers). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAMFS_NAME_MAX 255
+#define RAMFS_PATH_MAX 4096
+
+#define S_IFMT_ 0170000
+#define S_IFDIR_ 0040000
+#define S_IFREG_ 0100000
+#define S_IFCHR_ 0020000
+
+#define E_NOENT 2
+#define E_IO 5
+#define E_NOMEM 12
+#define E_EXIST 17
+#define E_NOTDIR 20
+#define E_ISDIR 21
+#define E_INVAL 22
+#define E_FBIG 27
+#define E_NAMETOOLONG 36
+#define E_NOTEMPTY 39
+
+#define RAMFS_MAX_FILE (64ull << 20) /* one file at most 64 MiB */
+
+struct rnode {
+	char *name;
+	uint32_t mode;    /* S_IF* | permissions */
+	uint32_t dev;     /* character devices: which one (vfs.c) */
+	uint64_t ino;
+	struct rnode *parent, *child, *next; /* directory tree; next = sibling */
+	uint8_t *data;
+	uint64_t size, cap;
+	uint64_t mtime_ns;
+	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
+	bool unlinked;
+};
+
+struct rnode *ramfs_init(void);
+/* Resolves path (absolute, or relative to cwd): *out the node, or -E_NOENT with *parent and
+ * *last (the final name, pointing into path) set when only the last component is missing. */
+int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struct rnode **out,
+		  struct rnode **parent, const char **last);
+int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
+int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
+/* Returns bytes read or written, or -errno. */
+int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len);
+int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len);
+int ramfs_truncate(struct rnode *n, uint64_t size);
+void ramfs_release(struct rnode *n); /* last close of an unlinked node frees it */
+void ramfs_free_tree(struct rnode *n); /* a whole (sub)tree, open or not: tests */
+/* Loads a newc cpio archive into the tree; the number of entries, or -errno for a
+ * malformed archive (what was loaded before the error stays). */
+long cpio_load(struct rnode *root, const uint8_t *img, size_t len);

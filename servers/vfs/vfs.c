@@ -1,0 +1,120 @@
+/* vfs: serves the file calls of Linux programs (routed to it by the kernel at pm's request,
+ * KC_LINUX_ROUTE) on a RAM file system loaded from the initrd (a cpio boot module).
+ *   vfs [initrd=MODULE]      default initrd.cpio
+ * README.md has the calls, the state and the recovery story. */
+#include "vfs.h"
+#include "service.h"
+#include "evloop.h"
+#include "heap.h"
+
+#define MAX_CLIENTS 64
+
+struct rnode *vfs_root;
+static struct client clients[MAX_CLIENTS];
+static struct ofile *console_file;
+
+/* A new client starts with 0, 1 and 2 on the console. */
+static struct client *client_of(endpoint_t ep)
+{
+	struct client *free_slot = NULL;
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		if (clients[i].used && clients[i].ep == ep)
+			return &clients[i];
+		if (!clients[i].used && !free_slot)
+			free_slot = &clients[i];
+	}
+	if (!free_slot)
+		return NULL;
+	*free_slot = (struct client){ .ep = ep, .cwd = vfs_root, .used = true };
+	vfs_root->opens++; /* the working directory */
+	for (int fd = 0; fd < 3; fd++) {
+		free_slot->fd[fd] = console_file;
+		console_file->refs++;
+	}
+	return free_slot;
+}
+
+static void forget(endpoint_t ep)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].used && clients[i].ep == ep) {
+			vfs_close_all(&clients[i]);
+			ramfs_release(clients[i].cwd);
+			clients[i].used = false;
+		}
+}
+
+static endpoint_t pm_ep(void)
+{
+	int64_t ep = ax_svc_lookup("pm", NULL);
+	return ep > 0 ? (endpoint_t)ep : 0;
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	endpoint_t from = m->source;
+	if (m->type == VFS_FORGET) {
+		/* Only pm, which starts the programs, says when one has ended. */
+		if (from == pm_ep())
+			forget((endpoint_t)m->w[0]);
+		m->w[6] = 0;
+		ax_reply(from, m);
+		return;
+	}
+	if ((m->type & 0xffff0000u) != KMSG_LINUX)
+		return;
+	struct client *c = client_of(from);
+	uint64_t a[6];
+	memcpy(a, m->w, sizeof(a));
+	int64_t r = c ? vfs_call(c, m->type & 0xffff, a) : -E_NOMEM;
+	memset(m->w, 0, sizeof(m->w));
+	m->w[0] = (uint64_t)r;
+	ax_reply(from, m);
+}
+
+static int make_dev(struct rnode *dev, const char *name, uint32_t which)
+{
+	struct rnode *n;
+	int r = ramfs_create(dev, name, strlen(name), S_IFCHR_ | 0666, &n);
+	if (r == 0)
+		n->dev = which;
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	if (!ax_can_vcopy())
+		ax_printf("vfs: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
+	const char *initrd = "initrd.cpio";
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "initrd=", 7))
+			initrd = argv[i] + 7;
+	vfs_root = ramfs_init();
+	struct rnode *dev = NULL, *console = NULL;
+	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL) ||
+	    make_dev(dev, "zero", DEV_ZERO) || make_dev(dev, "console", DEV_CONSOLE)) {
+		ax_printf("vfs: out of memory building the root\n");
+		return 1;
+	}
+	int mod = ax_find_module(initrd);
+	struct kc_module_info mi;
+	long n = -E_NOENT;
+	if (mod >= 0 && ax_module_info((uint32_t)mod, &mi) == 0) {
+		int64_t va = kcall1(KC_MODULE_MAP, (uint64_t)mod);
+		n = va > 0 ? cpio_load(vfs_root, (const uint8_t *)va, mi.size) : -E_IO;
+	}
+	if (n < 0)
+		ax_printf("vfs: initrd %s not loaded (error %ld): the file system is empty but for /dev\n", initrd, n);
+	else
+		ax_printf("vfs: %ld entries from %s\n", n, initrd);
+	ramfs_resolve(vfs_root, vfs_root, "/dev/console", &console, NULL, NULL);
+	console_file = ax_calloc(1, sizeof(*console_file));
+	if (!console_file || !console)
+		return 1;
+	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
+	console->opens++;
+	struct ax_evloop l = { .on_message = on_message };
+	return (int)ax_evloop_run(&l);
+}

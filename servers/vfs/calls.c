@@ -62,6 +62,29 @@
 
 static char iobuf[65536];
 
+/* Console output is gathered per call, so one write or writev (up to 4 KiB) reaches the
+ * console in one piece, not interleaved with other output. */
+static char con[4096];
+static size_t con_len;
+
+static void con_flush(void)
+{
+	if (con_len)
+		ax_write(con, con_len);
+	con_len = 0;
+}
+
+static void con_put(const char *p, size_t n)
+{
+	while (n) {
+		if (con_len == sizeof(con))
+			con_flush();
+		size_t k = n < sizeof(con) - con_len ? n : sizeof(con) - con_len;
+		memcpy(con + con_len, p, k);
+		con_len += k, p += k, n -= k;
+	}
+}
+
 static bool readable(const struct ofile *f) { return (f->flags & O_ACCMODE) != O_WRONLY; }
 static bool writable(const struct ofile *f) { return (f->flags & O_ACCMODE) != 0; }
 static uint32_t kind(const struct rnode *n) { return n->mode & S_IFMT_; }
@@ -203,7 +226,7 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			if (write && n->dev == DEV_CONSOLE) {
 				if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, iobuf, k) < 0)
 					return done ? (int64_t)done : -E_FAULT;
-				ax_write(iobuf, k);
+				con_put(iobuf, k);
 			} else if (!write) {
 				memset(iobuf, 0, k);
 				if (ax_vcopy(EP_NONE, iobuf, c->ep, (void *)(ubuf + done), k) < 0)
@@ -430,7 +453,16 @@ static int64_t dup_to(struct client *c, uint64_t old, uint64_t newfd, uint64_t f
 	return (int64_t)newfd;
 }
 
+static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6]);
+
 int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6])
+{
+	int64_t r = call(c, nr, a);
+	con_flush();
+	return r;
+}
+
+static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 {
 	static char path[RAMFS_PATH_MAX];
 	struct ofile *f = file_of(c, a[0]);

@@ -8,7 +8,8 @@ import re
 from conftest import boot
 from test_rs import write_conf
 
-CONF = """# Linux programs under pm
+CONF = """# Linux programs under pm, files (the console) through vfs
+service vfs kcalls=vcopy
 service pmhello binary=pm kcalls=vcopy args="run=lxtest hello world 42" restart=never
 service pmerrors binary=pm kcalls=vcopy args="run=lxtest errors" restart=never
 service pmexit binary=pm kcalls=vcopy args="run=lxtest exit 7" restart=never
@@ -21,7 +22,8 @@ service pmsys binary=pm kcalls=vcopy args="run=lxtest sysinfo" restart=never
 
 def test_musl_static_binaries_run_under_pm():
     write_conf("lxtest.conf", CONF)
-    r = boot("", smp=2, modules=("rs conf=lxtest.conf", "lxtest.conf", "pm", "lxtest"), timeout=180,
+    r = boot("", smp=2, modules=("rs conf=lxtest.conf", "lxtest.conf", "vfs", "initrd.cpio", "pm", "lxtest"),
+             timeout=180,
              until=r"(?s)(?:exited with status 0\n.*?){5}exited with status 0\n")  # all six ended
     out = r.output
     tail = out[-4000:]

@@ -20,18 +20,23 @@ service pmsys binary=pm kcalls=vcopy args="run=lxtest sysinfo" restart=never
 """
 
 
+def run_programs(conf_name, conf, nprograms):
+    """Boots rs with conf (vfs and pm services running lxtest); returns the serial output
+    once nprograms have ended, and its LXTEST results {check: PASS|FAIL}."""
+    write_conf(conf_name, conf)
+    r = boot("", smp=2, modules=("rs conf=" + conf_name, conf_name, "vfs", "initrd.cpio", "pm", "lxtest"),
+             timeout=180, until=r"(?s)(?:exited with status \d+\n.*?){%d}exited with status \d+\n" % (nprograms - 1))
+    results = {name: status for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", r.output, re.M)}
+    return r.output, results
+
+
 def test_musl_static_binaries_run_under_pm():
-    write_conf("lxtest.conf", CONF)
-    r = boot("", smp=2, modules=("rs conf=lxtest.conf", "lxtest.conf", "vfs", "initrd.cpio", "pm", "lxtest"),
-             timeout=180,
-             until=r"(?s)(?:exited with status 0\n.*?){5}exited with status 0\n")  # all six ended
-    out = r.output
+    out, results = run_programs("lxtest.conf", CONF, 7)
     tail = out[-4000:]
     # stdout through writev with printf's buffering, stderr through write, argv, TLS
     assert "hello from musl: world 42 (argc 4, tls 42)" in out, tail
     assert "lxtest: stderr works too" in out, tail
     # error cases of the forwarded calls
-    results = {name: status for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M)}
     assert len(results) == 8 + 14 + 12 + 11 and set(results.values()) == {"PASS"}, results
     assert out.count("LXTEST DONE 0 failures") == 4, tail
     # ENOSYS is logged by name, once per call and pm
@@ -54,14 +59,10 @@ service pmfuzz binary=pm kcalls=vcopy args="run=lxtest fuzz 20000" restart=never
 
 
 def test_files_on_vfs_ramfs_from_the_initrd():
-    write_conf("lxvfs.conf", VFS_CONF)
-    r = boot("", smp=2, modules=("rs conf=lxvfs.conf", "lxvfs.conf", "vfs", "initrd.cpio", "pm", "lxtest"),
-             timeout=180, until=r"(?s)(?:exited with status \d+\n.*?){2}exited with status \d+\n")
-    out = r.output
+    out, results = run_programs("lxvfs.conf", VFS_CONF, 3)
     tail = out[-4000:]
     assert re.search(r"^vfs: \d+ entries from initrd.cpio$", out, re.M), tail
     assert "hello from musl: through vfs (argc 4, tls 42)" in out, tail
-    results = {name: status for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M)}
     assert len(results) == 25 and set(results.values()) == {"PASS"}, results
     assert "LXTEST DONE 0 failures" in out, tail
     # random calls, the file calls among them served by vfs: vfs, pm and the kernel survive

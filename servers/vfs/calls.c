@@ -34,6 +34,8 @@
 #define NR_UNLINKAT 263
 #define NR_FACCESSAT 269
 #define NR_DUP3 292
+#define NR_PIPE 22
+#define NR_PIPE2 293
 
 
 
@@ -147,9 +149,19 @@ static void drop(struct ofile *f)
 {
 	if (--f->refs)
 		return;
+	if (kind(f->node) == S_IFIFO_)
+		pipe_end_closed(f);
 	ramfs_release(f->node);
 	ax_free(f);
 }
+
+void vfs_drop(struct ofile *f)
+{
+	f->refs++; /* not yet in a descriptor: take the reference drop() gives back */
+	drop(f);
+}
+
+int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec) { return new_fd(c, f, 0, cloexec); }
 
 static int64_t close_fd(struct client *c, uint64_t fd)
 {
@@ -160,6 +172,8 @@ static int64_t close_fd(struct client *c, uint64_t fd)
 	drop(f);
 	return 0;
 }
+
+int64_t vfs_close_fd(struct client *c, uint64_t fd) { return close_fd(c, fd); }
 
 void vfs_close_all(struct client *c)
 {
@@ -216,6 +230,8 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		len = IO_MAX;
 	if (kind(n) == S_IFDIR_)
 		return -E_ISDIR;
+	if (kind(n) == S_IFIFO_)
+		return pos != &f->off ? -E_SPIPE : pipe_transfer(c, f, ubuf, len, write);
 	if (kind(n) == S_IFCHR_) {
 		if (pos != &f->off)
 			return -E_SPIPE;
@@ -493,6 +509,8 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 	case NR_LSEEK: {
 		if (!f)
 			return -E_BADF;
+		if (kind(f->node) == S_IFIFO_)
+			return -E_SPIPE;
 		if (kind(f->node) == S_IFCHR_)
 			return f->node->dev == DEV_CONSOLE ? -E_SPIPE : 0;
 		int64_t base = a[2] == 0 ? 0 : a[2] == 1 ? (int64_t)f->off : a[2] == 2 ? (int64_t)f->node->size : -1;
@@ -556,6 +574,10 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 		return dup_to(c, a[0], a[1], a[2], true);
 	case NR_FCNTL:
 		return fcntl_call(c, a[0], a[1], a[2]);
+	case NR_PIPE:
+		return pipe_create(c, a[0], 0);
+	case NR_PIPE2:
+		return pipe_create(c, a[0], a[1]);
 	}
 	return -38; /* ENOSYS: not one of ours (pm routes only vfs_calls here) */
 }

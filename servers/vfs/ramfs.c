@@ -28,6 +28,14 @@ struct rnode *ramfs_init(void)
 	return root;
 }
 
+struct rnode *ramfs_anon(uint32_t mode)
+{
+	struct rnode *n = node_new("", 0, mode);
+	if (n)
+		n->unlinked = true;
+	return n;
+}
+
 static struct rnode *child_named(const struct rnode *dir, const char *name, size_t len)
 {
 	for (struct rnode *c = dir->child; c; c = c->next)

@@ -14,6 +14,7 @@
 #define S_IFDIR_ 0040000
 #define S_IFREG_ 0100000
 #define S_IFCHR_ 0020000
+#define S_IFIFO_ 0010000
 
 #define E_NOENT 2
 #define E_IO 5
@@ -38,6 +39,7 @@ struct rnode {
 	uint64_t size, cap;
 	uint64_t mtime_ns;
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
+	void *priv;       /* nodes outside the tree (pipes): their owner's state */
 	bool unlinked;
 };
 
@@ -48,6 +50,8 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struc
 		  struct rnode **parent, const char **last);
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
 int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
+/* A node in no directory (a pipe): freed at its last release. */
+struct rnode *ramfs_anon(uint32_t mode);
 /* Returns bytes read or written, or -errno. */
 int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len);
 int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len);

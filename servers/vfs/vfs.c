@@ -34,8 +34,46 @@ static struct client *client_of(endpoint_t ep)
 	return free_slot;
 }
 
+/* Calls waiting on a pipe: the caller stays blocked in its call until we reply. */
+#define MAX_WAITERS 64
+static struct waiter {
+	endpoint_t ep;
+	uint32_t nr;
+	uint64_t a[6];
+} waiters[MAX_WAITERS];
+
+static void answer(endpoint_t to, int64_t r)
+{
+	struct kmsg m = { .type = 0 };
+	m.w[0] = (uint64_t)r;
+	ax_reply(to, &m);
+}
+
+/* Tries every waiting call again; answers those that can finish now. */
+static void retry_waiters(void)
+{
+	for (bool progress = true; progress;) {
+		progress = false;
+		for (int i = 0; i < MAX_WAITERS; i++) {
+			struct waiter *w = &waiters[i];
+			if (!w->ep)
+				continue;
+			struct client *c = client_of(w->ep);
+			int64_t r = c ? vfs_call(c, w->nr, w->a) : -E_NOMEM;
+			if (r == VFS_BLOCK)
+				continue;
+			answer(w->ep, r);
+			w->ep = 0;
+			progress = true; /* it may have unblocked another waiter */
+		}
+	}
+}
+
 static void forget(endpoint_t ep)
 {
+	for (int i = 0; i < MAX_WAITERS; i++)
+		if (waiters[i].ep == ep)
+			waiters[i].ep = 0;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].used && clients[i].ep == ep) {
 			vfs_close_all(&clients[i]);
@@ -68,9 +106,19 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	uint64_t a[6];
 	memcpy(a, m->w, sizeof(a));
 	int64_t r = c ? vfs_call(c, m->type & 0xffff, a) : -E_NOMEM;
-	memset(m->w, 0, sizeof(m->w));
-	m->w[0] = (uint64_t)r;
-	ax_reply(from, m);
+	if (r == VFS_BLOCK) {
+		struct waiter *w = NULL;
+		for (int i = 0; i < MAX_WAITERS && !w; i++)
+			if (!waiters[i].ep)
+				w = &waiters[i];
+		if (w) {
+			*w = (struct waiter){ from, m->type & 0xffff, { a[0], a[1], a[2], a[3], a[4], a[5] } };
+			return; /* answered by retry_waiters */
+		}
+		r = -11; /* EAGAIN: too many blocked callers */
+	}
+	answer(from, r);
+	retry_waiters();
 }
 
 static int make_dev(struct rnode *dev, const char *name, uint32_t which)

@@ -26,6 +26,20 @@ struct client {
 
 extern struct rnode *vfs_root;
 
+/* A call that must wait (an empty or full pipe): vfs keeps the caller blocked and tries
+ * again later (vfs.c). */
+#define VFS_BLOCK INT64_MIN
+
+/* Descriptors (calls.c). */
+int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec);
+int64_t vfs_close_fd(struct client *c, uint64_t fd);
+void vfs_drop(struct ofile *f); /* one reference less; the last closes the file */
+
+/* Pipes (pipe.c). */
+int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
+int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
+void pipe_end_closed(struct ofile *f);
+
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax. */
 int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6]);
 void vfs_close_all(struct client *c);

@@ -10,6 +10,8 @@
  *   lxtest files             files on vfs's RAM file system: the initrd, create, read, write,
  *                            seek, holes, truncate, append, directories, cwd, dup, fcntl,
  *                            devices, stdio, and the error cases
+ *   lxtest pipes             pipe2 in one process: data through, non-blocking ends, EOF after
+ *                            the write end closes, EPIPE without readers, ESPIPE
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -258,6 +260,38 @@ int main(int argc, char **argv)
 			opened++;
 		}
 		check("emfile", opened > 50 && opened < 100 && last_errno == EMFILE);
+		printf("LXTEST DONE %d failures\n", failures);
+		return failures;
+	}
+	if (!strcmp(mode, "pipes")) {
+		int p[2];
+		char buf[128];
+		check("pipe2", pipe2(p, O_NONBLOCK) == 0 && p[0] >= 0 && p[1] > p[0]);
+		check("through", write(p[1], "hello", 5) == 5 && read(p[0], buf, sizeof(buf)) == 5 && !memcmp(buf, "hello", 5));
+		errno = 0;
+		check("empty_eagain", read(p[0], buf, 1) == -1 && errno == EAGAIN);
+		static char big[70000];
+		memset(big, 'p', sizeof(big));
+		ssize_t w1 = write(p[1], big, sizeof(big));
+		errno = 0;
+		check("full_partial_then_eagain", w1 == 65536 && write(p[1], "x", 1) == -1 && errno == EAGAIN);
+		ssize_t got = 0, r;
+		while ((r = read(p[0], big, sizeof(big))) > 0)
+			got += r;
+		check("drained", got == 65536);
+		struct stat st;
+		check("fifo_stat", fstat(p[0], &st) == 0 && S_ISFIFO(st.st_mode));
+		errno = 0;
+		check("lseek_espipe", lseek(p[0], 0, SEEK_SET) == -1 && errno == ESPIPE);
+		int rd2 = dup(p[0]);
+		check("eof_after_writer_closes", write(p[1], "ab", 2) == 2 && close(p[1]) == 0 && read(rd2, buf, 10) == 2 &&
+			read(p[0], buf, 10) == 0);
+		int q[2];
+		check("pipe", pipe(q) == 0);
+		close(q[0]);
+		errno = 0;
+		check("epipe_without_readers", write(q[1], "x", 1) == -1 && errno == EPIPE);
+		close(q[1]), close(p[0]), close(rd2);
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

@@ -55,17 +55,18 @@ service vfs kcalls=vcopy
 service pmfiles binary=pm kcalls=vcopy args="run=lxtest files" restart=never
 service pmhello binary=pm kcalls=vcopy args="run=lxtest hello through vfs" restart=never
 service pmfuzz binary=pm kcalls=vcopy args="run=lxtest fuzz 20000" restart=never
+service pmpipes binary=pm kcalls=vcopy args="run=lxtest pipes" restart=never
 """
 
 
 def test_files_on_vfs_ramfs_from_the_initrd():
-    out, results = run_programs("lxvfs.conf", VFS_CONF, 3)
+    out, results = run_programs("lxvfs.conf", VFS_CONF, 4)
     tail = out[-4000:]
     assert re.search(r"^vfs: \d+ entries from initrd.cpio$", out, re.M), tail
     assert "hello from musl: through vfs (argc 4, tls 42)" in out, tail
-    assert len(results) == 25 and set(results.values()) == {"PASS"}, results
-    assert "LXTEST DONE 0 failures" in out, tail
+    assert len(results) == 25 + 10 and set(results.values()) == {"PASS"}, results
+    assert out.count("LXTEST DONE 0 failures") == 2, tail
     # random calls, the file calls among them served by vfs: vfs, pm and the kernel survive
     assert re.search(r"^LXTEST fuzz: 20000 calls, \d+ ENOSYS, pid \d+ still answers$", out, re.M), tail
-    assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == 3, tail
+    assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == 4, tail
     assert "crashed" not in out and "no KC_VCOPY" not in out, tail

@@ -1,0 +1,103 @@
+/* Pipes: a 64 KiB ring per pipe, a read end and a write end (open files on one node outside
+ * the tree). A read of an empty pipe whose write end is open, or a write to a full one,
+ * answers VFS_BLOCK: vfs.c keeps the caller waiting (it does not reply) and tries the call
+ * again after every call it serves, so the answer comes when the other side has acted. */
+#include "vfs.h"
+#include "heap.h"
+
+#define PIPE_SIZE 65536u
+#define O_NONBLOCK 04000
+#define O_CLOEXEC 02000000
+#define E_AGAIN 11
+#define E_PIPE 32
+
+struct pipe {
+	uint8_t buf[PIPE_SIZE];
+	uint64_t rd, wr;          /* bytes ever read and written */
+	uint32_t readers, writers;
+};
+
+int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
+{
+	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
+		return -E_INVAL;
+	struct rnode *n = ramfs_anon(S_IFIFO_ | 0600);
+	struct pipe *p = ax_calloc(1, sizeof(*p));
+	struct ofile *r = ax_calloc(1, sizeof(*r)), *w = ax_calloc(1, sizeof(*w));
+	if (!n || !p || !r || !w) {
+		ax_free(p), ax_free(r), ax_free(w);
+		if (n)
+			ramfs_release(n);
+		return -E_NOMEM;
+	}
+	n->priv = p;
+	*r = (struct ofile){ n, 0, (uint32_t)(flags & O_NONBLOCK), 0 };
+	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & O_NONBLOCK), 0 };
+	n->opens = 2;
+	p->readers = p->writers = 1;
+	int64_t fr = vfs_new_fd(c, r, flags & O_CLOEXEC), fw = fr < 0 ? fr : vfs_new_fd(c, w, flags & O_CLOEXEC);
+	int fds[2] = { (int)fr, (int)fw };
+	if (fw >= 0 && ax_vcopy(EP_NONE, fds, c->ep, (void *)ufds, sizeof(fds)) < 0)
+		fw = -14; /* EFAULT */
+	if (fw < 0) { /* undo: close what was opened */
+		if (fr >= 0)
+			vfs_close_fd(c, (uint64_t)fr);
+		else
+			vfs_drop(r);
+		if (fw != -14)
+			vfs_drop(w);
+		else
+			vfs_close_fd(c, (uint64_t)fds[1]);
+		return fw;
+	}
+	return 0;
+}
+
+void pipe_end_closed(struct ofile *f)
+{
+	struct pipe *p = f->node->priv;
+	if ((f->flags & 3) == 0)
+		p->readers--;
+	else
+		p->writers--;
+	if (!p->readers && !p->writers) {
+		ax_free(p);
+		f->node->priv = NULL;
+	}
+}
+
+int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
+{
+	struct pipe *p = f->node->priv;
+	bool nonblock = f->flags & O_NONBLOCK;
+	if (!len)
+		return 0;
+	if (write) {
+		if (!p->readers)
+			return -E_PIPE; /* (SIGPIPE comes with signals) */
+		uint64_t room = PIPE_SIZE - (p->wr - p->rd);
+		if (!room)
+			return nonblock ? -E_AGAIN : VFS_BLOCK;
+		uint64_t n = len < room ? len : room, done = 0;
+		while (done < n) {
+			uint64_t at = (p->wr + done) % PIPE_SIZE, k = n - done < PIPE_SIZE - at ? n - done : PIPE_SIZE - at;
+			if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, p->buf + at, k) < 0)
+				break;
+			done += k;
+		}
+		p->wr += done;
+		return done ? (int64_t)done : -14;
+	}
+	uint64_t avail = p->wr - p->rd;
+	if (!avail)
+		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0; /* 0: end of file */
+	uint64_t n = len < avail ? len : avail, done = 0;
+	while (done < n) {
+		uint64_t at = (p->rd + done) % PIPE_SIZE, k = n - done < PIPE_SIZE - at ? n - done : PIPE_SIZE - at;
+		if (ax_vcopy(EP_NONE, p->buf + at, c->ep, (void *)(ubuf + done), k) < 0)
+			break;
+		done += k;
+	}
+	p->rd += done;
+	return done ? (int64_t)done : -14;
+}

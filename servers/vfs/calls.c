@@ -35,6 +35,9 @@
 #define NR_FACCESSAT 269
 #define NR_DUP3 292
 #define NR_PIPE 22
+#define NR_RENAME 82
+#define NR_RENAMEAT 264
+#define NR_RENAMEAT2 316
 #define NR_PIPE2 293
 
 
@@ -408,6 +411,29 @@ static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool d
 	return ramfs_remove(n);
 }
 
+static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
+{
+	static char from[RAMFS_PATH_MAX], to[RAMFS_PATH_MAX];
+	if (flags)
+		return -E_INVAL; /* RENAME_NOREPLACE and friends: not yet */
+	struct rnode *n, *target, *parent;
+	const char *last;
+	int64_t r = lookup(c, olddir, oldp, &n, NULL, NULL, from);
+	if (r)
+		return r;
+	r = lookup(c, newdir, newp, &target, &parent, &last, to);
+	if (r == 0) { /* replacing: the new name's directory and last component */
+		parent = target->parent;
+		last = target->name;
+	} else if (r != -E_NOENT || !parent) {
+		return r;
+	}
+	size_t len = 0;
+	while (last[len] && last[len] != '/')
+		len++;
+	return ramfs_rename(n, parent, last, len);
+}
+
 static int64_t getcwd_call(struct client *c, uint64_t ubuf, uint64_t size)
 {
 	static char path[RAMFS_PATH_MAX];
@@ -574,6 +600,12 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 		return dup_to(c, a[0], a[1], a[2], true);
 	case NR_FCNTL:
 		return fcntl_call(c, a[0], a[1], a[2]);
+	case NR_RENAME:
+		return rename_at(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case NR_RENAMEAT:
+		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], 0);
+	case NR_RENAMEAT2:
+		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
 	case NR_PIPE:
 		return pipe_create(c, a[0], 0);
 	case NR_PIPE2:

@@ -211,3 +211,46 @@ void ramfs_free_tree(struct rnode *n)
 	}
 	node_free(n);
 }
+
+int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len)
+{
+	if ((dir->mode & S_IFMT_) != S_IFDIR_)
+		return -E_NOTDIR;
+	if (!len || len > RAMFS_NAME_MAX)
+		return len ? -E_NAMETOOLONG : -E_NOENT;
+	if (n->parent == n || n->unlinked)
+		return -E_INVAL; /* the root, or a node no longer in the tree */
+	for (const struct rnode *d = dir; ; d = d->parent) {
+		if (d == n)
+			return -E_INVAL; /* into itself or below */
+		if (d->parent == d)
+			break;
+	}
+	struct rnode *old = child_named(dir, name, len);
+	if (old == n)
+		return 0;
+	/* The name first: it may be the replaced node's own, freed below. */
+	char *nm = vfs_malloc(len + 1);
+	if (!nm)
+		return -E_NOMEM;
+	memcpy(nm, name, len);
+	nm[len] = 0;
+	if (old) {
+		bool n_dir = (n->mode & S_IFMT_) == S_IFDIR_, old_dir = (old->mode & S_IFMT_) == S_IFDIR_;
+		int r = n_dir != old_dir ? (n_dir ? -E_NOTDIR : -E_ISDIR) : ramfs_remove(old); /* -E_NOTEMPTY */
+		if (r) {
+			vfs_free(nm);
+			return r;
+		}
+	}
+	struct rnode **pp = &n->parent->child;
+	while (*pp != n)
+		pp = &(*pp)->next;
+	*pp = n->next;
+	vfs_free(n->name);
+	n->name = nm;
+	n->parent = dir;
+	n->next = dir->child;
+	dir->child = n;
+	return 0;
+}

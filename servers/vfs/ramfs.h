@@ -50,6 +50,9 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struc
 		  struct rnode **parent, const char **last);
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
 int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
+/* Moves n into dir under name (replacing a node of the same kind there, an empty directory
+ * for a directory); refuses to move a directory into itself. */
+int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len);
 /* A node in no directory (a pipe): freed at its last release. */
 struct rnode *ramfs_anon(uint32_t mode);
 /* Returns bytes read or written, or -errno. */

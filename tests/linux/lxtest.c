@@ -249,6 +249,20 @@ int main(int argc, char **argv)
 		fp = fopen("/tmp/stdio.txt", "r");
 		ok = ok && fp && fgets(buf, sizeof(buf), fp) && !strcmp(buf, "line 42\n") && fclose(fp) == 0;
 		check("stdio_files", ok);
+		/* rename: move, replace, and refuse what Linux refuses */
+		int rf = open("/tmp/r1", O_CREAT | O_WRONLY, 0644);
+		close(rf);
+		rf = open("/tmp/r2", O_CREAT | O_WRONLY, 0644);
+		ok = rf >= 0 && write(rf, "two", 3) == 3;
+		close(rf);
+		mkdir("/tmp/rd", 0755);
+		ok = ok && rename("/tmp/r2", "/tmp/r1") == 0 && access("/tmp/r2", F_OK) == -1 && stat("/tmp/r1", &st) == 0 &&
+		     st.st_size == 3 && rename("/tmp/r1", "/tmp/rd/moved") == 0 && stat("/tmp/rd/moved", &st) == 0;
+		errno = 0;
+		ok = ok && rename("/tmp/rd", "/tmp/rd/sub") == -1 && errno == EINVAL;
+		errno = 0;
+		ok = ok && rename("/tmp/rd/moved", "/tmp") == -1 && errno == EISDIR;
+		check("rename", ok);
 		/* file descriptors run out cleanly */
 		int opened = 0, last_errno = 0;
 		for (int i = 0; i < 100; i++) {

@@ -78,6 +78,23 @@ static void create_write_truncate_remove(void)
 	ramfs_free_tree(root);
 }
 
+static void rename_moves_and_replaces(void)
+{
+	struct rnode *root = ramfs_init(), *a, *b, *d, *sub, *n;
+	REQUIRE(ramfs_create(root, "a", 1, S_IFREG_ | 0644, &a) == 0 && ramfs_create(root, "b", 1, S_IFREG_ | 0644, &b) == 0);
+	REQUIRE(ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0 && ramfs_create(d, "sub", 3, S_IFDIR_ | 0755, &sub) == 0);
+	CHECK_EQ_I64(ramfs_rename(a, root, b->name, 1), 0); /* replaces b, whose name it reuses (ASan) */
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/b", &n, NULL, NULL), 0);
+	CHECK(n == a);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/a", &n, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_rename(d, sub, "x", 1), -E_INVAL);  /* into itself */
+	CHECK_EQ_I64(ramfs_rename(a, root, "d", 1), -E_ISDIR); /* a file over a directory */
+	CHECK_EQ_I64(ramfs_rename(sub, root, "b", 1), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_rename(a, d, "moved", 5), 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/moved", &n, NULL, NULL), 0);
+	ramfs_free_tree(root);
+}
+
 static void malformed_archives_are_refused(void)
 {
 	static uint8_t img[4096], bad[4096];
@@ -111,6 +128,7 @@ int main(void)
 	unit_begin(__FILE__);
 	RUN(loads_the_initrd);
 	RUN(create_write_truncate_remove);
+	RUN(rename_moves_and_replaces);
 	RUN(malformed_archives_are_refused);
 	return unit_end();
 }

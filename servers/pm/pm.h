@@ -4,10 +4,8 @@
 
 /* Linux errno values pm answers with (the kernel's KE_* share Linux numbering). */
 #define LX_EPERM 1
-#define LX_EBADF 9
 #define LX_EFAULT 14
 #define LX_EINVAL 22
-#define LX_ENOTTY 25
 #define LX_ENOSYS 38
 
 #define LX_NLIMITS 16 /* RLIMIT_* */
@@ -30,7 +28,7 @@ const char *lx_name(uint32_t nr);
 
 /* sysinfo.c */
 int64_t lx_uname(struct lxproc *p, uint64_t buf);
-int64_t lx_sysinfo(struct lxproc *p, uint64_t buf, uint64_t total_frames, int nprocs);
+int64_t lx_sysinfo(struct lxproc *p, uint64_t buf);
 int64_t lx_getrandom(struct lxproc *p, uint64_t buf, uint64_t len);
 void lx_limits_init(struct lxproc *p);
 int64_t lx_prlimit(struct lxproc *p, uint64_t pid, uint64_t res, uint64_t newp, uint64_t oldp);

@@ -42,7 +42,7 @@ int64_t lx_serve(struct lxproc *p, uint32_t nr, const uint64_t a[6])
 	case LX_UNAME:
 		return lx_uname(p, a[0]);
 	case LX_SYSINFO:
-		return lx_sysinfo(p, a[0], lx_total_frames, lx_nprocs());
+		return lx_sysinfo(p, a[0]);
 	case LX_GETRANDOM:
 		return lx_getrandom(p, a[0], a[1]);
 	case LX_UMASK: {

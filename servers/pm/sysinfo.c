@@ -38,14 +38,14 @@ struct lx_sysinfo {
 	char reserved[4];
 };
 
-int64_t lx_sysinfo(struct lxproc *p, uint64_t buf, uint64_t total_frames, int nprocs)
+int64_t lx_sysinfo(struct lxproc *p, uint64_t buf)
 {
 	struct lx_sysinfo si;
 	memset(&si, 0, sizeof(si));
 	si.uptime = (int64_t)(ax_time_ns() / 1000000000ull);
-	si.totalram = total_frames;
+	si.totalram = lx_total_frames;
 	si.freeram = (uint64_t)kcall1(KC_INFO, KI_FREE_FRAMES);
-	si.procs = (uint16_t)nprocs;
+	si.procs = (uint16_t)lx_nprocs();
 	si.mem_unit = 4096;
 	return ax_vcopy(EP_NONE, &si, p->ep, (void *)buf, sizeof(si)) < 0 ? -LX_EFAULT : 0;
 }

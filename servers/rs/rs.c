@@ -71,12 +71,6 @@ uint32_t svc_state(const struct svc *s)
 											 : RS_ST_WAITING;
 }
 
-const char *svc_state_name(const struct svc *s)
-{
-	static const char *const names[] = { "?", "running", "waiting", "stopped", "updating" };
-	return names[svc_state(s)];
-}
-
 /* Gives a stopped child the privileges the configuration lists; 0 or the first error. */
 static int64_t give_privileges(endpoint_t ep, const struct svc_conf *c)
 {

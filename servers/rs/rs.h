@@ -43,7 +43,6 @@ extern int nsvc;
 
 struct svc *svc_by_name(const char *name);
 struct svc *svc_by_ep(endpoint_t ep);
-const char *svc_state_name(const struct svc *s);
 uint32_t svc_state(const struct svc *s);
 
 /* rs.c */
@@ -64,5 +63,6 @@ bool rsds_flush(void);                              /* true if messages are stil
 /* rs_ctl.c */
 void rsctl_message(struct kmsg *m);
 uint64_t rsctl_check_updates(void); /* deadlines; ns until the next one, 0 if none */
-/* The new instance of an update ended before it was ready: roll back. */
-bool rsctl_update_died(struct svc *s, endpoint_t ep);
+/* An instance in a live update ended: the new one (ep) before it was ready, roll back; the
+ * old one (ep 0), abandon the update (its restart follows). */
+void rsctl_update_died(struct svc *s, endpoint_t ep);

@@ -45,20 +45,17 @@ static void rollback(struct svc *s, const char *why)
 	rsds_publish(s);
 }
 
-bool rsctl_update_died(struct svc *s, endpoint_t ep)
+void rsctl_update_died(struct svc *s, endpoint_t ep)
 {
 	if (ep && ep == s->up.next) {
 		s->up.next = 0; /* already dead */
 		rollback(s, "the new instance ended");
-		return true;
-	}
-	if (!ep) { /* the old instance died: nothing to roll back to, its restart follows */
+	} else if (!ep) { /* the old instance died: nothing to roll back to, its restart follows */
 		rs_log("update of %s abandoned: the old instance ended", s->c.name);
 		if (s->up.next)
 			ax_kill(s->up.next);
 		update_done(s, -KE_DEADSRCDST);
 	}
-	return false;
 }
 
 uint64_t rsctl_check_updates(void)

@@ -7,9 +7,6 @@
 #include "proc/ipc.h"
 #include "proc/lxmem.h"
 #include "proc/lxtime.h"
-#include "proc/memobj.h"
-#include "mm/vmm.h"
-#include "lib/string.h"
 #include "proc/sched.h"
 #include "arch/x86.h"
 #include "console/log.h"
@@ -29,7 +26,6 @@
 #define LX_CLOCK_GETRES 229
 #define LX_CLOCK_NANOSLEEP 230
 #define LX_MAP_ANONYMOUS 0x20
-#define LX_MADV_DONTNEED 4
 #define LX_EXIT 60
 #define LX_ARCH_PRCTL 158
 #define LX_EXIT_GROUP 231
@@ -51,29 +47,6 @@ static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
 	default:
 		return -KE_INVAL;
 	}
-}
-
-/* madvise: MADV_DONTNEED must leave zeros behind (the pages are dropped in Linux); every
- * other advice is only a hint. The range must be mapped. */
-static int64_t madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice)
-{
-	if ((va & (PAGE_SIZE - 1)) || len > USER_TOP || va >= USER_TOP || len > USER_TOP - va)
-		return -KE_INVAL;
-	if (advice != LX_MADV_DONTNEED)
-		return 0;
-	struct proc *p = me->proc;
-	uint64_t end = va + ((len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1));
-	for (uint32_t i = 0; i < p->nmaps; i++) {
-		const struct mapping *m = &p->maps[i];
-		if (!m->mo || m->handle)
-			continue;
-		for (uint64_t k = 0; k < m->npages; k++) {
-			uint64_t at = m->va + k * PAGE_SIZE;
-			if (at >= va && at < end)
-				memset(phys_to_virt(m->mo->frames[m->first_page + k]), 0, PAGE_SIZE);
-		}
-	}
-	return 0;
 }
 
 int64_t kc_linux_route(struct thread *me, endpoint_t child, uint64_t slot, uint64_t ubits)
@@ -139,7 +112,7 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 	case LX_MPROTECT:
 		return lx_mprotect(me, a[0], a[1], a[2]);
 	case LX_MADVISE:
-		return madvise(me, a[0], a[1], a[2]);
+		return lx_madvise(me, a[0], a[1], a[2]);
 	case LX_CLOCK_GETTIME:
 		return lx_clock_gettime(me, a[0], a[1]);
 	case LX_CLOCK_GETRES:

@@ -1,11 +1,13 @@
 /* Linux memory calls the kernel serves itself (kernel/proc/linux.c): anonymous mmap,
- * munmap, mprotect, and brk. Anonymous memory is a memory object of its own (frames
+ * munmap, mprotect and madvise. Anonymous memory is a memory object of its own (frames
  * allocated and zeroed at once; no demand paging yet) mapped into the process; munmap and
  * mprotect may cut mappings into pieces, each piece keeping a reference to the object, so
  * the frames of an object go back when its last piece is unmapped. */
 #include "proc/lxmem.h"
 #include "proc/memobj.h"
 #include "mm/aspace.h"
+#include "mm/vmm.h"
+#include "lib/string.h"
 
 #define LX_PROT_READ 1
 #define LX_PROT_WRITE 2
@@ -17,6 +19,7 @@
 #define LX_MAP_FIXED_NOREPLACE 0x100000
 #define LX_ENOMEM 12
 #define LX_EEXIST 17
+#define LX_MADV_DONTNEED 4
 
 static uint32_t prot_of(uint64_t lx)
 {
@@ -99,6 +102,9 @@ static bool range_ok(uint64_t va, uint64_t len)
 	return !(va & (PAGE_SIZE - 1)) && len && len <= USER_TOP && va < USER_TOP && len <= USER_TOP - va;
 }
 
+/* The end of [va, va + len) rounded up to a page (range_ok(va, len) holds). */
+static uint64_t page_end(uint64_t va, uint64_t len) { return va + ((len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1)); }
+
 int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags)
 {
 	struct proc *p = me->proc;
@@ -149,8 +155,7 @@ int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len)
 {
 	if (!range_ok(addr, len))
 		return -KE_INVAL;
-	uint64_t size = (len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
-	return unmap_range(me->proc, addr, addr + size);
+	return unmap_range(me->proc, addr, page_end(addr, len));
 }
 
 int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot)
@@ -162,7 +167,7 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 		return 0;
 	if (!range_ok(addr, len))
 		return -LX_ENOMEM;
-	uint64_t end = addr + ((len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1));
+	uint64_t end = page_end(addr, len);
 	/* Every page of the range must be mapped (Linux: ENOMEM otherwise). */
 	uint64_t covered = 0;
 	for (uint32_t i = 0; i < p->nmaps; i++) {
@@ -187,6 +192,29 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 		as_flush(p->as, m->va, m->npages);
 		m->prot = pr;
 		install(p, m, 0, m->npages);
+	}
+	return 0;
+}
+
+int64_t lx_madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice)
+{
+	if (len ? !range_ok(va, len) : (va & (PAGE_SIZE - 1)) || va >= USER_TOP)
+		return -KE_INVAL;
+	/* MADV_DONTNEED must leave zeros behind (Linux drops the pages); every other advice is a
+	 * hint. Only Linux-owned memory is touched. */
+	if (advice != LX_MADV_DONTNEED || !len)
+		return 0;
+	struct proc *p = me->proc;
+	uint64_t end = page_end(va, len);
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (!linux_owned(m))
+			continue;
+		for (uint64_t k = 0; k < m->npages; k++) {
+			uint64_t at = m->va + k * PAGE_SIZE;
+			if (at >= va && at < end)
+				memset(phys_to_virt(m->mo->frames[m->first_page + k]), 0, PAGE_SIZE);
+		}
 	}
 	return 0;
 }

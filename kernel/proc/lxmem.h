@@ -5,3 +5,4 @@
 int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags);
 int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len);
 int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot);
+int64_t lx_madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice);

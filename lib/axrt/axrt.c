@@ -21,6 +21,24 @@ int ax_printf(const char *fmt, ...)
 	return ax_write(buf, (size_t)n);
 }
 
+void ax_out_flush(struct ax_outbuf *o)
+{
+	if (o->len)
+		ax_write(o->buf, o->len);
+	o->len = 0;
+}
+
+void ax_out_put(struct ax_outbuf *o, const char *s, size_t n)
+{
+	while (n) {
+		if (o->len == o->cap)
+			ax_out_flush(o);
+		size_t k = n < o->cap - o->len ? n : o->cap - o->len;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k, s += k, n -= k;
+	}
+}
+
 uint64_t ax_atou(const char *s)
 {
 	uint64_t v = 0;

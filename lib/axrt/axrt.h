@@ -77,6 +77,15 @@ static inline uint64_t ax_rdtsc(void)
 /* Console output through KC_DEBUG_WRITE; one call per formatted line stays unbroken. */
 int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ax_write(const char *s, size_t n);
+/* Console output gathered in a buffer and written in one piece (so it is not interleaved
+ * with other output): put appends, writing out first when the buffer is full; flush writes
+ * what is gathered. */
+struct ax_outbuf {
+	char *buf;
+	size_t cap, len;
+};
+void ax_out_put(struct ax_outbuf *o, const char *s, size_t n);
+void ax_out_flush(struct ax_outbuf *o);
 /* Whether this process may use KC_VCOPY (servers that serve Linux calls need it). */
 bool ax_can_vcopy(void);
 /* The decimal number at the start of s (0 if none, or s is NULL): argument parsing. */

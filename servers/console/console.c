@@ -25,23 +25,14 @@ static struct lineed ed;
 
 /* Echo is collected and written once per batch of input, not once per byte. */
 static char echo_buf[256];
-static size_t echo_len;
+static struct ax_outbuf echo_out = { echo_buf, sizeof(echo_buf), 0 };
 
-static void flush(void)
-{
-	if (echo_len)
-		ax_write(echo_buf, echo_len);
-	echo_len = 0;
-}
+static void flush(void) { ax_out_flush(&echo_out); }
 
 static void echo(void *ctx, const char *s, size_t n)
 {
 	(void)ctx;
-	while (n--) {
-		if (echo_len == sizeof(echo_buf))
-			flush();
-		echo_buf[echo_len++] = *s++;
-	}
+	ax_out_put(&echo_out, s, n);
 }
 
 static void prompt(void)

@@ -69,26 +69,8 @@ static char iobuf[65536];
 
 /* Console output is gathered per call, so one write or writev (up to 4 KiB) reaches the
  * console in one piece, not interleaved with other output. */
-static char con[4096];
-static size_t con_len;
-
-static void con_flush(void)
-{
-	if (con_len)
-		ax_write(con, con_len);
-	con_len = 0;
-}
-
-static void con_put(const char *p, size_t n)
-{
-	while (n) {
-		if (con_len == sizeof(con))
-			con_flush();
-		size_t k = n < sizeof(con) - con_len ? n : sizeof(con) - con_len;
-		memcpy(con + con_len, p, k);
-		con_len += k, p += k, n -= k;
-	}
-}
+static char con_buf[4096];
+static struct ax_outbuf con = { con_buf, sizeof(con_buf), 0 };
 
 static bool readable(const struct ofile *f) { return (f->flags & O_ACCMODE) != O_WRONLY; }
 static bool writable(const struct ofile *f) { return (f->flags & O_ACCMODE) != 0; }
@@ -128,12 +110,21 @@ static struct rnode *base_dir(struct client *c, int64_t dirfd, int64_t *err)
 	return *err ? NULL : f->node;
 }
 
+/* Resolves a path already copied from the caller, relative to dirfd. */
+static int64_t resolve_at(struct client *c, int64_t dirfd, const char *path, struct rnode **out,
+			  struct rnode **parent, const char **last)
+{
+	int64_t r = 0;
+	struct rnode *dir = base_dir(c, dirfd, &r);
+	return dir ? ramfs_resolve(vfs_root, dir, path, out, parent, last) : r;
+}
+
+/* Copies the caller's path into buf and resolves it. */
 static int64_t lookup(struct client *c, int64_t dirfd, uint64_t upath, struct rnode **out, struct rnode **parent,
 		      const char **last, char *buf)
 {
 	int64_t r = get_path(c, upath, buf);
-	struct rnode *dir = r ? NULL : base_dir(c, dirfd, &r);
-	return dir ? ramfs_resolve(vfs_root, dir, buf, out, parent, last) : r;
+	return r ? r : resolve_at(c, dirfd, buf, out, parent, last);
 }
 
 static int64_t new_fd(struct client *c, struct ofile *f, uint64_t min, bool cloexec)
@@ -245,7 +236,7 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			if (write && n->dev == DEV_CONSOLE) {
 				if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, iobuf, k) < 0)
 					return done ? (int64_t)done : -E_FAULT;
-				con_put(iobuf, k);
+				ax_out_put(&con, iobuf, k);
 			} else if (!write) {
 				memset(iobuf, 0, k);
 				if (ax_vcopy(EP_NONE, iobuf, c->ep, (void *)(ubuf + done), k) < 0)
@@ -333,7 +324,7 @@ static int64_t stat_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 		return (int32_t)dirfd == AT_FDCWD ? put_stat(c, c->cwd, ubuf) : f ? put_stat(c, f->node, ubuf) : -E_BADF;
 	}
 	if (r == 0)
-		r = lookup(c, dirfd, upath, &n, NULL, NULL, path);
+		r = resolve_at(c, dirfd, path, &n, NULL, NULL);
 	return r ? r : put_stat(c, n, ubuf);
 }
 
@@ -500,7 +491,7 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6]);
 int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6])
 {
 	int64_t r = call(c, nr, a);
-	con_flush();
+	ax_out_flush(&con);
 	return r;
 }
 

@@ -10,6 +10,7 @@
 #define O_CLOEXEC 02000000
 #define E_AGAIN 11
 #define E_PIPE 32
+#define E_FAULT 14
 
 struct pipe {
 	uint8_t buf[PIPE_SIZE];
@@ -35,20 +36,24 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & O_NONBLOCK), 0 };
 	n->opens = 2;
 	p->readers = p->writers = 1;
-	int64_t fr = vfs_new_fd(c, r, flags & O_CLOEXEC), fw = fr < 0 ? fr : vfs_new_fd(c, w, flags & O_CLOEXEC);
-	int fds[2] = { (int)fr, (int)fw };
-	if (fw >= 0 && ax_vcopy(EP_NONE, fds, c->ep, (void *)ufds, sizeof(fds)) < 0)
-		fw = -14; /* EFAULT */
-	if (fw < 0) { /* undo: close what was opened */
-		if (fr >= 0)
-			vfs_close_fd(c, (uint64_t)fr);
-		else
-			vfs_drop(r);
-		if (fw != -14)
-			vfs_drop(w);
-		else
-			vfs_close_fd(c, (uint64_t)fds[1]);
+	bool cloexec = flags & O_CLOEXEC;
+	int64_t fr = vfs_new_fd(c, r, cloexec);
+	if (fr < 0) {
+		vfs_drop(r);
+		vfs_drop(w);
+		return fr;
+	}
+	int64_t fw = vfs_new_fd(c, w, cloexec);
+	if (fw < 0) {
+		vfs_close_fd(c, (uint64_t)fr);
+		vfs_drop(w);
 		return fw;
+	}
+	int fds[2] = { (int)fr, (int)fw };
+	if (ax_vcopy(EP_NONE, fds, c->ep, (void *)ufds, sizeof(fds)) < 0) {
+		vfs_close_fd(c, (uint64_t)fr);
+		vfs_close_fd(c, (uint64_t)fw);
+		return -E_FAULT;
 	}
 	return 0;
 }
@@ -86,7 +91,7 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 			done += k;
 		}
 		p->wr += done;
-		return done ? (int64_t)done : -14;
+		return done ? (int64_t)done : -E_FAULT;
 	}
 	uint64_t avail = p->wr - p->rd;
 	if (!avail)
@@ -99,5 +104,5 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 		done += k;
 	}
 	p->rd += done;
-	return done ? (int64_t)done : -14;
+	return done ? (int64_t)done : -E_FAULT;
 }

@@ -121,12 +121,11 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	retry_waiters();
 }
 
-static int make_dev(struct rnode *dev, const char *name, uint32_t which)
+static int make_dev(struct rnode *dev, const char *name, uint32_t which, struct rnode **out)
 {
-	struct rnode *n;
-	int r = ramfs_create(dev, name, strlen(name), S_IFCHR_ | 0666, &n);
+	int r = ramfs_create(dev, name, strlen(name), S_IFCHR_ | 0666, out);
 	if (r == 0)
-		n->dev = which;
+		(*out)->dev = which;
 	return r;
 }
 
@@ -140,9 +139,9 @@ int main(int argc, char **argv)
 		if (!strncmp(argv[i], "initrd=", 7))
 			initrd = argv[i] + 7;
 	vfs_root = ramfs_init();
-	struct rnode *dev = NULL, *console = NULL;
-	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL) ||
-	    make_dev(dev, "zero", DEV_ZERO) || make_dev(dev, "console", DEV_CONSOLE)) {
+	struct rnode *dev = NULL, *console = NULL, *node;
+	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL, &node) ||
+	    make_dev(dev, "zero", DEV_ZERO, &node) || make_dev(dev, "console", DEV_CONSOLE, &console)) {
 		ax_printf("vfs: out of memory building the root\n");
 		return 1;
 	}
@@ -157,9 +156,8 @@ int main(int argc, char **argv)
 		ax_printf("vfs: initrd %s not loaded (error %ld): the file system is empty but for /dev\n", initrd, n);
 	else
 		ax_printf("vfs: %ld entries from %s\n", n, initrd);
-	ramfs_resolve(vfs_root, vfs_root, "/dev/console", &console, NULL, NULL);
 	console_file = ax_calloc(1, sizeof(*console_file));
-	if (!console_file || !console)
+	if (!console_file)
 		return 1;
 	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
 	console->opens++;

@@ -81,6 +81,7 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
 	for (int i = 0; i < 6; i++)
 		m.w[i] = a[i];
+	m.w[6] = me->proc->id;
 	int64_t r = ipc_send(me, server, &m, true);
 	if (r == -KE_DEADSRCDST)
 		return -LX_EINTR; /* the server died: the call is interrupted, the program may retry */

@@ -96,7 +96,7 @@ static int64_t mo_grant(struct thread *me, uint64_t h, endpoint_t to, uint64_t r
 		return -KE_DEADSRCDST;
 	if (rights & ~(uint64_t)hd->rights)
 		return -KE_PERM;
-	return handle_new(dst, hd->mo, (uint32_t)rights, false, thread_ep(me->proc->main));
+	return handle_new(dst, hd->mo, (uint32_t)rights, false, me->proc->id);
 }
 
 static int64_t mo_revoke(struct thread *me, endpoint_t from, uint64_t h)
@@ -107,7 +107,7 @@ static int64_t mo_revoke(struct thread *me, endpoint_t from, uint64_t h)
 	struct mo_handle *hd = handle_get(p, h);
 	if (!hd)
 		return -KE_INVAL;
-	if (p != me->proc && hd->granter != thread_ep(me->proc->main))
+	if (p != me->proc && hd->granter != me->proc->id)
 		return -KE_PERM;
 	handle_close(p, (uint32_t)h);
 	return 0;

@@ -324,6 +324,7 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 		goto fail;
 	}
 	p->main = t;
+	p->id = thread_ep(t);
 	p->nthreads = 1;
 	t->prio = prio < NPRIO ? prio : NPRIO - 1;
 	if (cpu >= 0 && (uint32_t)cpu < ncpus && cpus[cpu] && cpus[cpu]->online)
@@ -431,7 +432,7 @@ void proc_exit(struct proc *p, int64_t status)
 		return;
 	struct kmsg m = { 0 };
 	m.type = KMSG_PROC_EXIT;
-	m.w[0] = thread_ep(p->main);
+	m.w[0] = p->id;
 	m.w[1] = (uint64_t)status;
 	report(p, &m);
 	kill_threads(p);
@@ -448,7 +449,7 @@ void proc_fault(struct trap_frame *f)
 		(unsigned long long)f->rip, (unsigned long long)cr2);
 	struct kmsg m = { 0 };
 	m.type = KMSG_PROC_FAULT;
-	m.w[0] = thread_ep(p->main);
+	m.w[0] = p->id;
 	m.w[1] = f->vector;
 	m.w[2] = f->error;
 	m.w[3] = f->rip;

@@ -44,7 +44,8 @@ struct kmsg_node {
 struct proc {
 	char name[32];
 	struct aspace *as;
-	struct thread *main;       /* first thread: its endpoint names the process */
+	struct thread *main;       /* first thread (kept, as a zombie, until the process ends) */
+	endpoint_t id;             /* the first thread's endpoint: names the process for good */
 	uint32_t nthreads;
 	endpoint_t parent;         /* receives exit and fault reports */
 	struct mapping maps[MAX_MAPPINGS];

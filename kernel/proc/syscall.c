@@ -116,7 +116,7 @@ static int64_t kc_spawn(struct thread *me, const void *uargs)
 	if (!p)
 		return err;
 	p->kcalls_allowed = me->proc->kcalls_allowed & ~KC_PRIVILEGED;
-	return thread_ep(p->main);
+	return p->id;
 }
 
 static int64_t kc_start(struct thread *me, endpoint_t ep)

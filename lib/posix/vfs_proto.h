@@ -3,7 +3,19 @@
 #pragma once
 #include <stdint.h>
 
-#define VFS_FORGET 0x7601 /* pm -> vfs, call: w[0] = a process that ended; its descriptors go */
+/* Processes are named by their process id (kcall.h: KMSG_LINUX's w[6]). Messages from pm
+ * only (vfs checks the sender); the answer is w[0] = 0 or -errno unless said otherwise. */
+#define VFS_FORGET 0x7601    /* w[0] = a process that ended; its descriptors go */
+#define VFS_FORK 0x7602      /* w[0] = parent, w[1] = child: the child gets the parent's
+                                descriptors (sharing the open files) and working directory */
+#define VFS_EXEC 0x7603      /* w[0] = a process that completed execve: close its
+                                close-on-exec descriptors */
+#define VFS_EXEC_OPEN 0x7604 /* w[0] = process (for its working directory), w[1] = endpoint
+                                whose memory holds the path, w[2] = its address: an executable
+                                regular file's bytes for execve. Answer: w[0] = size or -errno
+                                (ENOENT, ENOTDIR, EACCES: no x bit or not a regular file, ELOOP,
+                                EFAULT, ENAMETOOLONG), w[1] = pm's handle to a read-only memory
+                                object holding the bytes (pm destroys the handle when done) */
 
 /* The Linux calls vfs serves (x86-64 numbers): read, write, open, close, stat, fstat,
  * lstat, lseek, ioctl, pread64, pwrite64, readv, writev, access, dup, dup2, fcntl,

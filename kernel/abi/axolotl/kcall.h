@@ -117,10 +117,19 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define LINUX_SERVERS 4
 
 /* A Linux system call the kernel does not serve itself reaches the process's POSIX server
- * as a call: type KMSG_LINUX | number, w[0..5] = the six arguments, source = the calling
- * thread. The server's reply carries the result in w[0] (a value or -errno), which the
- * caller finds in rax. One kernel IPC round trip (docs/kernel-api.md, "Linux system calls"). */
+ * as a call: type KMSG_LINUX | number, w[0..5] = the six arguments, w[6] = the calling
+ * process's id (the endpoint its first thread had: the same for all its threads, across
+ * execve and after that thread has gone), source = the calling thread. The server's reply
+ * carries the result in w[0] (a value or -errno), which the caller finds in rax. One kernel
+ * IPC round trip (docs/kernel-api.md, "Linux system calls"). */
 #define KMSG_LINUX 0x4c580000u
+/* A signal arrived for a thread whose forwarded call a server holds unanswered (blocked):
+ * a kernel report to that server, w[0] = the thread, w[1] = its process id. If the server
+ * still holds the call it answers it now with -LX_ERESTARTSYS; the kernel turns that into
+ * -EINTR, or runs the call again after the handler (SA_RESTART) or when the signal was
+ * ignored, as Linux does. A server holding no call from the thread ignores the report. */
+#define KMSG_LINUX_CANCEL 0xffff0004u
+#define LX_ERESTARTSYS 512
 #define KMSG_LINUX_MAX 1024 /* numbers at or above this fail with -ENOSYS */
 
 /* Calls a spawned process may not make until given them with KPRIV_KCALLS. */

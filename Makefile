@@ -121,8 +121,9 @@ $(B)/user/console: $(CONSOLE_OBJS) $(URT_OBJS)
 $(B)/gen/linux_syscalls.h: tools/gen-linux-syscalls.sh
 	@mkdir -p $(dir $@)
 	tools/gen-linux-syscalls.sh > $@
-PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o $(B)/user/pm_sysinfo.o
-$(B)/user/pm_sysinfo.o: servers/pm/sysinfo.c $(B)/kflags
+PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o $(B)/user/pm_sysinfo.o $(B)/user/pm_ptable.o \
+	$(B)/user/pm_fork.o $(B)/user/pm_wait.o
+$(B)/user/pm_sysinfo.o $(B)/user/pm_ptable.o $(B)/user/pm_fork.o $(B)/user/pm_wait.o: $(B)/user/pm_%.o: servers/pm/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/pm_syscalls.o: servers/pm/syscalls.c $(B)/gen/linux_syscalls.h $(B)/kflags
@@ -131,6 +132,11 @@ $(B)/user/pm_syscalls.o: servers/pm/syscalls.c $(B)/gen/linux_syscalls.h $(B)/kf
 $(B)/user/pm: $(PM_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(PM_OBJS)
 USER_PROGS += $(B)/user/pm
+# lxstart: the Linux program pm starts to exec a file (pm run=/PATH); built with musl-gcc.
+$(B)/user/lxstart: servers/pm/lxstart.c
+	@mkdir -p $(dir $@)
+	musl-gcc -std=c11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+USER_PROGS += $(B)/user/lxstart
 
 # vfs: the file server, and its initrd (a cpio of rootfs/).
 VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o

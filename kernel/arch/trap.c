@@ -1,4 +1,5 @@
 /* Exception and interrupt dispatch, full state dumps, exception fix-ups. */
+#include "proc/signal.h"
 #include "arch/trap.h"
 #include "arch/x86.h"
 #include "arch/lapic.h"
@@ -92,8 +93,10 @@ void trap_dispatch(struct trap_frame *f)
 		pr_warn("unexpected interrupt vector %llu", (unsigned long long)v);
 		lapic_eoi();
 	}
-	if (from_user)
+	if (from_user) {
 		sched_user_return();
+		signal_user_return(f);
+	}
 }
 
 int probe_read(uint64_t va, uint64_t *out)

@@ -158,19 +158,23 @@ int64_t ipc_notify(struct thread *me, endpoint_t dst, uint64_t bits)
 	return 0;
 }
 
+void ipc_cancel_send(struct thread *t)
+{
+	struct thread *d = ep_lookup(t->ipc_peer);
+	if (d)
+		for (struct thread **pp = &d->sendq; *pp; pp = &(*pp)->sendq_next)
+			if (*pp == t) {
+				*pp = t->sendq_next;
+				return;
+			}
+}
+
 void ipc_cancel(struct thread *t)
 {
 	endpoint_t ep = thread_ep(t);
 	/* Out of the queue it is waiting in. */
-	if (t->state == T_BLOCKED && t->blocked_on == B_SEND) {
-		struct thread *d = ep_lookup(t->ipc_peer);
-		if (d)
-			for (struct thread **pp = &d->sendq; *pp; pp = &(*pp)->sendq_next)
-				if (*pp == t) {
-					*pp = t->sendq_next;
-					break;
-				}
-	}
+	if (t->state == T_BLOCKED && t->blocked_on == B_SEND)
+		ipc_cancel_send(t);
 	/* Everybody blocked on it fails. */
 	while (t->sendq) {
 		struct thread *s = t->sendq;

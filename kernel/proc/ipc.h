@@ -11,6 +11,8 @@ int64_t ipc_reply(struct thread *me, endpoint_t dst, const struct kmsg *m, bool 
 int64_t ipc_notify(struct thread *me, endpoint_t dst, uint64_t bits);
 /* A thread is dying: fail everybody who waits on it and unlink it from queues. */
 void ipc_cancel(struct thread *t);
+/* Takes a thread blocked in a send out of its receiver's queue. */
+void ipc_cancel_send(struct thread *t);
 /* Something arrived for t (a notification or kernel message): wake it if it waits for it. */
 void ipc_wake_receiver(struct thread *t);
 /* Blocks the calling thread (unless it was killed); returns its ipc_result when woken. */

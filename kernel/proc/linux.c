@@ -5,7 +5,10 @@
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "proc/linux.h"
 #include "proc/ipc.h"
+#include "proc/futex.h"
 #include "proc/lxmem.h"
+#include "proc/lxproc.h"
+#include "proc/signal.h"
 #include "proc/lxtime.h"
 #include "proc/sched.h"
 #include "arch/x86.h"
@@ -29,6 +32,29 @@
 #define LX_EXIT 60
 #define LX_ARCH_PRCTL 158
 #define LX_EXIT_GROUP 231
+#define LX_RT_SIGACTION 13
+#define LX_RT_SIGPROCMASK 14
+#define LX_RT_SIGRETURN 15
+#define LX_GETPID 39
+#define LX_RT_SIGPENDING 127
+#define LX_RT_SIGSUSPEND 130
+#define LX_SIGALTSTACK 131
+#define LX_GETTID 186
+#define LX_FUTEX 202
+#define LX_SET_TID_ADDRESS 218
+#define LX_SET_ROBUST_LIST 273
+#define LX_GET_ROBUST_LIST 274
+#define LX_WRITE 1
+#define LX_PWRITE64 18
+#define LX_WRITEV 20
+#define LX_SENDFILE 40
+#define LX_SENDTO 44
+#define LX_SENDMSG 46
+#define LX_SPLICE 275
+#define LX_PWRITEV 296
+#define LX_MSG_NOSIGNAL 0x4000
+#define LX_EPIPE 32
+#define LX_SIGPIPE 13
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
 #define LX_EINTR 4
@@ -75,6 +101,21 @@ static endpoint_t server_for(const struct proc *p, uint64_t nr)
 	return ep ? ep : p->linux_servers[0];
 }
 
+/* Writes to a pipe or socket whose reader is gone fail with EPIPE and raise SIGPIPE in the
+ * writing thread (not for sends with MSG_NOSIGNAL), as Linux does. */
+static bool raises_sigpipe(uint64_t nr, const uint64_t a[6])
+{
+	switch (nr) {
+	case LX_WRITE: case LX_WRITEV: case LX_PWRITE64: case LX_PWRITEV: case LX_SPLICE: case LX_SENDFILE:
+		return true;
+	case LX_SENDTO:
+		return !(a[3] & LX_MSG_NOSIGNAL);
+	case LX_SENDMSG:
+		return !(a[2] & LX_MSG_NOSIGNAL);
+	}
+	return false;
+}
+
 /* One call to the POSIX server; the caller blocks until it answers. */
 static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
@@ -82,23 +123,76 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	for (int i = 0; i < 6; i++)
 		m.w[i] = a[i];
 	m.w[6] = me->proc->id;
+	me->in_lxcall = true;
 	int64_t r = ipc_send(me, server, &m, true);
+	me->in_lxcall = false;
 	if (r == -KE_DEADSRCDST)
 		return -LX_EINTR; /* the server died: the call is interrupted, the program may retry */
-	return r < 0 ? r : (int64_t)me->ipc_msg.w[0];
+	if (r == 0)
+		r = (int64_t)me->ipc_msg.w[0];
+	if (r == -LX_EPIPE && raises_sigpipe(nr, a))
+		signal_post(me->proc, me, LX_SIGPIPE, me->proc->lx ? me->proc->lx->pid : 0, 0);
+	if (r == -LX_ERESTARTSYS) {
+		/* Given back for a signal: signal_user_return makes it EINTR or runs it again. */
+		me->lx_restart = true;
+		me->lx_nr = nr;
+		return -LX_EINTR;
+	}
+	return r;
+}
+
+/* Calls that need the process's Linux state (pm gave it a pid: KC_LX_PID). */
+static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t a[6], bool *served)
+{
+	*served = true;
+	switch (nr) {
+	case LX_GETPID:
+		return me->proc->lx->pid;
+	case LX_GETTID:
+		return me->tid;
+	case LX_SET_TID_ADDRESS:
+		return lx_set_tid_address(me, a[0]);
+	case LX_SET_ROBUST_LIST:
+		return lx_robust_list(me, true, a[0], a[1], 0);
+	case LX_GET_ROBUST_LIST:
+		return lx_robust_list(me, false, a[0], a[1], a[2]);
+	case LX_FUTEX:
+		return lx_futex(me, a[0], a[1], a[2], a[3], a[4], a[5]);
+	case LX_RT_SIGACTION:
+		return lx_rt_sigaction(me, a[0], a[1], a[2], a[3]);
+	case LX_RT_SIGPROCMASK:
+		return lx_rt_sigprocmask(me, a[0], a[1], a[2], a[3]);
+	case LX_RT_SIGRETURN:
+		return lx_rt_sigreturn(me, me->uframe);
+	case LX_RT_SIGPENDING:
+		return lx_rt_sigpending(me, a[0], a[1]);
+	case LX_RT_SIGSUSPEND:
+		return lx_rt_sigsuspend(me, a[0], a[1]);
+	case LX_SIGALTSTACK:
+		return lx_sigaltstack(me, a[0], a[1]);
+	case LX_EXIT:
+		lx_exit(me, a[0], false);
+		return 0;
+	}
+	*served = false;
+	return 0;
 }
 
 int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 {
+	if (me->proc->lx) {
+		bool served;
+		int64_t r = linux_process_call(me, nr, a, &served);
+		if (served)
+			return r;
+	}
 	switch (nr) {
 	case LX_ARCH_PRCTL:
 		return arch_prctl(me, a[0], a[1]);
 	case LX_EXIT:
 	case LX_EXIT_GROUP:
-		/* One thread per process for now: both end the process. The POSIX server, its
-		 * parent, gets the status in the exit report. */
-		proc_exit(me->proc, (int64_t)(a[0] & 0xff));
-		schedule();
+		/* The POSIX server, the parent, gets a Linux wait status in the exit report. */
+		lx_exit(me, a[0], true);
 		return 0;
 	case LX_SCHED_YIELD:
 		me->state = T_READY;

@@ -136,18 +136,11 @@ int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, u
 	struct memobj *mo = memobj_create(npages, 0);
 	if (!mo)
 		return -LX_ENOMEM;
-	uint32_t pr = prot_of(prot);
-	int r = proc_map(p, va, mo, 0, npages, pr ? pr : PROT_R, 0);
+	int r = proc_map(p, va, mo, 0, npages, prot_of(prot), 0);
 	memobj_put(mo); /* the mapping holds it now (or nobody, on failure) */
 	if (r)
 		return r == -KE_NOMEM ? -LX_ENOMEM : r;
-	if (!pr) { /* PROT_NONE: reserved, no access */
-		struct mapping *m = &p->maps[p->nmaps - 1];
-		for (uint64_t i = 0; i < npages; i++)
-			as_clear(p->as, va + i * PAGE_SIZE);
-		as_flush(p->as, va, npages);
-		m->prot = 0;
-	}
+	p->maps[p->nmaps - 1].shared = type == LX_MAP_SHARED;
 	return (int64_t)va;
 }
 

@@ -137,3 +137,15 @@ int64_t lx_nanosleep(struct thread *me, uint64_t req, uint64_t rem)
 {
 	return lx_clock_nanosleep(me, CLOCK_MONOTONIC, 0, req, rem);
 }
+
+int64_t lx_timeout(struct thread *me, uint64_t uptr, uint64_t clk, bool absolute, uint64_t *ns)
+{
+	int64_t r = get_request(uptr, ns);
+	if (r || !absolute)
+		return r;
+	uint64_t now;
+	if ((r = clock_ns(me, clk, &now)))
+		return r;
+	*ns = *ns > now ? *ns - now : 0;
+	return 0;
+}

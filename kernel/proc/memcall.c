@@ -42,6 +42,12 @@ static void handle_close(struct proc *p, uint32_t h)
 	p->handles[h - 1].mo = NULL;
 }
 
+struct memobj *proc_handle_object(struct proc *p, uint64_t h, uint32_t rights)
+{
+	struct mo_handle *hd = handle_get(p, h);
+	return hd && (hd->rights & rights) == rights ? hd->mo : NULL;
+}
+
 static int64_t mo_create(struct proc *p, uint64_t npages, uint64_t flags)
 {
 	if (flags & ~(uint64_t)MOF_DMA)

@@ -1,7 +1,8 @@
 /* Process and thread life cycle: creation from ELF images, exit, faults, reaping. */
 #include "proc/proc.h"
-#include "proc/elf.h"
+#include "proc/exec.h"
 #include "proc/ipc.h"
+#include "proc/signal.h"
 #include "proc/klock.h"
 #include "proc/sched.h"
 #include "boot/bootinfo.h"
@@ -20,9 +21,6 @@ static uint32_t next_slot = 1; /* slot 0 is never used: endpoint 0 is EP_NONE */
 static uint64_t free_kstacks[MAX_THREADS];
 static uint32_t nfree_kstacks;
 
-#define USER_STACK_TOP 0x00007fff00000000ull
-#define USER_STACK_PAGES 32
-#define DYN_BASE 0x400000ull
 
 extern char thread_first_run[];
 
@@ -37,7 +35,7 @@ struct thread *ep_lookup(endpoint_t ep)
 	return t;
 }
 
-static struct thread *thread_alloc(struct proc *p)
+struct thread *thread_alloc(struct proc *p)
 {
 	for (uint32_t i = 0; i < MAX_THREADS; i++) {
 		uint32_t s = next_slot;
@@ -64,7 +62,7 @@ static struct thread *thread_alloc(struct proc *p)
 }
 
 /* Prepares t's kernel stack so that its first switch_to enters user mode at rip/rsp. */
-static void thread_setup_user(struct thread *t, uint64_t rip, uint64_t rsp)
+void thread_setup_user(struct thread *t, uint64_t rip, uint64_t rsp)
 {
 	struct trap_frame *f = (struct trap_frame *)(t->kstack_top - sizeof(*f));
 	memset(f, 0, sizeof(*f));
@@ -148,11 +146,13 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 {
 	if (first_page > mo->npages || npages > mo->npages - first_page)
 		return -KE_INVAL;
-	int r = map_range(p, va, mo->frames + first_page, 0, npages, proc_prot_flags(prot));
+	/* No access (PROT_NONE): the range is reserved, no page-table entry made. */
+	int r = prot ? map_range(p, va, mo->frames + first_page, 0, npages, proc_prot_flags(prot))
+		     : p->nmaps == MAX_MAPPINGS ? -KE_NOMEM : !range_free(p, va, npages) ? -KE_BUSY : 0;
 	if (r)
 		return r;
 	memobj_get(mo);
-	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, 0, prot, handle };
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, 0, prot, handle, false };
 	return 0;
 }
 
@@ -163,7 +163,7 @@ int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uin
 	int r = map_range(p, va, NULL, pa, npages, proc_prot_flags(prot) | cache);
 	if (r)
 		return r;
-	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0 };
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0, false };
 	return 0;
 }
 
@@ -178,7 +178,7 @@ void proc_unmap_index(struct proc *p, uint32_t i)
 	p->maps[i] = p->maps[--p->nmaps];
 }
 
-static void proc_unmap_all(struct proc *p)
+void proc_unmap_all(struct proc *p)
 {
 	/* The address space dies with the process: no other CPU can be running it now,
 	 * so the entries are dropped without a shootdown. */
@@ -201,25 +201,19 @@ struct proc *proc_of(struct thread *me, endpoint_t ep)
 	return t && !t->proc->exiting ? t->proc : NULL;
 }
 
-/* Writes argc, argv, an empty environment and a small auxiliary vector at the top of the
- * stack object, the layout the Linux x86-64 ABI gives a new process. Returns the user rsp. */
-static uint64_t build_stack(struct memobj *stack, const char *name, const char *args,
-			    const struct elf_info *ei)
+/* The boot-module argument string as an argv (name first, split on spaces; no environment). */
+static uint64_t spawn_stack(struct proc *p, const char *name, const char *args, const struct elf_info *ei)
 {
-	uint8_t *top_page = phys_to_virt(stack->frames[stack->npages - 1]);
-	uint64_t top_va = USER_STACK_TOP;
-	uint64_t pos = PAGE_SIZE;
-	uint64_t argv_va[32];
-	int argc = 0;
 	char buf[512];
-	size_t nl = strnlen(name, 31), al = args ? strnlen(args, sizeof(buf) - 40) : 0;
-	memcpy(buf, name, nl);
-	buf[nl] = ' ';
+	struct strvec sv = { buf, 0, 0, 0 };
+	size_t nl = strnlen(name, 31), al = args ? strnlen(args, sizeof(buf) - 40) : 0, n = 0;
+	char line[512];
+	memcpy(line, name, nl);
+	line[nl] = ' ';
 	if (al)
-		memcpy(buf + nl + 1, args, al);
-	buf[nl + 1 + al] = 0;
-	/* Split on spaces, copying each word to the top of the stack. */
-	for (char *w = buf; *w && argc < 31;) {
+		memcpy(line + nl + 1, args, al);
+	line[nl + 1 + al] = 0;
+	for (char *w = line; *w && sv.argc < 31;) {
 		while (*w == ' ')
 			w++;
 		if (!*w)
@@ -227,33 +221,14 @@ static uint64_t build_stack(struct memobj *stack, const char *name, const char *
 		char *e = w;
 		while (*e && *e != ' ')
 			e++;
-		size_t len = (size_t)(e - w);
-		pos -= len + 1;
-		memcpy(top_page + pos, w, len);
-		top_page[pos + len] = 0;
-		argv_va[argc++] = top_va - PAGE_SIZE + pos;
+		memcpy(buf + n, w, (size_t)(e - w));
+		n += (size_t)(e - w);
+		buf[n++] = 0;
+		sv.argc++;
 		w = e;
 	}
-	pos -= 16; /* AT_RANDOM bytes: the TSC is as good as it gets this early */
-	uint64_t rnd = rdtsc();
-	memcpy(top_page + pos, &rnd, 8);
-	rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
-	memcpy(top_page + pos + 8, &rnd, 8);
-	uint64_t random_va = top_va - PAGE_SIZE + pos;
-	pos &= ~15ull;
-	uint64_t auxv[] = { 3, ei->phdr_vaddr, 4, 56, 5, ei->phnum, 6, PAGE_SIZE, 9, ei->entry,
-			    25, random_va, 0, 0 };
-	uint64_t words = 1 + (uint64_t)argc + 1 + 1 + ARRAY_SIZE(auxv);
-	pos -= words * 8;
-	pos &= ~15ull; /* rsp is 16-byte aligned at entry, pointing at argc */
-	uint64_t *w = (uint64_t *)(top_page + pos);
-	*w++ = (uint64_t)argc;
-	for (int i = 0; i < argc; i++)
-		*w++ = argv_va[i];
-	*w++ = 0; /* end of argv */
-	*w++ = 0; /* empty environment */
-	memcpy(w, auxv, sizeof(auxv));
-	return top_va - PAGE_SIZE + pos;
+	sv.len = n;
+	return stack_build(p, &sv, name, ei);
 }
 
 struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,
@@ -261,8 +236,8 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 {
 	struct elf_info ei;
 	struct proc *p = NULL;
-	struct memobj *img = NULL, *stack = NULL;
-	int r = elf_parse(image, len, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, DYN_BASE, &ei);
+	const struct img_src src = { image, NULL, len };
+	int r = image_parse(&src, &ei);
 	if (r)
 		goto fail;
 	r = -KE_NOMEM;
@@ -274,62 +249,22 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 	p->name[nl] = 0;
 	p->parent = parent;
 	p->kcalls_allowed = ~0ull;
-
-	/* One object spans every segment; each page gets the union of its segments' rights. */
-	uint64_t npages = (ei.hi - ei.lo) / PAGE_SIZE;
-	img = memobj_create(npages, 0);
-	stack = memobj_create(USER_STACK_PAGES, 0);
-	if (!img || !stack)
-		goto fail;
-	uint32_t *prot = kzalloc(npages * sizeof(uint32_t));
-	if (!prot)
-		goto fail;
-	for (uint32_t i = 0; i < ei.nsegs; i++) {
-		const struct elf_seg *sg = &ei.segs[i];
-		const uint8_t *src = (const uint8_t *)image + sg->offset;
-		for (uint64_t b = 0; b < sg->filesz;) {
-			uint64_t va = sg->vaddr + b, pg = (va - ei.lo) / PAGE_SIZE, off = va & (PAGE_SIZE - 1);
-			uint64_t n = MIN(PAGE_SIZE - off, sg->filesz - b);
-			memcpy((uint8_t *)phys_to_virt(img->frames[pg]) + off, src + b, n);
-			b += n;
-		}
-		uint32_t pr = (sg->flags & 4 ? PROT_R : 0) | (sg->flags & 2 ? PROT_W : 0) |
-			      (sg->flags & 1 ? PROT_X : 0);
-		for (uint64_t va = sg->vaddr & ~(PAGE_SIZE - 1); va < sg->vaddr + sg->memsz; va += PAGE_SIZE)
-			prot[(va - ei.lo) / PAGE_SIZE] |= pr;
-	}
-	r = 0;
-	for (uint64_t i = 0; i < npages && !r; i++) {
-		/* Map runs of equal rights as one mapping. */
-		uint64_t j = i;
-		while (j + 1 < npages && prot[j + 1] == prot[i])
-			j++;
-		if (prot[i])
-			r = proc_map(p, ei.lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i], 0);
-		i = j;
-	}
-	kfree(prot);
-	if (!r)
-		r = proc_map(p, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, stack, 0, USER_STACK_PAGES,
-			     PROT_R | PROT_W, 0);
+	r = image_load(p, &src, &ei);
 	if (r)
 		goto fail;
-	memobj_put(img); /* the mappings hold their own references now */
-	memobj_put(stack);
-	img = stack = NULL;
-
-	struct thread *t = thread_alloc(p);
+	uint64_t rsp = spawn_stack(p, p->name, args, &ei);
+	struct thread *t = rsp ? thread_alloc(p) : NULL;
 	if (!t) {
-		r = -KE_AGAIN;
+		r = rsp ? -KE_AGAIN : -KE_INVAL;
 		goto fail;
 	}
 	p->main = t;
 	p->id = thread_ep(t);
-	p->nthreads = 1;
+	p->nthreads = p->nlive = 1;
 	t->prio = prio < NPRIO ? prio : NPRIO - 1;
 	if (cpu >= 0 && (uint32_t)cpu < ncpus && cpus[cpu] && cpus[cpu]->online)
 		t->pinned = cpu;
-	thread_setup_user(t, ei.entry, build_stack(p->maps[p->nmaps - 1].mo, p->name, args, &ei));
+	thread_setup_user(t, ei.entry, rsp);
 	p->stopped = stopped;
 	if (!stopped)
 		sched_make_ready(t);
@@ -337,10 +272,6 @@ struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, con
 		*err = 0;
 	return p;
 fail:
-	if (img)
-		memobj_put(img);
-	if (stack)
-		memobj_put(stack);
 	if (p) {
 		if (p->as) {
 			proc_unmap_all(p);
@@ -393,6 +324,7 @@ static void reap(struct thread *t)
 	if (p && --p->nthreads == 0) {
 		devpriv_release(p);
 		proc_unmap_all(p);
+		kfree(p->lx);
 		as_destroy(p->as);
 		kfree(p);
 	}
@@ -407,12 +339,13 @@ void sched_reap_dead(void)
 	}
 }
 
-static void kill_threads(struct proc *p)
+void proc_kill_threads(struct proc *p, struct thread *keep)
 {
-	p->exiting = true;
+	if (!keep)
+		p->exiting = true;
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *t = &threads[i];
-		if (t->proc != p || t->state == T_FREE || t->state == T_DEAD)
+		if (t->proc != p || t == keep || t->state == T_FREE || t->state == T_DEAD)
 			continue;
 		ipc_cancel(t);
 		enum thread_state old = t->state;
@@ -435,7 +368,7 @@ void proc_exit(struct proc *p, int64_t status)
 	m.w[0] = p->id;
 	m.w[1] = (uint64_t)status;
 	report(p, &m);
-	kill_threads(p);
+	proc_kill_threads(p, NULL);
 }
 
 void proc_fault(struct trap_frame *f)
@@ -444,6 +377,14 @@ void proc_fault(struct trap_frame *f)
 	struct thread *t = current_thread();
 	struct proc *p = t->proc;
 	uint64_t cr2 = read_cr2();
+	if (t->state == T_DEAD) { /* killed meanwhile (exit, execve): just leave */
+		schedule();
+		panic("dead thread resumed");
+	}
+	if (p->lx && signal_fault(t, f, cr2)) {
+		kunlock();
+		return; /* a handler runs, or the signal ended the process */
+	}
 	pr_warn("process %s (endpoint %#x) stopped: exception %llu error %#llx at rip %#llx, address %#llx",
 		p->name, thread_ep(t), (unsigned long long)f->vector, (unsigned long long)f->error,
 		(unsigned long long)f->rip, (unsigned long long)cr2);
@@ -456,7 +397,7 @@ void proc_fault(struct trap_frame *f)
 	m.w[4] = cr2;
 	m.w[5] = f->rsp;
 	report(p, &m);
-	kill_threads(p);
+	proc_kill_threads(p, NULL);
 	schedule(); /* never returns: the thread is dead */
 	panic("dead thread resumed");
 }

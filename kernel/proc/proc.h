@@ -14,7 +14,9 @@
 #define NPRIO 8
 
 enum thread_state { T_FREE = 0, T_READY, T_RUNNING, T_BLOCKED, T_DEAD };
-enum block_reason { B_NONE = 0, B_SEND, B_RECEIVE, B_REPLY, B_WAIT };
+/* B_FUTEX: in a Linux futex wait (proc/futex.c); B_ZOMBIE: a Linux process's first thread
+ * after its own exit, kept until the process ends (nothing wakes it). */
+enum block_reason { B_NONE = 0, B_SEND, B_RECEIVE, B_REPLY, B_WAIT, B_FUTEX, B_ZOMBIE };
 
 struct mapping {
 	uint64_t va, npages;
@@ -23,6 +25,7 @@ struct mapping {
 	uint64_t phys;
 	uint32_t prot;       /* PROT_* below */
 	uint32_t handle;     /* handle it was mapped through, 0 if none */
+	bool shared;         /* Linux MAP_SHARED: a fork child shares it instead of copying */
 };
 
 /* A process's right to a memory object. */
@@ -35,6 +38,24 @@ struct mo_handle {
 #define PROT_R 1
 #define PROT_W 2
 #define PROT_X 4
+
+/* A Linux signal disposition (rt_sigaction's struct k_sigaction layout). */
+struct lx_sigaction {
+	uint64_t handler;  /* 0 SIG_DFL, 1 SIG_IGN, else the handler's address */
+	uint64_t flags;    /* SA_* */
+	uint64_t restorer; /* where the handler returns to (SA_RESTORER) */
+	uint64_t mask;     /* blocked while the handler runs */
+};
+#define LX_NSIG 64
+
+/* Linux state of a process (proc/signal.c, proc/lxproc.c); NULL for native processes. */
+struct lx_proc {
+	int32_t pid;
+	uint64_t sigpending;                  /* process-directed, not yet taken by a thread */
+	struct lx_sigaction act[LX_NSIG];
+	int32_t sigpid[LX_NSIG];              /* si_pid / si_code of each pending signal */
+	int32_t sigcode[LX_NSIG];
+};
 
 struct kmsg_node {
 	struct kmsg m;
@@ -55,6 +76,8 @@ struct proc {
 	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
 	endpoint_t linux_servers[LINUX_SERVERS]; /* its POSIX servers (KPRIV_LINUX), 0: none */
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
+	struct lx_proc *lx;        /* Linux process state, or NULL */
+	uint32_t nlive;            /* threads not yet exited (a zombie first thread is not) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
 };
@@ -87,6 +110,22 @@ struct thread {
 	volatile bool mwaiting;    /* in KC_WAIT's MWAIT loop, kernel lock released */
 	uint64_t fs_base;          /* user FS base (Linux arch_prctl: thread-local storage) */
 	uint64_t cpu_us;           /* CPU time used before its current run (sched.c) */
+	/* Linux thread state (proc/lxproc.c, proc/signal.c, proc/futex.c). */
+	int32_t tid;
+	uint64_t clear_tid;        /* CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */
+	uint64_t robust_list;      /* set_robust_list head (stored, returned) */
+	uint64_t sigmask, sigpending;
+	uint64_t saved_mask;       /* rt_sigsuspend: the mask to restore after the handler */
+	bool has_saved_mask;
+	int32_t sigpid[LX_NSIG], sigcode[LX_NSIG];
+	uint64_t altstack_sp, altstack_size;
+	uint32_t altstack_flags;
+	bool in_lxcall;            /* blocked in a call forwarded to a POSIX server */
+	bool lx_restart;           /* that call answered -LX_ERESTARTSYS: EINTR or run again */
+	uint64_t lx_nr;            /* the Linux call being served (for a restart) */
+	uint64_t futex_va;         /* B_FUTEX: the word waited on, and the wake bitset */
+	uint32_t futex_bits;
+	uint64_t futex_seq;        /* wait order: the oldest waiter is woken first */
 	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */
 };
 
@@ -120,5 +159,15 @@ uint64_t proc_find_va(struct proc *p, uint64_t npages);
 struct proc *proc_of(struct thread *me, endpoint_t ep);
 /* Queues a kernel-generated message for a thread (never blocks). */
 void kmsg_post(struct thread *t, const struct kmsg *m);
+/* The object behind p's handle h if it carries rights (KP_*), else NULL (memcall.c). */
+struct memobj *proc_handle_object(struct proc *p, uint64_t h, uint32_t rights);
+/* A new thread of p (blocked, not set up), or NULL if every slot is taken. */
+struct thread *thread_alloc(struct proc *p);
+/* Prepares t's kernel stack so that its first switch enters user mode at rip/rsp. */
+void thread_setup_user(struct thread *t, uint64_t rip, uint64_t rsp);
+/* Drops every mapping and handle of a process whose address space is going away. */
+void proc_unmap_all(struct proc *p);
+/* Ends every thread of p but keep (NULL: all, and p is exiting). */
+void proc_kill_threads(struct proc *p, struct thread *keep);
 /* Boots the first user process (the first boot module). */
 void proc_start_init(void);

@@ -1,5 +1,7 @@
 /* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
  * below KC_BASE) go to kernel/proc/linux.c. */
+#include "proc/lxproc.h"
+#include "proc/signal.h"
 #include "proc/linux.h"
 #include "proc/ipc.h"
 #include "proc/memcall.h"
@@ -229,6 +231,7 @@ static const uint8_t ep_args[KC_COUNT] = {
 	[KC_SEND] = 1, [KC_CALL] = 1, [KC_RECEIVE] = 1, [KC_REPLY] = 1, [KC_SENDNB] = 1,
 	[KC_NOTIFY] = 1, [KC_KILL] = 1, [KC_SCHED] = 1, [KC_START] = 1, [KC_PRIV] = 1,
 	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4, [KC_LINUX_ROUTE] = 1,
+	[KC_LX_PID] = 1, [KC_LX_FORK] = 1, [KC_LX_THREAD] = 1, [KC_LX_EXEC] = 1, [KC_LX_SIGNAL] = 1,
 };
 
 static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
@@ -317,6 +320,16 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return kc_start(me, (endpoint_t)a0);
 	case KC_LINUX_ROUTE:
 		return kc_linux_route(me, (endpoint_t)a0, a1, a2);
+	case KC_LX_PID:
+		return kc_lx_pid(me, (endpoint_t)a0, a1);
+	case KC_LX_FORK:
+		return kc_lx_fork(me, (endpoint_t)a0, a1, a2);
+	case KC_LX_THREAD:
+		return kc_lx_thread(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
+	case KC_LX_EXEC:
+		return kc_lx_exec(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
+	case KC_LX_SIGNAL:
+		return kc_lx_signal(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
 	default:
 		return -KE_NOSYS;
 	}
@@ -344,4 +357,5 @@ void syscall_dispatch(struct trap_frame *f)
 		kunlock();
 	}
 	sched_user_return();
+	signal_user_return(f);
 }

@@ -9,6 +9,7 @@
 #include "proc/klock.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
+#include "proc/signal.h"
 #include "arch/time.h"
 #include "mm/aspace.h"
 #include "smp/ipi.h"
@@ -19,7 +20,7 @@ uint64_t wait_mwait_count, wait_block_count;
 /* Blocked waiters with a deadline, checked on the boot CPU's tick (which never stops: CPU 0
  * is never dedicated). Entries name threads by endpoint, so a waiter killed meanwhile, or
  * its reused slot, is never woken by mistake. */
-#define MAX_TIMED 64
+#define MAX_TIMED 256
 static struct { endpoint_t ep; uint64_t deadline_us; } timed[MAX_TIMED];
 
 void wait_timer_tick(void)
@@ -39,12 +40,14 @@ void wait_timer_tick(void)
 		struct thread *t = ep_lookup(timed[i].ep);
 		if (t && t->state == T_BLOCKED && t->blocked_on == B_WAIT)
 			ipc_wake(t, 0);
+		else if (t && t->state == T_BLOCKED && t->blocked_on == B_FUTEX)
+			ipc_wake(t, -KE_TIMEDOUT);
 		timed[i].ep = 0;
 	}
 	kunlock();
 }
 
-static int timed_add(struct thread *me, uint64_t timeout_ns)
+int wait_timer_add(struct thread *me, uint64_t timeout_ns)
 {
 	for (int i = 0; i < MAX_TIMED; i++) {
 		if (timed[i].ep)
@@ -54,6 +57,12 @@ static int timed_add(struct thread *me, uint64_t timeout_ns)
 		return i;
 	}
 	return -1;
+}
+
+void wait_timer_del(int slot, struct thread *me)
+{
+	if (slot >= 0 && timed[slot].ep == thread_ep(me))
+		timed[slot].ep = 0;
 }
 
 static bool ipc_pending(const struct thread *t)
@@ -119,7 +128,7 @@ int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t ti
 	if (c->dedicated == me && c->feat.monitor)
 		return wait_mwait(me, doorbell, seen, timeout_ns);
 	int slot = -1;
-	if (timeout_ns && (slot = timed_add(me, timeout_ns)) < 0)
+	if (timeout_ns && (slot = wait_timer_add(me, timeout_ns)) < 0)
 		return -KE_AGAIN; /* every timer slot in use: the caller polls instead */
 	wait_block_count++;
 	r = ipc_block(me, B_WAIT, EP_NONE);
@@ -134,9 +143,9 @@ int64_t wait_sleep(struct thread *me, uint64_t ns)
 {
 	uint64_t deadline = time_us_since_boot() + (ns + 999) / 1000;
 	for (uint64_t now; (now = time_us_since_boot()) < deadline;) {
-		if (ipc_pending(me))
+		if (ipc_pending(me) || signal_pending(me))
 			return -KE_INTR;
-		int slot = timed_add(me, (deadline - now) * 1000);
+		int slot = wait_timer_add(me, (deadline - now) * 1000);
 		if (slot < 0) { /* every timer slot in use: yield until the time has come */
 			me->state = T_READY;
 			schedule();

@@ -10,6 +10,9 @@
                                 descriptors (sharing the open files) and working directory */
 #define VFS_EXEC 0x7603      /* w[0] = a process that completed execve: close its
                                 close-on-exec descriptors */
+#define VFS_SESSION 0x7605   /* w[0] = a new process pm starts as a session leader (no
+                                parent), w[1] = its pid: it gets 0, 1, 2 on the console, which
+                                becomes its controlling terminal with group w[1] in front */
 #define VFS_EXEC_OPEN 0x7604 /* w[0] = process (for its working directory), w[1] = endpoint
                                 whose memory holds the path, w[2] = its address: an executable
                                 regular file's bytes for execve. Answer: w[0] = size or -errno

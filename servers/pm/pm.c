@@ -1,39 +1,35 @@
-/* pm: runs Linux programs and serves their system calls (the POSIX personality; README.md).
- *   pm run=MODULE [ARGS...]   start the boot module MODULE as a Linux process with ARGS
- * The kernel forwards each Linux system call of pm's children to pm (KPRIV_LINUX); pm answers
- * with the result in w[0]. pm needs KC_VCOPY (`kcalls=vcopy`) to reach their memory. */
+/* pm: runs Linux programs and serves their process calls (the POSIX personality; README.md).
+ *   pm run=PROGRAM [ARGS...]   start PROGRAM as a Linux process with ARGS: a boot module
+ *                              by that name, or else a path in vfs's file system (started
+ *                              through the lxstart boot module, which execs it)
+ * The kernel forwards each Linux system call of pm's processes to pm (KPRIV_LINUX) or to
+ * vfs (file calls); pm answers with the result in w[0], or holds the call (wait4, vfork)
+ * and answers later. pm needs KC_VCOPY (`kcalls=vcopy`) to reach their memory. */
 #include "pm.h"
 #include "service.h"
 #include "vfs_proto.h"
-
-#define MAX_PROCS 64
-
-static struct lxproc procs[MAX_PROCS];
-static int32_t next_pid = 1;
+#include "pm_proto.h"
 
 uint64_t lx_total_frames; /* free frames when pm started: the memory sysinfo reports */
 
-int lx_nprocs(void)
+endpoint_t lx_vfs(void)
 {
-	int n = 0;
-	for (int i = 0; i < MAX_PROCS; i++)
-		n += procs[i].used;
-	return n;
+	int64_t ep = ax_svc_lookup("vfs", NULL);
+	return ep > 0 ? (endpoint_t)ep : 0;
 }
 
-struct lxproc *lx_find(endpoint_t ep)
+void lx_answer(endpoint_t thread, int64_t r)
 {
-	for (int i = 0; i < MAX_PROCS; i++)
-		if (procs[i].used && procs[i].ep == ep)
-			return &procs[i];
-	return NULL;
+	struct kmsg m = { .type = 0 };
+	m.w[0] = (uint64_t)r;
+	ax_reply(thread, &m);
 }
 
 /* The file calls go straight to vfs when there is one (one round trip, not two). */
 static int64_t route_to_vfs(endpoint_t child)
 {
-	int64_t vfs = ax_svc_lookup("vfs", NULL);
-	if (vfs < 0)
+	endpoint_t vfs = lx_vfs();
+	if (!vfs)
 		return 0; /* no vfs: pm answers the console calls itself */
 	uint64_t bits[KMSG_LINUX_MAX / 64] = { 0 };
 	for (unsigned i = 0; i < sizeof(vfs_calls) / sizeof(vfs_calls[0]); i++)
@@ -42,61 +38,89 @@ static int64_t route_to_vfs(endpoint_t child)
 	return r < 0 ? r : kcall6(KC_LINUX_ROUTE, child, 1, (uint64_t)bits, 0, 0, 0);
 }
 
-/* Starts a boot module as a Linux process whose system calls come to us. */
-static int64_t run(const char *module, const char *args)
+/* Starts a program as a new session leader whose system calls come to us. */
+static int64_t run(const char *program, const char *args)
 {
-	struct lxproc *p = NULL;
-	for (int i = 0; i < MAX_PROCS && !p; i++)
-		if (!procs[i].used)
-			p = &procs[i];
-	int mod = ax_find_module(module);
+	struct lxproc *p = lx_alloc();
+	char line[300];
+	int mod = ax_find_module(program);
+	if (mod < 0 && program[0] == '/') { /* a file: lxstart execs it */
+		ksnprintf(line, sizeof(line), "%s%s%s", program, args[0] ? " " : "", args);
+		args = line;
+		mod = ax_find_module("lxstart");
+	}
 	if (!p || mod < 0)
 		return !p ? -KE_NOMEM : -KE_SRCH;
+	int32_t pid = lx_new_pid();
 	struct kc_spawn sp = { (uint32_t)mod, SPAWN_ANY_CPU, 3, SPAWN_STOPPED, args };
 	int64_t ep = ax_spawn(&sp), r = ep;
 	if (ep > 0 && ((r = kcall6(KC_PRIV, (uint64_t)ep, KPRIV_LINUX, 0, 0, 0, 0)) < 0 ||
-		       (r = route_to_vfs((endpoint_t)ep)) < 0 || (r = kcall1(KC_START, (uint64_t)ep)) < 0))
+		       (r = route_to_vfs((endpoint_t)ep)) < 0 || (r = kcall2(KC_LX_PID, (uint64_t)ep, (uint64_t)pid)) < 0))
 		ax_kill((endpoint_t)ep);
 	if (r < 0)
 		return r;
-	*p = (struct lxproc){ .ep = (endpoint_t)ep, .pid = next_pid++, .used = true };
+	*p = (struct lxproc){ .ep = (endpoint_t)ep, .pid = pid, .pgid = pid, .sid = pid, .used = true,
+			      .toplevel = true, .exit_signal = 17 };
 	lx_limits_init(p);
-	ksnprintf(p->name, sizeof(p->name), "%s", module);
-	ax_printf("pm: started %s as pid %d\n", module, p->pid);
+	const char *base = program;
+	for (const char *q = program; *q; q++)
+		if (*q == '/')
+			base = q + 1;
+	ksnprintf(p->name, sizeof(p->name), "%s", base);
+	endpoint_t vfs = lx_vfs();
+	if (vfs) { /* the console becomes its controlling terminal, its group the foreground */
+		struct kmsg m = { .type = VFS_SESSION, .w = { p->ep, (uint64_t)pid } };
+		ax_call(vfs, &m);
+	}
+	if ((r = kcall1(KC_START, (uint64_t)ep)) < 0) {
+		ax_kill((endpoint_t)ep);
+		p->used = false;
+		return r;
+	}
+	ax_printf("pm: started %s as pid %d\n", program, p->pid);
 	return 0;
+}
+
+static bool from_service(endpoint_t ep, const char *label)
+{
+	int64_t s = ax_svc_lookup(label, NULL);
+	return s > 0 && (endpoint_t)s == ep;
 }
 
 static void on_message(struct ax_evloop *l, struct kmsg *m)
 {
 	(void)l;
-	struct lxproc *p = lx_find(m->source);
-	if ((m->type & 0xffff0000u) != KMSG_LINUX || !p)
+	if (m->type == PM_SIGNAL) {
+		/* The terminal's ^C and friends: from vfs or the console only. */
+		int64_t r = -LX_EPERM;
+		if (from_service(m->source, "vfs") || from_service(m->source, "console"))
+			r = lx_kill(NULL, (int64_t)m->w[0], m->w[1]);
+		lx_answer(m->source, r); /* fails harmlessly if it was a non-blocking send */
+		return;
+	}
+	struct lxproc *p = lx_find((endpoint_t)m->w[6]);
+	if ((m->type & 0xffff0000u) != KMSG_LINUX || !p || p->zombie)
 		return; /* not one of ours: no answer (a caller gets none either) */
-	uint64_t a[6];
-	memcpy(a, m->w, sizeof(a));
-	int64_t r = lx_serve(p, m->type & 0xffff, a);
-	memset(m->w, 0, sizeof(m->w));
-	m->w[0] = (uint64_t)r;
-	ax_reply(m->source, m);
+	struct lxcall c = { m->source, p, m->type & 0xffff, { 0 } };
+	memcpy(c.a, m->w, sizeof(c.a));
+	int64_t r = lx_serve(&c);
+	if (r != PM_HOLD)
+		lx_answer(m->source, r);
 }
 
 static void on_report(struct ax_evloop *l, const struct kmsg *m)
 {
 	(void)l;
-	struct lxproc *p = lx_find((endpoint_t)m->w[0]);
-	if (!p)
+	if (m->type == KMSG_LINUX_CANCEL) {
+		lx_cancel((endpoint_t)m->w[0]);
 		return;
-	if (m->type == KMSG_PROC_FAULT)
-		ax_printf("pm: %s (pid %d) killed by a fault: vector %llu at rip %#llx\n", p->name, p->pid,
-			  (unsigned long long)m->w[1], (unsigned long long)m->w[3]);
-	else
-		ax_printf("pm: %s (pid %d) exited with status %lld\n", p->name, p->pid, (long long)m->w[1]);
-	p->used = false;
-	int64_t vfs = ax_svc_lookup("vfs", NULL);
-	if (vfs > 0) { /* its descriptors go */
-		struct kmsg f = { .type = VFS_FORGET, .w = { p->ep } };
-		ax_call((endpoint_t)vfs, &f);
 	}
+	struct lxproc *p = lx_find((endpoint_t)m->w[0]);
+	if (!p || p->zombie)
+		return;
+	/* Linux processes end with a wait status (the kernel's exit report); a fault report
+	 * comes only from a process that never became one: call it SIGSEGV. */
+	lx_ended(p, m->type == KMSG_PROC_FAULT ? 11 | 0x80 : (int32_t)m->w[1]);
 }
 
 int main(int argc, char **argv)
@@ -117,6 +141,7 @@ int main(int argc, char **argv)
 		int64_t r = run(argv[i] + 4, args);
 		if (r < 0)
 			ax_printf("pm: cannot start %s: error %lld\n", argv[i] + 4, (long long)r);
+		break; /* one program per pm; the rest of the line was its arguments */
 	}
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report };
 	return (int)ax_evloop_run(&l);

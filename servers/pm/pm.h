@@ -10,19 +10,70 @@
 
 #define LX_NLIMITS 16 /* RLIMIT_* */
 
+#define LX_ESRCH 3
+#define LX_EINTR 4
+#define LX_ENOEXEC 8
+#define LX_ECHILD 10
+#define LX_EAGAIN 11
+#define LX_ENOMEM 12
+#define LX_E2BIG 7
+
 struct lxproc {
-	endpoint_t ep;  /* its (first) thread */
-	int32_t pid;
+	endpoint_t ep;  /* the process id (kcall.h): the endpoint its first thread had */
+	int32_t pid, ppid, pgid, sid;
 	char name[32];
 	bool used;
+	bool zombie;    /* ended, status kept for the parent's wait4 */
+	bool toplevel;  /* started by run=: its end is logged */
+	int32_t status; /* Linux wait status once a zombie */
+	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
+	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
 	uint32_t umask;
 };
 
-struct lxproc *lx_find(endpoint_t ep);
+#define PM_HOLD INT64_MIN /* lx_serve's "no answer now": the caller stays blocked */
 
-/* Serves one forwarded Linux system call; returns the result for the caller's rax. */
-int64_t lx_serve(struct lxproc *p, uint32_t nr, const uint64_t a[6]);
+/* The call being served: who made it (the thread to answer) and from which process. */
+struct lxcall {
+	endpoint_t thread;
+	struct lxproc *p;
+	uint32_t nr;
+	uint64_t a[6];
+};
+
+/* Process table (ptable.c). */
+struct lxproc *lx_find(endpoint_t ep);
+struct lxproc *lx_find_pid(int32_t pid);
+struct lxproc *lx_alloc(void);
+int32_t lx_new_pid(void);
+/* Remembers a thread's tid (clone) and finds it again; 0 if unknown. */
+void lx_thread_add(int32_t tid, endpoint_t ep, int32_t pid);
+endpoint_t lx_thread_ep(int32_t tid, int32_t *pid);
+void lx_threads_forget(int32_t pid);
+extern struct lxproc lx_procs[];
+#define MAX_PROCS 128
+/* vfs's endpoint, or 0. */
+endpoint_t lx_vfs(void);
+/* The exit of process p (a kernel report): zombie, SIGCHLD, waiters. */
+void lx_ended(struct lxproc *p, int32_t status);
+/* An answer to a held call. */
+void lx_answer(endpoint_t thread, int64_t r);
+
+/* fork.c: clone, fork, vfork, execve. */
+int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid, uint64_t ctid, uint64_t tls);
+int64_t lx_execve(struct lxcall *c, uint64_t path, uint64_t argv, uint64_t envp);
+
+/* wait.c: wait4, kill and relatives, held-call cancellation. */
+int64_t lx_wait4(struct lxcall *c);
+int64_t lx_kill(struct lxproc *from, int64_t pid, uint64_t sig);
+int64_t lx_tgkill(struct lxproc *from, int64_t tgid, int64_t tid, uint64_t sig);
+void lx_retry_waits(void);
+void lx_cancel(endpoint_t thread);
+
+/* Serves one forwarded Linux system call; returns the result for the caller's rax, or
+ * PM_HOLD. */
+int64_t lx_serve(struct lxcall *c);
 /* The Linux name of a system call number, or NULL. */
 const char *lx_name(uint32_t nr);
 

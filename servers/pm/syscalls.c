@@ -12,7 +12,6 @@
 #define LX_GETEUID 107
 #define LX_GETEGID 108
 #define LX_GETTID 186
-#define LX_SET_TID_ADDRESS 218
 #define LX_UNAME 63
 #define LX_UMASK 95
 #define LX_GETRLIMIT 97
@@ -22,6 +21,32 @@
 #define LX_SCHED_GETAFFINITY 204
 #define LX_PRLIMIT64 302
 #define LX_GETRANDOM 318
+#define LX_CLONE 56
+#define LX_FORK 57
+#define LX_VFORK 58
+#define LX_EXECVE 59
+#define LX_WAIT4 61
+#define LX_KILL 62
+#define LX_TKILL 200
+#define LX_TGKILL 234
+#define LX_GETPGID 121
+#define LX_GETPGRP 111
+#define LX_SETPGID 109
+#define LX_GETSID 124
+#define LX_SETSID 112
+#define LX_PRCTL 157
+#define LX_TIMES 100
+#define LX_GETRUSAGE 98
+#define LX_SETUID 105
+#define LX_SETGID 106
+#define LX_SETREUID 113
+#define LX_SETREGID 114
+#define LX_GETGROUPS 115
+#define LX_SETGROUPS 116
+#define LX_SETRESUID 117
+#define LX_GETRESUID 118
+#define LX_SETRESGID 119
+#define LX_GETRESGID 120
 
 
 const char *lx_name(uint32_t nr)
@@ -30,15 +55,125 @@ const char *lx_name(uint32_t nr)
 	return nr < n ? linux_syscall_names[nr] : NULL;
 }
 
-int64_t lx_serve(struct lxproc *p, uint32_t nr, const uint64_t a[6])
+/* setpgid(pid, pgid): the caller or one of its children, into a group of its session. */
+static int64_t setpgid(struct lxproc *me, int64_t pid, int64_t pgid)
 {
+	if (pid < 0 || pgid < 0)
+		return -LX_EINVAL;
+	struct lxproc *q = pid ? lx_find_pid((int32_t)pid) : me;
+	if (!q || q->zombie || (q != me && q->ppid != me->pid))
+		return -LX_ESRCH;
+	if (q->sid != me->sid || q->pid == q->sid)
+		return -LX_EPERM; /* another session, or a session leader */
+	int32_t g = pgid ? (int32_t)pgid : q->pid;
+	if (g != q->pid) { /* joining: the group must exist in the session */
+		bool ok = false;
+		for (int i = 0; i < MAX_PROCS && !ok; i++)
+			ok = lx_procs[i].used && lx_procs[i].pgid == g && lx_procs[i].sid == me->sid;
+		if (!ok)
+			return -LX_EPERM;
+	}
+	q->pgid = g;
+	return 0;
+}
+
+static int64_t id_of(struct lxproc *me, int64_t pid, bool session)
+{
+	struct lxproc *q = pid ? lx_find_pid((int32_t)pid) : me;
+	if (!q)
+		return -LX_ESRCH;
+	return session ? q->sid : q->pgid;
+}
+
+static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
+{
+	switch (op) {
+	case 15: { /* PR_SET_NAME */
+		char name[16];
+		if (ax_vcopy(p->ep, (const void *)arg, EP_NONE, name, sizeof(name)) < 0)
+			return -LX_EFAULT;
+		name[15] = 0;
+		ksnprintf(p->name, sizeof(p->name), "%s", name);
+		return 0;
+	}
+	case 16: { /* PR_GET_NAME */
+		char name[16] = { 0 };
+		ksnprintf(name, sizeof(name), "%s", p->name);
+		return ax_vcopy(EP_NONE, name, p->ep, (void *)arg, sizeof(name)) < 0 ? -LX_EFAULT : 0;
+	}
+	case 1:  /* PR_SET_PDEATHSIG: accepted, not acted on */
+	case 4:  /* PR_SET_DUMPABLE */
+	case 38: /* PR_SET_NO_NEW_PRIVS */
+		return 0;
+	case 3: /* PR_GET_DUMPABLE */
+		return 1;
+	}
+	return -LX_EINVAL;
+}
+
+/* times(): no accounting yet, zero CPU times; the result is clock ticks since boot. */
+static int64_t times(struct lxproc *p, uint64_t buf)
+{
+	static const uint64_t zero[4];
+	if (buf && ax_vcopy(EP_NONE, zero, p->ep, (void *)buf, sizeof(zero)) < 0)
+		return -LX_EFAULT;
+	return (int64_t)(ax_time_ns() / 10000000ull);
+}
+
+static int64_t getrusage(struct lxproc *p, int64_t who, uint64_t buf)
+{
+	static const uint8_t zero[144];
+	if (who != 0 && who != -1 && who != 1)
+		return -LX_EINVAL;
+	return ax_vcopy(EP_NONE, zero, p->ep, (void *)buf, sizeof(zero)) < 0 ? -LX_EFAULT : 0;
+}
+
+int64_t lx_serve(struct lxcall *c)
+{
+	struct lxproc *p = c->p;
+	const uint64_t *a = c->a;
+	uint32_t nr = c->nr;
 	switch (nr) {
-	case LX_GETPID:
+	case LX_CLONE:
+		return lx_clone(c, a[0], a[1], a[2], a[3], a[4]);
+	case LX_FORK:
+		return lx_clone(c, 17 /* SIGCHLD */, 0, 0, 0, 0);
+	case LX_VFORK:
+		return lx_clone(c, 0x4000 | 0x100 | 17, 0, 0, 0, 0);
+	case LX_EXECVE:
+		return lx_execve(c, a[0], a[1], a[2]);
+	case LX_WAIT4:
+		return lx_wait4(c);
+	case LX_KILL:
+		return lx_kill(p, (int32_t)a[0], a[1]);
+	case LX_TKILL:
+		return lx_tgkill(p, -1, (int32_t)a[0], a[1]);
+	case LX_TGKILL:
+		return lx_tgkill(p, (int32_t)a[0], (int32_t)a[1], a[2]);
+	case LX_GETPID: /* the kernel answers these for processes pm has given a pid */
 	case LX_GETTID:
-	case LX_SET_TID_ADDRESS: /* one thread: its id is the pid */
 		return p->pid;
 	case LX_GETPPID:
-		return 1;
+		return p->ppid;
+	case LX_GETPGID:
+		return id_of(p, (int32_t)a[0], false);
+	case LX_GETPGRP:
+		return p->pgid;
+	case LX_SETPGID:
+		return setpgid(p, (int32_t)a[0], (int32_t)a[1]);
+	case LX_GETSID:
+		return id_of(p, (int32_t)a[0], true);
+	case LX_SETSID:
+		if (p->pgid == p->pid)
+			return -LX_EPERM; /* a group leader cannot start a session */
+		p->sid = p->pgid = p->pid;
+		return p->pid;
+	case LX_PRCTL:
+		return prctl(p, a[0], a[1]);
+	case LX_TIMES:
+		return times(p, a[0]);
+	case LX_GETRUSAGE:
+		return getrusage(p, (int64_t)a[0], a[1]);
 	case LX_UNAME:
 		return lx_uname(p, a[0]);
 	case LX_SYSINFO:
@@ -64,7 +199,24 @@ int64_t lx_serve(struct lxproc *p, uint32_t nr, const uint64_t a[6])
 	case LX_GETGID:
 	case LX_GETEUID:
 	case LX_GETEGID:
+	case LX_GETGROUPS: /* root, in no supplementary group */
 		return 0;
+	case LX_SETUID:
+	case LX_SETGID:
+	case LX_SETGROUPS:
+	case LX_SETRESUID:
+	case LX_SETRESGID:
+	case LX_SETREUID:
+	case LX_SETREGID:
+		return 0; /* everything runs as root; accepted so daemons that drop privileges start */
+	case LX_GETRESUID:
+	case LX_GETRESGID: {
+		static const uint32_t zero;
+		for (int i = 0; i < 3; i++)
+			if (ax_vcopy(EP_NONE, &zero, p->ep, (void *)a[i], 4) < 0)
+				return -LX_EFAULT;
+		return 0;
+	}
 	}
 	static uint8_t logged[1024];
 	if (nr < sizeof(logged) && !logged[nr]) {

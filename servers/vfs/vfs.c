@@ -92,12 +92,16 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 {
 	(void)l;
 	endpoint_t from = m->source;
-	if (m->type == VFS_FORGET) {
-		/* Only pm, which starts the programs, says when one has ended. */
-		if (from == pm_ep())
-			forget((endpoint_t)m->w[0]);
-		m->w[6] = 0;
-		ax_reply(from, m);
+	if ((m->type & 0xff00u) == 0x7600u && !(m->type & 0xffff0000u)) {
+		/* pm's messages (vfs_proto.h); only pm, which starts the programs, may send them. */
+		int64_t r = -38; /* ENOSYS: not served yet */
+		if (from != pm_ep())
+			r = -1;
+		else if (m->type == VFS_FORGET)
+			forget((endpoint_t)m->w[0]), r = 0;
+		else if (m->type == VFS_SESSION)
+			r = client_of((endpoint_t)m->w[0]) ? 0 : -E_NOMEM;
+		answer(from, r);
 		return;
 	}
 	if ((m->type & 0xffff0000u) != KMSG_LINUX)

@@ -54,8 +54,31 @@ enum kcall {
 	                        (its size from KC_MODULE_INFO); configuration files are modules */
 	KC_LINUX_ROUTE = 34, /* (endpoint child, slot, const uint64_t bits[16]): the child's Linux
 	                        calls whose bit is set go to its POSIX server in slot (KPRIV_LINUX) */
+	/* The POSIX process manager's calls on its Linux children (docs/kernel-api.md §8b). Each
+	 * acts on a thread of a process whose parent is the caller; `thread` is held blocked in
+	 * a call forwarded to the caller, so its user registers are stable. */
+	KC_LX_PID = 35,      /* (endpoint child, pid): the child is a Linux process with this pid
+	                        (its first thread's tid): getpid/gettid answer it */
+	KC_LX_FORK = 36,     /* (endpoint thread, pid, stack or 0): a copy of thread's process,
+	                        stopped (KC_START), its one thread returning 0 from the call on
+	                        `stack` if given; returns the new process id */
+	KC_LX_THREAD = 37,   /* (endpoint thread, tid, stack, tls, flags LXT_*, clear_tid): a new
+	                        thread in thread's process, returning 0 from the call; started */
+	KC_LX_EXEC = 38,     /* (endpoint thread, handle, size, const void *args, args_len): replace
+	                        thread's process image with the static ELF in memory object handle
+	                        (size bytes); args = argc, envc (uint32 each), then argc + envc
+	                        NUL-terminated strings; other threads end, handlers reset */
+	KC_LX_SIGNAL = 39,   /* (endpoint process or thread, sig, flags LXS_*, sender pid, si_code):
+	                        post a signal; returns 0, or 1 if it was discarded as ignored */
 	KC_COUNT
 };
+/* KC_LX_THREAD flags. */
+#define LXT_SETTLS 1     /* set the FS base to tls */
+#define LXT_CLEARTID 2   /* zero clear_tid and wake a futex waiter there when the thread ends */
+/* KC_LX_SIGNAL flags. */
+#define LXS_THREAD 1     /* to that thread only (tgkill), not any thread of its process */
+#define LXS_QUERY 2      /* post nothing: answer 1 if sig would be discarded as ignored, the
+                            disposition check behind SIGCHLD and SA_NOCLDWAIT */
 
 #define KC_NR(n) (KC_BASE | (n))
 
@@ -167,5 +190,6 @@ struct kc_spawn {
 #define KE_INVAL 22
 #define KE_AGAIN 11
 #define KE_NOSYS 38
+#define KE_TIMEDOUT 110
 #define KE_DEADLK 35
 #define KE_DEADSRCDST 81 /* peer is dead or the endpoint is stale (EREMCHG in Linux's list) */

@@ -1,0 +1,166 @@
+/* Linux futexes, served by the kernel: wait, wake, their bitset variants, requeue,
+ * compare-and-requeue and wake-op — what musl's and glibc's mutexes, condition variables,
+ * thread joins (CLONE_CHILD_CLEARTID) and barriers use. A futex is named by its process and
+ * user address, so futexes are private to a process (FUTEX_PRIVATE_FLAG or not); one shared
+ * between processes through MAP_SHARED memory is not supported (docs/posix.md). Waiters are
+ * found by a scan of the thread table and woken oldest first. */
+#include "proc/futex.h"
+#include "proc/ipc.h"
+#include "proc/lxtime.h"
+#include "proc/signal.h"
+#include "proc/wait.h"
+#include "mm/aspace.h"
+
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#define LX_EAGAIN 11
+#define LX_EINTR 4
+#define LX_ENOSYS 38
+
+static uint64_t seq;
+
+/* The oldest thread of p waiting on va with a bit of bits, or NULL. */
+static struct thread *oldest_waiter(struct proc *p, uint64_t va, uint32_t bits)
+{
+	struct thread *best = NULL;
+	for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		struct thread *t = &threads[i];
+		if (t->proc == p && t->state == T_BLOCKED && t->blocked_on == B_FUTEX && t->futex_va == va &&
+		    (t->futex_bits & bits) && (!best || t->futex_seq < best->futex_seq))
+			best = t;
+	}
+	return best;
+}
+
+int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
+{
+	int64_t woken = 0;
+	for (struct thread *t; (uint64_t)woken < n && (t = oldest_waiter(p, va, bits)); woken++)
+		ipc_wake(t, 0);
+	return woken;
+}
+
+static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t utimeout, bool absolute,
+			  uint64_t clk, uint32_t bits)
+{
+	uint32_t cur;
+	uint64_t ns = 0;
+	if (!bits)
+		return -KE_INVAL;
+	if (utimeout) {
+		int64_t r = lx_timeout(me, utimeout, clk, absolute, &ns);
+		if (r)
+			return r;
+		if (!ns)
+			return -KE_TIMEDOUT;
+	}
+	if (copy_from_user(&cur, (const void *)va, 4))
+		return -KE_FAULT;
+	if (cur != val)
+		return -LX_EAGAIN;
+	if (signal_pending(me))
+		return -LX_EINTR;
+	int slot = -1;
+	if (utimeout && (slot = wait_timer_add(me, ns)) < 0)
+		return -LX_EAGAIN; /* no timer slot: a spurious return the caller retries */
+	me->futex_va = va;
+	me->futex_bits = bits;
+	me->futex_seq = ++seq;
+	int64_t r = ipc_block(me, B_FUTEX, EP_NONE);
+	wait_timer_del(slot, me);
+	return r == -KE_INTR ? -LX_EINTR : r;
+}
+
+/* Wakes up to n waiters of va and moves up to n2 more to va2. */
+static int64_t requeue(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, uint64_t n2)
+{
+	int64_t done = futex_wake(p, va, n, ~0u);
+	for (struct thread *t; n2 && (t = oldest_waiter(p, va, ~0u)); n2--, done++)
+		t->futex_va = va2;
+	return done;
+}
+
+/* FUTEX_WAKE_OP: *va2 = *va2 OP arg (old value kept), wake n on va, and n2 on va2 if
+ * old CMP cmparg. */
+static int64_t wake_op(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, uint64_t n2, uint32_t op)
+{
+	uint32_t kind = (op >> 28) & 7, cmp = (op >> 24) & 15, arg = (op >> 12) & 0xfff, cmparg = op & 0xfff;
+	if (op & (8u << 28))
+		arg = arg >= 32 ? 0 : 1u << arg; /* FUTEX_OP_OPARG_SHIFT */
+	uint32_t old, nv;
+	if (copy_from_user(&old, (const void *)va2, 4))
+		return -KE_FAULT;
+	switch (kind) {
+	case 0: nv = arg; break;
+	case 1: nv = old + arg; break;
+	case 2: nv = old | arg; break;
+	case 3: nv = old & ~arg; break;
+	case 4: nv = old ^ arg; break;
+	default: return -LX_ENOSYS;
+	}
+	/* Under the kernel lock no thread of ours runs kernel code, but another CPU may run the
+	 * process in user mode: this read-modify-write is not atomic against it. Only glibc
+	 * versions older than the ones we run use WAKE_OP; good enough for them. */
+	if (copy_to_user((void *)va2, &nv, 4))
+		return -KE_FAULT;
+	int64_t done = futex_wake(p, va, n, ~0u);
+	bool hit;
+	switch (cmp) {
+	case 0: hit = old == cmparg; break;
+	case 1: hit = old != cmparg; break;
+	case 2: hit = (int32_t)old < (int32_t)cmparg; break;
+	case 3: hit = (int32_t)old <= (int32_t)cmparg; break;
+	case 4: hit = (int32_t)old > (int32_t)cmparg; break;
+	case 5: hit = (int32_t)old >= (int32_t)cmparg; break;
+	default: return -LX_ENOSYS;
+	}
+	return done + (hit ? futex_wake(p, va2, n2, ~0u) : 0);
+}
+
+int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint64_t utimeout, uint64_t va2,
+		 uint64_t val3)
+{
+	uint32_t cmd = op & ~(uint64_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+	uint64_t clk = op & FUTEX_CLOCK_REALTIME ? 0 : 1; /* CLOCK_REALTIME : CLOCK_MONOTONIC */
+	if ((va & 3) || va >= USER_TOP)
+		return -KE_INVAL;
+	struct proc *p = me->proc;
+	uint64_t n2 = utimeout; /* the requeue calls pass a count where the timeout goes */
+	switch (cmd) {
+	case FUTEX_WAIT:
+		return futex_wait(me, va, (uint32_t)val, utimeout, false, 1, ~0u);
+	case FUTEX_WAIT_BITSET:
+		return futex_wait(me, va, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
+	case FUTEX_WAKE:
+		return futex_wake(p, va, (uint32_t)val, ~0u);
+	case FUTEX_WAKE_BITSET:
+		return val3 ? futex_wake(p, va, (uint32_t)val, (uint32_t)val3) : -KE_INVAL;
+	case FUTEX_CMP_REQUEUE: {
+		uint32_t cur;
+		if ((va2 & 3) || va2 >= USER_TOP)
+			return -KE_INVAL;
+		if (copy_from_user(&cur, (const void *)va, 4))
+			return -KE_FAULT;
+		if (cur != (uint32_t)val3)
+			return -LX_EAGAIN;
+		return requeue(p, va, (uint32_t)val, va2, (uint32_t)n2);
+	}
+	case FUTEX_REQUEUE:
+		if ((va2 & 3) || va2 >= USER_TOP)
+			return -KE_INVAL;
+		return requeue(p, va, (uint32_t)val, va2, (uint32_t)n2);
+	case FUTEX_WAKE_OP:
+		if ((va2 & 3) || va2 >= USER_TOP)
+			return -KE_INVAL;
+		return wake_op(p, va, (uint32_t)val, va2, (uint32_t)n2, (uint32_t)val3);
+	default:
+		return -LX_ENOSYS; /* PI futexes and FUTEX_WAITV are not offered */
+	}
+}

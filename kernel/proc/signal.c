@@ -1,0 +1,432 @@
+/* Linux signals (signal.h). Dispositions live in the process (struct lx_proc), masks and
+ * thread-directed pending signals in the thread, process-directed ones in the process until
+ * a thread that does not block them returns to user mode. Delivery builds the x86-64 Linux
+ * rt_sigframe (return address = SA_RESTORER, ucontext, siginfo, FXSAVE area) on the user
+ * stack; rt_sigreturn undoes it. Stop signals are not supported: their default action is
+ * treated as "ignore" (docs/posix.md). */
+#include "proc/signal.h"
+#include "proc/ipc.h"
+#include "proc/klock.h"
+#include "proc/sched.h"
+#include "arch/x86.h"
+#include "console/log.h"
+#include "mm/aspace.h"
+#include "smp/ipi.h"
+#include "smp/percpu.h"
+#include "lib/string.h"
+
+#define SIG_DFL 0
+#define SIG_IGN 1
+#define SA_NOCLDWAIT 0x2
+#define SA_SIGINFO 0x4
+#define SA_ONSTACK 0x08000000
+#define SA_RESTART 0x10000000
+#define SA_NODEFER 0x40000000
+#define SA_RESETHAND 0x80000000
+#define SS_ONSTACK 1
+#define SS_DISABLE 2
+#define MINSIGSTKSZ 2048
+#define LX_EINTR 4
+#define LX_ENOMEM 12
+#define SI_USER 0
+#define SEGV_MAPERR 1
+#define SEGV_ACCERR 2
+
+#define BIT(sig) (1ull << ((sig) - 1))
+#define UNBLOCKABLE (BIT(LX_SIGKILL) | BIT(LX_SIGSTOP))
+/* Default "ignore" (SIGCHLD, SIGCONT, SIGURG, SIGWINCH) and "stop" (SIGSTOP, SIGTSTP,
+ * SIGTTIN, SIGTTOU), which we treat as ignore. */
+#define DEFAULT_IGNORE (BIT(17) | BIT(18) | BIT(23) | BIT(28) | BIT(19) | BIT(20) | BIT(21) | BIT(22))
+/* Default "terminate with core": SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV,
+ * SIGXCPU, SIGXFSZ, SIGSYS. */
+#define DEFAULT_CORE (BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(11) | BIT(24) | BIT(25) | BIT(31))
+
+static bool ignored(const struct lx_proc *lx, int sig)
+{
+	const struct lx_sigaction *a = &lx->act[sig - 1];
+	return sig != LX_SIGKILL && (a->handler == SIG_IGN || (a->handler == SIG_DFL && (DEFAULT_IGNORE & BIT(sig))));
+}
+
+bool signal_pending(const struct thread *t)
+{
+	const struct lx_proc *lx = t->proc->lx;
+	return lx && ((t->sigpending | lx->sigpending) & ~t->sigmask);
+}
+
+/* Makes a thread that may now take a signal notice it: ends a kernel wait, asks the server
+ * holding its forwarded call to give it back, or sends its CPU through the kernel. */
+static void kick(struct thread *t)
+{
+	if (t->state == T_BLOCKED) {
+		if (t->blocked_on == B_WAIT || t->blocked_on == B_FUTEX) {
+			ipc_wake(t, -KE_INTR);
+		} else if (t->in_lxcall && t->blocked_on == B_SEND) {
+			ipc_cancel_send(t);
+			ipc_wake(t, -LX_ERESTARTSYS); /* never reached the server: run it again */
+		} else if (t->in_lxcall && t->blocked_on == B_REPLY) {
+			struct kmsg m = { .type = KMSG_LINUX_CANCEL, .w = { thread_ep(t), t->proc->id } };
+			kmsg_post(ep_lookup(t->ipc_peer), &m);
+		}
+	} else if (t->state == T_RUNNING && t->cpu != (int32_t)this_cpu_index()) {
+		smp_send_resched((uint32_t)t->cpu);
+	}
+}
+
+int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code)
+{
+	struct lx_proc *lx = p->lx;
+	if (!lx || p->exiting || sig < 1 || sig > LX_NSIG)
+		return 0;
+	if (sig == LX_SIGKILL) {
+		proc_exit(p, LX_SIGKILL);
+		return 0;
+	}
+	if (ignored(lx, sig))
+		return 1;
+	if (t) {
+		t->sigpending |= BIT(sig);
+		t->sigpid[sig - 1] = pid, t->sigcode[sig - 1] = code;
+		if (!(t->sigmask & BIT(sig)))
+			kick(t);
+		return 0;
+	}
+	lx->sigpending |= BIT(sig);
+	lx->sigpid[sig - 1] = pid, lx->sigcode[sig - 1] = code;
+	/* One thread that does not block it is told; any such thread may take it. */
+	for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		struct thread *o = &threads[i];
+		if (o->proc == p && o->state != T_FREE && o->state != T_DEAD && o->blocked_on != B_ZOMBIE &&
+		    !(o->sigmask & BIT(sig))) {
+			kick(o);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The lowest pending signal t does not block (0: none), taken off its pending set. */
+static int take_signal(struct thread *t, int32_t *pid, int32_t *code)
+{
+	struct lx_proc *lx = t->proc->lx;
+	uint64_t mine = t->sigpending & ~t->sigmask, shared = lx->sigpending & ~t->sigmask;
+	uint64_t any = mine | shared;
+	if (!any)
+		return 0;
+	int sig = __builtin_ctzll(any) + 1;
+	if (mine & BIT(sig)) {
+		t->sigpending &= ~BIT(sig);
+		*pid = t->sigpid[sig - 1], *code = t->sigcode[sig - 1];
+	} else {
+		lx->sigpending &= ~BIT(sig);
+		*pid = lx->sigpid[sig - 1], *code = lx->sigcode[sig - 1];
+	}
+	return sig;
+}
+
+/* The kernel's rt_sigframe, as Linux x86-64 lays it out. */
+struct lx_ucontext {
+	uint64_t flags, link;
+	uint64_t ss_sp;
+	int32_t ss_flags, pad;
+	uint64_t ss_size;
+	uint64_t gregs[23]; /* r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags,
+	                       csgsfs, err, trapno, oldmask, cr2 */
+	uint64_t fpstate;
+	uint64_t reserved[8];
+	uint64_t sigmask;
+};
+struct lx_siginfo {
+	int32_t signo, errno_, code, pad;
+	union {
+		struct { int32_t pid, uid; } kill;
+		uint64_t addr;
+	} u;
+	uint8_t rest[104];
+};
+_Static_assert(sizeof(struct lx_siginfo) == 128, "siginfo is 128 bytes");
+
+static void force_exit(struct proc *p, int sig)
+{
+	proc_exit(p, sig | (DEFAULT_CORE & BIT(sig) ? 0x80 : 0));
+	schedule(); /* never returns: the thread is dead */
+}
+
+/* Builds the handler frame for sig on t's user stack and points f at the handler.
+ * A stack that cannot take it ends the process with SIGSEGV, as in Linux. */
+static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const struct lx_siginfo *si)
+{
+	struct lx_sigaction *a = &t->proc->lx->act[sig - 1];
+	uint64_t sp = f->rsp;
+	bool on_alt = t->altstack_size && sp - t->altstack_sp <= t->altstack_size;
+	if ((a->flags & SA_ONSTACK) && t->altstack_size && !on_alt)
+		sp = t->altstack_sp + t->altstack_size;
+	sp -= 128; /* the interrupted code's red zone */
+	uint64_t fp = (sp - 512) & ~63ull;
+	uint64_t frame = ((fp - sizeof(struct lx_ucontext) - sizeof(*si) - 8) & ~15ull) - 8;
+	uint64_t uc_va = frame + 8, si_va = uc_va + sizeof(struct lx_ucontext);
+	struct lx_ucontext uc = { 0 };
+	uc.ss_sp = t->altstack_sp;
+	uc.ss_size = t->altstack_size;
+	uc.ss_flags = t->altstack_size ? (on_alt ? SS_ONSTACK : 0) : SS_DISABLE;
+	const uint64_t g[] = { f->r8, f->r9, f->r10, f->r11, f->r12, f->r13, f->r14, f->r15, f->rdi,
+			       f->rsi, f->rbp, f->rbx, f->rdx, f->rax, f->rcx, f->rsp, f->rip, f->rflags,
+			       0x2b | (0x23ull << 48), f->error, f->vector < 32 ? f->vector : 0, 0, 0 };
+	memcpy(uc.gregs, g, sizeof(g));
+	uc.fpstate = fp;
+	uc.sigmask = t->has_saved_mask ? t->saved_mask : t->sigmask;
+	__asm__ volatile("fxsave64 %0" : "=m"(t->fpu)); /* the live user state: we are t */
+	if (copy_to_user((void *)fp, t->fpu, 512) || copy_to_user((void *)uc_va, &uc, sizeof(uc)) ||
+	    copy_to_user((void *)si_va, si, sizeof(*si)) || copy_to_user((void *)frame, &a->restorer, 8)) {
+		pr_warn("%s: no room for a signal %d frame at %#llx: SIGSEGV", t->proc->name, sig,
+			(unsigned long long)frame);
+		force_exit(t->proc, LX_SIGSEGV);
+	}
+	if (t->has_saved_mask) { /* sigsuspend's mask ends with the wait */
+		t->sigmask = t->saved_mask;
+		t->has_saved_mask = false;
+	}
+	t->sigmask |= (a->mask | (a->flags & SA_NODEFER ? 0 : BIT(sig))) & ~UNBLOCKABLE;
+	f->rsp = frame;
+	f->rip = a->handler;
+	f->rdi = (uint64_t)sig;
+	f->rsi = si_va;
+	f->rdx = uc_va;
+	f->rax = 0;
+	f->rflags &= ~(0x400ull | 0x100ull); /* DF and TF clear, as the ABI expects */
+	if (a->flags & SA_RESETHAND)
+		a->handler = SIG_DFL, a->flags &= ~SA_RESETHAND;
+}
+
+void signal_user_return(struct trap_frame *f)
+{
+	struct thread *t = current_thread();
+	if (!t->proc || !t->proc->lx || (!t->lx_restart && !signal_pending(t)))
+		return;
+	klock();
+	for (;;) {
+		int32_t pid = 0, code = 0;
+		int sig = take_signal(t, &pid, &code);
+		struct lx_sigaction *a = sig ? &t->proc->lx->act[sig - 1] : NULL;
+		bool handler = a && a->handler > SIG_IGN;
+		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
+			t->lx_restart = false;
+			if (!handler || (a->flags & SA_RESTART)) {
+				f->rax = t->lx_nr;
+				f->rip -= 2; /* back onto the `syscall` instruction */
+			} else {
+				f->rax = (uint64_t)-LX_EINTR;
+			}
+		}
+		if (!sig)
+			break;
+		if (handler) {
+			struct lx_siginfo si = { .signo = sig, .code = code };
+			si.u.kill.pid = pid;
+			setup_frame(t, f, sig, &si);
+			break;
+		}
+		if (!ignored(t->proc->lx, sig))
+			force_exit(t->proc, sig);
+	}
+	kunlock();
+}
+
+bool signal_fault(struct thread *t, struct trap_frame *f, uint64_t cr2)
+{
+	int sig;
+	switch (f->vector) {
+	case 0: case 16: case 19: sig = 8; break;  /* SIGFPE */
+	case 6: sig = 4; break;                    /* SIGILL */
+	case 1: case 3: sig = 5; break;            /* SIGTRAP */
+	case 17: sig = 7; break;                   /* SIGBUS */
+	default: sig = LX_SIGSEGV;
+	}
+	struct lx_sigaction *a = &t->proc->lx->act[sig - 1];
+	if (a->handler > SIG_IGN && !(t->sigmask & BIT(sig))) {
+		struct lx_siginfo si = { .signo = sig };
+		si.code = sig == LX_SIGSEGV ? (f->error & 1 ? SEGV_ACCERR : SEGV_MAPERR) : 1;
+		si.u.addr = f->vector == 14 ? cr2 : f->rip;
+		setup_frame(t, f, sig, &si);
+		return true;
+	}
+	/* Blocked, ignored or default: the fault ends the process, as in Linux. */
+	pr_warn("%s (pid %d) killed by signal %d: exception %llu error %#llx at rip %#llx, address %#llx",
+		t->proc->name, t->proc->lx->pid, sig, (unsigned long long)f->vector,
+		(unsigned long long)f->error, (unsigned long long)f->rip, (unsigned long long)cr2);
+	force_exit(t->proc, sig);
+	return true;
+}
+
+void signal_exec_reset(struct thread *t)
+{
+	struct lx_proc *lx = t->proc->lx;
+	for (int i = 0; i < LX_NSIG; i++)
+		if (lx->act[i].handler != SIG_IGN)
+			lx->act[i] = (struct lx_sigaction){ 0 };
+	t->altstack_sp = t->altstack_size = 0;
+}
+
+static uint32_t mxcsr_mask(void)
+{
+	static uint32_t mask;
+	if (!mask) {
+		uint8_t img[512] __attribute__((aligned(16)));
+		memset(img, 0, sizeof(img));
+		__asm__ volatile("fxsave64 %0" : "=m"(img));
+		memcpy(&mask, img + 28, 4);
+		if (!mask)
+			mask = 0xffbf; /* the architectural default */
+	}
+	return mask;
+}
+
+int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f)
+{
+	struct lx_ucontext uc;
+	if (copy_from_user(&uc, (const void *)f->rsp, sizeof(uc)))
+		force_exit(me->proc, LX_SIGSEGV);
+	const uint64_t *g = uc.gregs;
+	/* A forged context must not make the return to user mode fault in the kernel. */
+	if (g[16] >= USER_TOP || g[15] >= USER_TOP)
+		force_exit(me->proc, LX_SIGSEGV);
+	if (uc.fpstate) {
+		if (copy_from_user(me->fpu, (const void *)uc.fpstate, 512))
+			force_exit(me->proc, LX_SIGSEGV);
+		uint32_t mx;
+		memcpy(&mx, me->fpu + 24, 4);
+		mx &= mxcsr_mask();
+		memcpy(me->fpu + 24, &mx, 4);
+		__asm__ volatile("fxrstor64 %0" : : "m"(me->fpu));
+	}
+	f->r8 = g[0], f->r9 = g[1], f->r10 = g[2], f->r11 = g[3], f->r12 = g[4], f->r13 = g[5];
+	f->r14 = g[6], f->r15 = g[7], f->rdi = g[8], f->rsi = g[9], f->rbp = g[10], f->rbx = g[11];
+	f->rdx = g[12], f->rcx = g[14], f->rsp = g[15], f->rip = g[16];
+	const uint64_t user_flags = 0x40dd5; /* CF PF AF ZF SF TF DF OF AC */
+	f->rflags = (f->rflags & ~user_flags) | (g[17] & user_flags) | 0x200;
+	me->sigmask = uc.sigmask & ~UNBLOCKABLE;
+	me->lx_restart = false;
+	return (int64_t)g[13]; /* rax as it was */
+}
+
+int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t uoact, uint64_t size)
+{
+	struct lx_proc *lx = me->proc->lx;
+	if (size != 8 || sig < 1 || sig > LX_NSIG)
+		return -KE_INVAL;
+	struct lx_sigaction *a = &lx->act[sig - 1], n;
+	if (uact && (sig == LX_SIGKILL || sig == LX_SIGSTOP))
+		return -KE_INVAL;
+	if (uact && copy_from_user(&n, (const void *)uact, sizeof(n)))
+		return -KE_FAULT;
+	if (uoact && copy_to_user((void *)uoact, a, sizeof(*a)))
+		return -KE_FAULT;
+	if (uact) {
+		n.mask &= ~UNBLOCKABLE;
+		*a = n;
+		if (ignored(lx, (int)sig)) { /* POSIX: pending instances are discarded */
+			lx->sigpending &= ~BIT(sig);
+			for (uint32_t i = 1; i < MAX_THREADS; i++)
+				if (threads[i].proc == me->proc)
+					threads[i].sigpending &= ~BIT(sig);
+		}
+	}
+	return 0;
+}
+
+int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size)
+{
+	uint64_t set, old = me->sigmask;
+	if (size != 8)
+		return -KE_INVAL;
+	if (uset && copy_from_user(&set, (const void *)uset, 8))
+		return -KE_FAULT;
+	if (uset) {
+		switch (how) {
+		case 0: me->sigmask |= set; break;  /* SIG_BLOCK */
+		case 1: me->sigmask &= ~set; break; /* SIG_UNBLOCK */
+		case 2: me->sigmask = set; break;   /* SIG_SETMASK */
+		default: return -KE_INVAL;
+		}
+		me->sigmask &= ~UNBLOCKABLE;
+	}
+	if (uoset && copy_to_user((void *)uoset, &old, 8))
+		return -KE_FAULT;
+	return 0;
+}
+
+int64_t lx_rt_sigpending(struct thread *me, uint64_t uset, uint64_t size)
+{
+	uint64_t set = me->sigpending | me->proc->lx->sigpending;
+	if (size != 8)
+		return -KE_INVAL;
+	return copy_to_user((void *)uset, &set, 8) ? -KE_FAULT : 0;
+}
+
+int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size)
+{
+	uint64_t set;
+	if (size != 8)
+		return -KE_INVAL;
+	if (copy_from_user(&set, (const void *)uset, 8))
+		return -KE_FAULT;
+	me->saved_mask = me->sigmask;
+	me->has_saved_mask = true;
+	me->sigmask = set & ~UNBLOCKABLE;
+	while (!signal_pending(me) && me->state != T_DEAD)
+		ipc_block(me, B_WAIT, EP_NONE);
+	/* The old mask comes back in the handler frame (setup_frame), or here if the signal
+	 * turned out to need no handler. */
+	if (!signal_pending(me)) {
+		me->sigmask = me->saved_mask;
+		me->has_saved_mask = false;
+	}
+	return -LX_EINTR;
+}
+
+int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss)
+{
+	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } ss, old = { me->altstack_sp, 0, 0, me->altstack_size };
+	uint64_t rsp = me->uframe->rsp;
+	bool on = me->altstack_size && rsp - me->altstack_sp <= me->altstack_size;
+	old.flags = !me->altstack_size ? SS_DISABLE : on ? SS_ONSTACK : 0;
+	if (uss) {
+		if (copy_from_user(&ss, (const void *)uss, sizeof(ss)))
+			return -KE_FAULT;
+		if (on)
+			return -KE_PERM;
+		if (ss.flags & ~(SS_DISABLE | SS_ONSTACK))
+			return -KE_INVAL;
+		if (ss.flags & SS_DISABLE) {
+			me->altstack_sp = me->altstack_size = 0;
+		} else {
+			if (ss.size < MINSIGSTKSZ)
+				return -LX_ENOMEM;
+			me->altstack_sp = ss.sp, me->altstack_size = ss.size;
+		}
+	}
+	if (uoss && copy_to_user((void *)uoss, &old, sizeof(old)))
+		return -KE_FAULT;
+	return 0;
+}
+
+int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_t flags, uint64_t pid,
+		     uint64_t code)
+{
+	struct thread *t = ep_lookup(target);
+	if (!t)
+		return -KE_SRCH;
+	struct proc *p = t->proc;
+	if (p->parent != thread_ep(me) || !p->lx)
+		return -KE_PERM;
+	if (sig < 1 || sig > LX_NSIG || (flags & ~(uint64_t)(LXS_THREAD | LXS_QUERY)))
+		return -KE_INVAL;
+	if (flags & LXS_QUERY) {
+		/* For SIGCHLD the question is whether children are kept as zombies: not when it
+		 * is set to SIG_IGN or has SA_NOCLDWAIT (its default "ignore" keeps them). */
+		const struct lx_sigaction *a = &p->lx->act[sig - 1];
+		if (sig == LX_SIGCHLD)
+			return a->handler == SIG_IGN || (a->flags & SA_NOCLDWAIT);
+		return ignored(p->lx, (int)sig);
+	}
+	return signal_post(p, flags & LXS_THREAD ? t : NULL, (int)sig, (int32_t)pid, (int32_t)code);
+}

@@ -1,0 +1,34 @@
+/* Linux signals: dispositions, masks, posting, and delivery on the way back to user mode
+ * (signal.c). pm decides who gets a signal (kill, SIGCHLD, the terminal's ^C); the kernel
+ * keeps the per-process actions and per-thread masks and builds the handler frames. */
+#pragma once
+#include "proc/proc.h"
+
+#define LX_SIGKILL 9
+#define LX_SIGSEGV 11
+#define LX_SIGCHLD 17
+#define LX_SIGSTOP 19
+
+/* Posts sig to thread t (to_thread) or to any thread of p that does not block it.
+ * Returns 1 if it was discarded because it is ignored, else 0. */
+int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code);
+/* True if t has a pending signal it does not block (a wait it is in should end). */
+bool signal_pending(const struct thread *t);
+/* Before returning to user mode from a system call or interrupt: runs the restart logic of
+ * an interrupted call and delivers one pending signal (builds the handler frame in f, or
+ * ends the process). Takes the kernel lock only when there is something to do. */
+void signal_user_return(struct trap_frame *f);
+/* A user-mode fault of a Linux process: true if a handler frame was set up in f. */
+bool signal_fault(struct thread *t, struct trap_frame *f, uint64_t cr2);
+/* execve: handlers back to default (ignored stay ignored), alternate stack gone. */
+void signal_exec_reset(struct thread *t);
+
+int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t uoact, uint64_t size);
+int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size);
+int64_t lx_rt_sigpending(struct thread *me, uint64_t uset, uint64_t size);
+int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size);
+int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss);
+int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f);
+/* KC_LX_SIGNAL. */
+int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_t flags, uint64_t pid,
+		     uint64_t code);

@@ -1,0 +1,511 @@
+/* Linux-ABI tests of processes, threads and signals, run inside Axolotl under pm (built with
+ * musl-gcc -static like any Linux program). Each check prints LXTEST PASS|FAIL name.
+ *   lxproc threads        8 threads: mutexes, condition variables, joins, TLS, tids
+ *   lxproc signals        handlers, masks, pending, SA_RESETHAND, alternate stack, a
+ *                         caught SIGSEGV, EINTR and SA_RESTART, FPU state kept
+ *   lxproc fork           fork/wait4 statuses, signals to children, SIGCHLD, pipes
+ *                         between processes, groups and sessions, vfork
+ *   lxproc exec N         execve (ELF, #! script, errors) and N fork+exec+wait rounds
+ *                         that must leave free memory where it was
+ *   lxproc true | args A...   helpers the exec tests run */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+static volatile uintptr_t bad_address = 8; /* an unmapped page: a store there faults */
+
+static void check(const char *name, int ok)
+{
+	printf("LXTEST %s %s\n", ok ? "PASS" : "FAIL", name);
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- threads ---- */
+#define NTHREADS 8
+#define ROUNDS 2000
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static long counter, turn;
+static __thread long tls_value;
+static pid_t tids[NTHREADS];
+
+static void *worker(void *arg)
+{
+	long id = (long)arg;
+	tls_value = id * 1000;
+	tids[id] = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < ROUNDS; i++) {
+		pthread_mutex_lock(&mu);
+		counter++;
+		pthread_mutex_unlock(&mu);
+	}
+	/* Take turns in id order through one condition variable: every thread must wake. */
+	pthread_mutex_lock(&mu);
+	while (turn != id)
+		pthread_cond_wait(&cv, &mu);
+	turn++;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	if (tls_value != id * 1000)
+		return (void *)-1;
+	if (id == NTHREADS - 1)
+		pthread_exit((void *)(id + 100));
+	return (void *)(id + 100);
+}
+
+static int mode_threads(void)
+{
+	pthread_t t[NTHREADS];
+	int created = 0;
+	tls_value = -5;
+	for (long i = 0; i < NTHREADS; i++)
+		created += pthread_create(&t[i], NULL, worker, (void *)i) == 0;
+	check("create_8", created == NTHREADS);
+	int joined = 0;
+	for (long i = 0; i < created; i++) {
+		void *ret;
+		joined += pthread_join(t[i], &ret) == 0 && (long)ret == i + 100;
+	}
+	check("join_results", joined == NTHREADS);
+	check("mutex_counter", counter == (long)NTHREADS * ROUNDS);
+	check("condvar_turns", turn == NTHREADS);
+	check("tls_main_untouched", tls_value == -5);
+	int distinct = 1;
+	for (int i = 0; i < NTHREADS; i++)
+		for (int j = 0; j < i; j++)
+			distinct &= tids[i] != tids[j] && tids[i] > 0 && tids[i] != getpid();
+	check("tids_distinct", distinct);
+	check("gettid_main_is_pid", syscall(SYS_gettid) == getpid());
+	/* A timed wait that nobody signals times out. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 50 * 1000000;
+	if (ts.tv_nsec >= 1000000000)
+		ts.tv_sec++, ts.tv_nsec -= 1000000000;
+	pthread_mutex_lock(&mu);
+	double t0 = now_ms();
+	int r = pthread_cond_timedwait(&cv, &mu, &ts);
+	pthread_mutex_unlock(&mu);
+	check("cond_timedwait_times_out", r == ETIMEDOUT && now_ms() - t0 >= 40);
+	/* futex errors: a value that does not match, a misaligned word */
+	int word = 1;
+	errno = 0;
+	check("futex_eagain", syscall(SYS_futex, &word, 0 /* WAIT */, 2, NULL, NULL, 0) == -1 && errno == EAGAIN);
+	errno = 0;
+	check("futex_einval", syscall(SYS_futex, (char *)&word + 1, 1, 1, NULL, NULL, 0) == -1 && errno == EINVAL);
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+/* ---- signals ---- */
+static volatile sig_atomic_t got, got_sig, got_code;
+static volatile pid_t got_pid;
+static volatile uintptr_t handler_sp;
+static sigjmp_buf jump;
+
+static void on_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	got++;
+	got_sig = sig;
+	got_pid = si->si_pid;
+	got_code = si->si_code;
+	volatile double x = 1.5;
+	x = x * x * 3.0; /* the handler uses the FPU too */
+	int local;
+	handler_sp = (uintptr_t)&local;
+}
+
+static void on_plain(int sig)
+{
+	(void)sig;
+	got++;
+}
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(jump, 1);
+}
+
+static pthread_t main_thread;
+static int pipe_w;
+
+static void *poke(void *arg)
+{
+	long what = (long)arg;
+	struct timespec d = { 0, 80 * 1000000 };
+	nanosleep(&d, NULL);
+	pthread_kill(main_thread, SIGUSR1);
+	if (what == 1) { /* and then the data the restarted read waits for */
+		nanosleep(&d, NULL);
+		write(pipe_w, "z", 1);
+	}
+	return NULL;
+}
+
+static void set_handler(int sig, void (*h)(int), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigaction(sig, &sa, NULL);
+}
+
+static int mode_signals(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_info;
+	sa.sa_flags = SA_SIGINFO;
+	check("sigaction", sigaction(SIGUSR1, &sa, NULL) == 0);
+	check("sigaction_read_back", sigaction(SIGUSR1, NULL, &old) == 0 && old.sa_sigaction == on_info);
+	volatile double before = 2.25;
+	raise(SIGUSR1);
+	check("handler_ran", got == 1 && got_sig == SIGUSR1);
+	check("siginfo_pid", got_pid == getpid());
+	check("fpu_kept", before * 2 == 4.5);
+	kill(getpid(), SIGUSR1);
+	check("kill_self", got == 2 && got_code == SI_USER);
+
+	/* Blocked: pending until unblocked. */
+	sigset_t set, pend;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	raise(SIGUSR1);
+	sigpending(&pend);
+	check("blocked_stays_pending", got == 2 && sigismember(&pend, SIGUSR1));
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	check("delivered_on_unblock", got == 3);
+	errno = 0;
+	check("sigprocmask_einval", sigprocmask(99, &set, NULL) == -1 && errno == EINVAL);
+	errno = 0;
+	check("sigaction_sigkill_einval", sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
+
+	/* Ignored, and reset after one delivery. */
+	set_handler(SIGUSR2, SIG_IGN, 0);
+	raise(SIGUSR2);
+	check("ignored", got == 3);
+	got = 0;
+	set_handler(SIGUSR2, on_plain, SA_RESETHAND);
+	raise(SIGUSR2);
+	check("resethand_once", got == 1 && sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler == SIG_DFL);
+
+	/* On an alternate stack. */
+	static char alt[65536];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt), .ss_flags = 0 };
+	check("sigaltstack", sigaltstack(&ss, NULL) == 0);
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	check("ran_on_altstack", handler_sp >= (uintptr_t)alt && handler_sp < (uintptr_t)alt + sizeof(alt));
+
+	/* A fault caught by a handler. */
+	set_handler(SIGSEGV, on_segv, SA_NODEFER);
+	int caught = 0;
+	if (sigsetjmp(jump, 1) == 0)
+		*(volatile int *)bad_address = 1;
+	else
+		caught = 1;
+	check("segv_caught", caught);
+
+	/* EINTR: a nanosleep cut short by a signal from another thread. */
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR1, &sa, NULL);
+	main_thread = pthread_self();
+	pthread_t th;
+	pthread_create(&th, NULL, poke, (void *)0);
+	struct timespec req = { 5, 0 }, rem = { 0, 0 };
+	double t0 = now_ms();
+	errno = 0;
+	int r = nanosleep(&req, &rem);
+	check("nanosleep_eintr", r == -1 && errno == EINTR && now_ms() - t0 < 4000 && rem.tv_sec >= 3);
+	pthread_join(th, NULL);
+
+	/* A read held by vfs: EINTR without SA_RESTART, carried on with it. */
+	int p[2];
+	char c;
+	pipe(p);
+	pipe_w = p[1];
+	pthread_create(&th, NULL, poke, (void *)0);
+	errno = 0;
+	r = (int)read(p[0], &c, 1);
+	check("read_eintr", r == -1 && errno == EINTR);
+	pthread_join(th, NULL);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	got = 0;
+	pthread_create(&th, NULL, poke, (void *)1);
+	r = (int)read(p[0], &c, 1);
+	check("read_restarted", r == 1 && c == 'z' && got == 1);
+	pthread_join(th, NULL);
+
+	/* sigsuspend: waits with the signal unblocked, the old mask back afterwards. */
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	pthread_create(&th, NULL, poke, (void *)0);
+	sigset_t none;
+	sigemptyset(&none);
+	got = 0;
+	r = sigsuspend(&none);
+	sigset_t now;
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	check("sigsuspend", r == -1 && errno == EINTR && got == 1 && sigismember(&now, SIGUSR1));
+	pthread_join(th, NULL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+/* ---- fork ---- */
+static volatile sig_atomic_t chld;
+static void on_chld(int sig)
+{
+	(void)sig;
+	chld++;
+}
+
+static int status_of(pid_t pid)
+{
+	int st = -1;
+	return waitpid(pid, &st, 0) == pid ? st : -1;
+}
+
+static int mode_fork(void)
+{
+	set_handler(SIGCHLD, on_chld, SA_RESTART);
+	pid_t me = getpid();
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(getppid() == me ? 3 : 4);
+	check("fork", pid > 0 && pid != me);
+	int st = status_of(pid);
+	check("wait_exit_status", WIFEXITED(st) && WEXITSTATUS(st) == 3);
+	check("sigchld", chld >= 1);
+	errno = 0;
+	check("echild", waitpid(-1, &st, WNOHANG) == -1 && errno == ECHILD);
+
+	/* Memory is copied: the child's writes stay in the child. */
+	static int shared_var = 7;
+	pid = fork();
+	if (pid == 0) {
+		shared_var = 99;
+		_exit(shared_var == 99 ? 0 : 1);
+	}
+	st = status_of(pid);
+	check("memory_copied", WIFEXITED(st) && WEXITSTATUS(st) == 0 && shared_var == 7);
+
+	/* Killed by a signal; a fault; WNOHANG while it runs. */
+	pid = fork();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	check("wnohang_running", waitpid(pid, &st, WNOHANG) == 0);
+	check("kill_child", kill(pid, SIGTERM) == 0);
+	st = status_of(pid);
+	check("status_signaled", WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	pid = fork();
+	if (pid == 0)
+		*(volatile int *)bad_address = 1;
+	st = status_of(pid);
+	check("status_segv_core", WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV && WCOREDUMP(st));
+	pid = fork();
+	if (pid == 0) {
+		int q[2];
+		pipe(q);
+		close(q[0]);
+		write(q[1], "x", 1); /* SIGPIPE: the default action ends us */
+		_exit(0);
+	}
+	st = status_of(pid);
+	check("status_sigpipe", WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
+
+	/* A pipe between parent and child, the parent blocking in read. */
+	int p[2];
+	pipe(p);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		struct timespec d = { 0, 50 * 1000000 };
+		nanosleep(&d, NULL);
+		const char *msg = "through the pipe";
+		write(p[1], msg, strlen(msg));
+		_exit(0);
+	}
+	close(p[1]);
+	char buf[64] = { 0 };
+	size_t n = 0;
+	for (ssize_t k; (k = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+		n += (size_t)k;
+	close(p[0]);
+	check("pipe_between_processes", n == 16 && !strcmp(buf, "through the pipe"));
+	status_of(pid);
+
+	/* Groups and sessions. */
+	pid = fork();
+	if (pid == 0) {
+		int ok = getpgrp() == getpgid(0) && setpgid(0, 0) == 0 && getpgrp() == getpid();
+		ok = ok && setsid() == -1 && errno == EPERM; /* a group leader cannot */
+		_exit(ok ? 0 : 1);
+	}
+	st = status_of(pid);
+	check("setpgid_in_child", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(setsid() == getpid() && getsid(0) == getpid() ? 0 : 1);
+	st = status_of(pid);
+	check("setsid", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* kill of a process group */
+	pid_t a = fork();
+	if (a == 0) {
+		setpgid(0, 0);
+		for (;;)
+			pause();
+	}
+	setpgid(a, a);
+	pid_t b = fork();
+	if (b == 0) {
+		setpgid(0, a);
+		for (;;)
+			pause();
+	}
+	setpgid(b, a);
+	struct timespec d = { 0, 30 * 1000000 };
+	nanosleep(&d, NULL);
+	check("kill_group", kill(-a, SIGKILL) == 0);
+	int sa_ = status_of(a), sb = status_of(b);
+	check("group_killed", WIFSIGNALED(sa_) && WTERMSIG(sa_) == SIGKILL && WIFSIGNALED(sb) && WTERMSIG(sb) == SIGKILL);
+	errno = 0;
+	check("kill_esrch", kill(999999, 0) == -1 && errno == ESRCH);
+
+	/* vfork: the parent waits until the child ends. */
+	volatile int order = 0;
+	pid = vfork();
+	if (pid == 0)
+		_exit(5);
+	order = 1;
+	st = status_of(pid);
+	check("vfork", order == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+/* ---- exec ---- */
+static long free_pages(void)
+{
+	struct sysinfo si;
+	sysinfo(&si);
+	return (long)(si.freeram * si.mem_unit / 4096);
+}
+
+static int run_wait(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return status_of(pid);
+}
+
+static int mode_exec(int rounds)
+{
+	char *argv_true[] = { "/bin/lxproc", "true", NULL };
+	int st = run_wait(argv_true);
+	check("exec_elf", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a script with an interpreter line and an argument */
+	int fd = open("/tmp/script.sh", O_CREAT | O_WRONLY | O_TRUNC, 0755);
+	const char *text = "#!/bin/lxproc args one\nignored\n";
+	write(fd, text, strlen(text));
+	close(fd);
+	char *argv_script[] = { "/tmp/script.sh", "two", NULL };
+	st = run_wait(argv_script);
+	check("exec_script", WIFEXITED(st) && WEXITSTATUS(st) == 42);
+	errno = 0;
+	check("exec_enoent", execl("/nonexistent", "x", (char *)NULL) == -1 && errno == ENOENT);
+	fd = open("/tmp/noexec", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	write(fd, "data", 4);
+	close(fd);
+	errno = 0;
+	check("exec_eacces", execl("/tmp/noexec", "x", (char *)NULL) == -1 && errno == EACCES);
+	fd = open("/tmp/garbage", O_CREAT | O_WRONLY | O_TRUNC, 0755);
+	write(fd, "garbage, not an ELF file", 24);
+	close(fd);
+	errno = 0;
+	check("exec_enoexec", execl("/tmp/garbage", "x", (char *)NULL) == -1 && errno == ENOEXEC);
+	errno = 0;
+	check("exec_efault", syscall(SYS_execve, (char *)1, argv_true, NULL) == -1 && errno == EFAULT);
+	/* close-on-exec: the child sees fd 5 closed */
+	int cfd = open("/tmp/noexec", O_RDONLY | O_CLOEXEC);
+	dup2(cfd, 5);
+	fcntl(5, F_SETFD, FD_CLOEXEC);
+	char *argv_fd[] = { "/bin/lxproc", "fdclosed", NULL };
+	st = run_wait(argv_fd);
+	check("cloexec_closed", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(cfd), close(5);
+
+	/* Rounds of fork+exec+wait leave free memory where it was. */
+	for (int i = 0; i < 5; i++)
+		run_wait(argv_true); /* caches and heaps reach their size */
+	long before = free_pages();
+	int ok = 0;
+	for (int i = 0; i < rounds; i++) {
+		st = run_wait(argv_true);
+		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	long after = free_pages();
+	printf("LXTEST exec: %d rounds, %d ok, free pages %ld -> %ld\n", rounds, ok, before, after);
+	check("exec_rounds", ok == rounds);
+	check("exec_no_leak", after >= before - 4);
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (!strcmp(mode, "true"))
+		return 0;
+	if (!strcmp(mode, "args")) /* run as "#!/bin/lxproc args one" with "two": */
+		return argc == 5 && !strcmp(argv[2], "one") && !strcmp(argv[3], "/tmp/script.sh") &&
+				       !strcmp(argv[4], "two")
+			       ? 42
+			       : 1;
+	if (!strcmp(mode, "fdclosed"))
+		return fcntl(5, F_GETFD) == -1 && errno == EBADF ? 0 : 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "threads"))
+		return mode_threads();
+	if (!strcmp(mode, "signals"))
+		return mode_signals();
+	if (!strcmp(mode, "fork"))
+		return mode_fork();
+	if (!strcmp(mode, "exec"))
+		return mode_exec(argc > 2 ? atoi(argv[2]) : 200);
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]\n");
+	return 2;
+}

@@ -1,0 +1,39 @@
+"""Processes, threads and signals of the POSIX personality (issue 5): the kernel's Linux
+process mechanism (fork/clone/execve, signals, futexes) with pm's policy, exercised by
+tests/linux/lxproc.c inside Axolotl under TCG."""
+import re
+
+from conftest import boot
+from test_rs import write_conf
+
+
+def run_lxproc(conf_name, modes, extra_modules=(), timeout=300):
+    """Boots vfs and one pm per lxproc mode; returns the output once all have ended and
+    the LXTEST results {check: PASS|FAIL}."""
+    conf = "service vfs kcalls=vcopy\n" + "".join(
+        'service pm%d binary=pm kcalls=vcopy args="run=%s" restart=never\n' % (i, m) for i, m in enumerate(modes))
+    write_conf(conf_name, conf)
+    n = len(modes)
+    r = boot("", smp=2, modules=("rs conf=" + conf_name, conf_name, "vfs", "initrd.cpio", "pm", "lxproc",
+                                 "lxstart") + tuple(extra_modules),
+             timeout=timeout,
+             until=r"(?s)(?:(?:exited with status|killed by signal) \d+\n.*?){%d}(?:exited with status|killed by signal) \d+\n" % (n - 1))
+    results = {}
+    for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", r.output, re.M):
+        results[name] = "FAIL" if results.get(name) == "FAIL" else status
+    return r.output, results
+
+
+def test_threads_mutexes_condvars_futexes():
+    out, results = run_lxproc("lxthreads.conf", ["lxproc threads"])
+    tail = out[-3000:]
+    assert results.get("mutex_counter") == "PASS" and results.get("condvar_turns") == "PASS", tail
+    assert len(results) == 10 and set(results.values()) == {"PASS"}, results
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
+def test_signals_handlers_masks_eintr_restart():
+    out, results = run_lxproc("lxsignals.conf", ["lxproc signals"])
+    tail = out[-3000:]
+    assert len(results) == 22 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail

@@ -1,19 +1,25 @@
 # Shared helpers for the port recipes (apps/ports/*/build.sh); sourced, not run.
 #
-#   fetch_source PKG VERSION   Debian source package PKG, version VERSION if the archive still
-#                              serves it (else its current one, with a warning), downloaded
-#                              into build/ports/src/PKG and unpacked there with the Debian
-#                              patches applied, once. Sets SRC_DIR and SRC_VERSION.
-#   fresh_copy DIR             copies SRC_DIR to DIR (removed first): every build starts clean.
+#   fetch_source PKG VERSION   downloads Debian source package PKG into build/ports/src/PKG,
+#                              once: version VERSION if the archive still serves it, else its
+#                              current one, with a warning. Sets SRC_DSC and SRC_VERSION.
+#   work_dir APP               sets W=build/ports/work/APP, empty, and removes it when the
+#                              recipe ends (PORTS_KEEP_WORK=1 keeps it; see below).
+#   unpack DIR                 unpacks the fetched package into DIR with the Debian patches.
 #   kernel_headers DIR         copies the host's Linux UAPI headers into DIR, for musl-gcc
 #                              (whose include path has none): pass -isystem DIR.
-#   install_out APP FILE...    copies finished files (or directories) into build/ports/out/APP, last, so that a
-#                              failed build leaves no output that looks up to date.
+#   install_out APP FILE...    copies finished files (or directories) into build/ports/out/APP,
+#                              last, so that a failed build leaves no output that looks done.
+#
+# Why the unpacked trees do not stay under build/: the top-level Makefile includes every
+# file matching build/**/*.d (its dependency files), and these trees hold such names
+# (init.d and conf.d directories, memcached's dtrace script memcached_dtrace.d). So only the
+# downloads (build/ports/src), the outputs (build/ports/out) and the logs stay.
 
 set -euo pipefail
 
 PORTS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PORTS_DIR=$PORTS_TOP/build/ports
+PORTS_DIR=${PORTS_DIR:-$PORTS_TOP/build/ports}
 PORTS_SRC=$PORTS_DIR/src
 PORTS_WORK=$PORTS_DIR/work
 PORTS_OUT=$PORTS_DIR/out
@@ -25,38 +31,48 @@ step() { echo "==> $*"; }
 fetch_source() {
 	local pkg=$1 pinned=$2
 	local dir=$PORTS_SRC/$pkg
-	local stamp=$dir/.unpacked
+	local stamp=$dir/.fetched
 	if [ ! -f "$stamp" ]; then
 		step "fetching Debian source package $pkg (expected version $pinned)"
 		rm -rf "$dir"
-		mkdir -p "$dir/dl"
-		# The download is done in dl/, and an archive that has moved on (it keeps only the
-		# newest version of a suite) gets the current version, with a warning.
-		if ! (cd "$dir/dl" && apt-get source --download-only -q "$pkg=$pinned"); then
+		mkdir -p "$dir"
+		# An archive that has moved on (it serves only the newest version of a suite) gets
+		# the current version, with a warning.
+		if ! (cd "$dir" && apt-get source --download-only -q "$pkg=$pinned"); then
 			warn "$pkg $pinned is not served any more; taking the archive's current version"
-			(cd "$dir/dl" && apt-get source --download-only -q "$pkg")
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			(cd "$dir" && apt-get source --download-only -q "$pkg")
 		fi
 		local dsc
-		dsc=$(find "$dir/dl" -maxdepth 1 -name "${pkg}_*.dsc" | sort | tail -n 1)
+		dsc=$(find "$dir" -maxdepth 1 -name "${pkg}_*.dsc" | sort | tail -n 1)
 		[ -n "$dsc" ] || { echo "no .dsc for $pkg downloaded" >&2; return 1; }
-		local version
-		version=$(sed -n 's/^Version: //p' "$dsc" | head -n 1)
-		step "unpacking $pkg $version with the Debian patches"
-		dpkg-source -x "$dsc" "$dir/tree"
-		echo "$version" > "$stamp"
+		basename "$dsc" > "$stamp"
 	fi
-	SRC_DIR=$dir/tree
-	SRC_VERSION=$(cat "$stamp")
+	SRC_DSC=$dir/$(cat "$stamp")
+	SRC_VERSION=$(sed -n 's/^Version: //p' "$SRC_DSC" | head -n 1)
 	if [ "$SRC_VERSION" != "$pinned" ]; then
 		warn "$pkg: building Debian version $SRC_VERSION, the recipe was written for $pinned"
 	fi
-	step "$pkg source: $SRC_DIR (Debian $SRC_VERSION)"
+	step "$pkg: Debian $SRC_VERSION ($SRC_DSC)"
 }
 
-fresh_copy() {
+work_dir() {
+	W=$PORTS_WORK/$1
+	rm -rf "$W"
+	mkdir -p "$W"
+	if [ "${PORTS_KEEP_WORK:-}" != 1 ]; then
+		# shellcheck disable=SC2064
+		trap "rm -rf '$W'" EXIT
+	else
+		warn "keeping $W: remove it before running make (it holds *.d files)"
+	fi
+}
+
+unpack() {
+	step "unpacking $(basename "$SRC_DSC") with the Debian patches"
 	rm -rf "$1"
-	mkdir -p "$(dirname "$1")"
-	cp -a "$SRC_DIR" "$1"
+	dpkg-source -x "$SRC_DSC" "$1"
 }
 
 kernel_headers() {

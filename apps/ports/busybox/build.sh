@@ -5,8 +5,8 @@
 source "$(dirname "$0")/../lib.sh"
 
 fetch_source busybox 1:1.35.0-4+deb12u1
-W=$PORTS_WORK/busybox
-fresh_copy "$W/src"
+work_dir busybox
+unpack "$W/src"
 kernel_headers "$W/kinc"
 cd "$W/src"
 

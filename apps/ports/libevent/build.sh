@@ -4,9 +4,8 @@
 source "$(dirname "$0")/../lib.sh"
 
 fetch_source libevent 2.1.12-stable-8+deb12u1
-W=$PORTS_WORK/libevent
-fresh_copy "$W/src"
-rm -rf "$W/inst"
+work_dir libevent
+unpack "$W/src"
 cd "$W/src"
 
 # The Debian patches touch the build files: regenerate them.

@@ -10,8 +10,8 @@ MODULES="mod_access mod_accesslog mod_alias mod_dirlisting mod_indexfile mod_red
 mod_setenv mod_staticfile mod_status"
 
 fetch_source lighttpd 1.4.69-1
-W=$PORTS_WORK/lighttpd
-fresh_copy "$W/src"
+work_dir lighttpd
+unpack "$W/src"
 cd "$W/src"
 
 # musl has no <sys/queue.h> (used by the bundled ls-hpack): take glibc's, which includes

@@ -7,8 +7,8 @@ LIBEVENT=$PORTS_OUT/libevent
 [ -f "$LIBEVENT/lib/libevent.a" ] || { echo "libevent is not built (apps/ports/libevent)" >&2; exit 1; }
 
 fetch_source memcached 1.6.18-1+deb12u1
-W=$PORTS_WORK/memcached
-fresh_copy "$W/src"
+work_dir memcached
+unpack "$W/src"
 cd "$W/src"
 
 # The Debian patches touch configure.ac and Makefile.am: regenerate the build files.

@@ -53,7 +53,9 @@ class Tree:
             if mode & 0o170000 == S_IFDIR and have[0] & 0o170000 == S_IFDIR:
                 self.entries[name] = (mode, data)
                 return
-            sys.exit("mkcpio: /%s given twice (again by %s)" % (name, origin))
+            kind = {S_IFDIR: "directory", S_IFREG: "file", S_IFLNK: "symlink"}
+            sys.exit("mkcpio: /%s given twice: a %s (by %s) where there is already a %s"
+                     % (name, kind[mode & 0o170000], origin, kind[have[0] & 0o170000]))
         self.entries[name] = (mode, data)
 
     def write(self, output):

@@ -12,9 +12,10 @@ cd "$W/src"
 step "autoreconf"
 autoreconf -fi
 
-# iperf links with plain g++ (no libtool), so -static reaches the linker.
+# iperf links with plain g++ (no libtool), so -static reaches the linker. No build id: it
+# hashes the unstripped binary, whose debugging information names the build directory.
 step "configuring (gcc/g++, glibc, static)"
-./configure LDFLAGS=-static
+./configure LDFLAGS="-static -Wl,--build-id=none"
 
 step "building (-j$JOBS)"
 make -j"$JOBS"

@@ -42,7 +42,9 @@ for opt in STATIC ASH ASH_JOB_CONTROL FEATURE_EDITING SH_IS_ASH; do
 done
 
 step "building with musl-gcc (-j$JOBS)"
-make -j"$JOBS" CC=musl-gcc EXTRA_CFLAGS="-isystem $W/kinc" busybox
+# The banner says what was built: "BusyBox v1.35.0 (Debian 1:1.35.0-4+deb12u1, Axolotl port)".
+make -j"$JOBS" CC=musl-gcc EXTRA_CFLAGS="-isystem $W/kinc" \
+	BB_EXTRA_VERSION="Debian $SRC_VERSION, Axolotl port" busybox
 strip busybox
 
 # One symlink per applet, to /bin/busybox (paths as busybox itself lists them).

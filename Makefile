@@ -145,9 +145,10 @@ $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
-$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs)
+include apps/ports/ports.mk
+$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS)
 	@mkdir -p $(dir $@)
-	tools/mkcpio.py rootfs $@
+	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS)
 USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
 
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.

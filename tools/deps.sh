@@ -6,6 +6,9 @@ set -eu
 
 PKGS="gcc binutils make grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools
 qemu-system-x86 ovmf python3 python3-pytest dpkg-dev musl-tools linux-libc-dev"
+# The application ports (apps/ports): autotools for the recipes that regenerate their build
+# files, g++ and glibc's static libraries for iperf, glibc's <sys/queue.h> for lighttpd.
+PKGS="$PKGS autoconf automake libtool g++ libc6-dev"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then
@@ -29,11 +32,14 @@ if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sou
 		grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
 			$SUDO tee /etc/apt/sources.list.d/axolotl-deb-src.list >/dev/null
 	fi
-	need_update=1
+	need_update="enabling deb-src"
+elif [ -z "$(apt-cache showsrc busybox 2>/dev/null | head -n 1)" ]; then
+	# deb-src is configured but its package lists were never fetched.
+	need_update="fetching the deb-src lists"
 fi
 
 if [ -n "$missing" ] || [ -n "$need_update" ]; then
-	echo "deps: installing:${missing:- (none)}${need_update:+; enabling deb-src}" >&2
+	echo "deps: installing:${missing:- (none)}${need_update:+; $need_update}" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get update -qq
 	if [ -n "$missing" ]; then

@@ -146,9 +146,11 @@ $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
 include apps/ports/ports.mk
-$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS)
+# Our own Linux test programs go in too, so tests can execve them from the file system.
+INITRD_TESTS := $(B)/user/lxproc
+$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS)
 	@mkdir -p $(dir $@)
-	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS)
+	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t))
 USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
 
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
@@ -232,4 +234,4 @@ kbench: deps
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path $(B)/ports -prune -o -name '*.d' -print 2>/dev/null)

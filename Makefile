@@ -188,8 +188,10 @@ UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
-LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c
-LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/vfs/ramfs.h servers/vfs/vfs_alloc.h servers/console/lineed.h
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c \
+	servers/vfs/ldisc.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/vfs/ramfs.h servers/vfs/vfs_alloc.h servers/console/lineed.h \
+	servers/vfs/ldisc.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 

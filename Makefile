@@ -109,7 +109,7 @@ $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 $(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
 CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
-	$(B)/user/console_service_cmd.o
+	$(B)/user/console_service_cmd.o $(B)/user/console_term.o
 $(B)/user/console_%.o: servers/console/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
@@ -133,7 +133,8 @@ $(B)/user/pm: $(PM_OBJS) $(URT_OBJS)
 USER_PROGS += $(B)/user/pm
 
 # vfs: the file server, and its initrd (a cpio of rootfs/).
-VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o
+VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o \
+	$(B)/user/vfs_tty.o $(B)/user/vfs_ldisc.o
 $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@

@@ -68,7 +68,6 @@
 
 static char iobuf[65536];
 
-
 static bool readable(const struct ofile *f) { return (f->flags & O_ACCMODE) != O_WRONLY; }
 static bool writable(const struct ofile *f) { return (f->flags & O_ACCMODE) != 0; }
 static uint32_t kind(const struct rnode *n) { return n->mode & S_IFMT_; }

@@ -238,6 +238,11 @@ uint32_t tty_poll(struct ofile *f)
 
 uint64_t tty_timer(void)
 {
+	bool timing = false;
+	for (int i = 0; i < MAX_TIMED; i++)
+		timing |= timed[i].ep && timed[i].deadline;
+	if (!timing && !pending_sigs)
+		return 0; /* the usual case: no clock read on every turn of the loop */
 	uint64_t now = ax_time_ns(), next = 0;
 	if (pending_sigs) {
 		for (int s = 1; s < 32; s++)

@@ -31,10 +31,14 @@ def test_linux_program_reads_the_serial_terminal():
         (r"LXTTY READY eof$", "partial\x04\x04"),
         (r"LXTTY READY fionread$", "abc\r"),
         (r"LXTTY READY raw$", "xyz"),
+        (r"LXTTY READY vmin2$", "pq"),
+        (r"LXTTY READY interbyte$", "ab"),
         (r"LXTTY READY signals$", "lost\x03"),
         (r"upmsig: PM_SIGNAL to -\d+ signal 2$", "\x1c"),
         (r"upmsig: PM_SIGNAL to -\d+ signal 3$", "\x1a"),
         (r"upmsig: PM_SIGNAL to -\d+ signal 20$", "after\r"),
+        (r"LXTTY READY restart$", "\x1dservice kill console\r"),
+        (r"console: terminal attached", "again\r"),
         (r"LXTTY DONE", "\x1d"),
         (r"console: monitor \(Ctrl-\] returns to the terminal\)$", "service list\r"),
         (r"^lxpm ", "\x1d"),
@@ -45,7 +49,7 @@ def test_linux_program_reads_the_serial_terminal():
     tail = out[-4000:]
     assert "console: terminal attached: typing goes to it" in out, tail
     results = dict((name, status) for status, name in re.findall(r"^LXTTY (PASS|FAIL) (\w+)$", out, re.M))
-    assert len(results) == 35 and set(results.values()) == {"PASS"}, results
+    assert len(results) == 38 and set(results.values()) == {"PASS"}, results
     assert "LXTTY DONE 0 failures" in out, tail
 
     # the echo on the serial line: erasing with BS SP BS, ^U erasing the line, ^W the word,
@@ -68,6 +72,11 @@ def test_linux_program_reads_the_serial_terminal():
     after = out[out.index("LXTTY READY signals"):]
     for echo in ("^C", "^\\", "^Z"):
         assert echo in after, after
+
+    # the console killed from its own monitor comes back and attaches to the terminal again
+    restart = out[out.index("LXTTY READY restart"):]
+    assert re.search(r"rs: started console as \S+ \(restarts 1\)", restart), restart
+    assert restart.count("console: terminal attached") == 1, restart
 
     # Ctrl-] reaches the monitor, which still runs commands, and returns
     mon = out[out.index("console: monitor (Ctrl-]"):]

@@ -109,7 +109,7 @@ $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 $(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
 CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
-	$(B)/user/console_service_cmd.o
+	$(B)/user/console_service_cmd.o $(B)/user/console_term.o
 $(B)/user/console_%.o: servers/console/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
@@ -139,7 +139,8 @@ $(B)/user/lxstart: servers/pm/lxstart.c
 USER_PROGS += $(B)/user/lxstart
 
 # vfs: the file server, and its initrd (a cpio of rootfs/).
-VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o
+VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o \
+	$(B)/user/vfs_tty.o $(B)/user/vfs_ldisc.o
 $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
@@ -197,8 +198,10 @@ UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
 CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
-LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c
-LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/vfs/ramfs.h servers/vfs/vfs_alloc.h servers/console/lineed.h
+LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c \
+	servers/vfs/ldisc.c
+LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_proto.h servers/vfs/ramfs.h servers/vfs/vfs_alloc.h servers/console/lineed.h \
+	servers/vfs/ldisc.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
 

@@ -13,7 +13,8 @@ static const char help_text[] = "commands:\n"
 	"  service restart NAME        stop a service and start it again at once\n"
 	"  service update NAME BINARY  live-update a service to another boot module\n"
 	"  service inject NAME WORD    inject a fault: crash, hang, or the service's own\n"
-	"keys: Backspace/DEL erase a character, Ctrl-U the line, Ctrl-C abandons it\n";
+	"keys: Backspace/DEL erase a character, Ctrl-U the line, Ctrl-C abandons it; Ctrl-] goes to the\n"
+	"  terminal of Linux programs and back, when vfs has one\n";
 
 static int help(int argc, char **argv)
 {

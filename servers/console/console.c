@@ -1,6 +1,7 @@
 /* console: the serial console. Owns input on COM1 (the kernel keeps writing output there
- * itself, by polling), edits what is typed into lines and runs them as commands (help, the
- * service command). See servers/console/README.md.
+ * itself, by polling). Typed bytes go to the monitor, which edits them into lines and runs
+ * them as commands (help, the service command), or, once vfs has published its terminal,
+ * to that terminal (term.c); Ctrl-] switches between the two. See servers/console/README.md.
  *   console               started by rs: ioports=0x3f8-0x3ff irq=4 control */
 #include "axrt.h"
 #include "evloop.h"
@@ -8,6 +9,8 @@
 #include "ioport.h"
 #include "lineed.h"
 #include "commands.h"
+#include "term.h"
+#include "ds_client.h"
 
 #define COM1 0x3f8
 #define UART_RBR 0 /* receive buffer (read) */
@@ -20,8 +23,12 @@
 #define IRQ_BIT (1ull << 0)
 #define POLL_NS 20000000ull /* without the IRQ: look at the UART every 20 ms */
 #define DRAIN_MAX 4096 /* bytes per turn at most, so a babbling line cannot starve the loop */
+#define RETRY_NS 10000000ull /* the terminal's channel was full: push again in 10 ms */
+#define HOTKEY 0x1d /* Ctrl-]: between the terminal and the monitor */
 
 static struct lineed ed;
+static bool to_terminal;     /* typed bytes go to vfs's terminal, not the monitor */
+static uint64_t idle_wait_ns; /* the event loop's sleep with nothing queued: 0, or POLL_NS */
 
 /* Echo is collected and written once per batch of input, not once per byte. */
 static char echo_buf[256];
@@ -41,8 +48,35 @@ static void prompt(void)
 	ax_write("axolotl> ", 9);
 }
 
+static void to_monitor(const char *why)
+{
+	flush();
+	to_terminal = false;
+	le_init(&ed, echo, NULL);
+	ax_printf("\nconsole: %s\n", why);
+	prompt();
+}
+
+static void to_tty(const char *why)
+{
+	flush();
+	to_terminal = true;
+	ax_printf("\nconsole: %s\n", why);
+}
+
 static void feed(uint8_t c)
 {
+	if (c == HOTKEY && term_attached()) {
+		if (to_terminal)
+			to_monitor("monitor (Ctrl-] returns to the terminal)");
+		else
+			to_tty("terminal (Ctrl-] for the monitor)");
+		return;
+	}
+	if (to_terminal) {
+		term_put(c);
+		return;
+	}
 	switch (le_feed(&ed, c)) {
 	case LE_LINE:
 		flush();
@@ -61,6 +95,14 @@ static void feed(uint8_t c)
 	}
 }
 
+/* Hands the bytes queued for the terminal to vfs; back to the monitor if vfs is gone. */
+static void push(struct ax_evloop *l)
+{
+	if (!term_push() && to_terminal)
+		to_monitor("the terminal is gone (vfs ended): monitor");
+	l->wait_ns = term_pending() ? RETRY_NS : idle_wait_ns;
+}
+
 /* Reads every byte the UART holds; true if there was any. */
 static bool drain(void)
 {
@@ -74,29 +116,47 @@ static bool drain(void)
 	return n > 0;
 }
 
-static void on_notify(struct ax_evloop *l, uint64_t bits)
+/* ds changed something we watch: vfs's terminal appeared. */
+static void ds_changes(void)
 {
-	(void)l;
-	if (!(bits & IRQ_BIT))
-		return;
-	drain();
-	kcall1(KC_IRQ_UNMASK, IRQ);
-	/* A byte that arrived after the last look but before the unmask raised the UART's line
-	 * while it was masked; that edge may be gone, and the line stays up until RBR is read,
-	 * so no new one comes. Look once more: reading it lets the next byte interrupt. */
-	drain();
+	char label[DS_NAME_LEN], key[DS_NAME_LEN];
+	bool news = false;
+	while (dsc_check(label, key) == 0)
+		news = true;
+	if (news && term_changed())
+		to_tty("terminal attached: typing goes to it (Ctrl-] switches to the monitor and back)");
 }
 
-static bool poll_uart(struct ax_evloop *l)
+static void on_notify(struct ax_evloop *l, uint64_t bits)
 {
-	(void)l;
-	return drain();
+	if (bits & DS_NOTIFY_BIT)
+		ds_changes();
+	if (bits & IRQ_BIT) {
+		drain();
+		kcall1(KC_IRQ_UNMASK, IRQ);
+		/* A byte that arrived after the last look but before the unmask raised the UART's
+		 * line while it was masked; that edge may be gone, and the line stays up until RBR
+		 * is read, so no new one comes. Look once more: reading it lets the next byte
+		 * interrupt. */
+		drain();
+	}
+	push(l);
+}
+
+/* Each turn of the loop: the UART when there is no IRQ, and what the terminal's channel
+ * could not take before. */
+static bool poll(struct ax_evloop *l)
+{
+	bool r = idle_wait_ns && drain();
+	if (r || term_pending())
+		push(l);
+	return r;
 }
 
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv); /* heartbeats for rs */
-	struct ax_evloop l = { .on_notify = on_notify };
+	struct ax_evloop l = { .on_notify = on_notify, .poll = poll };
 	le_init(&ed, echo, NULL);
 	if (ax_inb(COM1 + UART_LSR) == LSR_NONE) {
 		/* Nothing to read from; stay up (answering rs) rather than crash-loop. */
@@ -107,14 +167,17 @@ int main(int argc, char **argv)
 	int64_t r = kcall2(KC_IRQ_BIND, IRQ, IRQ_BIT);
 	if (r < 0) {
 		ax_printf("console: IRQ %d not available (error %lld), polling every 20 ms\n", IRQ, (long long)r);
-		l.poll = poll_uart;
-		l.wait_ns = POLL_NS;
+		l.wait_ns = idle_wait_ns = POLL_NS;
 	} else {
 		/* Only the received-data interrupt: the kernel writes with them off and polls. */
 		ax_outb(COM1 + UART_IER, IER_RX);
 	}
+	/* vfs's terminal, when there is one: ds tells us when it appears. */
+	bool watching = term_watch() == 0;
 	ax_printf("console: ready\n");
 	prompt();
+	if (watching)
+		ds_changes(); /* what ds holds already counts (it notifies only of later changes) */
 	if (r == 0)
 		on_notify(&l, IRQ_BIT); /* whatever was typed before we were listening */
 	r = ax_evloop_run(&l);

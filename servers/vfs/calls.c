@@ -3,6 +3,7 @@
 #include "vfs.h"
 #include "heap.h"
 #include "vfs_proto.h"
+#include "tty.h"
 
 #define NR_READ 0
 #define NR_WRITE 1
@@ -66,11 +67,6 @@
 #define IOV_MAX 1024
 
 static char iobuf[65536];
-
-/* Console output is gathered per call, so one write or writev (up to 4 KiB) reaches the
- * console in one piece, not interleaved with other output. */
-static char con_buf[4096];
-static struct ax_outbuf con = { con_buf, sizeof(con_buf), 0 };
 
 static bool readable(const struct ofile *f) { return (f->flags & O_ACCMODE) != O_WRONLY; }
 static bool writable(const struct ofile *f) { return (f->flags & O_ACCMODE) != 0; }
@@ -229,15 +225,13 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 	if (kind(n) == S_IFCHR_) {
 		if (pos != &f->off)
 			return -E_SPIPE;
+		if (n->dev == DEV_CONSOLE)
+			return write ? tty_write(c, f, ubuf, len) : tty_read(c, f, ubuf, len);
 		if (!write && n->dev != DEV_ZERO)
-			return 0; /* console input is not here yet; null is empty */
+			return 0; /* null is empty */
 		for (uint64_t done = 0; done < len;) {
 			uint64_t k = len - done < sizeof(iobuf) ? len - done : sizeof(iobuf);
-			if (write && n->dev == DEV_CONSOLE) {
-				if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, iobuf, k) < 0)
-					return done ? (int64_t)done : -E_FAULT;
-				ax_out_put(&con, iobuf, k);
-			} else if (!write) {
+			if (!write) {
 				memset(iobuf, 0, k);
 				if (ax_vcopy(EP_NONE, iobuf, c->ep, (void *)(ubuf + done), k) < 0)
 					return done ? (int64_t)done : -E_FAULT;
@@ -491,7 +485,7 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6]);
 int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6])
 {
 	int64_t r = call(c, nr, a);
-	ax_out_flush(&con);
+	tty_flush(); /* a call's console output reaches the console in one piece (up to 4 KiB) */
 	return r;
 }
 
@@ -582,7 +576,11 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 			return -E_INVAL;
 		return ramfs_truncate(f->node, a[1]);
 	case NR_IOCTL:
-		return f ? -E_NOTTY : -E_BADF; /* no terminals yet */
+		if (!f)
+			return -E_BADF;
+		if (kind(f->node) == S_IFCHR_ && f->node->dev == DEV_CONSOLE)
+			return tty_ioctl(c, f, a[1], a[2]);
+		return -E_NOTTY;
 	case NR_DUP:
 		return f ? new_fd(c, f, 0, false) : -E_BADF;
 	case NR_DUP2:

@@ -6,6 +6,8 @@
 #include "service.h"
 #include "evloop.h"
 #include "heap.h"
+#include "tty.h"
+#include "tty_proto.h"
 
 #define MAX_CLIENTS 64
 
@@ -69,8 +71,23 @@ static void retry_waiters(void)
 	}
 }
 
+void vfs_kick(void) { retry_waiters(); }
+
+/* A signal came for a thread whose call we hold (KMSG_LINUX_CANCEL): it gets -ERESTARTSYS
+ * now, and the kernel makes that EINTR or restarts the call. */
+static void cancel(endpoint_t thread)
+{
+	for (int i = 0; i < MAX_WAITERS; i++)
+		if (waiters[i].ep == thread) {
+			answer(thread, -LX_ERESTARTSYS);
+			waiters[i].ep = 0;
+		}
+	tty_cancel(thread);
+}
+
 static void forget(endpoint_t ep)
 {
+	tty_cancel(ep);
 	for (int i = 0; i < MAX_WAITERS; i++)
 		if (waiters[i].ep == ep)
 			waiters[i].ep = 0;
@@ -104,6 +121,8 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		answer(from, r);
 		return;
 	}
+	if (tty_message(m))
+		return;
 	if ((m->type & 0xffff0000u) != KMSG_LINUX)
 		return;
 	struct client *c = client_of(from);
@@ -123,6 +142,27 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	}
 	answer(from, r);
 	retry_waiters();
+}
+
+static void on_report(struct ax_evloop *l, const struct kmsg *m)
+{
+	(void)l;
+	if (m->type == KMSG_LINUX_CANCEL)
+		cancel((endpoint_t)m->w[0]);
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (bits & TTY_INPUT_BIT)
+		tty_input();
+}
+
+/* Each turn of the loop: the terminal's timers set how long we may sleep. */
+static bool on_poll(struct ax_evloop *l)
+{
+	l->wait_ns = tty_timer();
+	return false;
 }
 
 static int make_dev(struct rnode *dev, const char *name, uint32_t which, struct rnode **out)
@@ -165,6 +205,8 @@ int main(int argc, char **argv)
 		return 1;
 	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
 	console->opens++;
-	struct ax_evloop l = { .on_message = on_message };
+	tty_init();
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
+			       .poll = on_poll };
 	return (int)ax_evloop_run(&l);
 }

@@ -40,6 +40,14 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
 void pipe_end_closed(struct ofile *f);
 
+/* The terminal (tty.c, tty.h): what a poll of a console file sees now, POLLIN 0x1 and
+ * POLLOUT 0x4. */
+uint32_t tty_poll(struct ofile *f);
+
+/* Tries every held call again, answering those that can finish now (vfs.c): after input
+ * arrived, a timer ran out. */
+void vfs_kick(void);
+
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax. */
 int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6]);
 void vfs_close_all(struct client *c);

@@ -1,0 +1,86 @@
+/* The link from the console to the terminal in vfs (term.h, lib/posix/tty_proto.h). */
+#include "term.h"
+#include "axrt.h"
+#include "chan_name.h"
+#include "ds_client.h"
+#include "spsc.h"
+#include "tty_proto.h"
+
+#define QUEUE 1024 /* a power of two */
+
+static struct chan_import imp;
+static struct spsc q;
+static bool attached;
+static uint8_t queue[QUEUE];
+static uint32_t qhead, qtail; /* free-running */
+static uint64_t dropped;
+
+int64_t term_watch(void) { return dsc_subscribe(TTY_CHAN_LABEL, TTY_CHAN_KEY); }
+
+bool term_attached(void) { return attached; }
+
+static void detach(void)
+{
+	chan_unimport(&imp);
+	attached = false;
+	qhead = qtail = 0;
+}
+
+bool term_changed(void)
+{
+	if (attached)
+		return false; /* the same vfs republished (ds restarted); a new one is found by
+				 term_push failing first */
+	int64_t r = chan_import(TTY_CHAN_LABEL, TTY_CHAN_KEY, &imp);
+	if (r < 0)
+		return false;
+	if (spsc_attach(&q, imp.va, imp.bytes, SPSC_PRODUCER) < 0 || q.slot_size != TTY_SLOT) {
+		ax_printf("console: %s/%s is not a terminal channel, ignored\n", TTY_CHAN_LABEL, TTY_CHAN_KEY);
+		chan_unimport(&imp);
+		return false;
+	}
+	attached = true;
+	return true;
+}
+
+void term_put(uint8_t c)
+{
+	if (qhead - qtail == QUEUE) {
+		if (dropped++ == 0)
+			ax_printf("\nconsole: the terminal takes no input; typed bytes are dropped\n");
+		return;
+	}
+	queue[qhead++ % QUEUE] = c;
+}
+
+bool term_pending(void) { return attached && qhead != qtail; }
+
+bool term_push(void)
+{
+	if (!attached)
+		return true;
+	bool pushed = false;
+	while (qhead != qtail) {
+		uint8_t slot[TTY_SLOT];
+		uint32_t n = 0;
+		for (; n < TTY_SLOT_DATA && qtail + n != qhead; n++)
+			slot[1 + n] = queue[(qtail + n) % QUEUE];
+		slot[0] = (uint8_t)n;
+		int e = spsc_push_part(&q, slot, 1 + n);
+		if (e == CHAN_EAGAIN)
+			break; /* vfs is behind: the rest waits here */
+		if (e < 0) {
+			ax_printf("\nconsole: the terminal's channel is corrupt\n");
+			detach();
+			return false;
+		}
+		qtail += n;
+		pushed = true;
+	}
+	/* Also while vfs is behind: a notification that fails says vfs is gone. */
+	if ((pushed || qhead != qtail) && ax_notify(imp.owner, TTY_INPUT_BIT) < 0) {
+		detach();
+		return false;
+	}
+	return true;
+}

@@ -90,6 +90,11 @@ static bool send_signal(int32_t pgrp, int sig)
 
 /* A signal character (or a window size change) for the foreground process group: pm
  * delivers it (PM_SIGNAL); without a foreground group nothing happens. */
+void tty_session(int32_t pid)
+{
+	session = fg_pgrp = pid;
+}
+
 static void signal_fg(void *ctx, int sig)
 {
 	(void)ctx;

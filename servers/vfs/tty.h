@@ -15,6 +15,9 @@ void tty_input(void);
 int64_t tty_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len);
 int64_t tty_write(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len);
 int64_t tty_ioctl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg);
+/* pm started a session leader on the console (VFS_SESSION): the console is its controlling
+ * terminal and its group (= its pid) the foreground one. */
+void tty_session(int32_t pid);
 /* Writes out the terminal output gathered so far (once per served call). */
 void tty_flush(void);
 /* Runs what is due (VTIME deadlines, signals pm could not take); the nanoseconds until the

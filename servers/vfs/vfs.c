@@ -116,8 +116,8 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 			r = -1;
 		else if (m->type == VFS_FORGET)
 			forget((endpoint_t)m->w[0]), r = 0;
-		else if (m->type == VFS_SESSION)
-			r = client_of((endpoint_t)m->w[0]) ? 0 : -E_NOMEM;
+		else if (m->type == VFS_SESSION && (r = client_of((endpoint_t)m->w[0]) ? 0 : -E_NOMEM) == 0)
+			tty_session((int32_t)m->w[1]);
 		answer(from, r);
 		return;
 	}

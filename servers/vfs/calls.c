@@ -42,13 +42,6 @@
 
 
 
-#define E_PERM 1
-#define E_BADF 9
-#define E_FAULT 14
-#define E_MFILE 24
-#define E_NOTTY 25
-#define E_SPIPE 29
-#define E_RANGE 34
 
 #define O_ACCMODE 3
 #define O_WRONLY 1
@@ -81,14 +74,13 @@ static struct ofile *file_of(struct client *c, uint64_t fd)
 	return fd < MAX_FDS ? c->fd[fd] : NULL;
 }
 
-/* A NUL-terminated path from the caller, into buf (RAMFS_PATH_MAX bytes). */
-static int64_t get_path(struct client *c, uint64_t uptr, char *buf)
+int64_t vfs_get_path(endpoint_t ep, uint64_t uptr, char *buf)
 {
 	for (size_t off = 0; off < RAMFS_PATH_MAX; off += 64) {
-		if (ax_vcopy(c->ep, (const void *)(uptr + off), EP_NONE, buf + off, 64) < 0) {
+		if (ax_vcopy(ep, (const void *)(uptr + off), EP_NONE, buf + off, 64) < 0) {
 			/* The string may end just before an unmapped page: go byte by byte. */
 			for (size_t i = off; i < off + 64; i++) {
-				if (ax_vcopy(c->ep, (const void *)(uptr + i), EP_NONE, buf + i, 1) < 0)
+				if (ax_vcopy(ep, (const void *)(uptr + i), EP_NONE, buf + i, 1) < 0)
 					return -E_FAULT;
 				if (!buf[i])
 					return 0;
@@ -100,6 +92,9 @@ static int64_t get_path(struct client *c, uint64_t uptr, char *buf)
 	}
 	return -E_NAMETOOLONG;
 }
+
+/* A NUL-terminated path from the caller, into buf (RAMFS_PATH_MAX bytes). */
+static int64_t get_path(struct client *c, uint64_t uptr, char *buf) { return vfs_get_path(c->ep, uptr, buf); }
 
 static struct rnode *base_dir(struct client *c, int64_t dirfd, int64_t *err)
 {
@@ -486,18 +481,20 @@ static int64_t dup_to(struct client *c, uint64_t old, uint64_t newfd, uint64_t f
 	return (int64_t)newfd;
 }
 
-static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6]);
+static int64_t call(struct client *c, struct vcall *v);
 
-int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6])
+int64_t vfs_call(struct client *c, struct vcall *v)
 {
-	int64_t r = call(c, nr, a);
+	int64_t r = call(c, v);
 	ax_out_flush(&con);
 	return r;
 }
 
-static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
+static int64_t call(struct client *c, struct vcall *v)
 {
 	static char path[RAMFS_PATH_MAX];
+	const uint32_t nr = v->nr;
+	const uint64_t *a = v->a;
 	struct ofile *f = file_of(c, a[0]);
 	struct rnode *n;
 	int64_t r;

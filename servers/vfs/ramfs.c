@@ -2,6 +2,13 @@
 #include "vfs_alloc.h"
 
 static uint64_t next_ino = 1;
+struct ramfs_hooks ramfs_hooks;
+
+static void changed(struct rnode *n)
+{
+	if (ramfs_hooks.changed)
+		ramfs_hooks.changed(n);
+}
 
 static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 {
@@ -115,6 +122,7 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 
 static void node_free(struct rnode *n)
 {
+	changed(n);
 	vfs_free(n->data);
 	vfs_free(n->name);
 	vfs_free(n);
@@ -178,6 +186,7 @@ int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len
 		return -E_ISDIR;
 	if (off > RAMFS_MAX_FILE || len > RAMFS_MAX_FILE - off)
 		return -E_FBIG;
+	changed(n);
 	int r = reserve(n, off + len);
 	if (r)
 		return r;
@@ -193,6 +202,7 @@ int ramfs_truncate(struct rnode *n, uint64_t size)
 {
 	if ((n->mode & S_IFMT_) == S_IFDIR_)
 		return -E_ISDIR;
+	changed(n);
 	int r = reserve(n, size);
 	if (r)
 		return r;

@@ -43,6 +43,13 @@ struct rnode {
 	bool unlinked;
 };
 
+/* What the server adds (NULL in host tests): told before a node's bytes change and before it
+ * is freed (vfs drops what it cached of the node, e.g. its execve image). */
+struct ramfs_hooks {
+	void (*changed)(struct rnode *n);
+};
+extern struct ramfs_hooks ramfs_hooks;
+
 struct rnode *ramfs_init(void);
 /* Resolves path (absolute, or relative to cwd): *out the node, or -E_NOENT with *parent and
  * *last (the final name, pointing into path) set when only the last component is missing. */

@@ -66,7 +66,7 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 	struct rnode *n;
 	int64_t r = vfs_get_path(mem, upath, path);
 	if (r == 0)
-		r = ramfs_resolve(vfs_root, c ? c->cwd : vfs_root, path, &n, NULL, NULL);
+		r = ramfs_resolve(vfs_root, c ? c->cwd : vfs_root, path, RAMFS_FOLLOW, &n, NULL, NULL);
 	if (r)
 		return r;
 	if ((n->mode & S_IFMT_) != S_IFREG_ || !(n->mode & 0111))

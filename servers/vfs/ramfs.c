@@ -51,12 +51,22 @@ static struct rnode *child_named(const struct rnode *dir, const char *name, size
 	return NULL;
 }
 
-int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struct rnode **out,
-		  struct rnode **parent, const char **last)
+static bool is_dot(const char *p, size_t len) { return len == 1 && p[0] == '.'; }
+static bool is_dotdot(const char *p, size_t len) { return len == 2 && p[0] == '.' && p[1] == '.'; }
+
+/* One path walk: the root, and how many links it has followed so far. */
+struct walk {
+	struct rnode *root;
+	int links;
+};
+
+static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow, struct rnode **out,
+		struct rnode **parent, const char **last)
 {
 	if (!path[0])
 		return -E_NOENT;
-	struct rnode *cur = path[0] == '/' ? root : cwd;
+	if (path[0] == '/')
+		cur = w->root;
 	const char *p = path;
 	*out = NULL;
 	if (parent)
@@ -66,38 +76,50 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struc
 			p++;
 		if (!*p)
 			break;
-		const char *e = p;
+		const char *e = p, *rest;
 		while (*e && *e != '/')
 			e++;
+		for (rest = e; *rest == '/'; rest++)
+			;
 		size_t len = (size_t)(e - p);
+		bool is_last = !*rest;
 		if (len > RAMFS_NAME_MAX)
 			return -E_NAMETOOLONG;
 		if ((cur->mode & S_IFMT_) != S_IFDIR_)
 			return -E_NOTDIR;
 		if (cur->unlinked)
 			return -E_NOENT; /* a removed directory (someone's cwd) has no entries */
-		struct rnode *next;
-		if (len == 1 && p[0] == '.')
-			next = cur;
-		else if (len == 2 && p[0] == '.' && p[1] == '.')
-			next = cur->parent;
-		else
-			next = child_named(cur, p, len);
+		struct rnode *next = is_dot(p, len) ? cur : is_dotdot(p, len) ? cur->parent : child_named(cur, p, len);
 		if (!next) {
-			const char *rest = e;
-			while (*rest == '/')
-				rest++;
-			if (!*rest && parent) { /* only the last component is missing */
+			if (is_last && parent) { /* only the last component is missing */
 				*parent = cur;
 				*last = p;
 			}
 			return -E_NOENT;
 		}
+		if ((next->mode & S_IFMT_) == S_IFLNK_ && (!is_last || follow || *e == '/')) {
+			if (++w->links > RAMFS_MAX_LINKS)
+				return -E_LOOP;
+			/* Relative targets start in the link's directory; a missing last component
+			 * of the target is what a create through the link makes. */
+			int r = walk(w, cur, (const char *)next->data, true, &next, is_last ? parent : NULL, last);
+			if (r)
+				return r;
+		}
+		if (*e == '/' && (next->mode & S_IFMT_) != S_IFDIR_)
+			return -E_NOTDIR; /* "file/" */
 		cur = next;
 		p = e;
 	}
 	*out = cur;
 	return 0;
+}
+
+int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int flags, struct rnode **out,
+		  struct rnode **parent, const char **last)
+{
+	struct walk w = { root, 0 };
+	return walk(&w, cwd, path, flags & RAMFS_FOLLOW, out, parent, last);
 }
 
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out)
@@ -106,7 +128,7 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 		return -E_NOTDIR;
 	if (!len || len > RAMFS_NAME_MAX)
 		return len ? -E_NAMETOOLONG : -E_NOENT;
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+	if (is_dot(name, len) || is_dotdot(name, len))
 		return -E_EXIST;
 	if (child_named(dir, name, len))
 		return -E_EXIST;
@@ -117,6 +139,29 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 	n->next = dir->child;
 	dir->child = n;
 	*out = n;
+	return 0;
+}
+
+int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *target, size_t tlen,
+		  struct rnode **out)
+{
+	if (!tlen || tlen >= RAMFS_PATH_MAX)
+		return tlen ? -E_NAMETOOLONG : -E_NOENT;
+	for (size_t i = 0; i < tlen; i++)
+		if (!target[i])
+			return -E_INVAL;
+	char *data = vfs_malloc(tlen + 1);
+	if (!data)
+		return -E_NOMEM;
+	int r = ramfs_create(dir, name, len, S_IFLNK_ | 0777, out);
+	if (r) {
+		vfs_free(data);
+		return r;
+	}
+	memcpy(data, target, tlen);
+	data[tlen] = 0;
+	(*out)->data = (uint8_t *)data;
+	(*out)->size = (*out)->cap = tlen;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #define S_IFREG_ 0100000
 #define S_IFCHR_ 0020000
 #define S_IFIFO_ 0010000
+#define S_IFLNK_ 0120000
 
 #define E_NOENT 2
 #define E_IO 5
@@ -26,8 +27,10 @@
 #define E_FBIG 27
 #define E_NAMETOOLONG 36
 #define E_NOTEMPTY 39
+#define E_LOOP 40
 
 #define RAMFS_MAX_FILE (64ull << 20) /* one file at most 64 MiB */
+#define RAMFS_MAX_LINKS 40           /* symbolic links followed in one path, as in Linux */
 
 struct rnode {
 	char *name;
@@ -35,7 +38,7 @@ struct rnode {
 	uint32_t dev;     /* character devices: which one (vfs.c) */
 	uint64_t ino;
 	struct rnode *parent, *child, *next; /* directory tree; next = sibling */
-	uint8_t *data;
+	uint8_t *data;    /* a symbolic link: its target, NUL-terminated */
 	uint64_t size, cap;
 	uint64_t mtime_ns;
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
@@ -51,11 +54,18 @@ struct ramfs_hooks {
 extern struct ramfs_hooks ramfs_hooks;
 
 struct rnode *ramfs_init(void);
-/* Resolves path (absolute, or relative to cwd): *out the node, or -E_NOENT with *parent and
- * *last (the final name, pointing into path) set when only the last component is missing. */
-int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struct rnode **out,
+/* Resolves path (absolute, or relative to cwd), following symbolic links on the way (and in
+ * the last component with RAMFS_FOLLOW, or when a slash follows it), at most
+ * RAMFS_MAX_LINKS of them (-E_LOOP): *out the node, or -E_NOENT with *parent and *last (the
+ * final name, pointing into path or a link's target) set when only the last component is
+ * missing. */
+#define RAMFS_FOLLOW 1
+int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int flags, struct rnode **out,
 		  struct rnode **parent, const char **last);
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
+/* A symbolic link to target (1 to RAMFS_PATH_MAX - 1 bytes, no NUL). */
+int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *target, size_t tlen,
+		  struct rnode **out);
 int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
 /* Moves n into dir under name (replacing a node of the same kind there, an empty directory
  * for a directory); refuses to move a directory into itself. */

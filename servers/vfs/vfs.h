@@ -44,6 +44,11 @@ extern struct rnode *vfs_root;
 /* A call that must wait (an empty or full pipe): vfs keeps the caller blocked and tries
  * again later (vfs.c). */
 #define VFS_BLOCK INT64_MIN
+/* A file's call function was given a call of another file's. */
+#define VFS_NOT_MINE (INT64_MIN + 1)
+
+static inline struct ofile *vfs_file(struct client *c, uint64_t fd) { return fd < MAX_FDS ? c->fd[fd] : NULL; }
+static inline uint32_t vfs_kind(const struct rnode *n) { return n->mode & S_IFMT_; }
 
 /* One Linux call being served. A call that answers VFS_BLOCK is kept and served again
  * (vfs.c) after every other call, and once more when its deadline passes. */
@@ -77,9 +82,17 @@ void vfs_proc_init(struct rnode *console);
 int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
 void exec_init(void);
 
-/* A NUL-terminated path from ep's memory at uptr into buf (RAMFS_PATH_MAX bytes): 0 or
- * -EFAULT, -ENAMETOOLONG (calls.c). */
+/* Paths (path.c). A NUL-terminated path from ep's memory at uptr into buf
+ * (RAMFS_PATH_MAX bytes): 0 or -EFAULT, -ENAMETOOLONG. */
 int64_t vfs_get_path(endpoint_t ep, uint64_t uptr, char *buf);
+/* Resolves p relative to dirfd (AT_FDCWD: the working directory); flags RAMFS_FOLLOW;
+ * *parent and *last as ramfs_resolve's. */
+int64_t vfs_resolve_at(struct client *c, int64_t dirfd, const char *p, int flags, struct rnode **out,
+		       struct rnode **parent, const char **last);
+/* The same for a path in the caller's memory, copied into buf first. */
+int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, struct rnode **out,
+		   struct rnode **parent, const char **last, char *buf);
+int64_t vfs_node_path(const struct rnode *n, char *buf, size_t size);
 
 /* Descriptors (calls.c). */
 int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec);
@@ -93,4 +106,7 @@ void pipe_end_closed(struct ofile *f);
 
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
 int64_t vfs_call(struct client *c, struct vcall *v);
+/* The calls of path.c and meta.c: a result, or VFS_NOT_MINE. */
+int64_t path_call(struct client *c, struct vcall *v);
+int64_t meta_call(struct client *c, struct vcall *v);
 void vfs_close_all(struct client *c);

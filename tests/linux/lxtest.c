@@ -12,6 +12,9 @@
  *                            devices, stdio, and the error cases
  *   lxtest pipes             pipe2 in one process: data through, non-blocking ends, EOF after
  *                            the write end closes, EPIPE without readers, ESPIPE
+ *   lxtest links             symbolic links: symlink/readlink(at), lstat, following on the
+ *                            way, O_NOFOLLOW, ELOOP, dangling links, and the errors; link
+ *                            (EPERM: no hard links), access, truncate, fchdir
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -40,6 +43,81 @@ static void check(const char *name, int ok)
 {
 	printf("LXTEST %s %s\n", ok ? "PASS" : "FAIL", name);
 	failures += !ok;
+}
+
+static int done(void)
+{
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+/* errno after a call that must fail: -1 and errno e */
+#define FAILS(call, e) (errno = 0, (call) == -1 && errno == (e))
+
+static int links(void)
+{
+	char buf[256];
+	struct stat st;
+	check("symlink", symlink("/etc/passwd", "/tmp/l1") == 0);
+	ssize_t n = readlink("/tmp/l1", buf, sizeof(buf));
+	check("readlink", n == 11 && !memcmp(buf, "/etc/passwd", 11));
+	check("readlink_truncates", readlink("/tmp/l1", buf, 4) == 4 && !memcmp(buf, "/etc", 4));
+	int fd = open("/tmp/l1", O_RDONLY);
+	check("open_follows", fd >= 0 && read(fd, buf, 11) == 11 && !strncmp(buf, "root:x:0:0:", 11));
+	close(fd);
+	check("lstat_is_link", lstat("/tmp/l1", &st) == 0 && S_ISLNK(st.st_mode) && st.st_size == 11);
+	check("stat_follows", stat("/tmp/l1", &st) == 0 && S_ISREG(st.st_mode));
+	check("fstatat_nofollow", fstatat(AT_FDCWD, "/tmp/l1", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	check("fstatat_bad_flags_einval", FAILS(fstatat(AT_FDCWD, "/tmp/l1", &st, 0x4000000), EINVAL));
+	check("relative_target", symlink("../etc/passwd", "/tmp/rel") == 0 && stat("/tmp/rel", &st) == 0 && S_ISREG(st.st_mode));
+	check("dir_link_in_path", symlink("/etc", "/tmp/etcl") == 0 && (fd = open("/tmp/etcl/passwd", O_RDONLY)) >= 0);
+	close(fd);
+	check("chdir_through_link", chdir("/tmp/etcl") == 0 && getcwd(buf, sizeof(buf)) && !strcmp(buf, "/etc") && chdir("/") == 0);
+	check("nofollow_eloop", FAILS(open("/tmp/l1", O_RDONLY | O_NOFOLLOW), ELOOP));
+	symlink("/tmp/lp2", "/tmp/lp1");
+	symlink("lp1", "/tmp/lp2");
+	check("loop_eloop", FAILS(open("/tmp/lp1", O_RDONLY), ELOOP) && FAILS(stat("/tmp/lp1/x", &st), ELOOP));
+	check("dangling", symlink("/tmp/target_new", "/tmp/dang") == 0 && FAILS(stat("/tmp/dang", &st), ENOENT) &&
+		lstat("/tmp/dang", &st) == 0);
+	check("excl_through_link_eexist", FAILS(open("/tmp/dang", O_CREAT | O_EXCL | O_WRONLY, 0644), EEXIST));
+	fd = open("/tmp/dang", O_CREAT | O_WRONLY, 0644);
+	check("create_through_dangling", fd >= 0 && write(fd, "t", 1) == 1 && stat("/tmp/target_new", &st) == 0 && st.st_size == 1);
+	close(fd);
+	check("symlink_exists_eexist", FAILS(symlink("x", "/tmp/l1"), EEXIST) && FAILS(mkdir("/tmp/dang", 0755), EEXIST));
+	check("symlink_empty_enoent", FAILS(symlink("", "/tmp/empty"), ENOENT));
+	check("readlink_not_link_einval", FAILS(readlink("/etc/passwd", buf, sizeof(buf)), EINVAL));
+	check("readlink_zero_einval", FAILS(syscall(SYS_readlink, "/tmp/l1", buf, 0), EINVAL)); /* musl would hide it */
+	check("readlink_missing_enoent", FAILS(readlink("/tmp/none", buf, sizeof(buf)), ENOENT));
+	check("readlink_bad_buffer_efault", FAILS(readlink("/tmp/l1", (char *)8, 64), EFAULT));
+	check("symlink_bad_pointer_efault", FAILS(symlink((char *)8, "/tmp/bad"), EFAULT));
+	int dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	check("symlinkat_readlinkat", symlinkat("motd", dfd, "at") == 0 && readlinkat(dfd, "at", buf, sizeof(buf)) == 4 &&
+		!memcmp(buf, "motd", 4));
+	check("fchdir", fchdir(dfd) == 0 && getcwd(buf, sizeof(buf)) && !strcmp(buf, "/tmp") && chdir("/") == 0);
+	check("fchdir_file_enotdir", (fd = open("/etc/passwd", O_RDONLY)) >= 0 && FAILS(fchdir(fd), ENOTDIR));
+	close(fd);
+	close(dfd);
+	check("rmdir_link_enotdir", FAILS(rmdir("/tmp/etcl"), ENOTDIR));
+	check("rmdir_dot_einval", mkdir("/tmp/dd", 0755) == 0 && FAILS(rmdir("/tmp/dd/."), EINVAL) && rmdir("/tmp/dd") == 0);
+	DIR *dir = opendir("/tmp");
+	struct dirent *de;
+	int lnk = 0;
+	while (dir && (de = readdir(dir)))
+		lnk += !strcmp(de->d_name, "l1") && de->d_type == DT_LNK;
+	if (dir)
+		closedir(dir);
+	check("readdir_dt_lnk", lnk == 1);
+	check("rename_link", rename("/tmp/l1", "/tmp/l2") == 0 && readlink("/tmp/l2", buf, sizeof(buf)) == 11);
+	check("unlink_link_keeps_target", unlink("/tmp/l2") == 0 && FAILS(lstat("/tmp/l2", &st), ENOENT) && stat("/etc/passwd", &st) == 0);
+	check("link_eperm", FAILS(link("/etc/passwd", "/tmp/hard"), EPERM));
+	check("link_missing_enoent", FAILS(link("/tmp/none", "/tmp/hard"), ENOENT));
+	check("link_exists_eexist", FAILS(link("/etc/passwd", "/etc/hosts"), EEXIST));
+	check("access_x_eacces", FAILS(access("/etc/passwd", X_OK), EACCES) && access("/etc/passwd", R_OK | W_OK) == 0 &&
+		access("/etc", X_OK) == 0);
+	check("access_bad_mode_einval", FAILS(access("/etc/passwd", 8), EINVAL));
+	check("truncate_path", truncate("/tmp/target_new", 100) == 0 && stat("/tmp/target_new", &st) == 0 && st.st_size == 100 &&
+		FAILS(truncate("/tmp", 0), EISDIR) && FAILS(truncate("/tmp/target_new", -1), EINVAL));
+	return done();
 }
 
 static __thread int tls_counter = 41; /* thread-local storage: needs arch_prctl(ARCH_SET_FS) */
@@ -309,6 +387,8 @@ int main(int argc, char **argv)
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}
+	if (!strcmp(mode, "links"))
+		return links();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

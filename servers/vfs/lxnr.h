@@ -52,3 +52,23 @@
 #define AT_FDCWD (-100)
 #define AT_REMOVEDIR 0x200
 #define AT_EMPTY_PATH 0x1000
+
+#define NR_FSYNC 74
+#define NR_FDATASYNC 75
+#define NR_CHMOD 90
+#define NR_FCHMOD 91
+#define NR_CHOWN 92
+#define NR_FCHOWN 93
+#define NR_LCHOWN 94
+#define NR_UMASK 95
+#define NR_UTIME 132
+#define NR_STATFS 137
+#define NR_FSTATFS 138
+#define NR_SYNC 162
+#define NR_UTIMES 235
+#define NR_FCHOWNAT 260
+#define NR_FUTIMESAT 261
+#define NR_FCHMODAT 268
+#define NR_UTIMENSAT 280
+#define NR_SYNCFS 306
+#define NR_STATX 332

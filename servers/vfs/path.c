@@ -87,7 +87,7 @@ static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 		size_t len = name_len(last);
 		if (last[len] == '/')
 			return -E_ISDIR; /* "name/" cannot be created as a file */
-		r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777), &n);
+		r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
 	} else if (r == 0 && excl) {
 		r = -E_EXIST;
 	} else if (r == 0 && vfs_kind(n) == S_IFLNK_) {
@@ -123,7 +123,7 @@ static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_
 		return -E_EXIST;
 	if (r != -E_NOENT || !parent)
 		return r;
-	return ramfs_create(parent, last, name_len(last), S_IFDIR_ | ((uint32_t)mode & 07777), &n);
+	return ramfs_create(parent, last, name_len(last), S_IFDIR_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
 }
 
 static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool dir)

@@ -41,6 +41,7 @@ struct client *vfs_client(uint64_t pid, bool make)
 	if (c || !make || !pid || !console_file || !(c = slot(pid)))
 		return c;
 	c->cwd = vfs_root;
+	c->umask = 022;
 	vfs_root->opens++; /* the working directory */
 	for (int fd = 0; fd < 3; fd++) {
 		c->fd[fd] = console_file;
@@ -76,6 +77,7 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 	}
 	c->cwd = p->cwd;
 	c->cwd->opens++;
+	c->umask = p->umask;
 	return 0;
 }
 

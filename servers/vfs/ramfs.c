@@ -3,6 +3,16 @@
 
 static uint64_t next_ino = 1;
 struct ramfs_hooks ramfs_hooks;
+uint64_t ramfs_bytes, ramfs_nodes;
+
+static uint64_t now(void) { return ramfs_hooks.now ? ramfs_hooks.now() : 0; }
+
+void ramfs_touch(struct rnode *n, bool data)
+{
+	n->ctime_ns = now();
+	if (data)
+		n->mtime_ns = n->ctime_ns;
+}
 
 static void changed(struct rnode *n)
 {
@@ -24,6 +34,8 @@ static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 	n->name = nm;
 	n->mode = mode;
 	n->ino = next_ino++;
+	n->atime_ns = n->mtime_ns = n->ctime_ns = now();
+	ramfs_nodes++;
 	return n;
 }
 
@@ -138,6 +150,7 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 	n->parent = dir;
 	n->next = dir->child;
 	dir->child = n;
+	ramfs_touch(dir, true);
 	*out = n;
 	return 0;
 }
@@ -162,12 +175,15 @@ int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *t
 	data[tlen] = 0;
 	(*out)->data = (uint8_t *)data;
 	(*out)->size = (*out)->cap = tlen;
+	ramfs_bytes += tlen;
 	return 0;
 }
 
 static void node_free(struct rnode *n)
 {
 	changed(n);
+	ramfs_bytes -= n->cap;
+	ramfs_nodes--;
 	vfs_free(n->data);
 	vfs_free(n->name);
 	vfs_free(n);
@@ -184,6 +200,7 @@ int ramfs_remove(struct rnode *n)
 		return -E_NOENT; /* the root, or already gone */
 	*pp = n->next;
 	n->unlinked = true;
+	ramfs_touch(n->parent, true);
 	if (!n->opens)
 		node_free(n);
 	return 0;
@@ -197,10 +214,12 @@ void ramfs_release(struct rnode *n)
 		node_free(n);
 }
 
-int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len)
+int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len)
 {
 	if ((n->mode & S_IFMT_) == S_IFDIR_)
 		return -E_ISDIR;
+	if (n->atime_ns <= n->mtime_ns || n->atime_ns <= n->ctime_ns)
+		n->atime_ns = now();
 	if (off >= n->size)
 		return 0;
 	uint64_t k = n->size - off < len ? n->size - off : len;
@@ -220,6 +239,7 @@ static int reserve(struct rnode *n, uint64_t size)
 	uint8_t *d = vfs_realloc(n->data, cap);
 	if (!d)
 		return -E_NOMEM;
+	ramfs_bytes += cap - n->cap;
 	n->data = d;
 	n->cap = cap;
 	return 0;
@@ -240,6 +260,7 @@ int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len
 	memcpy(n->data + off, buf, len);
 	if (off + len > n->size)
 		n->size = off + len;
+	ramfs_touch(n, true);
 	return (int64_t)len;
 }
 
@@ -254,6 +275,7 @@ int ramfs_truncate(struct rnode *n, uint64_t size)
 	if (size > n->size)
 		memset(n->data + n->size, 0, size - n->size);
 	n->size = size;
+	ramfs_touch(n, true);
 	return 0;
 }
 
@@ -302,10 +324,13 @@ int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t le
 	while (*pp != n)
 		pp = &(*pp)->next;
 	*pp = n->next;
+	ramfs_touch(n->parent, true);
 	vfs_free(n->name);
 	n->name = nm;
 	n->parent = dir;
 	n->next = dir->child;
 	dir->child = n;
+	ramfs_touch(dir, true);
+	ramfs_touch(n, false);
 	return 0;
 }

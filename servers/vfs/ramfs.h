@@ -40,7 +40,8 @@ struct rnode {
 	struct rnode *parent, *child, *next; /* directory tree; next = sibling */
 	uint8_t *data;    /* a symbolic link: its target, NUL-terminated */
 	uint64_t size, cap;
-	uint64_t mtime_ns;
+	uint32_t uid, gid;
+	uint64_t atime_ns, mtime_ns, ctime_ns; /* wall-clock time (ramfs_hooks.now) */
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
 	void *priv;       /* nodes outside the tree (pipes): their owner's state */
 	bool unlinked;
@@ -50,8 +51,13 @@ struct rnode {
  * is freed (vfs drops what it cached of the node, e.g. its execve image). */
 struct ramfs_hooks {
 	void (*changed)(struct rnode *n);
+	uint64_t (*now)(void); /* the wall clock in ns since 1970, for timestamps */
 };
 extern struct ramfs_hooks ramfs_hooks;
+/* Bytes of file data held and nodes alive (statfs). */
+extern uint64_t ramfs_bytes, ramfs_nodes;
+/* Sets n's modification and change times to now (mtime too only if data is set). */
+void ramfs_touch(struct rnode *n, bool data);
 
 struct rnode *ramfs_init(void);
 /* Resolves path (absolute, or relative to cwd), following symbolic links on the way (and in
@@ -72,8 +78,9 @@ int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller)
 int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len);
 /* A node in no directory (a pipe): freed at its last release. */
 struct rnode *ramfs_anon(uint32_t mode);
-/* Returns bytes read or written, or -errno. */
-int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len);
+/* Returns bytes read or written, or -errno. A read sets the access time if it is not
+ * newer than the last change (Linux's relatime). */
+int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len);
 int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len);
 int ramfs_truncate(struct rnode *n, uint64_t size);
 void ramfs_release(struct rnode *n); /* last close of an unlinked node frees it */

@@ -36,6 +36,7 @@ struct client {
 	struct ofile *fd[MAX_FDS];
 	bool cloexec[MAX_FDS];
 	struct rnode *cwd;
+	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
 	bool used;
 };
 
@@ -68,6 +69,9 @@ int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */
 void vfs_kick(void);
+
+/* The wall clock, ns since 1970 (vfs.c). */
+uint64_t vfs_now(void);
 
 /* Processes (proc.c): the client of a process id, made (descriptors 0-2 on the console,
  * cwd /) if new and make is set; NULL if unknown or the table is full. */

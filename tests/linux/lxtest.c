@@ -15,6 +15,8 @@
  *   lxtest links             symbolic links: symlink/readlink(at), lstat, following on the
  *                            way, O_NOFOLLOW, ELOOP, dangling links, and the errors; link
  *                            (EPERM: no hard links), access, truncate, fchdir
+ *   lxtest meta              umask, chmod, chown, timestamps (utimensat, utimes, utime,
+ *                            futimesat), statx, statfs, sync calls, and their errors
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -35,6 +37,8 @@
 #include <dirent.h>
 #include <time.h>
 #include <sys/syscall.h>
+#include <sys/statfs.h>
+#include <utime.h>
 #include <unistd.h>
 
 static int failures;
@@ -117,6 +121,88 @@ static int links(void)
 	check("access_bad_mode_einval", FAILS(access("/etc/passwd", 8), EINVAL));
 	check("truncate_path", truncate("/tmp/target_new", 100) == 0 && stat("/tmp/target_new", &st) == 0 && st.st_size == 100 &&
 		FAILS(truncate("/tmp", 0), EISDIR) && FAILS(truncate("/tmp/target_new", -1), EINVAL));
+	return done();
+}
+
+struct lx_statx { /* musl 1.2.3 has no struct statx: Linux's layout */
+	unsigned mask, blksize;
+	unsigned long long attributes;
+	unsigned nlink, uid, gid;
+	unsigned short mode, pad0;
+	unsigned long long ino, size, blocks, attributes_mask;
+	struct { long long sec; unsigned nsec, pad; } atime, btime, ctime, mtime;
+	unsigned rdev_major, rdev_minor, dev_major, dev_minor;
+	unsigned long long spare[14];
+};
+
+static int meta(void)
+{
+	struct stat st;
+	time_t now = time(NULL);
+	check("umask_default", umask(022) == 022);
+	int fd = open("/tmp/m1", O_CREAT | O_RDWR, 0666);
+	check("umask_applies_to_files", fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0644);
+	umask(027);
+	check("umask_applies_to_dirs", mkdir("/tmp/md", 0777) == 0 && stat("/tmp/md", &st) == 0 && (st.st_mode & 07777) == 0750);
+	check("umask_returns_old", umask(0) == 027 && umask(022) == 0);
+	check("chmod", chmod("/tmp/m1", 04755) == 0 && stat("/tmp/m1", &st) == 0 && (st.st_mode & 07777) == 04755 && S_ISREG(st.st_mode));
+	check("fchmod", fchmod(fd, 0600) == 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600);
+	check("fchmodat", fchmodat(AT_FDCWD, "/tmp/m1", 0640, 0) == 0 && stat("/tmp/m1", &st) == 0 && (st.st_mode & 07777) == 0640);
+	check("chmod_missing_enoent", FAILS(chmod("/tmp/none", 0644), ENOENT));
+	check("chmod_bad_path_efault", FAILS(chmod((char *)8, 0644), EFAULT));
+	check("fchmod_bad_fd_ebadf", FAILS(fchmod(77, 0644), EBADF));
+	check("ctime_on_chmod", st.st_ctime >= now - 5 && st.st_ctime <= now + 5);
+	check("chown", chown("/tmp/m1", 1000, 100) == 0 && stat("/tmp/m1", &st) == 0 && st.st_uid == 1000 && st.st_gid == 100);
+	check("chown_minus_one_keeps", chown("/tmp/m1", -1, 200) == 0 && stat("/tmp/m1", &st) == 0 && st.st_uid == 1000 && st.st_gid == 200);
+	check("fchown", fchown(fd, 5, 6) == 0 && fstat(fd, &st) == 0 && st.st_uid == 5 && st.st_gid == 6);
+	symlink("/tmp/m1", "/tmp/mlink");
+	check("lchown_changes_the_link", lchown("/tmp/mlink", 7, 8) == 0 && lstat("/tmp/mlink", &st) == 0 && st.st_uid == 7 &&
+		stat("/tmp/mlink", &st) == 0 && st.st_uid == 5);
+	check("fchownat_nofollow", fchownat(AT_FDCWD, "/tmp/mlink", 9, 9, AT_SYMLINK_NOFOLLOW) == 0 && lstat("/tmp/mlink", &st) == 0 &&
+		st.st_uid == 9);
+	check("fchownat_bad_flags_einval", FAILS(fchownat(AT_FDCWD, "/tmp/m1", 0, 0, 0x8000000), EINVAL));
+	check("times_at_create", fstat(fd, &st) == 0 && st.st_mtime >= now - 5 && st.st_mtime <= now + 5 && st.st_atime >= now - 5);
+	struct timespec ts[2] = { { 1000, 5 }, { 2000, 6 } };
+	check("utimensat", utimensat(AT_FDCWD, "/tmp/m1", ts, 0) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 1000 &&
+		st.st_atim.tv_nsec == 5 && st.st_mtime == 2000 && st.st_mtim.tv_nsec == 6);
+	check("write_sets_mtime", write(fd, "x", 1) == 1 && fstat(fd, &st) == 0 && st.st_mtime >= now - 5 && st.st_atime == 1000);
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1] = (struct timespec){ 3000, 0 };
+	check("utime_omit_keeps", futimens(fd, ts) == 0 && fstat(fd, &st) == 0 && st.st_atime == 1000 && st.st_mtime == 3000);
+	ts[0].tv_nsec = UTIME_NOW;
+	ts[1].tv_nsec = UTIME_OMIT;
+	check("utime_now", futimens(fd, ts) == 0 && fstat(fd, &st) == 0 && st.st_atime >= now - 5 && st.st_mtime == 3000);
+	check("utimensat_null_is_now", utimensat(AT_FDCWD, "/tmp/m1", NULL, 0) == 0 && stat("/tmp/m1", &st) == 0 && st.st_mtime >= now - 5);
+	ts[0] = (struct timespec){ 1, 1000000000 };
+	check("utimensat_bad_nsec_einval", FAILS(utimensat(AT_FDCWD, "/tmp/m1", ts, 0), EINVAL));
+	check("utimensat_bad_pointer_efault", FAILS(syscall(SYS_utimensat, AT_FDCWD, "/tmp/m1", (void *)8, 0), EFAULT));
+	check("utimensat_bad_flags_einval", FAILS(utimensat(AT_FDCWD, "/tmp/m1", NULL, 0x40000), EINVAL));
+	struct timeval tv[2] = { { 4000, 7 }, { 5000, 8 } };
+	check("utimes", utimes("/tmp/m1", tv) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 4000 && st.st_atim.tv_nsec == 7000 &&
+		st.st_mtime == 5000);
+	tv[1].tv_usec = 1000000;
+	check("utimes_bad_usec_einval", FAILS(syscall(SYS_utimes, "/tmp/m1", tv), EINVAL));
+	tv[1].tv_usec = 0;
+	check("futimesat", syscall(SYS_futimesat, AT_FDCWD, "/tmp/m1", tv) == 0 && stat("/tmp/m1", &st) == 0 && st.st_mtime == 5000);
+	struct utimbuf ub = { 6000, 7000 };
+	check("utime", utime("/tmp/m1", &ub) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 6000 && st.st_mtime == 7000);
+	struct lx_statx sx;
+	memset(&sx, 0xff, sizeof(sx));
+	check("statx", syscall(SYS_statx, AT_FDCWD, "/tmp/m1", 0, 0x7ff, &sx) == 0 && (sx.mask & 0x7ff) == 0x7ff &&
+		sx.size == 1 && (sx.mode & 07777) == 0640 && S_ISREG(sx.mode) && sx.uid == 5 && sx.mtime.sec == 7000 && sx.ino == st.st_ino);
+	check("statx_bad_flags_einval", FAILS(syscall(SYS_statx, AT_FDCWD, "/tmp/m1", 0x80000000, 0x7ff, &sx), EINVAL));
+	struct statfs sf;
+	check("statfs", statfs("/", &sf) == 0 && sf.f_type == 0x858458f6 && sf.f_bsize == 4096 && sf.f_blocks > 0 &&
+		sf.f_bfree <= sf.f_blocks && sf.f_namelen == 255);
+	check("fstatfs", fstatfs(fd, &sf) == 0 && sf.f_type == 0x858458f6);
+	check("statfs_errors", FAILS(statfs("/tmp/none", &sf), ENOENT) && FAILS(syscall(SYS_statfs, "/", (void *)8), EFAULT) &&
+		FAILS(fstatfs(77, &sf), EBADF));
+	int p[2];
+	pipe(p);
+	sync();
+	check("fsync", fsync(fd) == 0 && fdatasync(fd) == 0 && syncfs(fd) == 0);
+	check("fsync_errors", FAILS(fsync(77), EBADF) && FAILS(fsync(p[0]), EINVAL));
+	close(p[0]), close(p[1]), close(fd);
 	return done();
 }
 
@@ -389,6 +475,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "links"))
 		return links();
+	if (!strcmp(mode, "meta"))
+		return meta();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

@@ -75,8 +75,9 @@ def test_files_on_vfs_ramfs_from_the_initrd():
 MORE_CONF = """# Linux programs with vfs: links, metadata, devices, /proc, polling
 service vfs kcalls=vcopy
 service pmlinks binary=pm kcalls=vcopy args="run=lxtest links" restart=never
+service pmmeta binary=pm kcalls=vcopy args="run=lxtest meta" restart=never
 """
-MORE_CHECKS = {"links": 37}
+MORE_CHECKS = {"links": 37, "meta": 37}
 
 
 def test_vfs_links_metadata_devices_and_polling():

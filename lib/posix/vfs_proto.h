@@ -23,6 +23,12 @@
 /* The Linux calls vfs serves (x86-64 numbers): read, write, open, close, stat, fstat,
  * lstat, lseek, ioctl, pread64, pwrite64, readv, writev, access, dup, dup2, fcntl,
  * ftruncate, getcwd, chdir, mkdir, rmdir, unlink, getdents64, openat, mkdirat, newfstatat,
- * unlinkat, faccessat, dup3, pipe, pipe2, rename, renameat, renameat2. */
+ * unlinkat, faccessat, dup3, pipe, pipe2, rename, renameat, renameat2;
+ * truncate, fchdir, link, symlink, readlink, linkat, symlinkat, readlinkat, faccessat2;
+ * fsync, fdatasync, chmod, fchmod, chown, fchown, lchown, umask (Linux applies it where
+ * files are made, so vfs keeps it per process; inherited with VFS_FORK), utime, statfs,
+ * fstatfs, sync, utimes, fchownat, futimesat, fchmodat, utimensat, syncfs, statx. */
 static const uint16_t vfs_calls[] = { 0, 1, 2, 3, 4, 5, 6, 8, 16, 17, 18, 19, 20, 21, 32, 33, 72, 77, 79, 80,
-				      83, 84, 87, 217, 257, 258, 262, 263, 269, 292, 22, 293, 82, 264, 316 };
+				      83, 84, 87, 217, 257, 258, 262, 263, 269, 292, 22, 293, 82, 264, 316,
+				      76, 81, 86, 88, 89, 265, 266, 267, 439,
+				      74, 75, 90, 91, 92, 93, 94, 95, 132, 137, 138, 162, 235, 260, 261, 268, 280, 306, 332 };

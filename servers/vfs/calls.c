@@ -43,13 +43,6 @@
 
 
 
-#define E_PERM 1
-#define E_BADF 9
-#define E_FAULT 14
-#define E_MFILE 24
-#define E_NOTTY 25
-#define E_SPIPE 29
-#define E_RANGE 34
 
 #define O_ACCMODE 3
 #define O_WRONLY 1
@@ -75,52 +68,6 @@ static uint32_t kind(const struct rnode *n) { return n->mode & S_IFMT_; }
 static struct ofile *file_of(struct client *c, uint64_t fd)
 {
 	return fd < MAX_FDS ? c->fd[fd] : NULL;
-}
-
-/* A NUL-terminated path from the caller, into buf (RAMFS_PATH_MAX bytes). */
-static int64_t get_path(struct client *c, uint64_t uptr, char *buf)
-{
-	for (size_t off = 0; off < RAMFS_PATH_MAX; off += 64) {
-		if (ax_vcopy(c->ep, (const void *)(uptr + off), EP_NONE, buf + off, 64) < 0) {
-			/* The string may end just before an unmapped page: go byte by byte. */
-			for (size_t i = off; i < off + 64; i++) {
-				if (ax_vcopy(c->ep, (const void *)(uptr + i), EP_NONE, buf + i, 1) < 0)
-					return -E_FAULT;
-				if (!buf[i])
-					return 0;
-			}
-		}
-		for (size_t i = off; i < off + 64; i++)
-			if (!buf[i])
-				return 0;
-	}
-	return -E_NAMETOOLONG;
-}
-
-static struct rnode *base_dir(struct client *c, int64_t dirfd, int64_t *err)
-{
-	if ((int32_t)dirfd == AT_FDCWD)
-		return c->cwd;
-	struct ofile *f = file_of(c, (uint64_t)dirfd);
-	*err = !f ? -E_BADF : kind(f->node) != S_IFDIR_ ? -E_NOTDIR : 0;
-	return *err ? NULL : f->node;
-}
-
-/* Resolves a path already copied from the caller, relative to dirfd. */
-static int64_t resolve_at(struct client *c, int64_t dirfd, const char *path, struct rnode **out,
-			  struct rnode **parent, const char **last)
-{
-	int64_t r = 0;
-	struct rnode *dir = base_dir(c, dirfd, &r);
-	return dir ? ramfs_resolve(vfs_root, dir, path, out, parent, last) : r;
-}
-
-/* Copies the caller's path into buf and resolves it. */
-static int64_t lookup(struct client *c, int64_t dirfd, uint64_t upath, struct rnode **out, struct rnode **parent,
-		      const char **last, char *buf)
-{
-	int64_t r = get_path(c, upath, buf);
-	return r ? r : resolve_at(c, dirfd, buf, out, parent, last);
 }
 
 static int64_t new_fd(struct client *c, struct ofile *f, uint64_t min, bool cloexec)
@@ -170,43 +117,6 @@ void vfs_close_all(struct client *c)
 	for (uint64_t fd = 0; fd < MAX_FDS; fd++)
 		if (c->fd[fd])
 			close_fd(c, fd);
-}
-
-static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
-{
-	static char path[RAMFS_PATH_MAX];
-	struct rnode *n, *parent;
-	const char *last;
-	int64_t r = lookup(c, dirfd, upath, &n, &parent, &last, path);
-	if (r == -E_NOENT && (flags & O_CREAT) && parent) {
-		size_t len = 0;
-		while (last[len] && last[len] != '/')
-			len++;
-		if (last[len] == '/')
-			return -E_ISDIR; /* "name/" cannot be created as a file */
-		r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777), &n);
-	} else if (r == 0 && (flags & O_CREAT) && (flags & O_EXCL)) {
-		r = -E_EXIST;
-	}
-	if (r)
-		return r;
-	if ((flags & O_DIRECTORY) && kind(n) != S_IFDIR_)
-		return -E_NOTDIR;
-	if (kind(n) == S_IFDIR_ && (flags & O_ACCMODE))
-		return -E_ISDIR;
-	if ((flags & O_TRUNC) && (flags & O_ACCMODE) && kind(n) == S_IFREG_ && (r = ramfs_truncate(n, 0)))
-		return r;
-	struct ofile *f = ax_calloc(1, sizeof(*f));
-	if (!f)
-		return -E_NOMEM;
-	*f = (struct ofile){ n, 0, (uint32_t)flags & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC), 0 };
-	n->opens++;
-	r = new_fd(c, f, 0, flags & O_CLOEXEC);
-	if (r < 0) {
-		n->opens--;
-		ax_free(f);
-	}
-	return r;
 }
 
 /* Moves up to len bytes between the file and the caller's buffer at off (or the file's
@@ -284,44 +194,6 @@ static int64_t vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t 
 	return total;
 }
 
-struct lx_stat {
-	uint64_t dev, ino, nlink;
-	uint32_t mode, uid, gid, pad0;
-	uint64_t rdev;
-	int64_t size, blksize, blocks;
-	int64_t atime[2], mtime[2], ctime[2];
-	int64_t reserved[3];
-};
-
-static int64_t put_stat(struct client *c, const struct rnode *n, uint64_t ubuf)
-{
-	struct lx_stat st;
-	memset(&st, 0, sizeof(st));
-	st.dev = 1;
-	st.ino = n->ino;
-	st.nlink = kind(n) == S_IFDIR_ ? 2 : 1;
-	st.mode = n->mode;
-	st.rdev = kind(n) == S_IFCHR_ ? (1u << 8 | n->dev) : 0;
-	st.size = (int64_t)n->size;
-	st.blksize = 4096;
-	st.blocks = (int64_t)((n->size + 511) / 512);
-	return ax_vcopy(EP_NONE, &st, c->ep, (void *)ubuf, sizeof(st)) < 0 ? -E_FAULT : 0;
-}
-
-static int64_t stat_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t ubuf, uint64_t flags)
-{
-	static char path[RAMFS_PATH_MAX];
-	struct rnode *n;
-	int64_t r = get_path(c, upath, path);
-	if (r == 0 && !path[0] && (flags & AT_EMPTY_PATH)) {
-		struct ofile *f = (int32_t)dirfd == AT_FDCWD ? NULL : file_of(c, (uint64_t)dirfd);
-		return (int32_t)dirfd == AT_FDCWD ? put_stat(c, c->cwd, ubuf) : f ? put_stat(c, f->node, ubuf) : -E_BADF;
-	}
-	if (r == 0)
-		r = resolve_at(c, dirfd, path, &n, NULL, NULL);
-	return r ? r : put_stat(c, n, ubuf);
-}
-
 /* getdents64: the position counts entries, "." and ".." first. */
 static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t count)
 {
@@ -350,7 +222,7 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		memset(rec, 0, reclen);
 		uint64_t ino = n->ino, next = index + 1;
 		uint16_t rl = (uint16_t)reclen;
-		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : 8;
+		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : 8;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &next, 8);
 		memcpy(rec + 16, &rl, 2);
@@ -362,82 +234,6 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		f->off = index + 1;
 	}
 	return (int64_t)used;
-}
-
-static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
-{
-	static char path[RAMFS_PATH_MAX];
-	struct rnode *n, *parent;
-	const char *last;
-	int64_t r = lookup(c, dirfd, upath, &n, &parent, &last, path);
-	if (r == 0)
-		return -E_EXIST;
-	if (r != -E_NOENT || !parent)
-		return r;
-	size_t len = 0;
-	while (last[len] && last[len] != '/')
-		len++;
-	return ramfs_create(parent, last, len, S_IFDIR_ | ((uint32_t)mode & 07777), &n);
-}
-
-static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool dir)
-{
-	static char path[RAMFS_PATH_MAX];
-	struct rnode *n;
-	int64_t r = lookup(c, dirfd, upath, &n, NULL, NULL, path);
-	if (r)
-		return r;
-	if (dir && kind(n) != S_IFDIR_)
-		return -E_NOTDIR;
-	if (!dir && kind(n) == S_IFDIR_)
-		return -E_ISDIR;
-	if (n == vfs_root)
-		return -16; /* EBUSY */
-	return ramfs_remove(n);
-}
-
-static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
-{
-	static char from[RAMFS_PATH_MAX], to[RAMFS_PATH_MAX];
-	if (flags)
-		return -E_INVAL; /* RENAME_NOREPLACE and friends: not yet */
-	struct rnode *n, *target, *parent;
-	const char *last;
-	int64_t r = lookup(c, olddir, oldp, &n, NULL, NULL, from);
-	if (r)
-		return r;
-	r = lookup(c, newdir, newp, &target, &parent, &last, to);
-	if (r == 0) { /* replacing: the new name's directory and last component */
-		parent = target->parent;
-		last = target->name;
-	} else if (r != -E_NOENT || !parent) {
-		return r;
-	}
-	size_t len = 0;
-	while (last[len] && last[len] != '/')
-		len++;
-	return ramfs_rename(n, parent, last, len);
-}
-
-static int64_t getcwd_call(struct client *c, uint64_t ubuf, uint64_t size)
-{
-	static char path[RAMFS_PATH_MAX];
-	size_t pos = sizeof(path) - 1;
-	path[pos] = 0;
-	for (const struct rnode *n = c->cwd; n != vfs_root; n = n->parent) {
-		size_t nl = strlen(n->name);
-		if (nl + 1 > pos)
-			return -E_NAMETOOLONG;
-		pos -= nl;
-		memcpy(path + pos, n->name, nl);
-		path[--pos] = '/';
-	}
-	if (pos == sizeof(path) - 1)
-		path[--pos] = '/';
-	size_t len = sizeof(path) - pos; /* with the NUL */
-	if (len > size)
-		return -E_RANGE;
-	return ax_vcopy(EP_NONE, path + pos, c->ep, (void *)ubuf, len) < 0 ? -E_FAULT : (int64_t)len;
 }
 
 static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t arg)
@@ -480,20 +276,20 @@ static int64_t dup_to(struct client *c, uint64_t old, uint64_t newfd, uint64_t f
 	return (int64_t)newfd;
 }
 
-static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6]);
+static int64_t call(struct client *c, struct vcall *v);
 
-int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6])
+int64_t vfs_call(struct client *c, struct vcall *v)
 {
-	int64_t r = call(c, nr, a);
+	int64_t r = call(c, v);
 	tty_flush(); /* a call's console output reaches the console in one piece (up to 4 KiB) */
 	return r;
 }
 
-static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
+static int64_t call(struct client *c, struct vcall *v)
 {
-	static char path[RAMFS_PATH_MAX];
+	const uint32_t nr = v->nr;
+	const uint64_t *a = v->a;
 	struct ofile *f = file_of(c, a[0]);
-	struct rnode *n;
 	int64_t r;
 	switch (nr) {
 	case NR_READ:
@@ -511,10 +307,6 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 	case NR_READV:
 	case NR_WRITEV:
 		return f ? vector(c, f, a[1], a[2], nr == NR_WRITEV) : -E_BADF;
-	case NR_OPEN:
-		return do_open(c, AT_FDCWD, a[0], a[1], a[2]);
-	case NR_OPENAT:
-		return do_open(c, (int64_t)a[0], a[1], a[2], a[3]);
 	case NR_CLOSE:
 		return close_fd(c, a[0]);
 	case NR_LSEEK: {
@@ -533,42 +325,8 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 		f->off = (uint64_t)to;
 		return to;
 	}
-	case NR_FSTAT:
-		return f ? put_stat(c, f->node, a[1]) : -E_BADF;
-	case NR_STAT:
-	case NR_LSTAT: /* no symbolic links: the same */
-		return stat_at(c, AT_FDCWD, a[0], a[1], 0);
-	case NR_NEWFSTATAT:
-		return stat_at(c, (int64_t)a[0], a[1], a[2], a[3]);
-	case NR_ACCESS:
-		return lookup(c, AT_FDCWD, a[0], &n, NULL, NULL, path);
-	case NR_FACCESSAT:
-		return lookup(c, (int64_t)a[0], a[1], &n, NULL, NULL, path);
 	case NR_GETDENTS64:
 		return f ? getdents(c, f, a[1], a[2]) : -E_BADF;
-	case NR_MKDIR:
-		return make_dir(c, AT_FDCWD, a[0], a[1]);
-	case NR_MKDIRAT:
-		return make_dir(c, (int64_t)a[0], a[1], a[2]);
-	case NR_UNLINK:
-		return remove_at(c, AT_FDCWD, a[0], false);
-	case NR_RMDIR:
-		return remove_at(c, AT_FDCWD, a[0], true);
-	case NR_UNLINKAT:
-		if (a[2] & ~(uint64_t)AT_REMOVEDIR)
-			return -E_INVAL;
-		return remove_at(c, (int64_t)a[0], a[1], a[2] & AT_REMOVEDIR);
-	case NR_GETCWD:
-		return getcwd_call(c, a[0], a[1]);
-	case NR_CHDIR:
-		if ((r = lookup(c, AT_FDCWD, a[0], &n, NULL, NULL, path)))
-			return r;
-		if (kind(n) != S_IFDIR_)
-			return -E_NOTDIR;
-		n->opens++; /* a working directory keeps its node alive, even if removed */
-		ramfs_release(c->cwd);
-		c->cwd = n;
-		return 0;
 	case NR_FTRUNCATE:
 		if (!f)
 			return -E_BADF;
@@ -589,16 +347,15 @@ static int64_t call(struct client *c, uint32_t nr, const uint64_t a[6])
 		return dup_to(c, a[0], a[1], a[2], true);
 	case NR_FCNTL:
 		return fcntl_call(c, a[0], a[1], a[2]);
-	case NR_RENAME:
-		return rename_at(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
-	case NR_RENAMEAT:
-		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], 0);
-	case NR_RENAMEAT2:
-		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
 	case NR_PIPE:
 		return pipe_create(c, a[0], 0);
 	case NR_PIPE2:
 		return pipe_create(c, a[0], a[1]);
 	}
-	return -38; /* ENOSYS: not one of ours (pm routes only vfs_calls here) */
+	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
+	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call };
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		if ((r = more[i](c, v)) != VFS_NOT_MINE)
+			return r;
+	return -E_NOSYS; /* not one of ours (pm routes only vfs_calls here) */
 }

@@ -1,5 +1,7 @@
 /* The initrd: a newc ("070701") cpio archive, parsed defensively (every length checked
- * against the image) into the RAM file system, creating missing parent directories. */
+ * against the image) into the RAM file system, creating missing parent directories.
+ * Directories, regular files and symbolic links (the data is the target); other kinds and
+ * hard links (nlink > 1) are not made. */
 #include "ramfs.h"
 #include "vfs_alloc.h"
 
@@ -37,7 +39,7 @@ static int add(struct rnode *root, const char *path, uint32_t mode, const uint8_
 		for (struct rnode *c = dir->child; c; c = c->next)
 			if (strlen(c->name) == len && !memcmp(c->name, p, len))
 				n = c;
-		if (!n) {
+		if (!n && (!last || (mode & S_IFMT_) != S_IFLNK_)) {
 			if (len == 1 && p[0] == '.') {
 				n = dir;
 			} else {
@@ -47,6 +49,8 @@ static int add(struct rnode *root, const char *path, uint32_t mode, const uint8_
 			}
 		}
 		if (last) {
+			if ((mode & S_IFMT_) == S_IFLNK_)
+				return n ? 0 : ramfs_symlink(dir, p, len, (const char *)data, size, &n); /* a repeat: the first stays */
 			if ((mode & S_IFMT_) == S_IFREG_ && size)
 				return (int)(ramfs_write(n, 0, data, size) < 0 ? -E_NOMEM : 0);
 			return 0;
@@ -80,7 +84,7 @@ long cpio_load(struct rnode *root, const uint8_t *img, size_t len)
 		if (!strcmp(name, "TRAILER!!!"))
 			return count;
 		uint32_t type = mode & S_IFMT_;
-		if (type == S_IFDIR_ || type == S_IFREG_) {
+		if (type == S_IFDIR_ || type == S_IFREG_ || type == S_IFLNK_) {
 			int r = add(root, name, mode, img + data_off, size);
 			if (r)
 				return r;

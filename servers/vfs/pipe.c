@@ -8,9 +8,7 @@
 #define PIPE_SIZE 65536u
 #define O_NONBLOCK 04000
 #define O_CLOEXEC 02000000
-#define E_AGAIN 11
 #define E_PIPE 32
-#define E_FAULT 14
 
 struct pipe {
 	uint8_t buf[PIPE_SIZE];

@@ -2,6 +2,23 @@
 #include "vfs_alloc.h"
 
 static uint64_t next_ino = 1;
+struct ramfs_hooks ramfs_hooks;
+uint64_t ramfs_bytes, ramfs_nodes;
+
+static uint64_t now(void) { return ramfs_hooks.now ? ramfs_hooks.now() : 0; }
+
+void ramfs_touch(struct rnode *n, bool data)
+{
+	n->ctime_ns = now();
+	if (data)
+		n->mtime_ns = n->ctime_ns;
+}
+
+static void changed(struct rnode *n)
+{
+	if (ramfs_hooks.changed)
+		ramfs_hooks.changed(n);
+}
 
 static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 {
@@ -17,6 +34,8 @@ static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 	n->name = nm;
 	n->mode = mode;
 	n->ino = next_ino++;
+	n->atime_ns = n->mtime_ns = n->ctime_ns = now();
+	ramfs_nodes++;
 	return n;
 }
 
@@ -44,12 +63,22 @@ static struct rnode *child_named(const struct rnode *dir, const char *name, size
 	return NULL;
 }
 
-int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struct rnode **out,
-		  struct rnode **parent, const char **last)
+static bool is_dot(const char *p, size_t len) { return len == 1 && p[0] == '.'; }
+static bool is_dotdot(const char *p, size_t len) { return len == 2 && p[0] == '.' && p[1] == '.'; }
+
+/* One path walk: the root, and how many links it has followed so far. */
+struct walk {
+	struct rnode *root;
+	int links;
+};
+
+static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow, struct rnode **out,
+		struct rnode **parent, const char **last)
 {
 	if (!path[0])
 		return -E_NOENT;
-	struct rnode *cur = path[0] == '/' ? root : cwd;
+	if (path[0] == '/')
+		cur = w->root;
 	const char *p = path;
 	*out = NULL;
 	if (parent)
@@ -59,38 +88,50 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struc
 			p++;
 		if (!*p)
 			break;
-		const char *e = p;
+		const char *e = p, *rest;
 		while (*e && *e != '/')
 			e++;
+		for (rest = e; *rest == '/'; rest++)
+			;
 		size_t len = (size_t)(e - p);
+		bool is_last = !*rest;
 		if (len > RAMFS_NAME_MAX)
 			return -E_NAMETOOLONG;
 		if ((cur->mode & S_IFMT_) != S_IFDIR_)
 			return -E_NOTDIR;
 		if (cur->unlinked)
 			return -E_NOENT; /* a removed directory (someone's cwd) has no entries */
-		struct rnode *next;
-		if (len == 1 && p[0] == '.')
-			next = cur;
-		else if (len == 2 && p[0] == '.' && p[1] == '.')
-			next = cur->parent;
-		else
-			next = child_named(cur, p, len);
+		struct rnode *next = is_dot(p, len) ? cur : is_dotdot(p, len) ? cur->parent : child_named(cur, p, len);
 		if (!next) {
-			const char *rest = e;
-			while (*rest == '/')
-				rest++;
-			if (!*rest && parent) { /* only the last component is missing */
+			if (is_last && parent) { /* only the last component is missing */
 				*parent = cur;
 				*last = p;
 			}
 			return -E_NOENT;
 		}
+		if ((next->mode & S_IFMT_) == S_IFLNK_ && (!is_last || follow || *e == '/')) {
+			if (++w->links > RAMFS_MAX_LINKS)
+				return -E_LOOP;
+			/* Relative targets start in the link's directory; a missing last component
+			 * of the target is what a create through the link makes. */
+			int r = walk(w, cur, (const char *)next->data, true, &next, is_last ? parent : NULL, last);
+			if (r)
+				return r;
+		}
+		if (*e == '/' && (next->mode & S_IFMT_) != S_IFDIR_)
+			return -E_NOTDIR; /* "file/" */
 		cur = next;
 		p = e;
 	}
 	*out = cur;
 	return 0;
+}
+
+int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int flags, struct rnode **out,
+		  struct rnode **parent, const char **last)
+{
+	struct walk w = { root, 0 };
+	return walk(&w, cwd, path, flags & RAMFS_FOLLOW, out, parent, last);
 }
 
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out)
@@ -99,7 +140,7 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 		return -E_NOTDIR;
 	if (!len || len > RAMFS_NAME_MAX)
 		return len ? -E_NAMETOOLONG : -E_NOENT;
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+	if (is_dot(name, len) || is_dotdot(name, len))
 		return -E_EXIST;
 	if (child_named(dir, name, len))
 		return -E_EXIST;
@@ -109,12 +150,40 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 	n->parent = dir;
 	n->next = dir->child;
 	dir->child = n;
+	ramfs_touch(dir, true);
 	*out = n;
+	return 0;
+}
+
+int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *target, size_t tlen,
+		  struct rnode **out)
+{
+	if (!tlen || tlen >= RAMFS_PATH_MAX)
+		return tlen ? -E_NAMETOOLONG : -E_NOENT;
+	for (size_t i = 0; i < tlen; i++)
+		if (!target[i])
+			return -E_INVAL;
+	char *data = vfs_malloc(tlen + 1);
+	if (!data)
+		return -E_NOMEM;
+	int r = ramfs_create(dir, name, len, S_IFLNK_ | 0777, out);
+	if (r) {
+		vfs_free(data);
+		return r;
+	}
+	memcpy(data, target, tlen);
+	data[tlen] = 0;
+	(*out)->data = (uint8_t *)data;
+	(*out)->size = (*out)->cap = tlen;
+	ramfs_bytes += tlen;
 	return 0;
 }
 
 static void node_free(struct rnode *n)
 {
+	changed(n);
+	ramfs_bytes -= n->cap;
+	ramfs_nodes--;
 	vfs_free(n->data);
 	vfs_free(n->name);
 	vfs_free(n);
@@ -131,6 +200,7 @@ int ramfs_remove(struct rnode *n)
 		return -E_NOENT; /* the root, or already gone */
 	*pp = n->next;
 	n->unlinked = true;
+	ramfs_touch(n->parent, true);
 	if (!n->opens)
 		node_free(n);
 	return 0;
@@ -144,10 +214,12 @@ void ramfs_release(struct rnode *n)
 		node_free(n);
 }
 
-int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len)
+int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len)
 {
 	if ((n->mode & S_IFMT_) == S_IFDIR_)
 		return -E_ISDIR;
+	if (n->atime_ns <= n->mtime_ns || n->atime_ns <= n->ctime_ns)
+		n->atime_ns = now();
 	if (off >= n->size)
 		return 0;
 	uint64_t k = n->size - off < len ? n->size - off : len;
@@ -167,6 +239,7 @@ static int reserve(struct rnode *n, uint64_t size)
 	uint8_t *d = vfs_realloc(n->data, cap);
 	if (!d)
 		return -E_NOMEM;
+	ramfs_bytes += cap - n->cap;
 	n->data = d;
 	n->cap = cap;
 	return 0;
@@ -178,6 +251,7 @@ int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len
 		return -E_ISDIR;
 	if (off > RAMFS_MAX_FILE || len > RAMFS_MAX_FILE - off)
 		return -E_FBIG;
+	changed(n);
 	int r = reserve(n, off + len);
 	if (r)
 		return r;
@@ -186,6 +260,7 @@ int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len
 	memcpy(n->data + off, buf, len);
 	if (off + len > n->size)
 		n->size = off + len;
+	ramfs_touch(n, true);
 	return (int64_t)len;
 }
 
@@ -193,12 +268,14 @@ int ramfs_truncate(struct rnode *n, uint64_t size)
 {
 	if ((n->mode & S_IFMT_) == S_IFDIR_)
 		return -E_ISDIR;
+	changed(n);
 	int r = reserve(n, size);
 	if (r)
 		return r;
 	if (size > n->size)
 		memset(n->data + n->size, 0, size - n->size);
 	n->size = size;
+	ramfs_touch(n, true);
 	return 0;
 }
 
@@ -247,10 +324,13 @@ int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t le
 	while (*pp != n)
 		pp = &(*pp)->next;
 	*pp = n->next;
+	ramfs_touch(n->parent, true);
 	vfs_free(n->name);
 	n->name = nm;
 	n->parent = dir;
 	n->next = dir->child;
 	dir->child = n;
+	ramfs_touch(dir, true);
+	ramfs_touch(n, false);
 	return 0;
 }

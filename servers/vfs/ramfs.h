@@ -15,6 +15,7 @@
 #define S_IFREG_ 0100000
 #define S_IFCHR_ 0020000
 #define S_IFIFO_ 0010000
+#define S_IFLNK_ 0120000
 
 #define E_NOENT 2
 #define E_IO 5
@@ -26,8 +27,10 @@
 #define E_FBIG 27
 #define E_NAMETOOLONG 36
 #define E_NOTEMPTY 39
+#define E_LOOP 40
 
 #define RAMFS_MAX_FILE (64ull << 20) /* one file at most 64 MiB */
+#define RAMFS_MAX_LINKS 40           /* symbolic links followed in one path, as in Linux */
 
 struct rnode {
 	char *name;
@@ -35,28 +38,49 @@ struct rnode {
 	uint32_t dev;     /* character devices: which one (vfs.c) */
 	uint64_t ino;
 	struct rnode *parent, *child, *next; /* directory tree; next = sibling */
-	uint8_t *data;
+	uint8_t *data;    /* a symbolic link: its target, NUL-terminated */
 	uint64_t size, cap;
-	uint64_t mtime_ns;
+	uint32_t uid, gid;
+	uint64_t atime_ns, mtime_ns, ctime_ns; /* wall-clock time (ramfs_hooks.now) */
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
 	void *priv;       /* nodes outside the tree (pipes): their owner's state */
 	bool unlinked;
 };
 
+/* What the server adds (NULL in host tests): told before a node's bytes change and before it
+ * is freed (vfs drops what it cached of the node, e.g. its execve image). */
+struct ramfs_hooks {
+	void (*changed)(struct rnode *n);
+	uint64_t (*now)(void); /* the wall clock in ns since 1970, for timestamps */
+};
+extern struct ramfs_hooks ramfs_hooks;
+/* Bytes of file data held and nodes alive (statfs). */
+extern uint64_t ramfs_bytes, ramfs_nodes;
+/* Sets n's modification and change times to now (mtime too only if data is set). */
+void ramfs_touch(struct rnode *n, bool data);
+
 struct rnode *ramfs_init(void);
-/* Resolves path (absolute, or relative to cwd): *out the node, or -E_NOENT with *parent and
- * *last (the final name, pointing into path) set when only the last component is missing. */
-int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, struct rnode **out,
+/* Resolves path (absolute, or relative to cwd), following symbolic links on the way (and in
+ * the last component with RAMFS_FOLLOW, or when a slash follows it), at most
+ * RAMFS_MAX_LINKS of them (-E_LOOP): *out the node, or -E_NOENT with *parent and *last (the
+ * final name, pointing into path or a link's target) set when only the last component is
+ * missing. */
+#define RAMFS_FOLLOW 1
+int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int flags, struct rnode **out,
 		  struct rnode **parent, const char **last);
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
+/* A symbolic link to target (1 to RAMFS_PATH_MAX - 1 bytes, no NUL). */
+int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *target, size_t tlen,
+		  struct rnode **out);
 int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
 /* Moves n into dir under name (replacing a node of the same kind there, an empty directory
  * for a directory); refuses to move a directory into itself. */
 int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len);
 /* A node in no directory (a pipe): freed at its last release. */
 struct rnode *ramfs_anon(uint32_t mode);
-/* Returns bytes read or written, or -errno. */
-int64_t ramfs_read(const struct rnode *n, uint64_t off, void *buf, uint64_t len);
+/* Returns bytes read or written, or -errno. A read sets the access time if it is not
+ * newer than the last change (Linux's relatime). */
+int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len);
 int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len);
 int ramfs_truncate(struct rnode *n, uint64_t size);
 void ramfs_release(struct rnode *n); /* last close of an unlinked node frees it */

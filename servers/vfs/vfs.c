@@ -9,40 +9,22 @@
 #include "tty.h"
 #include "tty_proto.h"
 
-#define MAX_CLIENTS 64
-
 struct rnode *vfs_root;
-static struct client clients[MAX_CLIENTS];
-static struct ofile *console_file;
 
-/* A new client starts with 0, 1 and 2 on the console. */
-static struct client *client_of(endpoint_t ep)
+/* Calls that must wait: the calling thread stays blocked in its call until we reply. */
+#define MAX_HELD 128
+static struct held {
+	uint64_t pid; /* 0: a free slot */
+	struct vcall v;
+} held[MAX_HELD];
+
+/* The kernel serves Linux's clock_gettime to native processes too. */
+uint64_t vfs_now(void)
 {
-	struct client *free_slot = NULL;
-	for (int i = 0; i < MAX_CLIENTS; i++) {
-		if (clients[i].used && clients[i].ep == ep)
-			return &clients[i];
-		if (!clients[i].used && !free_slot)
-			free_slot = &clients[i];
-	}
-	if (!free_slot)
-		return NULL;
-	*free_slot = (struct client){ .ep = ep, .cwd = vfs_root, .used = true };
-	vfs_root->opens++; /* the working directory */
-	for (int fd = 0; fd < 3; fd++) {
-		free_slot->fd[fd] = console_file;
-		console_file->refs++;
-	}
-	return free_slot;
+	int64_t ts[2] = { 0, 0 }, r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(228ull), "D"(0ull), "S"(ts) : "rcx", "r11", "memory");
+	return r == 0 ? (uint64_t)ts[0] * 1000000000ull + (uint64_t)ts[1] : 0;
 }
-
-/* Calls waiting on a pipe: the caller stays blocked in its call until we reply. */
-#define MAX_WAITERS 64
-static struct waiter {
-	endpoint_t ep;
-	uint32_t nr;
-	uint64_t a[6];
-} waiters[MAX_WAITERS];
 
 static void answer(endpoint_t to, int64_t r)
 {
@@ -51,97 +33,170 @@ static void answer(endpoint_t to, int64_t r)
 	ax_reply(to, &m);
 }
 
-/* Tries every waiting call again; answers those that can finish now. */
-static void retry_waiters(void)
+/* Serves v for process pid; VFS_BLOCK if it must wait. */
+static int64_t serve(uint64_t pid, struct vcall *v)
 {
-	for (bool progress = true; progress;) {
-		progress = false;
-		for (int i = 0; i < MAX_WAITERS; i++) {
-			struct waiter *w = &waiters[i];
-			if (!w->ep)
-				continue;
-			struct client *c = client_of(w->ep);
-			int64_t r = c ? vfs_call(c, w->nr, w->a) : -E_NOMEM;
-			if (r == VFS_BLOCK)
-				continue;
-			answer(w->ep, r);
-			w->ep = 0;
-			progress = true; /* it may have unblocked another waiter */
-		}
-	}
+	struct client *c = vfs_client(pid, true);
+	if (!c)
+		return -E_NOMEM;
+	c->ep = v->thread;
+	return vfs_call(c, v);
 }
 
-void vfs_kick(void) { retry_waiters(); }
+/* Whether a thread still exists: a copy of nothing from its memory fails if not. */
+static bool alive(endpoint_t thread) { return ax_vcopy(thread, NULL, EP_NONE, NULL, 0) != -KE_DEADSRCDST; }
+
+/* Tries every held call again; answers those that can finish now. */
+static bool retrying, retry_again;
+static void retry_held(void)
+{
+	if (retrying) { /* asked from inside a retry: one more round when this one ends */
+		retry_again = true;
+		return;
+	}
+	retrying = true;
+	for (bool progress = true; progress;) {
+		progress = retry_again = false;
+		for (int i = 0; i < MAX_HELD; i++) {
+			struct held *h = &held[i];
+			if (!h->pid)
+				continue;
+			if (!alive(h->v.thread)) {
+				h->pid = 0; /* the thread ended (its process exec'd): it must not take data */
+				continue;
+			}
+			int64_t r = serve(h->pid, &h->v);
+			if (r == VFS_BLOCK)
+				continue;
+			h->pid = 0;
+			answer(h->v.thread, r);
+			progress = true; /* it may have unblocked another one */
+		}
+		progress |= retry_again;
+	}
+	retrying = false;
+}
+
+void vfs_kick(void) { retry_held(); }
+
+/* Answers the held calls whose deadline has passed; the time until the next deadline in
+ * ns (the event loop's longest sleep), 0 if none. */
+static uint64_t held_timer(void)
+{
+	uint64_t now = 0, next = UINT64_MAX;
+	for (int i = 0; i < MAX_HELD; i++) {
+		struct held *h = &held[i];
+		if (!h->pid || !h->v.deadline)
+			continue;
+		if (!now)
+			now = ax_time_ns();
+		if (h->v.deadline > now) {
+			next = h->v.deadline < next ? h->v.deadline : next;
+			continue;
+		}
+		h->v.expired = true;
+		int64_t r = serve(h->pid, &h->v);
+		h->pid = 0;
+		answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
+	}
+	return next == UINT64_MAX ? 0 : next - now;
+}
+
+int64_t vfs_wait(struct vcall *v, int64_t timeout_ns)
+{
+	if (timeout_ns == 0 || v->expired)
+		return 0;
+	if (!v->again && timeout_ns > 0) {
+		uint64_t now = ax_time_ns();
+		v->deadline = (uint64_t)timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)timeout_ns;
+	}
+	return VFS_BLOCK;
+}
 
 /* A signal came for a thread whose call we hold (KMSG_LINUX_CANCEL): it gets -ERESTARTSYS
- * now, and the kernel makes that EINTR or restarts the call. */
+ * now, which the kernel makes EINTR or a restart of the call. */
 static void cancel(endpoint_t thread)
 {
-	for (int i = 0; i < MAX_WAITERS; i++)
-		if (waiters[i].ep == thread) {
+	for (int i = 0; i < MAX_HELD; i++)
+		if (held[i].pid && held[i].v.thread == thread) {
+			held[i].pid = 0;
 			answer(thread, -LX_ERESTARTSYS);
-			waiters[i].ep = 0;
 		}
 	tty_cancel(thread);
 }
 
-static void forget(endpoint_t ep)
+static void forget(uint64_t pid)
 {
-	tty_cancel(ep);
-	for (int i = 0; i < MAX_WAITERS; i++)
-		if (waiters[i].ep == ep)
-			waiters[i].ep = 0;
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		if (clients[i].used && clients[i].ep == ep) {
-			vfs_close_all(&clients[i]);
-			ramfs_release(clients[i].cwd);
-			clients[i].used = false;
-		}
+	for (int i = 0; i < MAX_HELD; i++)
+		if (held[i].pid == pid)
+			held[i].pid = 0; /* its threads are gone: nobody to answer */
+	tty_cancel((endpoint_t)pid);
+	vfs_forget(pid);
 }
 
-static endpoint_t pm_ep(void)
+/* pm's endpoint, looked up again when a message claims to be from pm but is not from the
+ * one we know (pm may have been restarted). */
+static bool from_pm(endpoint_t from)
 {
+	static endpoint_t pm;
+	if (from && from == pm)
+		return true;
 	int64_t ep = ax_svc_lookup("pm", NULL);
-	return ep > 0 ? (endpoint_t)ep : 0;
+	pm = ep > 0 ? (endpoint_t)ep : 0;
+	return from && from == pm;
+}
+
+/* pm's messages (vfs_proto.h). */
+static void pm_message(struct kmsg *m)
+{
+	endpoint_t from = m->source;
+	int64_t r = -E_NOSYS, handle = 0;
+	if (!from_pm(from))
+		r = -E_PERM;
+	else if (m->type == VFS_FORGET)
+		forget(m->w[0]), r = 0;
+	else if (m->type == VFS_FORK)
+		r = vfs_fork(m->w[0], m->w[1]);
+	else if (m->type == VFS_EXEC)
+		r = vfs_exec_done(m->w[0]);
+	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -E_NOMEM) == 0)
+		tty_session((int32_t)m->w[1]);
+	else if (m->type == VFS_EXEC_OPEN)
+		r = exec_open(vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle);
+	struct kmsg a = { .type = 0, .w = { (uint64_t)r, (uint64_t)handle } };
+	ax_reply(from, &a);
 }
 
 static void on_message(struct ax_evloop *l, struct kmsg *m)
 {
 	(void)l;
-	endpoint_t from = m->source;
-	if ((m->type & 0xff00u) == 0x7600u && !(m->type & 0xffff0000u)) {
-		/* pm's messages (vfs_proto.h); only pm, which starts the programs, may send them. */
-		int64_t r = -38; /* ENOSYS: not served yet */
-		if (from != pm_ep())
-			r = -1;
-		else if (m->type == VFS_FORGET)
-			forget((endpoint_t)m->w[0]), r = 0;
-		else if (m->type == VFS_SESSION && (r = client_of((endpoint_t)m->w[0]) ? 0 : -E_NOMEM) == 0)
-			tty_session((int32_t)m->w[1]);
-		answer(from, r);
+	if (tty_message(m))
+		return; /* the console attaching to the terminal's input */
+	if ((m->type & 0xffffff00u) == 0x7600u) {
+		pm_message(m);
+		retry_held(); /* a process that ended may have held a pipe's other end */
 		return;
 	}
-	if (tty_message(m))
-		return;
 	if ((m->type & 0xffff0000u) != KMSG_LINUX)
 		return;
-	struct client *c = client_of(from);
-	uint64_t a[6];
-	memcpy(a, m->w, sizeof(a));
-	int64_t r = c ? vfs_call(c, m->type & 0xffff, a) : -E_NOMEM;
+	struct vcall v = { .nr = m->type & 0xffff, .thread = m->source };
+	memcpy(v.a, m->w, sizeof(v.a));
+	uint64_t pid = m->w[6];
+	int64_t r = serve(pid, &v);
 	if (r == VFS_BLOCK) {
-		struct waiter *w = NULL;
-		for (int i = 0; i < MAX_WAITERS && !w; i++)
-			if (!waiters[i].ep)
-				w = &waiters[i];
-		if (w) {
-			*w = (struct waiter){ from, m->type & 0xffff, { a[0], a[1], a[2], a[3], a[4], a[5] } };
-			return; /* answered by retry_waiters */
+		struct held *h = NULL;
+		for (int i = 0; i < MAX_HELD && !h; i++)
+			if (!held[i].pid)
+				h = &held[i];
+		if (h) {
+			v.again = true;
+			*h = (struct held){ pid, v };
+			return; /* answered by retry_held or held_timer */
 		}
-		r = -11; /* EAGAIN: too many blocked callers */
+		r = -E_AGAIN; /* too many blocked callers */
 	}
-	answer(from, r);
-	retry_waiters();
+	answer(m->source, r);
+	retry_held();
 }
 
 static void on_report(struct ax_evloop *l, const struct kmsg *m)
@@ -158,10 +213,12 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 		tty_input();
 }
 
-/* Each turn of the loop: the terminal's timers set how long we may sleep. */
+/* Each turn of the loop: calls whose time ran out are answered (held calls, the terminal's
+ * timers), and the next deadline says how long we may sleep. */
 static bool on_poll(struct ax_evloop *l)
 {
-	l->wait_ns = tty_timer();
+	uint64_t a = held_timer(), b = tty_timer();
+	l->wait_ns = !a ? b : !b ? a : a < b ? a : b;
 	return false;
 }
 
@@ -200,11 +257,9 @@ int main(int argc, char **argv)
 		ax_printf("vfs: initrd %s not loaded (error %ld): the file system is empty but for /dev\n", initrd, n);
 	else
 		ax_printf("vfs: %ld entries from %s\n", n, initrd);
-	console_file = ax_calloc(1, sizeof(*console_file));
-	if (!console_file)
-		return 1;
-	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
-	console->opens++;
+	vfs_proc_init(console);
+	exec_init();
+	ramfs_hooks.now = vfs_now;
 	tty_init();
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
 			       .poll = on_poll };

@@ -4,10 +4,23 @@
 #include "ramfs.h"
 
 #define MAX_FDS 64
+#define MAX_CLIENTS 64
 #include "vfs_proto.h"
 
 /* Character devices (rnode.dev). */
 enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO };
+
+#define E_PERM 1
+#define E_INTR 4
+#define E_BADF 9
+#define E_AGAIN 11
+#define E_ACCES 13
+#define E_FAULT 14
+#define E_MFILE 24
+#define E_NOTTY 25
+#define E_SPIPE 29
+#define E_RANGE 34
+#define E_NOSYS 38
 
 struct ofile {               /* an open file, shared by dup'ed descriptors */
 	struct rnode *node;
@@ -16,11 +29,14 @@ struct ofile {               /* an open file, shared by dup'ed descriptors */
 	uint32_t refs;
 };
 
+/* A process, keyed by its process id (KMSG_LINUX's w[6]), which all its threads share. */
 struct client {
-	endpoint_t ep;
+	uint64_t pid;
+	endpoint_t ep;           /* the thread whose call is being served: its memory (KC_VCOPY) */
 	struct ofile *fd[MAX_FDS];
 	bool cloexec[MAX_FDS];
 	struct rnode *cwd;
+	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
 	bool used;
 };
 
@@ -29,6 +45,58 @@ extern struct rnode *vfs_root;
 /* A call that must wait (an empty or full pipe): vfs keeps the caller blocked and tries
  * again later (vfs.c). */
 #define VFS_BLOCK INT64_MIN
+/* A file's call function was given a call of another file's. */
+#define VFS_NOT_MINE (INT64_MIN + 1)
+
+static inline struct ofile *vfs_file(struct client *c, uint64_t fd) { return fd < MAX_FDS ? c->fd[fd] : NULL; }
+static inline uint32_t vfs_kind(const struct rnode *n) { return n->mode & S_IFMT_; }
+
+/* One Linux call being served. A call that answers VFS_BLOCK is kept and served again
+ * (vfs.c) after every other call, and once more when its deadline passes. */
+struct vcall {
+	uint32_t nr;
+	uint64_t a[6];
+	endpoint_t thread;       /* the caller: its memory, and who gets the answer */
+	uint64_t deadline;       /* end of a timed wait (KC_TIME ns), 0: none */
+	bool again;              /* served before and kept: its timeout has started */
+	bool expired;            /* the deadline passed: answer with what is ready now */
+};
+
+/* For a call that waits with a timeout (ns; < 0: none) and has nothing to report yet:
+ * VFS_BLOCK, or 0 when it must answer now (a zero timeout, or the time ran out). */
+int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
+
+/* Tries every held call again, answering those that can finish now (vfs.c): after input
+ * arrived, a timer ran out. */
+void vfs_kick(void);
+
+/* The wall clock, ns since 1970 (vfs.c). */
+uint64_t vfs_now(void);
+
+/* Processes (proc.c): the client of a process id, made (descriptors 0-2 on the console,
+ * cwd /) if new and make is set; NULL if unknown or the table is full. */
+struct client *vfs_client(uint64_t pid, bool make);
+void vfs_forget(uint64_t pid);
+int64_t vfs_fork(uint64_t parent, uint64_t child);
+int64_t vfs_exec_done(uint64_t pid);
+void vfs_proc_init(struct rnode *console);
+
+/* execve's image (exec.c): VFS_EXEC_OPEN for pm (endpoint pm, path at upath in mem's
+ * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
+int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
+void exec_init(void);
+
+/* Paths (path.c). A NUL-terminated path from ep's memory at uptr into buf
+ * (RAMFS_PATH_MAX bytes): 0 or -EFAULT, -ENAMETOOLONG. */
+int64_t vfs_get_path(endpoint_t ep, uint64_t uptr, char *buf);
+/* Resolves p relative to dirfd (AT_FDCWD: the working directory); flags RAMFS_FOLLOW;
+ * *parent and *last as ramfs_resolve's. */
+int64_t vfs_resolve_at(struct client *c, int64_t dirfd, const char *p, int flags, struct rnode **out,
+		       struct rnode **parent, const char **last);
+/* The same for a path in the caller's memory, copied into buf first. */
+int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, struct rnode **out,
+		   struct rnode **parent, const char **last, char *buf);
+int64_t vfs_node_path(const struct rnode *n, char *buf, size_t size);
 
 /* Descriptors (calls.c). */
 int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec);
@@ -40,14 +108,13 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
 void pipe_end_closed(struct ofile *f);
 
+/* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
+int64_t vfs_call(struct client *c, struct vcall *v);
+/* The calls of path.c and meta.c: a result, or VFS_NOT_MINE. */
+int64_t path_call(struct client *c, struct vcall *v);
+int64_t meta_call(struct client *c, struct vcall *v);
+void vfs_close_all(struct client *c);
+
 /* The terminal (tty.c, tty.h): what a poll of a console file sees now, POLLIN 0x1 and
  * POLLOUT 0x4. */
 uint32_t tty_poll(struct ofile *f);
-
-/* Tries every held call again, answering those that can finish now (vfs.c): after input
- * arrived, a timer ran out. */
-void vfs_kick(void);
-
-/* The Linux file calls vfs serves (calls.c); the result for the caller's rax. */
-int64_t vfs_call(struct client *c, uint32_t nr, const uint64_t a[6]);
-void vfs_close_all(struct client *c);

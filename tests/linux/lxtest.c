@@ -12,6 +12,11 @@
  *                            devices, stdio, and the error cases
  *   lxtest pipes             pipe2 in one process: data through, non-blocking ends, EOF after
  *                            the write end closes, EPIPE without readers, ESPIPE
+ *   lxtest links             symbolic links: symlink/readlink(at), lstat, following on the
+ *                            way, O_NOFOLLOW, ELOOP, dangling links, and the errors; link
+ *                            (EPERM: no hard links), access, truncate, fchdir
+ *   lxtest meta              umask, chmod, chown, timestamps (utimensat, utimes, utime,
+ *                            futimesat), statx, statfs, sync calls, and their errors
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -33,6 +38,8 @@
 #include <dirent.h>
 #include <time.h>
 #include <sys/syscall.h>
+#include <sys/statfs.h>
+#include <utime.h>
 #include <unistd.h>
 
 static int failures;
@@ -41,6 +48,163 @@ static void check(const char *name, int ok)
 {
 	printf("LXTEST %s %s\n", ok ? "PASS" : "FAIL", name);
 	failures += !ok;
+}
+
+static int done(void)
+{
+	printf("LXTEST DONE %d failures\n", failures);
+	return failures;
+}
+
+/* errno after a call that must fail: -1 and errno e */
+#define FAILS(call, e) (errno = 0, (call) == -1 && errno == (e))
+
+static int links(void)
+{
+	char buf[256];
+	struct stat st;
+	check("symlink", symlink("/etc/passwd", "/tmp/l1") == 0);
+	ssize_t n = readlink("/tmp/l1", buf, sizeof(buf));
+	check("readlink", n == 11 && !memcmp(buf, "/etc/passwd", 11));
+	check("readlink_truncates", readlink("/tmp/l1", buf, 4) == 4 && !memcmp(buf, "/etc", 4));
+	int fd = open("/tmp/l1", O_RDONLY);
+	check("open_follows", fd >= 0 && read(fd, buf, 11) == 11 && !strncmp(buf, "root:x:0:0:", 11));
+	close(fd);
+	check("lstat_is_link", lstat("/tmp/l1", &st) == 0 && S_ISLNK(st.st_mode) && st.st_size == 11);
+	check("stat_follows", stat("/tmp/l1", &st) == 0 && S_ISREG(st.st_mode));
+	check("fstatat_nofollow", fstatat(AT_FDCWD, "/tmp/l1", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	check("fstatat_bad_flags_einval", FAILS(fstatat(AT_FDCWD, "/tmp/l1", &st, 0x4000000), EINVAL));
+	check("relative_target", symlink("../etc/passwd", "/tmp/rel") == 0 && stat("/tmp/rel", &st) == 0 && S_ISREG(st.st_mode));
+	check("dir_link_in_path", symlink("/etc", "/tmp/etcl") == 0 && (fd = open("/tmp/etcl/passwd", O_RDONLY)) >= 0);
+	close(fd);
+	check("chdir_through_link", chdir("/tmp/etcl") == 0 && getcwd(buf, sizeof(buf)) && !strcmp(buf, "/etc") && chdir("/") == 0);
+	check("nofollow_eloop", FAILS(open("/tmp/l1", O_RDONLY | O_NOFOLLOW), ELOOP));
+	symlink("/tmp/lp2", "/tmp/lp1");
+	symlink("lp1", "/tmp/lp2");
+	check("loop_eloop", FAILS(open("/tmp/lp1", O_RDONLY), ELOOP) && FAILS(stat("/tmp/lp1/x", &st), ELOOP));
+	check("dangling", symlink("/tmp/target_new", "/tmp/dang") == 0 && FAILS(stat("/tmp/dang", &st), ENOENT) &&
+		lstat("/tmp/dang", &st) == 0);
+	check("excl_through_link_eexist", FAILS(open("/tmp/dang", O_CREAT | O_EXCL | O_WRONLY, 0644), EEXIST));
+	fd = open("/tmp/dang", O_CREAT | O_WRONLY, 0644);
+	check("create_through_dangling", fd >= 0 && write(fd, "t", 1) == 1 && stat("/tmp/target_new", &st) == 0 && st.st_size == 1);
+	close(fd);
+	check("symlink_exists_eexist", FAILS(symlink("x", "/tmp/l1"), EEXIST) && FAILS(mkdir("/tmp/dang", 0755), EEXIST));
+	check("symlink_empty_enoent", FAILS(symlink("", "/tmp/empty"), ENOENT));
+	check("readlink_not_link_einval", FAILS(readlink("/etc/passwd", buf, sizeof(buf)), EINVAL));
+	check("readlink_zero_einval", FAILS(syscall(SYS_readlink, "/tmp/l1", buf, 0), EINVAL)); /* musl would hide it */
+	check("readlink_missing_enoent", FAILS(readlink("/tmp/none", buf, sizeof(buf)), ENOENT));
+	check("readlink_bad_buffer_efault", FAILS(readlink("/tmp/l1", (char *)8, 64), EFAULT));
+	check("symlink_bad_pointer_efault", FAILS(symlink((char *)8, "/tmp/bad"), EFAULT));
+	int dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	check("symlinkat_readlinkat", symlinkat("motd", dfd, "at") == 0 && readlinkat(dfd, "at", buf, sizeof(buf)) == 4 &&
+		!memcmp(buf, "motd", 4));
+	check("fchdir", fchdir(dfd) == 0 && getcwd(buf, sizeof(buf)) && !strcmp(buf, "/tmp") && chdir("/") == 0);
+	check("fchdir_file_enotdir", (fd = open("/etc/passwd", O_RDONLY)) >= 0 && FAILS(fchdir(fd), ENOTDIR));
+	close(fd);
+	close(dfd);
+	check("rmdir_link_enotdir", FAILS(rmdir("/tmp/etcl"), ENOTDIR));
+	check("rmdir_dot_einval", mkdir("/tmp/dd", 0755) == 0 && FAILS(rmdir("/tmp/dd/."), EINVAL) && rmdir("/tmp/dd") == 0);
+	DIR *dir = opendir("/tmp");
+	struct dirent *de;
+	int lnk = 0;
+	while (dir && (de = readdir(dir)))
+		lnk += !strcmp(de->d_name, "l1") && de->d_type == DT_LNK;
+	if (dir)
+		closedir(dir);
+	check("readdir_dt_lnk", lnk == 1);
+	check("rename_link", rename("/tmp/l1", "/tmp/l2") == 0 && readlink("/tmp/l2", buf, sizeof(buf)) == 11);
+	check("unlink_link_keeps_target", unlink("/tmp/l2") == 0 && FAILS(lstat("/tmp/l2", &st), ENOENT) && stat("/etc/passwd", &st) == 0);
+	check("link_eperm", FAILS(link("/etc/passwd", "/tmp/hard"), EPERM));
+	check("link_missing_enoent", FAILS(link("/tmp/none", "/tmp/hard"), ENOENT));
+	check("link_exists_eexist", FAILS(link("/etc/passwd", "/etc/hosts"), EEXIST));
+	check("access_x_eacces", FAILS(access("/etc/passwd", X_OK), EACCES) && access("/etc/passwd", R_OK | W_OK) == 0 &&
+		access("/etc", X_OK) == 0);
+	check("access_bad_mode_einval", FAILS(access("/etc/passwd", 8), EINVAL));
+	check("truncate_path", truncate("/tmp/target_new", 100) == 0 && stat("/tmp/target_new", &st) == 0 && st.st_size == 100 &&
+		FAILS(truncate("/tmp", 0), EISDIR) && FAILS(truncate("/tmp/target_new", -1), EINVAL));
+	return done();
+}
+
+struct lx_statx { /* musl 1.2.3 has no struct statx: Linux's layout */
+	unsigned mask, blksize;
+	unsigned long long attributes;
+	unsigned nlink, uid, gid;
+	unsigned short mode, pad0;
+	unsigned long long ino, size, blocks, attributes_mask;
+	struct { long long sec; unsigned nsec, pad; } atime, btime, ctime, mtime;
+	unsigned rdev_major, rdev_minor, dev_major, dev_minor;
+	unsigned long long spare[14];
+};
+
+static int meta(void)
+{
+	struct stat st;
+	time_t now = time(NULL);
+	check("umask_default", umask(022) == 022);
+	int fd = open("/tmp/m1", O_CREAT | O_RDWR, 0666);
+	check("umask_applies_to_files", fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0644);
+	umask(027);
+	check("umask_applies_to_dirs", mkdir("/tmp/md", 0777) == 0 && stat("/tmp/md", &st) == 0 && (st.st_mode & 07777) == 0750);
+	check("umask_returns_old", umask(0) == 027 && umask(022) == 0);
+	check("chmod", chmod("/tmp/m1", 04755) == 0 && stat("/tmp/m1", &st) == 0 && (st.st_mode & 07777) == 04755 && S_ISREG(st.st_mode));
+	check("fchmod", fchmod(fd, 0600) == 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0600);
+	check("fchmodat", fchmodat(AT_FDCWD, "/tmp/m1", 0640, 0) == 0 && stat("/tmp/m1", &st) == 0 && (st.st_mode & 07777) == 0640);
+	check("chmod_missing_enoent", FAILS(chmod("/tmp/none", 0644), ENOENT));
+	check("chmod_bad_path_efault", FAILS(chmod((char *)8, 0644), EFAULT));
+	check("fchmod_bad_fd_ebadf", FAILS(fchmod(77, 0644), EBADF));
+	check("ctime_on_chmod", st.st_ctime >= now - 5 && st.st_ctime <= now + 5);
+	check("chown", chown("/tmp/m1", 1000, 100) == 0 && stat("/tmp/m1", &st) == 0 && st.st_uid == 1000 && st.st_gid == 100);
+	check("chown_minus_one_keeps", chown("/tmp/m1", -1, 200) == 0 && stat("/tmp/m1", &st) == 0 && st.st_uid == 1000 && st.st_gid == 200);
+	check("fchown", fchown(fd, 5, 6) == 0 && fstat(fd, &st) == 0 && st.st_uid == 5 && st.st_gid == 6);
+	symlink("/tmp/m1", "/tmp/mlink");
+	check("lchown_changes_the_link", lchown("/tmp/mlink", 7, 8) == 0 && lstat("/tmp/mlink", &st) == 0 && st.st_uid == 7 &&
+		stat("/tmp/mlink", &st) == 0 && st.st_uid == 5);
+	check("fchownat_nofollow", fchownat(AT_FDCWD, "/tmp/mlink", 9, 9, AT_SYMLINK_NOFOLLOW) == 0 && lstat("/tmp/mlink", &st) == 0 &&
+		st.st_uid == 9);
+	check("fchownat_bad_flags_einval", FAILS(fchownat(AT_FDCWD, "/tmp/m1", 0, 0, 0x8000000), EINVAL));
+	check("times_at_create", fstat(fd, &st) == 0 && st.st_mtime >= now - 5 && st.st_mtime <= now + 5 && st.st_atime >= now - 5);
+	struct timespec ts[2] = { { 1000, 5 }, { 2000, 6 } };
+	check("utimensat", utimensat(AT_FDCWD, "/tmp/m1", ts, 0) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 1000 &&
+		st.st_atim.tv_nsec == 5 && st.st_mtime == 2000 && st.st_mtim.tv_nsec == 6);
+	check("write_sets_mtime", write(fd, "x", 1) == 1 && fstat(fd, &st) == 0 && st.st_mtime >= now - 5 && st.st_atime == 1000);
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1] = (struct timespec){ 3000, 0 };
+	check("utime_omit_keeps", futimens(fd, ts) == 0 && fstat(fd, &st) == 0 && st.st_atime == 1000 && st.st_mtime == 3000);
+	ts[0].tv_nsec = UTIME_NOW;
+	ts[1].tv_nsec = UTIME_OMIT;
+	check("utime_now", futimens(fd, ts) == 0 && fstat(fd, &st) == 0 && st.st_atime >= now - 5 && st.st_mtime == 3000);
+	check("utimensat_null_is_now", utimensat(AT_FDCWD, "/tmp/m1", NULL, 0) == 0 && stat("/tmp/m1", &st) == 0 && st.st_mtime >= now - 5);
+	ts[0] = (struct timespec){ 1, 1000000000 };
+	check("utimensat_bad_nsec_einval", FAILS(utimensat(AT_FDCWD, "/tmp/m1", ts, 0), EINVAL));
+	check("utimensat_bad_pointer_efault", FAILS(syscall(SYS_utimensat, AT_FDCWD, "/tmp/m1", (void *)8, 0), EFAULT));
+	check("utimensat_bad_flags_einval", FAILS(utimensat(AT_FDCWD, "/tmp/m1", NULL, 0x40000), EINVAL));
+	struct timeval tv[2] = { { 4000, 7 }, { 5000, 8 } };
+	check("utimes", utimes("/tmp/m1", tv) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 4000 && st.st_atim.tv_nsec == 7000 &&
+		st.st_mtime == 5000);
+	tv[1].tv_usec = 1000000;
+	check("utimes_bad_usec_einval", FAILS(syscall(SYS_utimes, "/tmp/m1", tv), EINVAL));
+	tv[1].tv_usec = 0;
+	check("futimesat", syscall(SYS_futimesat, AT_FDCWD, "/tmp/m1", tv) == 0 && stat("/tmp/m1", &st) == 0 && st.st_mtime == 5000);
+	struct utimbuf ub = { 6000, 7000 };
+	check("utime", utime("/tmp/m1", &ub) == 0 && stat("/tmp/m1", &st) == 0 && st.st_atime == 6000 && st.st_mtime == 7000);
+	struct lx_statx sx;
+	memset(&sx, 0xff, sizeof(sx));
+	check("statx", syscall(SYS_statx, AT_FDCWD, "/tmp/m1", 0, 0x7ff, &sx) == 0 && (sx.mask & 0x7ff) == 0x7ff &&
+		sx.size == 1 && (sx.mode & 07777) == 0640 && S_ISREG(sx.mode) && sx.uid == 5 && sx.mtime.sec == 7000 && sx.ino == st.st_ino);
+	check("statx_bad_flags_einval", FAILS(syscall(SYS_statx, AT_FDCWD, "/tmp/m1", 0x80000000, 0x7ff, &sx), EINVAL));
+	struct statfs sf;
+	check("statfs", statfs("/", &sf) == 0 && sf.f_type == 0x858458f6 && sf.f_bsize == 4096 && sf.f_blocks > 0 &&
+		sf.f_bfree <= sf.f_blocks && sf.f_namelen == 255);
+	check("fstatfs", fstatfs(fd, &sf) == 0 && sf.f_type == 0x858458f6);
+	check("statfs_errors", FAILS(statfs("/tmp/none", &sf), ENOENT) && FAILS(syscall(SYS_statfs, "/", (void *)8), EFAULT) &&
+		FAILS(fstatfs(77, &sf), EBADF));
+	int p[2];
+	pipe(p);
+	sync();
+	check("fsync", fsync(fd) == 0 && fdatasync(fd) == 0 && syncfs(fd) == 0);
+	check("fsync_errors", FAILS(fsync(77), EBADF) && FAILS(fsync(p[0]), EINVAL));
+	close(p[0]), close(p[1]), close(fd);
+	return done();
 }
 
 static __thread int tls_counter = 41; /* thread-local storage: needs arch_prctl(ARCH_SET_FS) */
@@ -310,6 +474,10 @@ int main(int argc, char **argv)
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}
+	if (!strcmp(mode, "links"))
+		return links();
+	if (!strcmp(mode, "meta"))
+		return meta();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

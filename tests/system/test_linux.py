@@ -70,3 +70,21 @@ def test_files_on_vfs_ramfs_from_the_initrd():
     assert re.search(r"^LXTEST fuzz: 20000 calls, \d+ ENOSYS, pid \d+ still answers$", out, re.M), tail
     assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == 4, tail
     assert "crashed" not in out and "no KC_VCOPY" not in out, tail
+
+
+MORE_CONF = """# Linux programs with vfs: links, metadata, devices, /proc, polling
+service vfs kcalls=vcopy
+service pmlinks binary=pm kcalls=vcopy args="run=lxtest links" restart=never
+service pmmeta binary=pm kcalls=vcopy args="run=lxtest meta" restart=never
+"""
+MORE_CHECKS = {"links": 37, "meta": 37}
+
+
+def test_vfs_links_metadata_devices_and_polling():
+    out, results = run_programs("lxmore.conf", MORE_CONF, len(MORE_CHECKS))
+    tail = out[-4000:]
+    assert set(results.values()) == {"PASS"}, results
+    assert len(results) == sum(MORE_CHECKS.values()), results
+    assert out.count("LXTEST DONE 0 failures") == len(MORE_CHECKS), tail
+    assert len(re.findall(r"^pm: lxtest \(pid \d+\) exited with status 0$", out, re.M)) == len(MORE_CHECKS), tail
+    assert "crashed" not in out, tail

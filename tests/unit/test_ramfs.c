@@ -41,13 +41,13 @@ static void loads_the_initrd(void)
 	struct rnode *root = ramfs_init(), *n;
 	REQUIRE(root);
 	CHECK_EQ_I64(cpio_load(root, img, len), 3);
-	REQUIRE(ramfs_resolve(root, root, "/etc/passwd", &n, NULL, NULL) == 0);
+	REQUIRE(ramfs_resolve(root, root, "/etc/passwd", RAMFS_FOLLOW, &n, NULL, NULL) == 0);
 	char buf[64] = { 0 };
 	CHECK_EQ_I64(ramfs_read(n, 0, buf, sizeof(buf)), 26);
 	CHECK(!strncmp(buf, "root:x:0:0:", 11));
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/share/deep/file", &n, NULL, NULL), 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/etc/passwd/x", &n, NULL, NULL), -E_NOTDIR);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/../etc/./passwd", &n, NULL, NULL), 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/share/deep/file", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/etc/passwd/x", RAMFS_FOLLOW, &n, NULL, NULL), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/../etc/./passwd", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	ramfs_free_tree(root);
 }
 
@@ -56,7 +56,7 @@ static void create_write_truncate_remove(void)
 	struct rnode *root = ramfs_init(), *tmp, *f, *parent;
 	const char *last;
 	REQUIRE(ramfs_create(root, "tmp", 3, S_IFDIR_ | 0755, &tmp) == 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp/new", &f, &parent, &last), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp/new", RAMFS_FOLLOW, &f, &parent, &last), -E_NOENT);
 	CHECK(parent == tmp && !strcmp(last, "new"));
 	REQUIRE(ramfs_create(tmp, "new", 3, S_IFREG_ | 0644, &f) == 0);
 	CHECK_EQ_I64(ramfs_create(tmp, "new", 3, S_IFREG_ | 0644, &f), -E_EXIST);
@@ -74,7 +74,7 @@ static void create_write_truncate_remove(void)
 	CHECK_EQ_I64(ramfs_read(f, 0, buf, 3), 3);
 	ramfs_release(f); /* last close: freed (ASan checks) */
 	CHECK_EQ_I64(ramfs_remove(tmp), 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp", &f, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp", RAMFS_FOLLOW, &f, NULL, NULL), -E_NOENT);
 	ramfs_free_tree(root);
 }
 
@@ -84,14 +84,92 @@ static void rename_moves_and_replaces(void)
 	REQUIRE(ramfs_create(root, "a", 1, S_IFREG_ | 0644, &a) == 0 && ramfs_create(root, "b", 1, S_IFREG_ | 0644, &b) == 0);
 	REQUIRE(ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0 && ramfs_create(d, "sub", 3, S_IFDIR_ | 0755, &sub) == 0);
 	CHECK_EQ_I64(ramfs_rename(a, root, b->name, 1), 0); /* replaces b, whose name it reuses (ASan) */
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/b", &n, NULL, NULL), 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/b", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	CHECK(n == a);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/a", &n, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/a", RAMFS_FOLLOW, &n, NULL, NULL), -E_NOENT);
 	CHECK_EQ_I64(ramfs_rename(d, sub, "x", 1), -E_INVAL);  /* into itself */
 	CHECK_EQ_I64(ramfs_rename(a, root, "d", 1), -E_ISDIR); /* a file over a directory */
 	CHECK_EQ_I64(ramfs_rename(sub, root, "b", 1), -E_NOTDIR);
 	CHECK_EQ_I64(ramfs_rename(a, d, "moved", 5), 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/moved", &n, NULL, NULL), 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/moved", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	ramfs_free_tree(root);
+}
+
+static void symlinks_resolve(void)
+{
+	struct rnode *root = ramfs_init(), *etc, *pw, *l, *n, *parent;
+	const char *last;
+	REQUIRE(ramfs_create(root, "etc", 3, S_IFDIR_ | 0755, &etc) == 0 && ramfs_create(etc, "passwd", 6, S_IFREG_ | 0644, &pw) == 0);
+	REQUIRE(ramfs_symlink(root, "abs", 3, "/etc/passwd", 11, &l) == 0);
+	CHECK_EQ_U64(l->mode, S_IFLNK_ | 0777);
+	CHECK_EQ_U64(l->size, 11);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK(n == pw);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs", 0, &n, NULL, NULL), 0); /* lstat's view */
+	CHECK(n == l);
+	/* relative targets start in the link's directory; a link to a directory in the middle */
+	REQUIRE(ramfs_symlink(etc, "rel", 3, "passwd", 6, &l) == 0);
+	REQUIRE(ramfs_symlink(root, "e", 1, "etc", 3, &l) == 0);
+	CHECK_EQ_I64(ramfs_resolve(root, etc, "rel", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK(n == pw);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "e/rel", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK(n == pw);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "e/", 0, &n, NULL, NULL), 0); /* a slash follows */
+	CHECK(n == etc);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/e/../e/./passwd", 0, &n, NULL, NULL), 0); /* ".." of the target */
+	CHECK(n == pw);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/", 0, &n, NULL, NULL), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/x", 0, &n, NULL, NULL), -E_NOTDIR);
+	/* a dangling link: what a create through it would make */
+	REQUIRE(ramfs_symlink(root, "dangle", 6, "etc/newfile", 11, &l) == 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/dangle", RAMFS_FOLLOW, &n, &parent, &last), -E_NOENT);
+	CHECK(parent == etc && !strcmp(last, "newfile"));
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/dangle", 0, &n, &parent, &last), 0);
+	/* loops and long chains: 40 links are followed, the 41st is ELOOP */
+	REQUIRE(ramfs_symlink(root, "loop1", 5, "loop2", 5, &l) == 0 && ramfs_symlink(root, "loop2", 5, "/loop1", 6, &l) == 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1", RAMFS_FOLLOW, &n, NULL, NULL), -E_LOOP);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1/x", 0, &n, NULL, NULL), -E_LOOP);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1", 0, &n, NULL, NULL), 0);
+	char name[16], target[16];
+	for (int i = 0; i <= 40; i++) { /* c0 -> c1 -> ... -> c40 -> /etc/passwd */
+		snprintf(name, sizeof(name), "c%d", i);
+		snprintf(target, sizeof(target), "c%d", i + 1);
+		REQUIRE(ramfs_symlink(root, name, strlen(name), i == 40 ? "/etc/passwd" : target, i == 40 ? 11 : strlen(target), &l) == 0);
+	}
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/c1", RAMFS_FOLLOW, &n, NULL, NULL), 0); /* 40 links */
+	CHECK(n == pw);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/c0", RAMFS_FOLLOW, &n, NULL, NULL), -E_LOOP); /* 41 */
+	/* bad targets */
+	CHECK_EQ_I64(ramfs_symlink(root, "empty", 5, "", 0, &l), -E_NOENT);
+	CHECK_EQ_I64(ramfs_symlink(root, "nul", 3, "a\0b", 3, &l), -E_INVAL);
+	CHECK_EQ_I64(ramfs_symlink(root, "abs", 3, "x", 1, &l), -E_EXIST);
+	ramfs_free_tree(root);
+}
+
+static void archive_symlinks(void)
+{
+	static uint8_t img[4096];
+	size_t len = 0;
+	len += entry(img + len, "bin/busybox", 0100755, "\177ELF");
+	len += entry(img + len, "bin/sh", 0120777, "/bin/busybox");
+	len += entry(img + len, "bin/ls", 0120777, "busybox");
+	len += entry(img + len, "bin/sh", 0120777, "other"); /* a repeat: the first stays */
+	len += entry(img + len, "TRAILER!!!", 0, NULL);
+	struct rnode *root = ramfs_init(), *bb, *n;
+	CHECK_EQ_I64(cpio_load(root, img, len), 4);
+	REQUIRE(ramfs_resolve(root, root, "/bin/busybox", 0, &bb, NULL, NULL) == 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/bin/sh", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK(n == bb);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/bin/ls", RAMFS_FOLLOW, &n, NULL, NULL), 0);
+	CHECK(n == bb);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/bin/sh", 0, &n, NULL, NULL), 0);
+	CHECK(n->mode == (S_IFLNK_ | 0777) && !strcmp((const char *)n->data, "/bin/busybox"));
+	ramfs_free_tree(root);
+	/* a link with an empty target is a malformed archive */
+	len = entry(img, "bad", 0120777, NULL);
+	len += entry(img + len, "TRAILER!!!", 0, NULL);
+	root = ramfs_init();
+	CHECK_EQ_I64(cpio_load(root, img, len), -E_NOENT);
 	ramfs_free_tree(root);
 }
 
@@ -129,6 +207,8 @@ int main(void)
 	RUN(loads_the_initrd);
 	RUN(create_write_truncate_remove);
 	RUN(rename_moves_and_replaces);
+	RUN(symlinks_resolve);
+	RUN(archive_symlinks);
 	RUN(malformed_archives_are_refused);
 	return unit_end();
 }

@@ -1,0 +1,82 @@
+/* execve's file (VFS_EXEC_OPEN): pm gets a read-only memory object holding an executable's
+ * bytes. The object stays cached for the next exec of the same file (a shell runs the same
+ * binary over and over), and is destroyed, which revokes pm's handle too, as soon as the
+ * file's bytes change or the file is freed. A few files at most: each object takes one of
+ * our 64 memory-object handles, which the heap needs too. */
+#include "vfs.h"
+
+#define EXEC_CACHE 4
+#define PAGE 4096ull
+
+static struct image {
+	struct rnode *node; /* NULL: free */
+	int64_t mo;
+	uint64_t used;      /* when last handed out: the least recent goes first */
+} cache[EXEC_CACHE];
+static uint64_t ticks;
+
+static void drop(struct image *im)
+{
+	ax_mo_destroy(im->mo);
+	im->node = NULL;
+}
+
+static void node_changed(struct rnode *n)
+{
+	for (int i = 0; i < EXEC_CACHE; i++)
+		if (cache[i].node == n)
+			drop(&cache[i]);
+}
+
+void exec_init(void) { ramfs_hooks.changed = node_changed; }
+
+/* Our handle of an object holding n's bytes, made if not cached; or -errno. */
+static int64_t image_of(struct rnode *n)
+{
+	struct image *im = &cache[0];
+	for (int i = 0; i < EXEC_CACHE; i++) {
+		if (cache[i].node == n) {
+			cache[i].used = ++ticks;
+			return cache[i].mo;
+		}
+		if (!cache[i].node || (im->node && cache[i].used < im->used))
+			im = &cache[i];
+	}
+	if (im->node)
+		drop(im);
+	uint64_t pages = n->size ? (n->size + PAGE - 1) / PAGE : 1;
+	int64_t h = ax_mo_create(pages, 0);
+	if (h < 0)
+		return -E_NOMEM;
+	int64_t va = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
+	if (va < 0) {
+		ax_mo_destroy(h);
+		return -E_NOMEM;
+	}
+	if (n->size)
+		memcpy((void *)va, n->data, n->size);
+	ax_mo_unmap((uint64_t)va);
+	*im = (struct image){ n, h, ++ticks };
+	return h;
+}
+
+int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle)
+{
+	static char path[RAMFS_PATH_MAX];
+	struct rnode *n;
+	int64_t r = vfs_get_path(mem, upath, path);
+	if (r == 0)
+		r = ramfs_resolve(vfs_root, c ? c->cwd : vfs_root, path, RAMFS_FOLLOW, &n, NULL, NULL);
+	if (r)
+		return r;
+	if ((n->mode & S_IFMT_) != S_IFREG_ || !(n->mode & 0111))
+		return -E_ACCES;
+	int64_t h = image_of(n);
+	if (h < 0)
+		return h;
+	int64_t g = ax_mo_grant(h, pm, KP_R);
+	if (g < 0)
+		return -E_NOMEM;
+	*handle = g;
+	return (int64_t)n->size;
+}

@@ -1,0 +1,344 @@
+/* The calls that name files by path: open, mkdir, unlink/rmdir, rename, symbolic links,
+ * access, truncate, the working directory. Paths are copied from the caller once, resolved
+ * relative to a directory descriptor or the working directory (ramfs_resolve follows
+ * symbolic links), and every failure is a Linux errno. */
+#include "vfs.h"
+#include "heap.h"
+#include "lxnr.h"
+
+#define E_BUSY 16
+
+static char path[RAMFS_PATH_MAX], path2[RAMFS_PATH_MAX];
+
+int64_t vfs_get_path(endpoint_t ep, uint64_t uptr, char *buf)
+{
+	for (size_t off = 0; off < RAMFS_PATH_MAX; off += 64) {
+		if (ax_vcopy(ep, (const void *)(uptr + off), EP_NONE, buf + off, 64) < 0) {
+			/* The string may end just before an unmapped page: go byte by byte. */
+			for (size_t i = off; i < off + 64; i++) {
+				if (ax_vcopy(ep, (const void *)(uptr + i), EP_NONE, buf + i, 1) < 0)
+					return -E_FAULT;
+				if (!buf[i])
+					return 0;
+			}
+		}
+		for (size_t i = off; i < off + 64; i++)
+			if (!buf[i])
+				return 0;
+	}
+	return -E_NAMETOOLONG;
+}
+
+static struct rnode *base_dir(struct client *c, int64_t dirfd, int64_t *err)
+{
+	if ((int32_t)dirfd == AT_FDCWD)
+		return c->cwd;
+	struct ofile *f = vfs_file(c, (uint64_t)dirfd);
+	*err = !f ? -E_BADF : vfs_kind(f->node) != S_IFDIR_ ? -E_NOTDIR : 0;
+	return *err ? NULL : f->node;
+}
+
+int64_t vfs_resolve_at(struct client *c, int64_t dirfd, const char *p, int flags, struct rnode **out,
+		       struct rnode **parent, const char **last)
+{
+	int64_t r = 0;
+	struct rnode *dir = base_dir(c, dirfd, &r);
+	return dir ? ramfs_resolve(vfs_root, dir, p, flags, out, parent, last) : r;
+}
+
+int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, struct rnode **out,
+		   struct rnode **parent, const char **last, char *buf)
+{
+	int64_t r = vfs_get_path(c->ep, upath, buf);
+	return r ? r : vfs_resolve_at(c, dirfd, buf, flags, out, parent, last);
+}
+
+/* The length of the name at last (up to a slash or the end). */
+static size_t name_len(const char *last)
+{
+	size_t len = 0;
+	while (last[len] && last[len] != '/')
+		len++;
+	return len;
+}
+
+/* The final component of p is "." or ".." (which rmdir and rename refuse). */
+static int dot_last(const char *p)
+{
+	size_t end = strlen(p);
+	while (end > 1 && p[end - 1] == '/')
+		end--;
+	size_t start = end;
+	while (start && p[start - 1] != '/')
+		start--;
+	if (end - start == 1 && p[start] == '.')
+		return 1;
+	return end - start == 2 && p[start] == '.' && p[start + 1] == '.' ? 2 : 0;
+}
+
+static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
+{
+	struct rnode *n, *parent;
+	const char *last;
+	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
+	int follow = (flags & O_NOFOLLOW) || excl ? 0 : RAMFS_FOLLOW;
+	int64_t r = vfs_lookup(c, dirfd, upath, follow, &n, &parent, &last, path);
+	if (r == -E_NOENT && (flags & O_CREAT) && parent) {
+		size_t len = name_len(last);
+		if (last[len] == '/')
+			return -E_ISDIR; /* "name/" cannot be created as a file */
+		r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
+	} else if (r == 0 && excl) {
+		r = -E_EXIST;
+	} else if (r == 0 && vfs_kind(n) == S_IFLNK_) {
+		r = -E_LOOP; /* O_NOFOLLOW */
+	}
+	if (r)
+		return r;
+	if ((flags & O_DIRECTORY) && vfs_kind(n) != S_IFDIR_)
+		return -E_NOTDIR;
+	if (vfs_kind(n) == S_IFDIR_ && (flags & O_ACCMODE))
+		return -E_ISDIR;
+	if ((flags & O_TRUNC) && (flags & O_ACCMODE) && vfs_kind(n) == S_IFREG_ && (r = ramfs_truncate(n, 0)))
+		return r;
+	struct ofile *f = ax_calloc(1, sizeof(*f));
+	if (!f)
+		return -E_NOMEM;
+	*f = (struct ofile){ n, 0, (uint32_t)flags & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC | O_NOFOLLOW), 0 };
+	n->opens++;
+	r = vfs_new_fd(c, f, flags & O_CLOEXEC);
+	if (r < 0) {
+		n->opens--;
+		ax_free(f);
+	}
+	return r;
+}
+
+static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+{
+	struct rnode *n, *parent;
+	const char *last;
+	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, &parent, &last, path);
+	if (r == 0)
+		return -E_EXIST;
+	if (r != -E_NOENT || !parent)
+		return r;
+	return ramfs_create(parent, last, name_len(last), S_IFDIR_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
+}
+
+static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool dir)
+{
+	struct rnode *n;
+	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	if (dir && vfs_kind(n) != S_IFDIR_)
+		return -E_NOTDIR;
+	if (!dir && vfs_kind(n) == S_IFDIR_)
+		return -E_ISDIR;
+	if (dir && dot_last(path))
+		return dot_last(path) == 1 ? -E_INVAL : -E_NOTEMPTY;
+	if (n == vfs_root)
+		return -E_BUSY;
+	return ramfs_remove(n);
+}
+
+static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
+{
+	if (flags)
+		return -E_INVAL; /* RENAME_NOREPLACE and friends: not yet */
+	struct rnode *n, *target, *parent;
+	const char *last;
+	int64_t r = vfs_lookup(c, olddir, oldp, 0, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	r = vfs_lookup(c, newdir, newp, 0, &target, &parent, &last, path2);
+	if (r == 0) { /* replacing: the new name's directory and last component */
+		parent = target->parent;
+		last = target->name;
+	} else if (r != -E_NOENT || !parent) {
+		return r;
+	}
+	if (dot_last(path) || dot_last(path2))
+		return -E_BUSY;
+	return ramfs_rename(n, parent, last, name_len(last));
+}
+
+static int64_t symlink_at(struct client *c, uint64_t utarget, int64_t dirfd, uint64_t upath)
+{
+	struct rnode *n, *parent;
+	const char *last;
+	int64_t r = vfs_get_path(c->ep, utarget, path);
+	if (r)
+		return r;
+	r = vfs_lookup(c, dirfd, upath, 0, &n, &parent, &last, path2);
+	if (r == 0)
+		return -E_EXIST;
+	if (r != -E_NOENT || !parent)
+		return r;
+	size_t len = name_len(last);
+	if (last[len] == '/')
+		return -E_NOENT;
+	return ramfs_symlink(parent, last, len, path, strlen(path), &n);
+}
+
+static int64_t readlink_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t ubuf, uint64_t size)
+{
+	struct rnode *n;
+	if ((int32_t)size <= 0)
+		return -E_INVAL;
+	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	if (vfs_kind(n) != S_IFLNK_)
+		return -E_INVAL;
+	uint64_t len = n->size < size ? n->size : size;
+	return ax_vcopy(EP_NONE, n->data, c->ep, (void *)ubuf, len) < 0 ? -E_FAULT : (int64_t)len;
+}
+
+/* Hard links: the tree gives each node one name, so there are none; the errors before that
+ * are Linux's. */
+static int64_t link_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
+{
+	struct rnode *n, *parent;
+	const char *last;
+	if (flags & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -E_INVAL;
+	int64_t r = vfs_lookup(c, olddir, oldp, flags & AT_SYMLINK_FOLLOW ? RAMFS_FOLLOW : 0, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	r = vfs_lookup(c, newdir, newp, 0, &n, &parent, &last, path2);
+	if (r == 0)
+		return -E_EXIST;
+	return r != -E_NOENT || !parent ? r : -E_PERM;
+}
+
+static int64_t access_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode, uint64_t flags)
+{
+	struct rnode *n;
+	if (mode & ~(uint64_t)7 || flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH))
+		return -E_INVAL;
+	int64_t r = vfs_lookup(c, dirfd, upath, flags & AT_SYMLINK_NOFOLLOW ? 0 : RAMFS_FOLLOW, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	/* Everything runs as root: only execution needs an x bit (on anything but a directory). */
+	if ((mode & 1) && vfs_kind(n) != S_IFDIR_ && !(n->mode & 0111))
+		return -E_ACCES;
+	return 0;
+}
+
+/* The absolute path of a node in the tree into buf (size bytes, NUL-terminated); its length,
+ * or -ENOENT for a node no longer in the tree, -ENAMETOOLONG. */
+int64_t vfs_node_path(const struct rnode *n, char *buf, size_t size)
+{
+	if (n->unlinked)
+		return -E_NOENT;
+	size_t pos = size - 1;
+	buf[pos] = 0;
+	for (; n != vfs_root; n = n->parent) {
+		size_t nl = strlen(n->name);
+		if (nl + 1 > pos)
+			return -E_NAMETOOLONG;
+		pos -= nl;
+		memcpy(buf + pos, n->name, nl);
+		buf[--pos] = '/';
+	}
+	if (pos == size - 1)
+		buf[--pos] = '/';
+	for (size_t i = 0; i < size - pos; i++) /* to the front (overlapping, forwards) */
+		buf[i] = buf[pos + i];
+	return (int64_t)(size - 1 - pos);
+}
+
+static int64_t getcwd_call(struct client *c, uint64_t ubuf, uint64_t size)
+{
+	int64_t len = vfs_node_path(c->cwd, path, sizeof(path));
+	if (len < 0)
+		return len;
+	if ((uint64_t)len + 1 > size)
+		return -E_RANGE;
+	return ax_vcopy(EP_NONE, path, c->ep, (void *)ubuf, (uint64_t)len + 1) < 0 ? -E_FAULT : len + 1;
+}
+
+static int64_t set_cwd(struct client *c, struct rnode *n)
+{
+	if (vfs_kind(n) != S_IFDIR_)
+		return -E_NOTDIR;
+	n->opens++; /* a working directory keeps its node alive, even if removed */
+	ramfs_release(c->cwd);
+	c->cwd = n;
+	return 0;
+}
+
+static int64_t truncate_path(struct client *c, uint64_t upath, int64_t size)
+{
+	struct rnode *n;
+	int64_t r = vfs_lookup(c, AT_FDCWD, upath, RAMFS_FOLLOW, &n, NULL, NULL, path);
+	if (r)
+		return r;
+	if (vfs_kind(n) == S_IFDIR_)
+		return -E_ISDIR;
+	if (size < 0 || vfs_kind(n) != S_IFREG_)
+		return -E_INVAL;
+	return ramfs_truncate(n, (uint64_t)size);
+}
+
+int64_t path_call(struct client *c, struct vcall *v)
+{
+	const uint64_t *a = v->a;
+	struct rnode *n;
+	struct ofile *f;
+	int64_t r;
+	switch (v->nr) {
+	case NR_OPEN:
+		return do_open(c, AT_FDCWD, a[0], a[1], a[2]);
+	case NR_OPENAT:
+		return do_open(c, (int64_t)a[0], a[1], a[2], a[3]);
+	case NR_ACCESS:
+		return access_at(c, AT_FDCWD, a[0], a[1], 0);
+	case NR_FACCESSAT:
+		return access_at(c, (int64_t)a[0], a[1], a[2], 0);
+	case NR_FACCESSAT2:
+		return access_at(c, (int64_t)a[0], a[1], a[2], a[3]);
+	case NR_MKDIR:
+		return make_dir(c, AT_FDCWD, a[0], a[1]);
+	case NR_MKDIRAT:
+		return make_dir(c, (int64_t)a[0], a[1], a[2]);
+	case NR_UNLINK:
+		return remove_at(c, AT_FDCWD, a[0], false);
+	case NR_RMDIR:
+		return remove_at(c, AT_FDCWD, a[0], true);
+	case NR_UNLINKAT:
+		if (a[2] & ~(uint64_t)AT_REMOVEDIR)
+			return -E_INVAL;
+		return remove_at(c, (int64_t)a[0], a[1], a[2] & AT_REMOVEDIR);
+	case NR_RENAME:
+		return rename_at(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case NR_RENAMEAT:
+		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], 0);
+	case NR_RENAMEAT2:
+		return rename_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
+	case NR_SYMLINK:
+		return symlink_at(c, a[0], AT_FDCWD, a[1]);
+	case NR_SYMLINKAT:
+		return symlink_at(c, a[0], (int64_t)a[1], a[2]);
+	case NR_READLINK:
+		return readlink_at(c, AT_FDCWD, a[0], a[1], a[2]);
+	case NR_READLINKAT:
+		return readlink_at(c, (int64_t)a[0], a[1], a[2], a[3]);
+	case NR_LINK:
+		return link_at(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case NR_LINKAT:
+		return link_at(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
+	case NR_GETCWD:
+		return getcwd_call(c, a[0], a[1]);
+	case NR_CHDIR:
+		r = vfs_lookup(c, AT_FDCWD, a[0], RAMFS_FOLLOW, &n, NULL, NULL, path);
+		return r ? r : set_cwd(c, n);
+	case NR_FCHDIR:
+		return (f = vfs_file(c, a[0])) ? set_cwd(c, f->node) : -E_BADF;
+	case NR_TRUNCATE:
+		return truncate_path(c, a[0], (int64_t)a[1]);
+	}
+	return VFS_NOT_MINE;
+}

@@ -1,0 +1,93 @@
+/* The processes vfs serves, keyed by process id (the same for all threads of a process and
+ * across execve): their descriptor tables and working directories, and what pm tells us
+ * about them (vfs_proto.h: fork, exec, end). */
+#include "vfs.h"
+#include "heap.h"
+
+static struct client clients[MAX_CLIENTS];
+static struct ofile *console_file;
+
+void vfs_proc_init(struct rnode *console)
+{
+	console_file = ax_calloc(1, sizeof(*console_file));
+	if (!console_file)
+		return;
+	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
+	console->opens++;
+}
+
+static struct client *find(uint64_t pid)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].used && clients[i].pid == pid)
+			return &clients[i];
+	return NULL;
+}
+
+static struct client *slot(uint64_t pid)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (!clients[i].used) {
+			clients[i] = (struct client){ .pid = pid, .used = true };
+			return &clients[i];
+		}
+	return NULL;
+}
+
+/* A process we have not seen starts with 0, 1 and 2 on the console, in /. */
+struct client *vfs_client(uint64_t pid, bool make)
+{
+	struct client *c = find(pid);
+	if (c || !make || !pid || !console_file || !(c = slot(pid)))
+		return c;
+	c->cwd = vfs_root;
+	c->umask = 022;
+	vfs_root->opens++; /* the working directory */
+	for (int fd = 0; fd < 3; fd++) {
+		c->fd[fd] = console_file;
+		console_file->refs++;
+	}
+	return c;
+}
+
+void vfs_forget(uint64_t pid)
+{
+	struct client *c = find(pid);
+	if (!c)
+		return;
+	vfs_close_all(c);
+	ramfs_release(c->cwd);
+	c->used = false;
+}
+
+/* The child shares the parent's open files (offsets and flags too), as fork does. */
+int64_t vfs_fork(uint64_t parent, uint64_t child)
+{
+	struct client *p = vfs_client(parent, true), *c;
+	if (!p || !child)
+		return -E_NOMEM;
+	vfs_forget(child); /* a stale entry under the same id */
+	if (!(c = slot(child)))
+		return -E_NOMEM;
+	for (int fd = 0; fd < MAX_FDS; fd++) {
+		c->fd[fd] = p->fd[fd];
+		c->cloexec[fd] = p->cloexec[fd];
+		if (c->fd[fd])
+			c->fd[fd]->refs++;
+	}
+	c->cwd = p->cwd;
+	c->cwd->opens++;
+	c->umask = p->umask;
+	return 0;
+}
+
+int64_t vfs_exec_done(uint64_t pid)
+{
+	struct client *c = find(pid);
+	if (!c)
+		return 0; /* it never used a file: nothing to close */
+	for (uint64_t fd = 0; fd < MAX_FDS; fd++)
+		if (c->fd[fd] && c->cloexec[fd])
+			vfs_close_fd(c, fd);
+	return 0;
+}

@@ -36,6 +36,7 @@
 #define LX_RT_SIGPROCMASK 14
 #define LX_RT_SIGRETURN 15
 #define LX_GETPID 39
+#define LX_PAUSE 34
 #define LX_RT_SIGPENDING 127
 #define LX_RT_SIGSUSPEND 130
 #define LX_SIGALTSTACK 131
@@ -170,6 +171,8 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 		return lx_rt_sigsuspend(me, a[0], a[1]);
 	case LX_SIGALTSTACK:
 		return lx_sigaltstack(me, a[0], a[1]);
+	case LX_PAUSE:
+		return lx_pause(me);
 	case LX_EXIT:
 		lx_exit(me, a[0], false);
 		return 0;

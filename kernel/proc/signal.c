@@ -383,6 +383,13 @@ int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size)
 	return -LX_EINTR;
 }
 
+int64_t lx_pause(struct thread *me)
+{
+	while (!signal_pending(me) && me->state != T_DEAD)
+		ipc_block(me, B_WAIT, EP_NONE);
+	return -LX_EINTR;
+}
+
 int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss)
 {
 	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } ss, old = { me->altstack_sp, 0, 0, me->altstack_size };

@@ -27,6 +27,8 @@ int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t
 int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size);
 int64_t lx_rt_sigpending(struct thread *me, uint64_t uset, uint64_t size);
 int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size);
+/* pause: sleeps until a signal is delivered; always -EINTR. */
+int64_t lx_pause(struct thread *me);
 int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss);
 int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f);
 /* KC_LX_SIGNAL. */

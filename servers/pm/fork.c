@@ -61,13 +61,17 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 	/* vfork's child gets a copy too: the parent waits until it execs or ends, so the
 	 * program cannot tell (it may only exec or _exit anyway). */
 	int64_t cep = kcall6(KC_LX_FORK, c->thread, (uint64_t)pid, stack, 0, 0, 0);
-	if (cep < 0)
+	if (cep < 0) {
+		ax_printf("pm: %s (pid %d): fork refused by the kernel: error %lld\n", p->name, p->pid, (long long)cep);
 		return cep == -KE_NOMEM ? -LX_ENOMEM : -LX_EAGAIN;
+	}
 	endpoint_t vfs = lx_vfs();
 	if (vfs) {
 		struct kmsg m = { .type = VFS_FORK, .w = { p->ep, (uint64_t)cep } };
 		int64_t r = ax_call(vfs, &m);
 		if (r < 0 || (int64_t)m.w[0] < 0) {
+			ax_printf("pm: %s (pid %d): fork: vfs refused: error %lld\n", p->name, p->pid,
+				  (long long)(r < 0 ? r : (int64_t)m.w[0]));
 			ax_kill((endpoint_t)cep);
 			return r < 0 ? -LX_EAGAIN : (int64_t)m.w[0];
 		}

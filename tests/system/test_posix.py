@@ -8,10 +8,12 @@ from test_rs import write_conf
 
 
 def run_lxproc(conf_name, modes, extra_modules=(), timeout=300):
-    """Boots vfs and one pm per lxproc mode; returns the output once all have ended and
-    the LXTEST results {check: PASS|FAIL}."""
+    """Boots vfs and pm (the services named so: vfs takes pm's messages from the service
+    `pm` only) running each lxproc mode in turn under one pm per mode, the first one named
+    pm; returns the output once all have ended and the LXTEST results {check: PASS|FAIL}."""
     conf = "service vfs kcalls=vcopy\n" + "".join(
-        'service pm%d binary=pm kcalls=vcopy args="run=%s" restart=never\n' % (i, m) for i, m in enumerate(modes))
+        'service %s binary=pm kcalls=vcopy args="run=%s" restart=never\n' % ("pm" if i == 0 else "pm%d" % i, m)
+        for i, m in enumerate(modes))
     write_conf(conf_name, conf)
     n = len(modes)
     r = boot("", smp=2, modules=("rs conf=" + conf_name, conf_name, "vfs", "initrd.cpio", "pm", "lxproc",
@@ -35,5 +37,21 @@ def test_threads_mutexes_condvars_futexes():
 def test_signals_handlers_masks_eintr_restart():
     out, results = run_lxproc("lxsignals.conf", ["lxproc signals"])
     tail = out[-3000:]
-    assert len(results) == 22 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 19 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
+def test_fork_wait_signals_between_processes():
+    out, results = run_lxproc("lxfork.conf", ["lxproc fork"])
+    tail = out[-3000:]
+    assert len(results) == 18 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+    assert "panic" not in out.lower(), tail
+
+
+def test_exec_scripts_errors_and_200_rounds_without_leaks():
+    out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
+    tail = out[-3000:]
+    m = re.search(r"^LXTEST exec: 200 rounds, (\d+) ok, free pages (\d+) -> (\d+)$", out, re.M)
+    assert m and int(m.group(1)) == 200, tail
+    assert len(results) == 10 and set(results.values()) == {"PASS"}, (results, tail)

@@ -7,7 +7,7 @@
  *                         between processes, groups and sessions, vfork
  *   lxproc exec N         execve (ELF, #! script, errors) and N fork+exec+wait rounds
  *                         that must leave free memory where it was
- *   lxproc true | args A...   helpers the exec tests run */
+ *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -490,11 +490,10 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 	if (!strcmp(mode, "true"))
 		return 0;
-	if (!strcmp(mode, "args")) /* run as "#!/bin/lxproc args one" with "two": */
-		return argc == 5 && !strcmp(argv[2], "one") && !strcmp(argv[3], "/tmp/script.sh") &&
-				       !strcmp(argv[4], "two")
-			       ? 42
-			       : 1;
+	/* Run as the script "#!/bin/lxproc args one" with "two": as in Linux, the rest of the
+	 * interpreter line is one argument, then the script's path, then its arguments. */
+	if (!strcmp(mode, "args one"))
+		return argc == 4 && !strcmp(argv[2], "/tmp/script.sh") && !strcmp(argv[3], "two") ? 42 : 1;
 	if (!strcmp(mode, "fdclosed"))
 		return fcntl(5, F_GETFD) == -1 && errno == EBADF ? 0 : 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -41,7 +41,7 @@ def test_make_run_boots_to_the_console_prompt_without_terminal():
     assert re.search(r"^memory: \d+ MiB usable", text, re.M)
     assert len(re.findall(r"^cpu\d apic=\d+ (bsp|ap) online monitor=\d", text, re.M)) == 4
     # the default image: rs starts the services of boot/system.conf, the console prompts
-    assert re.search(r"^rs: 2 services in system.conf$", text, re.M), text[-3000:]
+    assert re.search(r"^rs: 4 services in system.conf$", text, re.M), text[-3000:]
     assert re.search(r"^rs: started ds as 0x[0-9a-f]+ \(restarts 0\)$", text, re.M)
     assert re.search(r"^rs: started console as 0x[0-9a-f]+ \(restarts 0\)$", text, re.M)
     assert "axolotl> " in text

@@ -136,6 +136,8 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		return -E_ISDIR;
 	if (kind(n) == S_IFIFO_)
 		return pos != &f->off ? -E_SPIPE : pipe_transfer(c, f, ubuf, len, write);
+	if (kind(n) == S_IFCHR_ && n->dev >= DEV_FULL)
+		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
 	if (kind(n) == S_IFCHR_) {
 		if (pos != &f->off)
 			return -E_SPIPE;
@@ -216,7 +218,11 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			name = ".", n = d;
 		else if (index == 1)
 			name = "..", n = d->parent;
-		else if (child)
+		else if (child && child->magic && ramfs_hooks.hidden && ramfs_hooks.hidden(child)) {
+			child = child->next; /* a closed descriptor's /proc/self/fd entry */
+			index--;
+			continue;
+		} else if (child)
 			name = child->name, n = child, child = child->next;
 		else
 			break;

@@ -56,13 +56,19 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 	return 0;
 }
 
+/* An O_RDWR end (opened through /proc/self/fd) counts as both. */
+void pipe_end_opened(struct ofile *f)
+{
+	struct pipe *p = f->node->priv;
+	p->readers += (f->flags & 3) != 1;
+	p->writers += (f->flags & 3) != 0;
+}
+
 void pipe_end_closed(struct ofile *f)
 {
 	struct pipe *p = f->node->priv;
-	if ((f->flags & 3) == 0)
-		p->readers--;
-	else
-		p->writers--;
+	p->readers -= (f->flags & 3) != 1;
+	p->writers -= (f->flags & 3) != 0;
 	if (!p->readers && !p->writers) {
 		ax_free(p);
 		f->node->priv = NULL;

@@ -8,7 +8,10 @@
 #include "vfs_proto.h"
 
 /* Character devices (rnode.dev). */
-enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO };
+enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO, DEV_FULL, DEV_RANDOM, DEV_URANDOM };
+/* Nodes with no file type (Linux's anonymous inodes), rnode.dev says which. */
+#define S_IFANON_ 0
+enum { ANON_EVENTFD = 1, ANON_EPOLL };
 
 #define E_PERM 1
 #define E_INTR 4
@@ -20,6 +23,7 @@ enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO };
 #define E_NOTTY 25
 #define E_SPIPE 29
 #define E_RANGE 34
+#define E_NXIO 6
 #define E_NOSYS 38
 
 struct ofile {               /* an open file, shared by dup'ed descriptors */
@@ -37,6 +41,7 @@ struct client {
 	bool cloexec[MAX_FDS];
 	struct rnode *cwd;
 	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
+	char *exe, *exe_next;    /* the file it runs (/proc/self/exe), the one execve opened */
 	bool used;
 };
 
@@ -77,9 +82,23 @@ uint64_t vfs_now(void);
  * cwd /) if new and make is set; NULL if unknown or the table is full. */
 struct client *vfs_client(uint64_t pid, bool make);
 void vfs_forget(uint64_t pid);
+char *vfs_strdup(const char *s); /* NULL for NULL or no memory */
 int64_t vfs_fork(uint64_t parent, uint64_t child);
 int64_t vfs_exec_done(uint64_t pid);
 void vfs_proc_init(struct rnode *console);
+
+/* The process whose call is being served (vfs.c sets it): what /proc/self shows. */
+extern struct client *vfs_current;
+
+/* /proc (procfs.c): made under root; a generated file's text made afresh (at open); what a
+ * magic link of /proc/self reads as (its length, -errno). */
+int procfs_init(struct rnode *root);
+void procfs_refresh(struct rnode *n);
+int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size_t size);
+
+/* The devices of dev.c (DEV_FULL and up). */
+void dev_init(void);
+int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uint64_t len, bool write);
 
 /* execve's image (exec.c): VFS_EXEC_OPEN for pm (endpoint pm, path at upath in mem's
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
@@ -107,6 +126,7 @@ void vfs_drop(struct ofile *f); /* one reference less; the last closes the file 
 int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
 void pipe_end_closed(struct ofile *f);
+void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/fd/N) */
 
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
 int64_t vfs_call(struct client *c, struct vcall *v);

@@ -17,6 +17,8 @@
  *                            (EPERM: no hard links), access, truncate, fchdir
  *   lxtest meta              umask, chmod, chown, timestamps (utimensat, utimes, utime,
  *                            futimesat), statx, statfs, sync calls, and their errors
+ *   lxtest devs              /dev/full, random, urandom, tty, stdin..stderr; /proc/self (fd,
+ *                            cwd), meminfo, mounts, uptime; /proc is read-only
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -39,6 +41,7 @@
 #include <sys/syscall.h>
 #include <sys/statfs.h>
 #include <utime.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static int failures;
@@ -203,6 +206,115 @@ static int meta(void)
 	check("fsync", fsync(fd) == 0 && fdatasync(fd) == 0 && syncfs(fd) == 0);
 	check("fsync_errors", FAILS(fsync(77), EBADF) && FAILS(fsync(p[0]), EINVAL));
 	close(p[0]), close(p[1]), close(fd);
+	return done();
+}
+
+/* The whole of a small file into buf (NUL-terminated); its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static int devs(void)
+{
+	unsigned char a[64], b[64];
+	char buf[512];
+	struct stat st;
+	int fd = open("/dev/urandom", O_RDONLY), nonzero = 0;
+	check("urandom", fd >= 0 && read(fd, a, 64) == 64 && read(fd, b, 64) == 64 && memcmp(a, b, 64));
+	for (int i = 0; i < 64; i++)
+		nonzero |= a[i];
+	check("urandom_not_zero", nonzero);
+	static unsigned char big[100000];
+	check("urandom_big_read", read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+	check("urandom_write_accepted", write(fd, "x", 1) == -1 && errno == EBADF); /* opened read-only */
+	check("urandom_bad_pointer_efault", FAILS(read(fd, (void *)8, 16), EFAULT));
+	close(fd);
+	fd = open("/dev/random", O_RDWR);
+	check("random", fd >= 0 && read(fd, a, 64) == 64 && write(fd, "seed", 4) == 4);
+	close(fd);
+	fd = open("/dev/full", O_RDWR);
+	memset(a, 1, sizeof(a));
+	check("full_reads_zeros", fd >= 0 && read(fd, a, 64) == 64 && a[0] == 0 && a[63] == 0);
+	check("full_write_enospc", FAILS(write(fd, "x", 1), ENOSPC));
+	close(fd);
+	check("dev_numbers", stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3) &&
+		stat("/dev/urandom", &st) == 0 && st.st_rdev == makedev(1, 9) && stat("/dev/full", &st) == 0 &&
+		st.st_rdev == makedev(1, 7));
+	fd = open("/dev/tty", O_RDWR);
+	check("dev_tty_is_the_console", fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 1));
+	close(fd);
+	check("dev_stdin_link", readlink("/dev/stdin", buf, sizeof(buf)) == 15 && !memcmp(buf, "/proc/self/fd/0", 15));
+	fd = open("/dev/stdout", O_WRONLY);
+	check("dev_stdout_opens_fd1", fd >= 0 && fstat(fd, &st) == 0 && st.st_rdev == makedev(5, 1));
+	close(fd);
+	/* /proc/self/fd */
+	int pf = open("/etc/passwd", O_RDONLY);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pf);
+	char link[256];
+	ssize_t n = readlink(buf, link, sizeof(link));
+	check("proc_fd_readlink", n == 11 && !memcmp(link, "/etc/passwd", 11));
+	struct stat s1, s2;
+	int again = open(buf, O_RDONLY);
+	check("proc_fd_reopens", again >= 0 && fstat(again, &s1) == 0 && fstat(pf, &s2) == 0 && s1.st_ino == s2.st_ino &&
+		read(again, link, 5) == 5 && lseek(pf, 0, SEEK_CUR) == 0);
+	close(again);
+	int p[2];
+	pipe(p);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", p[1]);
+	n = readlink(buf, link, sizeof(link));
+	link[n > 0 ? n : 0] = 0;
+	fstat(p[0], &st);
+	snprintf(buf + 100, 100, "pipe:[%llu]", (unsigned long long)st.st_ino);
+	check("proc_fd_pipe_name", n > 0 && !strcmp(link, buf + 100));
+	int w2 = open(buf, O_WRONLY);
+	check("proc_fd_pipe_reopens", w2 >= 0 && write(w2, "ab", 2) == 2 && read(p[0], link, 10) == 2 && !memcmp(link, "ab", 2));
+	close(w2);
+	/* the listing has exactly the open descriptors */
+	close(p[1]);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int count = 0, seen = 0, bad = 0;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		int k = atoi(de->d_name);
+		count++;
+		seen += k == pf || k == p[0];
+		bad += fcntl(k, F_GETFD) < 0; /* listed but not open */
+	}
+	if (d)
+		closedir(d);
+	check("proc_fd_lists_open_ones", seen == 2 && !bad && count >= 6);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", 40);
+	check("proc_fd_closed_enoent", FAILS(readlink(buf, link, sizeof(link)), ENOENT) && FAILS(open(buf, O_RDONLY), ENOENT));
+	close(p[0]), close(pf);
+	chdir("/tmp");
+	n = readlink("/proc/self/cwd", link, sizeof(link));
+	check("proc_cwd", n == 4 && !memcmp(link, "/tmp", 4) && stat("/proc/self/cwd/.", &s1) == 0 && stat("/tmp", &s2) == 0 &&
+		s1.st_ino == s2.st_ino);
+	chdir("/");
+	/* generated files */
+	unsigned long total = 0, fr = 0;
+	check("meminfo", slurp("/proc/meminfo", buf, sizeof(buf)) > 0 && sscanf(buf, "MemTotal: %lu kB MemFree: %lu kB", &total, &fr) == 2 &&
+		total > 0 && fr > 0);
+	check("mounts", slurp("/proc/mounts", buf, sizeof(buf)) > 0 && strstr(buf, " / ramfs rw") && strstr(buf, " /proc proc ro"));
+	double up = 0;
+	check("uptime", slurp("/proc/uptime", buf, sizeof(buf)) > 0 && sscanf(buf, "%lf", &up) == 1 && up > 0);
+	/* read-only */
+	check("proc_write_eacces", FAILS(open("/proc/meminfo", O_WRONLY), EACCES));
+	check("proc_create_erofs", FAILS(open("/proc/new", O_CREAT | O_WRONLY, 0644), EROFS) && FAILS(mkdir("/proc/d", 0755), EROFS) &&
+		FAILS(symlink("x", "/proc/self/fd/60"), EROFS));
+	check("proc_remove_erofs", FAILS(unlink("/proc/meminfo"), EROFS) && FAILS(rename("/proc/mounts", "/proc/m2"), EROFS) &&
+		FAILS(rename("/etc/motd", "/proc/motd"), EROFS));
+	check("proc_chmod_erofs", FAILS(chmod("/proc/meminfo", 0666), EROFS) && FAILS(access("/proc/meminfo", W_OK), EROFS));
+	struct statfs sf;
+	check("proc_statfs", statfs("/proc", &sf) == 0 && sf.f_type == 0x9fa0);
 	return done();
 }
 
@@ -477,6 +589,8 @@ int main(int argc, char **argv)
 		return links();
 	if (!strcmp(mode, "meta"))
 		return meta();
+	if (!strcmp(mode, "devs"))
+		return devs();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

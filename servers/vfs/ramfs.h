@@ -44,6 +44,7 @@ struct rnode {
 	uint32_t uid, gid;
 	uint64_t atime_ns, mtime_ns, ctime_ns; /* wall-clock time (ramfs_hooks.now) */
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
+	uint32_t events;  /* vfs bumps it when what a poll sees may have changed (epoll's EPOLLET) */
 	void *priv;       /* nodes outside the tree (pipes): their owner's state */
 	uint16_t magic;   /* the server's generated nodes (vfs's /proc): what they show; 0 */
 	bool ro;          /* no names made, removed or moved in or out of it (-E_ROFS) */

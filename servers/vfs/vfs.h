@@ -26,6 +26,19 @@ enum { ANON_EVENTFD = 1, ANON_EPOLL };
 #define E_NXIO 6
 #define E_NOSYS 38
 
+/* poll's event bits (epoll's are the same). */
+#define POLLIN 0x001
+#define POLLPRI 0x002
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLNVAL 0x020
+#define POLLRDNORM 0x040
+#define POLLRDBAND 0x080
+#define POLLWRNORM 0x100
+#define POLLWRBAND 0x200
+#define POLLRDHUP 0x2000
+
 struct ofile {               /* an open file, shared by dup'ed descriptors */
 	struct rnode *node;
 	uint64_t off;
@@ -127,10 +140,34 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
 void pipe_end_closed(struct ofile *f);
 void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/fd/N) */
+uint32_t pipe_poll(const struct ofile *f);
+
+/* eventfd (eventfd.c): the call, reads and writes, what a poll sees, the last close. */
+int64_t eventfd_create(struct client *c, uint64_t initval, uint64_t flags);
+int64_t eventfd_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
+uint32_t eventfd_poll(const struct ofile *f);
+void eventfd_closed(struct rnode *n);
+
+/* epoll (epoll.c): what a poll of an epoll file sees; an open file's last close (its
+ * registrations go); the epoll file's own last close. */
+uint32_t epoll_poll(const struct ofile *f);
+void epoll_file_gone(const struct ofile *f);
+void epoll_closed(struct rnode *n);
+
+/* What a poll of any open file sees now (poll.c): POLL* bits. A signal mask given to
+ * ppoll, pselect6 or epoll_pwait: 0 or -EINVAL for a bad size (masks are not applied). */
+uint32_t vfs_poll(const struct ofile *f);
+int64_t vfs_check_sigmask(uint64_t mask, uint64_t size);
+
+/* The terminal (tty.c, tty.h): what a poll of a console file sees now, POLLIN 0x1 and
+ * POLLOUT 0x4. */
+uint32_t tty_poll(struct ofile *f);
 
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
 int64_t vfs_call(struct client *c, struct vcall *v);
-/* The calls of path.c and meta.c: a result, or VFS_NOT_MINE. */
+/* The calls of path.c, meta.c, poll.c and epoll.c: a result, or VFS_NOT_MINE. */
 int64_t path_call(struct client *c, struct vcall *v);
 int64_t meta_call(struct client *c, struct vcall *v);
+int64_t poll_call(struct client *c, struct vcall *v);
+int64_t epoll_call(struct client *c, struct vcall *v);
 void vfs_close_all(struct client *c);

@@ -4,6 +4,7 @@
 #include "heap.h"
 #include "vfs_proto.h"
 #include "tty.h"
+#include "lxnr.h"
 
 #define NR_READ 0
 #define NR_WRITE 1
@@ -86,8 +87,13 @@ static void drop(struct ofile *f)
 {
 	if (--f->refs)
 		return;
+	epoll_file_gone(f);
 	if (kind(f->node) == S_IFIFO_)
 		pipe_end_closed(f);
+	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_EVENTFD)
+		eventfd_closed(f->node);
+	else if (kind(f->node) == S_IFANON_)
+		epoll_closed(f->node);
 	ramfs_release(f->node);
 	ax_free(f);
 }
@@ -132,6 +138,10 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		return -E_ISDIR;
 	if (kind(n) == S_IFIFO_)
 		return pos != &f->off ? -E_SPIPE : pipe_transfer(c, f, ubuf, len, write);
+	if (kind(n) == S_IFCHR_ && n->dev >= DEV_FULL)
+		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
+	if (kind(n) == S_IFANON_) /* an eventfd; an epoll file has no bytes */
+		return pos != &f->off ? -E_SPIPE : n->dev == ANON_EVENTFD ? eventfd_transfer(c, f, ubuf, len, write) : -E_INVAL;
 	if (kind(n) == S_IFCHR_) {
 		if (pos != &f->off)
 			return -E_SPIPE;
@@ -210,7 +220,11 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			name = ".", n = d;
 		else if (index == 1)
 			name = "..", n = d->parent;
-		else if (child)
+		else if (child && child->magic && ramfs_hooks.hidden && ramfs_hooks.hidden(child)) {
+			child = child->next; /* a closed descriptor's /proc/self/fd entry */
+			index--;
+			continue;
+		} else if (child)
 			name = child->name, n = child, child = child->next;
 		else
 			break;
@@ -312,7 +326,7 @@ static int64_t call(struct client *c, struct vcall *v)
 	case NR_LSEEK: {
 		if (!f)
 			return -E_BADF;
-		if (kind(f->node) == S_IFIFO_)
+		if (kind(f->node) == S_IFIFO_ || kind(f->node) == S_IFANON_)
 			return -E_SPIPE;
 		if (kind(f->node) == S_IFCHR_)
 			return f->node->dev == DEV_CONSOLE ? -E_SPIPE : 0;
@@ -351,9 +365,13 @@ static int64_t call(struct client *c, struct vcall *v)
 		return pipe_create(c, a[0], 0);
 	case NR_PIPE2:
 		return pipe_create(c, a[0], a[1]);
+	case NR_EVENTFD:
+		return eventfd_create(c, a[0], 0);
+	case NR_EVENTFD2:
+		return eventfd_create(c, a[0], a[1]);
 	}
 	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
-	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call };
+	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call, poll_call, epoll_call };
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		if ((r = more[i](c, v)) != VFS_NOT_MINE)
 			return r;

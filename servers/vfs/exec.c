@@ -4,6 +4,7 @@
  * file's bytes change or the file is freed. A few files at most: each object takes one of
  * our 64 memory-object handles, which the heap needs too. */
 #include "vfs.h"
+#include "heap.h"
 
 #define EXEC_CACHE 4
 #define PAGE 4096ull
@@ -78,5 +79,9 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 	if (g < 0)
 		return -E_NOMEM;
 	*handle = g;
+	if (c && vfs_node_path(n, path, sizeof(path)) > 0) { /* /proc/self/exe once exec is done */
+		ax_free(c->exe_next);
+		c->exe_next = vfs_strdup(path);
+	}
 	return (int64_t)n->size;
 }

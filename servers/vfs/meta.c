@@ -8,6 +8,7 @@
 #define UTIME_NOW ((1l << 30) - 1)
 #define UTIME_OMIT ((1l << 30) - 2)
 #define RAMFS_MAGIC 0x858458f6
+#define PROC_SUPER_MAGIC 0x9fa0
 #define CAPACITY (14ull << 20) /* about what the server heap can hold (heap.h) */
 
 static char path[RAMFS_PATH_MAX];
@@ -48,7 +49,8 @@ struct lx_statfs {
 /* Linux's device numbers (major << 8 | minor) of our character devices. */
 static uint64_t rdev_of(const struct rnode *n)
 {
-	static const uint16_t numbers[] = { [DEV_CONSOLE] = 5 << 8 | 1, [DEV_NULL] = 1 << 8 | 3, [DEV_ZERO] = 1 << 8 | 5 };
+	static const uint16_t numbers[] = { [DEV_CONSOLE] = 5 << 8 | 1, [DEV_NULL] = 1 << 8 | 3, [DEV_ZERO] = 1 << 8 | 5,
+					    [DEV_FULL] = 1 << 8 | 7, [DEV_RANDOM] = 1 << 8 | 8, [DEV_URANDOM] = 1 << 8 | 9 };
 	if (vfs_kind(n) != S_IFCHR_ || n->dev >= sizeof(numbers) / sizeof(numbers[0]))
 		return 0;
 	return numbers[n->dev];
@@ -134,9 +136,15 @@ static int64_t stat_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 
 static int64_t statfs_of(struct client *c, const struct rnode *n, uint64_t ubuf)
 {
-	(void)n;
 	struct lx_statfs st;
 	memset(&st, 0, sizeof(st));
+	if (n->ro) { /* /proc: no blocks, read-only */
+		st.type = PROC_SUPER_MAGIC;
+		st.bsize = st.frsize = 4096;
+		st.namelen = RAMFS_NAME_MAX;
+		st.flags = 0x20 | 1; /* ST_VALID | ST_RDONLY */
+		return ax_vcopy(EP_NONE, &st, c->ep, (void *)ubuf, sizeof(st)) < 0 ? -E_FAULT : 0;
+	}
 	uint64_t blocks = CAPACITY / 4096, used = (ramfs_bytes + 4095) / 4096;
 	st.type = RAMFS_MAGIC;
 	st.bsize = st.frsize = 4096;
@@ -151,6 +159,8 @@ static int64_t statfs_of(struct client *c, const struct rnode *n, uint64_t ubuf)
 
 static int64_t set_mode(struct rnode *n, uint64_t mode)
 {
+	if (n->ro)
+		return -E_ROFS;
 	if (vfs_kind(n) == S_IFLNK_)
 		return -95; /* EOPNOTSUPP: a link's mode is always 0777 */
 	n->mode = (n->mode & S_IFMT_) | ((uint32_t)mode & 07777);
@@ -160,6 +170,8 @@ static int64_t set_mode(struct rnode *n, uint64_t mode)
 
 static int64_t set_owner(struct rnode *n, uint64_t uid, uint64_t gid)
 {
+	if (n->ro)
+		return -E_ROFS;
 	if ((uint32_t)uid != UINT32_MAX)
 		n->uid = (uint32_t)uid;
 	if ((uint32_t)gid != UINT32_MAX)
@@ -178,6 +190,8 @@ static uint64_t to_ns(int64_t sec, int64_t nsec)
 static int64_t set_times(struct client *c, struct rnode *n, uint64_t ut)
 {
 	int64_t ts[4] = { 0, UTIME_NOW, 0, UTIME_NOW };
+	if (n->ro)
+		return -E_ROFS;
 	if (ut && ax_vcopy(c->ep, (const void *)ut, EP_NONE, ts, sizeof(ts)) < 0)
 		return -E_FAULT;
 	for (int i = 0; i < 2; i++) {
@@ -203,7 +217,7 @@ static int64_t set_times(struct client *c, struct rnode *n, uint64_t ut)
 /* utimes/futimesat (two timevals) and utime (two seconds) as utimensat's timespecs. */
 static int64_t set_times_old(struct client *c, struct rnode *n, uint64_t ut, bool seconds_only)
 {
-	if (!ut)
+	if (!ut || n->ro)
 		return set_times(c, n, 0);
 	int64_t v[4] = { 0, 0, 0, 0 };
 	if (ax_vcopy(c->ep, (const void *)ut, EP_NONE, v, seconds_only ? 16 : 32) < 0)

@@ -95,6 +95,10 @@ static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 	}
 	if (r)
 		return r;
+	if (n->ro && (flags & (O_ACCMODE | O_TRUNC)))
+		return -E_ACCES; /* /proc */
+	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv))
+		return -E_NXIO; /* an eventfd or epoll through /proc/self/fd; a pipe both ends closed */
 	if ((flags & O_DIRECTORY) && vfs_kind(n) != S_IFDIR_)
 		return -E_NOTDIR;
 	if (vfs_kind(n) == S_IFDIR_ && (flags & O_ACCMODE))
@@ -110,7 +114,12 @@ static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 	if (r < 0) {
 		n->opens--;
 		ax_free(f);
+		return r;
 	}
+	if (vfs_kind(n) == S_IFIFO_)
+		pipe_end_opened(f);
+	if (n->magic)
+		procfs_refresh(n);
 	return r;
 }
 
@@ -192,8 +201,14 @@ static int64_t readlink_at(struct client *c, int64_t dirfd, uint64_t upath, uint
 		return r;
 	if (vfs_kind(n) != S_IFLNK_)
 		return -E_INVAL;
-	uint64_t len = n->size < size ? n->size : size;
-	return ax_vcopy(EP_NONE, n->data, c->ep, (void *)ubuf, len) < 0 ? -E_FAULT : (int64_t)len;
+	const char *text = (const char *)n->data;
+	int64_t tlen = (int64_t)n->size;
+	if (n->magic && (tlen = procfs_readlink(c, n, path2, sizeof(path2))) < 0)
+		return tlen;
+	if (n->magic)
+		text = path2;
+	uint64_t len = (uint64_t)tlen < size ? (uint64_t)tlen : size;
+	return ax_vcopy(EP_NONE, text, c->ep, (void *)ubuf, len) < 0 ? -E_FAULT : (int64_t)len;
 }
 
 /* Hard links: the tree gives each node one name, so there are none; the errors before that
@@ -224,7 +239,7 @@ static int64_t access_at(struct client *c, int64_t dirfd, uint64_t upath, uint64
 	/* Everything runs as root: only execution needs an x bit (on anything but a directory). */
 	if ((mode & 1) && vfs_kind(n) != S_IFDIR_ && !(n->mode & 0111))
 		return -E_ACCES;
-	return 0;
+	return (mode & 2) && n->ro ? -E_ROFS : 0;
 }
 
 /* The absolute path of a node in the tree into buf (size bytes, NUL-terminated); its length,
@@ -280,7 +295,7 @@ static int64_t truncate_path(struct client *c, uint64_t upath, int64_t size)
 		return -E_ISDIR;
 	if (size < 0 || vfs_kind(n) != S_IFREG_)
 		return -E_INVAL;
-	return ramfs_truncate(n, (uint64_t)size);
+	return n->ro ? -E_ROFS : ramfs_truncate(n, (uint64_t)size);
 }
 
 int64_t path_call(struct client *c, struct vcall *v)

@@ -56,17 +56,36 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 	return 0;
 }
 
+/* An O_RDWR end (opened through /proc/self/fd) counts as both. */
+void pipe_end_opened(struct ofile *f)
+{
+	struct pipe *p = f->node->priv;
+	p->readers += (f->flags & 3) != 1;
+	p->writers += (f->flags & 3) != 0;
+	f->node->events++;
+}
+
 void pipe_end_closed(struct ofile *f)
 {
 	struct pipe *p = f->node->priv;
-	if ((f->flags & 3) == 0)
-		p->readers--;
-	else
-		p->writers--;
+	p->readers -= (f->flags & 3) != 1;
+	p->writers -= (f->flags & 3) != 0;
+	f->node->events++;
 	if (!p->readers && !p->writers) {
 		ax_free(p);
 		f->node->priv = NULL;
 	}
+}
+
+uint32_t pipe_poll(const struct ofile *f)
+{
+	const struct pipe *p = f->node->priv;
+	uint32_t bits = 0;
+	if ((f->flags & 3) != 1) /* a read end */
+		bits |= (p->wr != p->rd ? POLLIN | POLLRDNORM : 0) | (p->writers ? 0 : POLLHUP);
+	if ((f->flags & 3) != 0) /* a write end */
+		bits |= (p->wr - p->rd < PIPE_SIZE ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
+	return bits;
 }
 
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
@@ -89,6 +108,7 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 			done += k;
 		}
 		p->wr += done;
+		f->node->events++;
 		return done ? (int64_t)done : -E_FAULT;
 	}
 	uint64_t avail = p->wr - p->rd;
@@ -102,5 +122,6 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 		done += k;
 	}
 	p->rd += done;
+	f->node->events++;
 	return done ? (int64_t)done : -E_FAULT;
 }

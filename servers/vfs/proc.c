@@ -50,6 +50,15 @@ struct client *vfs_client(uint64_t pid, bool make)
 	return c;
 }
 
+char *vfs_strdup(const char *s)
+{
+	size_t n = s ? strlen(s) + 1 : 0;
+	char *d = n ? ax_malloc(n) : NULL;
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
 void vfs_forget(uint64_t pid)
 {
 	struct client *c = find(pid);
@@ -57,7 +66,11 @@ void vfs_forget(uint64_t pid)
 		return;
 	vfs_close_all(c);
 	ramfs_release(c->cwd);
+	ax_free(c->exe);
+	ax_free(c->exe_next);
 	c->used = false;
+	if (vfs_current == c)
+		vfs_current = NULL;
 }
 
 /* The child shares the parent's open files (offsets and flags too), as fork does. */
@@ -78,6 +91,7 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 	c->cwd = p->cwd;
 	c->cwd->opens++;
 	c->umask = p->umask;
+	c->exe = vfs_strdup(p->exe);
 	return 0;
 }
 
@@ -86,6 +100,11 @@ int64_t vfs_exec_done(uint64_t pid)
 	struct client *c = find(pid);
 	if (!c)
 		return 0; /* it never used a file: nothing to close */
+	if (c->exe_next) { /* the image execve opened is what runs now */
+		ax_free(c->exe);
+		c->exe = c->exe_next;
+		c->exe_next = NULL;
+	}
 	for (uint64_t fd = 0; fd < MAX_FDS; fd++)
 		if (c->fd[fd] && c->cloexec[fd])
 			vfs_close_fd(c, fd);

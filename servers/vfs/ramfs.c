@@ -59,7 +59,7 @@ static struct rnode *child_named(const struct rnode *dir, const char *name, size
 {
 	for (struct rnode *c = dir->child; c; c = c->next)
 		if (strlen(c->name) == len && !memcmp(c->name, name, len))
-			return c;
+			return c->magic && ramfs_hooks.hidden && ramfs_hooks.hidden(c) ? NULL : c;
 	return NULL;
 }
 
@@ -114,7 +114,13 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 				return -E_LOOP;
 			/* Relative targets start in the link's directory; a missing last component
 			 * of the target is what a create through the link makes. */
-			int r = walk(w, cur, (const char *)next->data, true, &next, is_last ? parent : NULL, last);
+			const char *target = (const char *)next->data;
+			struct rnode *direct = NULL;
+			int r = next->magic && ramfs_hooks.follow ? ramfs_hooks.follow(next, &direct, &target) : 0;
+			if (!r && direct)
+				next = direct;
+			else if (!r)
+				r = walk(w, cur, target, true, &next, is_last ? parent : NULL, last);
 			if (r)
 				return r;
 		}
@@ -142,6 +148,8 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 		return len ? -E_NAMETOOLONG : -E_NOENT;
 	if (is_dot(name, len) || is_dotdot(name, len))
 		return -E_EXIST;
+	if (dir->ro)
+		return -E_ROFS;
 	if (child_named(dir, name, len))
 		return -E_EXIST;
 	struct rnode *n = node_new(name, len, mode);
@@ -191,6 +199,8 @@ static void node_free(struct rnode *n)
 
 int ramfs_remove(struct rnode *n)
 {
+	if (n->ro)
+		return -E_ROFS;
 	if ((n->mode & S_IFMT_) == S_IFDIR_ && n->child)
 		return -E_NOTEMPTY;
 	struct rnode **pp = &n->parent->child;
@@ -297,6 +307,8 @@ int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t le
 		return len ? -E_NAMETOOLONG : -E_NOENT;
 	if (n->parent == n || n->unlinked)
 		return -E_INVAL; /* the root, or a node no longer in the tree */
+	if (n->ro || dir->ro)
+		return -E_ROFS;
 	for (const struct rnode *d = dir; ; d = d->parent) {
 		if (d == n)
 			return -E_INVAL; /* into itself or below */

@@ -25,6 +25,7 @@
 #define E_ISDIR 21
 #define E_INVAL 22
 #define E_FBIG 27
+#define E_ROFS 30
 #define E_NAMETOOLONG 36
 #define E_NOTEMPTY 39
 #define E_LOOP 40
@@ -43,7 +44,10 @@ struct rnode {
 	uint32_t uid, gid;
 	uint64_t atime_ns, mtime_ns, ctime_ns; /* wall-clock time (ramfs_hooks.now) */
 	uint32_t opens;   /* open files on it: an unlinked node lives until the last close */
+	uint32_t events;  /* vfs bumps it when what a poll sees may have changed (epoll's EPOLLET) */
 	void *priv;       /* nodes outside the tree (pipes): their owner's state */
+	uint16_t magic;   /* the server's generated nodes (vfs's /proc): what they show; 0 */
+	bool ro;          /* no names made, removed or moved in or out of it (-E_ROFS) */
 	bool unlinked;
 };
 
@@ -52,6 +56,11 @@ struct rnode {
 struct ramfs_hooks {
 	void (*changed)(struct rnode *n);
 	uint64_t (*now)(void); /* the wall clock in ns since 1970, for timestamps */
+	/* For nodes with a magic number: whether a name is absent for now (a closed /proc fd),
+	 * and where a link leads: 0 with *direct set to a node, or *target to another path
+	 * (left alone: the link's own target), or -errno. */
+	bool (*hidden)(const struct rnode *n);
+	int (*follow)(const struct rnode *link, struct rnode **direct, const char **target);
 };
 extern struct ramfs_hooks ramfs_hooks;
 /* Bytes of file data held and nodes alive (statfs). */

@@ -15,8 +15,6 @@
 #define E_AGAIN 11
 #define E_NOTTY 25
 #define O_NONBLOCK 04000
-#define POLLIN 0x1
-#define POLLOUT 0x4
 #define SIGWINCH 28
 
 /* ioctl requests (Linux, asm-generic/ioctls.h). */

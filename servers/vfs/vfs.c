@@ -1,6 +1,9 @@
 /* vfs: serves the file calls of Linux programs (routed to it by the kernel at pm's request,
  * KC_LINUX_ROUTE) on a RAM file system loaded from the initrd (a cpio boot module).
- *   vfs [initrd=MODULE]      default initrd.cpio
+ *   vfs [initrd=MODULE] [pm=SERVICE]...
+ *     initrd=  default initrd.cpio
+ *     pm=      the service names of the process managers whose messages (vfs_proto.h) are
+ *              accepted; default pm (tests run several, one per program)
  * README.md has the calls, the state and the recovery story. */
 #include "vfs.h"
 #include "service.h"
@@ -40,6 +43,7 @@ static int64_t serve(uint64_t pid, struct vcall *v)
 	if (!c)
 		return -E_NOMEM;
 	c->ep = v->thread;
+	vfs_current = c;
 	return vfs_call(c, v);
 }
 
@@ -134,16 +138,25 @@ static void forget(uint64_t pid)
 	vfs_forget(pid);
 }
 
-/* pm's endpoint, looked up again when a message claims to be from pm but is not from the
- * one we know (pm may have been restarted). */
+/* The process managers (pm= arguments) and their endpoints, looked up again when a message
+ * claims to be from one but is not from an instance we know (pm may have been restarted). */
+#define MAX_PMS 16
+static const char *pm_names[MAX_PMS] = { "pm" };
+static endpoint_t pm_eps[MAX_PMS];
+static int npms = 1;
+
 static bool from_pm(endpoint_t from)
 {
-	static endpoint_t pm;
-	if (from && from == pm)
-		return true;
-	int64_t ep = ax_svc_lookup("pm", NULL);
-	pm = ep > 0 ? (endpoint_t)ep : 0;
-	return from && from == pm;
+	for (int i = 0; i < npms; i++)
+		if (from && from == pm_eps[i])
+			return true;
+	for (int i = 0; i < npms; i++) {
+		int64_t ep = ax_svc_lookup(pm_names[i], NULL);
+		pm_eps[i] = ep > 0 ? (endpoint_t)ep : 0;
+		if (from && from == pm_eps[i])
+			return true;
+	}
+	return false;
 }
 
 /* pm's messages (vfs_proto.h). */
@@ -162,7 +175,7 @@ static void pm_message(struct kmsg *m)
 	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -E_NOMEM) == 0)
 		tty_session((int32_t)m->w[1]);
 	else if (m->type == VFS_EXEC_OPEN)
-		r = exec_open(vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle);
+		r = exec_open(vfs_current = vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle);
 	struct kmsg a = { .type = 0, .w = { (uint64_t)r, (uint64_t)handle } };
 	ax_reply(from, &a);
 }
@@ -230,19 +243,43 @@ static int make_dev(struct rnode *dev, const char *name, uint32_t which, struct 
 	return r;
 }
 
+/* /dev beyond null, zero and the console: /dev/tty is the console (the only terminal, so
+ * every process's controlling one), stdin, stdout and stderr lead to /proc/self/fd. */
+static int make_more_devs(struct rnode *dev)
+{
+	struct rnode *n;
+	static const char *const std[] = { "stdin", "stdout", "stderr" };
+	int r = make_dev(dev, "full", DEV_FULL, &n);
+	r = r ? r : make_dev(dev, "random", DEV_RANDOM, &n);
+	r = r ? r : make_dev(dev, "urandom", DEV_URANDOM, &n);
+	r = r ? r : make_dev(dev, "tty", DEV_CONSOLE, &n);
+	for (int i = 0; i < 3 && !r; i++) {
+		char target[16];
+		ksnprintf(target, sizeof(target), "/proc/self/fd/%d", i);
+		r = ramfs_symlink(dev, std[i], strlen(std[i]), target, strlen(target), &n);
+	}
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
 	if (!ax_can_vcopy())
 		ax_printf("vfs: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
 	const char *initrd = "initrd.cpio";
-	for (int i = 1; i < argc; i++)
+	int named = 0;
+	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "initrd=", 7))
 			initrd = argv[i] + 7;
+		else if (!strncmp(argv[i], "pm=", 3) && named < MAX_PMS)
+			pm_names[named++] = argv[i] + 3;
+	}
+	npms = named ? named : 1;
 	vfs_root = ramfs_init();
 	struct rnode *dev = NULL, *console = NULL, *node;
 	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL, &node) ||
-	    make_dev(dev, "zero", DEV_ZERO, &node) || make_dev(dev, "console", DEV_CONSOLE, &console)) {
+	    make_dev(dev, "zero", DEV_ZERO, &node) || make_dev(dev, "console", DEV_CONSOLE, &console) ||
+	    make_more_devs(dev) || procfs_init(vfs_root)) {
 		ax_printf("vfs: out of memory building the root\n");
 		return 1;
 	}
@@ -259,6 +296,7 @@ int main(int argc, char **argv)
 		ax_printf("vfs: %ld entries from %s\n", n, initrd);
 	vfs_proc_init(console);
 	exec_init();
+	dev_init();
 	ramfs_hooks.now = vfs_now;
 	tty_init();
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,

@@ -8,7 +8,10 @@
 #include "vfs_proto.h"
 
 /* Character devices (rnode.dev). */
-enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO };
+enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO, DEV_FULL, DEV_RANDOM, DEV_URANDOM };
+/* Nodes with no file type (Linux's anonymous inodes), rnode.dev says which. */
+#define S_IFANON_ 0
+enum { ANON_EVENTFD = 1, ANON_EPOLL };
 
 #define E_PERM 1
 #define E_INTR 4
@@ -20,7 +23,21 @@ enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO };
 #define E_NOTTY 25
 #define E_SPIPE 29
 #define E_RANGE 34
+#define E_NXIO 6
 #define E_NOSYS 38
+
+/* poll's event bits (epoll's are the same). */
+#define POLLIN 0x001
+#define POLLPRI 0x002
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLNVAL 0x020
+#define POLLRDNORM 0x040
+#define POLLRDBAND 0x080
+#define POLLWRNORM 0x100
+#define POLLWRBAND 0x200
+#define POLLRDHUP 0x2000
 
 struct ofile {               /* an open file, shared by dup'ed descriptors */
 	struct rnode *node;
@@ -37,6 +54,7 @@ struct client {
 	bool cloexec[MAX_FDS];
 	struct rnode *cwd;
 	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
+	char *exe, *exe_next;    /* the file it runs (/proc/self/exe), the one execve opened */
 	bool used;
 };
 
@@ -77,9 +95,23 @@ uint64_t vfs_now(void);
  * cwd /) if new and make is set; NULL if unknown or the table is full. */
 struct client *vfs_client(uint64_t pid, bool make);
 void vfs_forget(uint64_t pid);
+char *vfs_strdup(const char *s); /* NULL for NULL or no memory */
 int64_t vfs_fork(uint64_t parent, uint64_t child);
 int64_t vfs_exec_done(uint64_t pid);
 void vfs_proc_init(struct rnode *console);
+
+/* The process whose call is being served (vfs.c sets it): what /proc/self shows. */
+extern struct client *vfs_current;
+
+/* /proc (procfs.c): made under root; a generated file's text made afresh (at open); what a
+ * magic link of /proc/self reads as (its length, -errno). */
+int procfs_init(struct rnode *root);
+void procfs_refresh(struct rnode *n);
+int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size_t size);
+
+/* The devices of dev.c (DEV_FULL and up). */
+void dev_init(void);
+int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uint64_t len, bool write);
 
 /* execve's image (exec.c): VFS_EXEC_OPEN for pm (endpoint pm, path at upath in mem's
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
@@ -107,14 +139,35 @@ void vfs_drop(struct ofile *f); /* one reference less; the last closes the file 
 int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags);
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
 void pipe_end_closed(struct ofile *f);
+void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/fd/N) */
+uint32_t pipe_poll(const struct ofile *f);
 
-/* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
-int64_t vfs_call(struct client *c, struct vcall *v);
-/* The calls of path.c and meta.c: a result, or VFS_NOT_MINE. */
-int64_t path_call(struct client *c, struct vcall *v);
-int64_t meta_call(struct client *c, struct vcall *v);
-void vfs_close_all(struct client *c);
+/* eventfd (eventfd.c): the call, reads and writes, what a poll sees, the last close. */
+int64_t eventfd_create(struct client *c, uint64_t initval, uint64_t flags);
+int64_t eventfd_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
+uint32_t eventfd_poll(const struct ofile *f);
+void eventfd_closed(struct rnode *n);
+
+/* epoll (epoll.c): what a poll of an epoll file sees; an open file's last close (its
+ * registrations go); the epoll file's own last close. */
+uint32_t epoll_poll(const struct ofile *f);
+void epoll_file_gone(const struct ofile *f);
+void epoll_closed(struct rnode *n);
+
+/* What a poll of any open file sees now (poll.c): POLL* bits. A signal mask given to
+ * ppoll, pselect6 or epoll_pwait: 0 or -EINVAL for a bad size (masks are not applied). */
+uint32_t vfs_poll(const struct ofile *f);
+int64_t vfs_check_sigmask(uint64_t mask, uint64_t size);
 
 /* The terminal (tty.c, tty.h): what a poll of a console file sees now, POLLIN 0x1 and
  * POLLOUT 0x4. */
 uint32_t tty_poll(struct ofile *f);
+
+/* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */
+int64_t vfs_call(struct client *c, struct vcall *v);
+/* The calls of path.c, meta.c, poll.c and epoll.c: a result, or VFS_NOT_MINE. */
+int64_t path_call(struct client *c, struct vcall *v);
+int64_t meta_call(struct client *c, struct vcall *v);
+int64_t poll_call(struct client *c, struct vcall *v);
+int64_t epoll_call(struct client *c, struct vcall *v);
+void vfs_close_all(struct client *c);

@@ -17,6 +17,13 @@
  *                            (EPERM: no hard links), access, truncate, fchdir
  *   lxtest meta              umask, chmod, chown, timestamps (utimensat, utimes, utime,
  *                            futimesat), statx, statfs, sync calls, and their errors
+ *   lxtest devs              /dev/full, random, urandom, tty, stdin..stderr; /proc/self (fd,
+ *                            cwd), meminfo, mounts, uptime; /proc is read-only
+ *   lxtest eventfd           eventfd counters: semaphore mode, non-blocking ends, limits, errors
+ *   lxtest poll              poll, ppoll, select, pselect6 on pipes, files, eventfds, the
+ *                            console; timeouts measured with CLOCK_MONOTONIC; errors
+ *   lxtest epoll             epoll on pipes and eventfds: level and edge triggered, one-shot,
+ *                            registrations ending with their file, nesting, timeouts, errors
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -40,6 +47,12 @@
 #include <sys/syscall.h>
 #include <sys/statfs.h>
 #include <utime.h>
+#include <sys/sysmacros.h>
+#include <sys/eventfd.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <poll.h>
+#include <stdint.h>
 #include <unistd.h>
 
 static int failures;
@@ -47,6 +60,7 @@ static int failures;
 static void check(const char *name, int ok)
 {
 	printf("LXTEST %s %s\n", ok ? "PASS" : "FAIL", name);
+	fflush(stdout); /* one write per line: programs running side by side do not cut lines */
 	failures += !ok;
 }
 
@@ -204,6 +218,359 @@ static int meta(void)
 	check("fsync", fsync(fd) == 0 && fdatasync(fd) == 0 && syncfs(fd) == 0);
 	check("fsync_errors", FAILS(fsync(77), EBADF) && FAILS(fsync(p[0]), EINVAL));
 	close(p[0]), close(p[1]), close(fd);
+	return done();
+}
+
+/* The whole of a small file into buf (NUL-terminated); its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static int devs(void)
+{
+	unsigned char a[64], b[64];
+	char buf[512];
+	struct stat st;
+	int fd = open("/dev/urandom", O_RDONLY), nonzero = 0;
+	check("urandom", fd >= 0 && read(fd, a, 64) == 64 && read(fd, b, 64) == 64 && memcmp(a, b, 64));
+	for (int i = 0; i < 64; i++)
+		nonzero |= a[i];
+	check("urandom_not_zero", nonzero);
+	static unsigned char big[100000];
+	check("urandom_big_read", read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+	check("urandom_write_accepted", write(fd, "x", 1) == -1 && errno == EBADF); /* opened read-only */
+	check("urandom_bad_pointer_efault", FAILS(read(fd, (void *)8, 16), EFAULT));
+	close(fd);
+	fd = open("/dev/random", O_RDWR);
+	check("random", fd >= 0 && read(fd, a, 64) == 64 && write(fd, "seed", 4) == 4);
+	close(fd);
+	fd = open("/dev/full", O_RDWR);
+	memset(a, 1, sizeof(a));
+	check("full_reads_zeros", fd >= 0 && read(fd, a, 64) == 64 && a[0] == 0 && a[63] == 0);
+	check("full_write_enospc", FAILS(write(fd, "x", 1), ENOSPC));
+	close(fd);
+	check("dev_numbers", stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3) &&
+		stat("/dev/urandom", &st) == 0 && st.st_rdev == makedev(1, 9) && stat("/dev/full", &st) == 0 &&
+		st.st_rdev == makedev(1, 7));
+	fd = open("/dev/tty", O_RDWR);
+	check("dev_tty_is_the_console", fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 1));
+	close(fd);
+	check("dev_stdin_link", readlink("/dev/stdin", buf, sizeof(buf)) == 15 && !memcmp(buf, "/proc/self/fd/0", 15));
+	fd = open("/dev/stdout", O_WRONLY);
+	check("dev_stdout_opens_fd1", fd >= 0 && fstat(fd, &st) == 0 && st.st_rdev == makedev(5, 1));
+	close(fd);
+	/* /proc/self/fd */
+	int pf = open("/etc/passwd", O_RDONLY);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pf);
+	char link[256];
+	ssize_t n = readlink(buf, link, sizeof(link));
+	check("proc_fd_readlink", n == 11 && !memcmp(link, "/etc/passwd", 11));
+	struct stat s1, s2;
+	int again = open(buf, O_RDONLY);
+	check("proc_fd_reopens", again >= 0 && fstat(again, &s1) == 0 && fstat(pf, &s2) == 0 && s1.st_ino == s2.st_ino &&
+		read(again, link, 5) == 5 && lseek(pf, 0, SEEK_CUR) == 0);
+	close(again);
+	int p[2];
+	pipe(p);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", p[1]);
+	n = readlink(buf, link, sizeof(link));
+	link[n > 0 ? n : 0] = 0;
+	fstat(p[0], &st);
+	snprintf(buf + 100, 100, "pipe:[%llu]", (unsigned long long)st.st_ino);
+	check("proc_fd_pipe_name", n > 0 && !strcmp(link, buf + 100));
+	int w2 = open(buf, O_WRONLY);
+	check("proc_fd_pipe_reopens", w2 >= 0 && write(w2, "ab", 2) == 2 && read(p[0], link, 10) == 2 && !memcmp(link, "ab", 2));
+	close(w2);
+	/* the listing has exactly the open descriptors */
+	close(p[1]);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int count = 0, seen = 0, bad = 0;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		int k = atoi(de->d_name);
+		count++;
+		seen += k == pf || k == p[0];
+		bad += fcntl(k, F_GETFD) < 0; /* listed but not open */
+	}
+	if (d)
+		closedir(d);
+	check("proc_fd_lists_open_ones", seen == 2 && !bad && count >= 6);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", 40);
+	check("proc_fd_closed_enoent", FAILS(readlink(buf, link, sizeof(link)), ENOENT) && FAILS(open(buf, O_RDONLY), ENOENT));
+	close(p[0]), close(pf);
+	chdir("/tmp");
+	n = readlink("/proc/self/cwd", link, sizeof(link));
+	check("proc_cwd", n == 4 && !memcmp(link, "/tmp", 4) && stat("/proc/self/cwd/.", &s1) == 0 && stat("/tmp", &s2) == 0 &&
+		s1.st_ino == s2.st_ino);
+	chdir("/");
+	/* generated files */
+	unsigned long total = 0, fr = 0;
+	check("meminfo", slurp("/proc/meminfo", buf, sizeof(buf)) > 0 && sscanf(buf, "MemTotal: %lu kB MemFree: %lu kB", &total, &fr) == 2 &&
+		total > 0 && fr > 0);
+	check("mounts", slurp("/proc/mounts", buf, sizeof(buf)) > 0 && strstr(buf, " / ramfs rw") && strstr(buf, " /proc proc ro"));
+	double up = 0;
+	check("uptime", slurp("/proc/uptime", buf, sizeof(buf)) > 0 && sscanf(buf, "%lf", &up) == 1 && up > 0);
+	/* read-only */
+	check("proc_write_eacces", FAILS(open("/proc/meminfo", O_WRONLY), EACCES));
+	check("proc_create_erofs", FAILS(open("/proc/new", O_CREAT | O_WRONLY, 0644), EROFS) && FAILS(mkdir("/proc/d", 0755), EROFS) &&
+		FAILS(symlink("x", "/proc/self/fd/60"), EROFS));
+	check("proc_remove_erofs", FAILS(unlink("/proc/meminfo"), EROFS) && FAILS(rename("/proc/mounts", "/proc/m2"), EROFS) &&
+		FAILS(rename("/etc/motd", "/proc/motd"), EROFS));
+	check("proc_chmod_erofs", FAILS(chmod("/proc/meminfo", 0666), EROFS) && FAILS(access("/proc/meminfo", W_OK), EROFS));
+	struct statfs sf;
+	check("proc_statfs", statfs("/proc", &sf) == 0 && sf.f_type == 0x9fa0);
+	return done();
+}
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000ll + t.tv_nsec / 1000000;
+}
+
+static int eventfds(void)
+{
+	uint64_t v = 0;
+	struct stat st;
+	char buf[64];
+	int e = eventfd(0, EFD_NONBLOCK);
+	check("eventfd_empty_eagain", e >= 0 && FAILS(read(e, &v, 8), EAGAIN));
+	v = 5;
+	int ok = write(e, &v, 8) == 8;
+	v = 3;
+	ok = ok && write(e, &v, 8) == 8;
+	v = 0;
+	check("eventfd_counts", ok && read(e, &v, 8) == 8 && v == 8 && FAILS(read(e, &v, 8), EAGAIN));
+	check("eventfd_short_einval", FAILS(read(e, &v, 4), EINVAL) && FAILS(write(e, &v, 7), EINVAL));
+	v = UINT64_MAX;
+	check("eventfd_max_value_einval", FAILS(write(e, &v, 8), EINVAL));
+	v = UINT64_MAX - 1;
+	ok = write(e, &v, 8) == 8;
+	v = 1;
+	check("eventfd_full_eagain", ok && FAILS(write(e, &v, 8), EAGAIN));
+	check("eventfd_bad_pointer_efault", FAILS(read(e, (void *)8, 8), EFAULT) && read(e, &v, 8) == 8 && v == UINT64_MAX - 1);
+	check("eventfd_stat", fstat(e, &st) == 0 && (st.st_mode & S_IFMT) == 0 && FAILS(lseek(e, 0, SEEK_SET), ESPIPE) &&
+		FAILS(pread(e, &v, 8, 0), ESPIPE));
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", e);
+	char link[64];
+	ssize_t n = readlink(buf, link, sizeof(link));
+	check("eventfd_proc_name", n == 20 && !memcmp(link, "anon_inode:[eventfd]", 20) && FAILS(open(buf, O_RDWR), ENXIO));
+	close(e);
+	e = eventfd(3, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+	ok = e >= 0;
+	for (int i = 0; i < 3 && ok; i++)
+		ok = read(e, &v, 8) == 8 && v == 1;
+	check("eventfd_semaphore", ok && FAILS(read(e, &v, 8), EAGAIN));
+	check("eventfd_cloexec", fcntl(e, F_GETFD) == FD_CLOEXEC);
+	close(e);
+	check("eventfd_bad_flags_einval", FAILS(syscall(SYS_eventfd2, 0, 0x10), EINVAL));
+	e = syscall(SYS_eventfd, 7);
+	check("eventfd_old_call", e >= 0 && read(e, &v, 8) == 8 && v == 7);
+	close(e);
+	return done();
+}
+
+static int polls(void)
+{
+	int p[2];
+	char buf[128];
+	pipe2(p, O_NONBLOCK);
+	struct pollfd pf[4] = { { p[0], POLLIN, 0 }, { p[1], POLLOUT, 0 }, { -1, POLLIN, 7 }, { 77, POLLIN, 0 } };
+	check("poll_empty_pipe", poll(pf, 2, 0) == 1 && pf[0].revents == 0 && pf[1].revents == POLLOUT);
+	check("poll_ignores_negative_fd_nval_bad", poll(pf, 4, 0) == 2 && pf[2].revents == 0 && pf[3].revents == POLLNVAL);
+	write(p[1], "x", 1);
+	check("poll_readable", poll(pf, 2, 0) == 2 && pf[0].revents == POLLIN);
+	read(p[0], buf, sizeof(buf));
+	long long t0 = mono_ms();
+	int r = poll(pf, 1, 50);
+	long long slept = mono_ms() - t0;
+	check("poll_timeout_50ms", r == 0 && pf[0].revents == 0 && slept >= 40 && slept < 5000);
+	t0 = mono_ms();
+	r = poll(NULL, 0, 20);
+	slept = mono_ms() - t0;
+	check("poll_as_sleep", r == 0 && slept >= 15 && slept < 5000);
+	int fd = open("/etc/passwd", O_RDONLY), nul = open("/dev/null", O_RDWR);
+	struct pollfd ff[3] = { { fd, POLLIN | POLLOUT, 0 }, { nul, POLLIN | POLLOUT, 0 }, { 1, POLLOUT, 0 } };
+	check("poll_files_devices_console", poll(ff, 3, -1) == 3 && ff[0].revents == (POLLIN | POLLOUT) &&
+		ff[1].revents == (POLLIN | POLLOUT) && (ff[2].revents & POLLOUT));
+	int e = eventfd(0, EFD_NONBLOCK);
+	struct pollfd ef = { e, POLLIN | POLLOUT, 0 };
+	uint64_t one = 1;
+	check("poll_eventfd", poll(&ef, 1, 0) == 1 && ef.revents == POLLOUT && write(e, &one, 8) == 8 && poll(&ef, 1, 0) == 1 &&
+		ef.revents == (POLLIN | POLLOUT));
+	close(e);
+	close(p[1]);
+	pf[0].events = 0;
+	check("poll_hangup_unasked", poll(pf, 1, 0) == 1 && pf[0].revents == POLLHUP);
+	int q[2];
+	pipe(q);
+	close(q[0]);
+	struct pollfd wf = { q[1], POLLOUT, 0 };
+	check("poll_write_end_without_readers", poll(&wf, 1, 0) == 1 && (wf.revents & POLLERR));
+	close(q[1]), close(p[0]);
+	check("poll_bad_pointer_efault", FAILS(poll((void *)8, 1, 0), EFAULT));
+	check("poll_too_many_einval", FAILS(poll(pf, 100000, 0), EINVAL));
+	pipe2(p, O_NONBLOCK);
+	struct timespec ts = { 0, 30000000 };
+	t0 = mono_ms();
+	pf[0] = (struct pollfd){ p[0], POLLIN, 0 };
+	r = ppoll(pf, 1, &ts, NULL);
+	slept = mono_ms() - t0;
+	check("ppoll_timeout_30ms", r == 0 && slept >= 20 && slept < 5000);
+	ts.tv_nsec = 1000000000;
+	check("ppoll_bad_timespec_einval", FAILS(ppoll(pf, 1, &ts, NULL), EINVAL));
+	uint64_t mask = 0;
+	ts.tv_nsec = 0;
+	check("ppoll_bad_sigset_size_einval", FAILS(syscall(SYS_ppoll, pf, 1, &ts, &mask, 4), EINVAL));
+	fd_set rs, ws;
+	FD_ZERO(&rs);
+	FD_ZERO(&ws);
+	FD_SET(p[0], &rs);
+	FD_SET(p[1], &ws);
+	struct timeval tv = { 0, 0 };
+	check("select_write_ready", select(p[1] + 1, &rs, &ws, NULL, &tv) == 1 && !FD_ISSET(p[0], &rs) && FD_ISSET(p[1], &ws));
+	write(p[1], "y", 1);
+	FD_ZERO(&rs);
+	FD_ZERO(&ws);
+	FD_SET(p[0], &rs);
+	FD_SET(p[1], &ws);
+	check("select_both_ready", select(p[1] + 1, &rs, &ws, NULL, NULL) == 2 && FD_ISSET(p[0], &rs) && FD_ISSET(p[1], &ws));
+	read(p[0], buf, sizeof(buf));
+	FD_ZERO(&rs);
+	FD_SET(p[0], &rs);
+	tv = (struct timeval){ 0, 50000 };
+	t0 = mono_ms();
+	r = select(p[0] + 1, &rs, NULL, NULL, &tv);
+	slept = mono_ms() - t0;
+	check("select_timeout_50ms", r == 0 && !FD_ISSET(p[0], &rs) && slept >= 40 && slept < 5000);
+	FD_ZERO(&rs);
+	FD_SET(40, &rs);
+	tv = (struct timeval){ 0, 0 };
+	check("select_closed_fd_ebadf", FAILS(select(41, &rs, NULL, NULL, &tv), EBADF));
+	check("select_negative_nfds_einval", FAILS(select(-1, NULL, NULL, NULL, &tv), EINVAL));
+	tv.tv_usec = 2000000;
+	check("select_bad_timeval_einval", FAILS(syscall(SYS_select, 1, NULL, NULL, NULL, &tv), EINVAL));
+	FD_ZERO(&rs);
+	FD_SET(p[0], &rs);
+	ts = (struct timespec){ 0, 0 };
+	check("pselect_zero_timeout", pselect(p[0] + 1, &rs, NULL, NULL, &ts, NULL) == 0);
+	close(p[0]), close(p[1]), close(fd), close(nul);
+	return done();
+}
+
+static int epolls(void)
+{
+	struct epoll_event ev, out[8];
+	int p[2];
+	char buf[128];
+	uint64_t one = 1;
+	int ep = epoll_create1(0);
+	check("epoll_create1", ep >= 0 && fcntl(ep, F_GETFD) == 0);
+	int ep2 = epoll_create1(EPOLL_CLOEXEC);
+	check("epoll_cloexec", ep2 >= 0 && fcntl(ep2, F_GETFD) == FD_CLOEXEC);
+	check("epoll_create_errors", FAILS(syscall(SYS_epoll_create, 0), EINVAL) && FAILS(epoll_create1(1), EINVAL));
+	pipe2(p, O_NONBLOCK);
+	ev = (struct epoll_event){ EPOLLIN, { .u64 = 42 } };
+	check("epoll_ctl_add", epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) == 0);
+	check("epoll_nothing_ready", epoll_wait(ep, out, 8, 0) == 0);
+	write(p[1], "x", 1);
+	check("epoll_reports_data", epoll_wait(ep, out, 8, 0) == 1 && out[0].events == EPOLLIN && out[0].data.u64 == 42);
+	check("epoll_level_triggered", epoll_wait(ep, out, 8, -1) == 1 && out[0].data.u64 == 42);
+	read(p[0], buf, sizeof(buf));
+	check("epoll_drained", epoll_wait(ep, out, 8, 0) == 0);
+	check("epoll_ctl_errors", FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), EEXIST) &&
+		FAILS(epoll_ctl(ep, EPOLL_CTL_MOD, p[1], &ev), ENOENT) && FAILS(epoll_ctl(ep, EPOLL_CTL_DEL, p[1], &ev), ENOENT) &&
+		FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, ep, &ev), EINVAL) && FAILS(epoll_ctl(ep, 9, p[1], &ev), EINVAL) &&
+		FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, 77, &ev), EBADF) && FAILS(epoll_ctl(p[0], EPOLL_CTL_ADD, p[1], &ev), EINVAL) &&
+		FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], (void *)8), EFAULT));
+	int file = open("/etc/passwd", O_RDONLY);
+	check("epoll_regular_file_eperm", FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, file, &ev), EPERM));
+	close(file);
+	/* edge-triggered: reported again only when more arrives */
+	int q[2];
+	pipe2(q, O_NONBLOCK);
+	ev = (struct epoll_event){ EPOLLIN | EPOLLET, { .u64 = 7 } };
+	epoll_ctl(ep2, EPOLL_CTL_ADD, q[0], &ev);
+	write(q[1], "a", 1);
+	int r1 = epoll_wait(ep2, out, 8, 0), r2 = epoll_wait(ep2, out, 8, 0);
+	write(q[1], "b", 1);
+	int r3 = epoll_wait(ep2, out, 8, 0);
+	check("epoll_edge_triggered", r1 == 1 && r2 == 0 && r3 == 1 && out[0].data.u64 == 7);
+	epoll_ctl(ep2, EPOLL_CTL_DEL, q[0], NULL);
+	/* one-shot: disarmed after one report until MOD */
+	int e = eventfd(0, EFD_NONBLOCK);
+	ev = (struct epoll_event){ EPOLLIN | EPOLLONESHOT, { .u64 = 9 } };
+	epoll_ctl(ep2, EPOLL_CTL_ADD, e, &ev);
+	write(e, &one, 8);
+	r1 = epoll_wait(ep2, out, 8, 0), r2 = epoll_wait(ep2, out, 8, 0);
+	r3 = epoll_ctl(ep2, EPOLL_CTL_MOD, e, &ev);
+	check("epoll_oneshot", r1 == 1 && r2 == 0 && r3 == 0 && epoll_wait(ep2, out, 8, 0) == 1 && out[0].data.u64 == 9);
+	epoll_ctl(ep2, EPOLL_CTL_DEL, e, NULL);
+	/* writable, then full */
+	ev = (struct epoll_event){ EPOLLOUT, { .u64 = 1 } };
+	epoll_ctl(ep2, EPOLL_CTL_ADD, q[1], &ev);
+	r1 = epoll_wait(ep2, out, 8, 0);
+	static char big[70000];
+	while (write(q[1], big, sizeof(big)) > 0)
+		;
+	check("epoll_out_then_full", r1 == 1 && out[0].events == EPOLLOUT && epoll_wait(ep2, out, 8, 0) == 0);
+	epoll_ctl(ep2, EPOLL_CTL_DEL, q[1], NULL);
+	/* hang-up is reported unasked */
+	ev = (struct epoll_event){ EPOLLIN, { .u64 = 3 } };
+	epoll_ctl(ep2, EPOLL_CTL_ADD, q[0], &ev);
+	while (read(q[0], big, sizeof(big)) > 0)
+		;
+	close(q[1]);
+	check("epoll_hangup", epoll_wait(ep2, out, 8, 0) == 1 && (out[0].events & EPOLLHUP));
+	/* a registration lives as long as its open file, not its descriptor */
+	int d = dup(q[0]);
+	close(q[0]);
+	r1 = epoll_wait(ep2, out, 8, 0);
+	close(d);
+	r2 = epoll_wait(ep2, out, 8, 0);
+	check("epoll_follows_the_open_file", r1 == 1 && out[0].data.u64 == 3 && r2 == 0);
+	/* nesting, and loops refused */
+	ev = (struct epoll_event){ EPOLLIN, { .u64 = 5 } };
+	epoll_ctl(ep2, EPOLL_CTL_ADD, ep, &ev);
+	write(p[1], "z", 1);
+	check("epoll_nested", epoll_wait(ep2, out, 8, 0) == 1 && out[0].data.u64 == 5);
+	check("epoll_loop_eloop", FAILS(epoll_ctl(ep, EPOLL_CTL_ADD, ep2, &ev), ELOOP));
+	read(p[0], buf, sizeof(buf));
+	/* every ready one gets its turn with maxevents 1 */
+	int es[3], seen = 0;
+	for (int i = 0; i < 3; i++) {
+		es[i] = eventfd(1, EFD_NONBLOCK);
+		ev = (struct epoll_event){ EPOLLIN, { .u64 = 100 + i } };
+		epoll_ctl(ep, EPOLL_CTL_ADD, es[i], &ev);
+	}
+	for (int i = 0; i < 3; i++)
+		if (epoll_wait(ep, out, 1, 0) == 1 && out[0].data.u64 >= 100 && out[0].data.u64 < 103)
+			seen |= 1 << (out[0].data.u64 - 100);
+	check("epoll_fair", seen == 7);
+	check("epoll_wait_errors", FAILS(epoll_wait(ep, out, 0, 0), EINVAL) && FAILS(epoll_wait(ep, (void *)8, 8, 0), EFAULT) &&
+		FAILS(epoll_wait(p[0], out, 8, 0), EINVAL) && FAILS(epoll_wait(77, out, 8, 0), EBADF));
+	for (int i = 0; i < 3; i++)
+		close(es[i]);
+	long long t0 = mono_ms();
+	int r = epoll_wait(ep, out, 8, 50);
+	long long slept = mono_ms() - t0;
+	check("epoll_timeout_50ms", r == 0 && slept >= 40 && slept < 5000);
+	uint64_t mask = 0;
+	check("epoll_pwait_bad_sigset_einval", FAILS(syscall(SYS_epoll_pwait, ep, out, 8, 0, &mask, 4), EINVAL));
+	check("epoll_read_einval", FAILS(read(ep, buf, 8), EINVAL));
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", ep);
+	char link[64];
+	check("epoll_proc_name", readlink(buf, link, sizeof(link)) == 22 && !memcmp(link, "anon_inode:[eventpoll]", 22));
+	close(ep), close(ep2), close(e), close(p[0]), close(p[1]);
 	return done();
 }
 
@@ -478,6 +845,14 @@ int main(int argc, char **argv)
 		return links();
 	if (!strcmp(mode, "meta"))
 		return meta();
+	if (!strcmp(mode, "devs"))
+		return devs();
+	if (!strcmp(mode, "eventfd"))
+		return eventfds();
+	if (!strcmp(mode, "poll"))
+		return polls();
+	if (!strcmp(mode, "epoll"))
+		return epolls();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

@@ -76,8 +76,12 @@ MORE_CONF = """# Linux programs with vfs: links, metadata, devices, /proc, polli
 service vfs kcalls=vcopy
 service pmlinks binary=pm kcalls=vcopy args="run=lxtest links" restart=never
 service pmmeta binary=pm kcalls=vcopy args="run=lxtest meta" restart=never
+service pmdevs binary=pm kcalls=vcopy args="run=lxtest devs" restart=never
+service pmeventfd binary=pm kcalls=vcopy args="run=lxtest eventfd" restart=never
+service pmpoll binary=pm kcalls=vcopy args="run=lxtest poll" restart=never
+service pmepoll binary=pm kcalls=vcopy args="run=lxtest epoll" restart=never
 """
-MORE_CHECKS = {"links": 37, "meta": 37}
+MORE_CHECKS = {"links": 37, "meta": 37, "devs": 27, "eventfd": 12, "poll": 21, "epoll": 23}
 
 
 def test_vfs_links_metadata_devices_and_polling():

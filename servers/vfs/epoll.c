@@ -1,0 +1,276 @@
+/* epoll: a set of registered (descriptor, open file) pairs, each with the events it wants
+ * and a word of data given back; epoll_wait reports the ready ones, waiting (vfs_wait) while
+ * none is. Readiness is recomputed from the files (vfs_poll) at every look, so level-
+ * triggered is exact; EPOLLET reports a registration again only when new bits appear or
+ * the file's state changed since (rnode.events); EPOLLONESHOT disarms it until
+ * EPOLL_CTL_MOD. A registration ends with EPOLL_CTL_DEL or when its open file is closed for
+ * the last time, as in Linux. Regular files and directories cannot be registered (EPERM). */
+#include "vfs.h"
+#include "heap.h"
+#include "lxnr.h"
+
+#define EPOLLEXCLUSIVE (1u << 28)
+#define EPOLLONESHOT (1u << 30)
+#define EPOLLET (1u << 31)
+#define EPOLL_CTL_ADD 1
+#define EPOLL_CTL_DEL 2
+#define EPOLL_CTL_MOD 3
+#define MAX_ITEMS 1024 /* registrations per epoll file (ENOSPC beyond) */
+#define MAX_NEST 4     /* epoll files inside epoll files, as Linux's EP_MAX_NESTS */
+#define E_NOSPC 28
+
+struct item {
+	struct ofile *f;
+	int32_t fd;
+	uint32_t events;       /* wanted, with EPOLLET and EPOLLONESHOT */
+	uint64_t data;
+	uint32_t seen_bits;    /* EPOLLET: what was last reported, 0 once it was not ready */
+	uint32_t seen_events;  /* EPOLLET: the file's rnode.events when last reported */
+	bool off;              /* EPOLLONESHOT fired */
+};
+
+struct epoll {
+	struct item *items;
+	uint32_t n, cap;
+	uint32_t next;         /* where the next wait starts looking: every ready one gets a turn */
+	struct rnode *node;
+	struct epoll *link;    /* all epoll files */
+};
+
+struct lx_epoll_event {
+	uint32_t events;
+	uint64_t data;
+} __attribute__((packed));
+
+static struct epoll *all;
+static int depth; /* of epoll_poll's recursion through nested epoll files */
+static struct lx_epoll_event out[MAX_ITEMS];
+static uint32_t out_index[MAX_ITEMS];
+
+static struct epoll *epoll_of(const struct ofile *f)
+{
+	return f && vfs_kind(f->node) == S_IFANON_ && f->node->dev == ANON_EPOLL ? f->node->priv : NULL;
+}
+
+/* The events a registration would report now, 0 if none. */
+static uint32_t item_bits(const struct item *it)
+{
+	if (it->off)
+		return 0;
+	uint32_t bits = vfs_poll(it->f) & (it->events | POLLERR | POLLHUP);
+	if ((it->events & EPOLLET) && !(bits & ~it->seen_bits) && it->f->node->events == it->seen_events)
+		return 0; /* nothing new since it was reported */
+	return bits;
+}
+
+uint32_t epoll_poll(const struct ofile *f)
+{
+	struct epoll *ep = epoll_of(f);
+	bool ready = false;
+	if (!ep || depth > MAX_NEST)
+		return 0;
+	depth++;
+	for (uint32_t i = 0; i < ep->n && !ready; i++)
+		ready = item_bits(&ep->items[i]) != 0;
+	depth--;
+	return ready ? POLLIN | POLLRDNORM : 0;
+}
+
+static void remove_at(struct epoll *ep, uint32_t i)
+{
+	for (; i + 1 < ep->n; i++)
+		ep->items[i] = ep->items[i + 1];
+	ep->n--;
+	if (ep->next >= ep->n)
+		ep->next = 0;
+}
+
+void epoll_file_gone(const struct ofile *f)
+{
+	for (struct epoll *ep = all; ep; ep = ep->link)
+		for (uint32_t i = ep->n; i-- > 0;)
+			if (ep->items[i].f == f)
+				remove_at(ep, i);
+}
+
+void epoll_closed(struct rnode *n)
+{
+	struct epoll *ep = n->priv, **pp = &all;
+	while (*pp && *pp != ep)
+		pp = &(*pp)->link;
+	if (*pp)
+		*pp = ep->link;
+	ax_free(ep->items);
+	ax_free(ep);
+	n->priv = NULL;
+}
+
+static int64_t create(struct client *c, uint64_t flags)
+{
+	if (flags & ~(uint64_t)O_CLOEXEC)
+		return -E_INVAL;
+	struct rnode *n = ramfs_anon(S_IFANON_ | 0600);
+	struct epoll *ep = ax_calloc(1, sizeof(*ep));
+	struct ofile *f = ax_calloc(1, sizeof(*f));
+	if (!n || !ep || !f) {
+		ax_free(ep), ax_free(f);
+		if (n)
+			ramfs_release(n);
+		return -E_NOMEM;
+	}
+	ep->node = n;
+	ep->link = all;
+	all = ep;
+	n->dev = ANON_EPOLL;
+	n->priv = ep;
+	n->opens = 1;
+	*f = (struct ofile){ n, 0, O_RDWR, 0 };
+	int64_t fd = vfs_new_fd(c, f, flags & O_CLOEXEC);
+	if (fd < 0)
+		vfs_drop(f); /* closes the node, which frees ep */
+	return fd;
+}
+
+/* Whether `to` can be reached from `from` through registered epoll files, or the nesting
+ * would go too deep: adding `from` to `to` would make a loop (ELOOP). */
+static bool reaches(const struct epoll *from, const struct epoll *to, int level)
+{
+	if (from == to || level > MAX_NEST)
+		return true;
+	for (uint32_t i = 0; i < from->n; i++) {
+		const struct epoll *sub = epoll_of(from->items[i].f);
+		if (sub && reaches(sub, to, level + 1))
+			return true;
+	}
+	return false;
+}
+
+static int64_t ctl(struct client *c, uint64_t epfd, uint64_t op, uint64_t fd, uint64_t uev)
+{
+	struct lx_epoll_event ev = { 0, 0 };
+	if (op != EPOLL_CTL_DEL && ax_vcopy(c->ep, (const void *)uev, EP_NONE, &ev, sizeof(ev)) < 0)
+		return -E_FAULT;
+	struct ofile *ef = vfs_file(c, epfd), *f = vfs_file(c, fd);
+	if (!ef || !f)
+		return -E_BADF;
+	uint32_t kind = vfs_kind(f->node);
+	if (kind == S_IFREG_ || kind == S_IFDIR_)
+		return -E_PERM; /* always ready: Linux refuses to watch them */
+	struct epoll *ep = epoll_of(ef);
+	if (!ep || ef == f)
+		return -E_INVAL;
+	struct item *it = NULL;
+	for (uint32_t i = 0; i < ep->n && !it; i++)
+		if (ep->items[i].f == f && ep->items[i].fd == (int32_t)fd)
+			it = &ep->items[i];
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		if (it)
+			return -E_EXIST;
+		if ((ev.events & EPOLLEXCLUSIVE) && (ev.events & EPOLLONESHOT))
+			return -E_INVAL;
+		if (epoll_of(f) && reaches(epoll_of(f), ep, 0))
+			return -E_LOOP;
+		if (ep->n == MAX_ITEMS)
+			return -E_NOSPC;
+		if (ep->n == ep->cap) {
+			uint32_t cap = ep->cap ? ep->cap * 2 : 8;
+			struct item *items = ax_realloc(ep->items, cap * sizeof(*items));
+			if (!items)
+				return -E_NOMEM;
+			ep->items = items;
+			ep->cap = cap;
+		}
+		ep->items[ep->n++] = (struct item){ f, (int32_t)fd, ev.events, ev.data, 0, 0, false };
+		return 0;
+	case EPOLL_CTL_MOD:
+		if (!it)
+			return -E_NOENT;
+		if (ev.events & EPOLLEXCLUSIVE)
+			return -E_INVAL;
+		*it = (struct item){ f, (int32_t)fd, ev.events, ev.data, 0, 0, false }; /* armed anew */
+		return 0;
+	case EPOLL_CTL_DEL:
+		if (!it)
+			return -E_NOENT;
+		remove_at(ep, (uint32_t)(it - ep->items));
+		return 0;
+	}
+	return -E_INVAL;
+}
+
+static int64_t wait(struct client *c, struct vcall *v, uint64_t epfd, uint64_t uevents, uint64_t maxevents, int64_t timeout)
+{
+	struct ofile *ef = vfs_file(c, epfd);
+	struct epoll *ep = epoll_of(ef);
+	if ((int32_t)maxevents <= 0 || maxevents > INT32_MAX / sizeof(struct lx_epoll_event))
+		return -E_INVAL;
+	if (!ef)
+		return -E_BADF;
+	if (!ep)
+		return -E_INVAL;
+	uint32_t max = maxevents < MAX_ITEMS ? (uint32_t)maxevents : MAX_ITEMS, got = 0;
+	for (uint32_t k = 0; k < ep->n && got < max; k++) {
+		uint32_t i = (ep->next + k) % ep->n;
+		struct item *it = &ep->items[i];
+		uint32_t bits = item_bits(it);
+		if (!bits) {
+			if (!(vfs_poll(it->f) & (it->events | POLLERR | POLLHUP)))
+				it->seen_bits = 0; /* not ready: becoming ready again is an edge */
+			continue;
+		}
+		out[got] = (struct lx_epoll_event){ bits, it->data };
+		out_index[got++] = i;
+	}
+	if (!got)
+		return vfs_wait(v, timeout); /* VFS_BLOCK, or 0 events when the time is up */
+	if (ax_vcopy(EP_NONE, out, c->ep, (void *)uevents, got * sizeof(out[0])) < 0)
+		return -E_FAULT;
+	/* Reported: only now does an edge or a one-shot count as used. */
+	for (uint32_t k = 0; k < got; k++) {
+		struct item *it = &ep->items[out_index[k]];
+		it->seen_bits = out[k].events;
+		it->seen_events = it->f->node->events;
+		it->off = it->events & EPOLLONESHOT;
+	}
+	ep->next = (out_index[got - 1] + 1) % ep->n;
+	return got;
+}
+
+/* A timeout in ns from epoll_pwait2's timespec (0: none, -1), or -errno in *err. */
+static int64_t timespec_ns(struct client *c, uint64_t uts, int64_t *err)
+{
+	int64_t t[2];
+	*err = 0;
+	if (!uts)
+		return -1;
+	if (ax_vcopy(c->ep, (const void *)uts, EP_NONE, t, sizeof(t)) < 0)
+		*err = -E_FAULT;
+	else if (t[0] < 0 || t[1] < 0 || t[1] >= 1000000000)
+		*err = -E_INVAL;
+	return *err || t[0] > INT64_MAX / 1000000000 - 1 ? -1 : t[0] * 1000000000 + t[1];
+}
+
+int64_t epoll_call(struct client *c, struct vcall *v)
+{
+	const uint64_t *a = v->a;
+	int64_t ms = (int32_t)a[3] < 0 ? -1 : (int64_t)(int32_t)a[3] * 1000000, err, t;
+	switch (v->nr) {
+	case NR_EPOLL_CREATE:
+		return (int32_t)a[0] <= 0 ? -E_INVAL : create(c, 0);
+	case NR_EPOLL_CREATE1:
+		return create(c, a[0]);
+	case NR_EPOLL_CTL:
+		return ctl(c, a[0], a[1], a[2], a[3]);
+	case NR_EPOLL_WAIT:
+		return wait(c, v, a[0], a[1], a[2], ms);
+	case NR_EPOLL_PWAIT: /* the signal mask is not applied (README.md) */
+		return (err = vfs_check_sigmask(a[4], a[5])) ? err : wait(c, v, a[0], a[1], a[2], ms);
+	case NR_EPOLL_PWAIT2:
+		t = timespec_ns(c, a[3], &err);
+		if (!err)
+			err = vfs_check_sigmask(a[4], a[5]);
+		return err ? err : wait(c, v, a[0], a[1], a[2], t);
+	}
+	return VFS_NOT_MINE;
+}

@@ -1,0 +1,77 @@
+/* eventfd: a 64-bit counter behind a descriptor. A write adds its 8-byte value, a read takes
+ * the whole count (or 1 with EFD_SEMAPHORE) and waits while it is 0; a write that would
+ * take the count past 2^64 - 2 waits for a read. Waiting is vfs's held calls (VFS_BLOCK). */
+#include "vfs.h"
+#include "heap.h"
+#include "lxnr.h"
+
+#define EFD_SEMAPHORE 1
+#define EFD_MAX 0xfffffffffffffffeull
+
+struct efd {
+	uint64_t count;
+	bool semaphore;
+};
+
+int64_t eventfd_create(struct client *c, uint64_t initval, uint64_t flags)
+{
+	if (flags & ~(uint64_t)(EFD_SEMAPHORE | O_NONBLOCK | O_CLOEXEC))
+		return -E_INVAL;
+	struct rnode *n = ramfs_anon(S_IFANON_ | 0600);
+	struct efd *e = ax_calloc(1, sizeof(*e));
+	struct ofile *f = ax_calloc(1, sizeof(*f));
+	if (!n || !e || !f) {
+		ax_free(e), ax_free(f);
+		if (n)
+			ramfs_release(n);
+		return -E_NOMEM;
+	}
+	*e = (struct efd){ (uint32_t)initval, flags & EFD_SEMAPHORE };
+	n->dev = ANON_EVENTFD;
+	n->priv = e;
+	n->opens = 1;
+	*f = (struct ofile){ n, 0, O_RDWR | (uint32_t)(flags & O_NONBLOCK), 0 };
+	int64_t fd = vfs_new_fd(c, f, flags & O_CLOEXEC);
+	if (fd < 0)
+		vfs_drop(f); /* closes the node, which frees e */
+	return fd;
+}
+
+void eventfd_closed(struct rnode *n)
+{
+	ax_free(n->priv);
+	n->priv = NULL;
+}
+
+uint32_t eventfd_poll(const struct ofile *f)
+{
+	const struct efd *e = f->node->priv;
+	return (e->count ? POLLIN | POLLRDNORM : 0) | (e->count < EFD_MAX ? POLLOUT | POLLWRNORM : 0);
+}
+
+int64_t eventfd_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
+{
+	struct efd *e = f->node->priv;
+	bool nonblock = f->flags & O_NONBLOCK;
+	uint64_t v;
+	if (len < 8)
+		return -E_INVAL;
+	if (write) {
+		if (ax_vcopy(c->ep, (const void *)ubuf, EP_NONE, &v, 8) < 0)
+			return -E_FAULT;
+		if (v == UINT64_MAX)
+			return -E_INVAL;
+		if (v > EFD_MAX - e->count)
+			return nonblock ? -E_AGAIN : VFS_BLOCK;
+		e->count += v;
+	} else {
+		if (!e->count)
+			return nonblock ? -E_AGAIN : VFS_BLOCK;
+		v = e->semaphore ? 1 : e->count;
+		if (ax_vcopy(EP_NONE, &v, c->ep, (void *)ubuf, 8) < 0)
+			return -E_FAULT;
+		e->count -= v;
+	}
+	f->node->events++;
+	return 8;
+}

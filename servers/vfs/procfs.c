@@ -1,0 +1,144 @@
+/* /proc, read-only: meminfo, mounts and uptime (their text made afresh at every open), and
+ * /proc/self, which shows the process whose call is being served: fd/N (links to its open
+ * files; only the open ones are there), exe (the file it last executed) and cwd. Their
+ * nodes are made once, with a magic number; ramfs asks us (ramfs_hooks) whether an fd/N
+ * is there and where the links lead. */
+#include "vfs.h"
+#include "heap.h"
+
+enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD };
+
+struct client *vfs_current;
+static uint64_t total_frames;
+static char text[1024];
+
+/* The descriptor number of a /proc/self/fd/N node. */
+static uint64_t fd_number(const struct rnode *n)
+{
+	uint64_t v = 0;
+	for (const char *p = n->name; *p; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+static struct ofile *fd_file(const struct rnode *n)
+{
+	return vfs_current ? vfs_file(vfs_current, fd_number(n)) : NULL;
+}
+
+static bool hidden(const struct rnode *n) { return n->magic == PROC_FD && !fd_file(n); }
+
+static int follow(const struct rnode *link, struct rnode **direct, const char **target)
+{
+	struct client *c = vfs_current;
+	struct ofile *f;
+	if (!c)
+		return -E_NOENT;
+	switch (link->magic) {
+	case PROC_FD:
+		if (!(f = fd_file(link)))
+			return -E_NOENT;
+		*direct = f->node;
+		return 0;
+	case PROC_CWD:
+		*direct = c->cwd;
+		return 0;
+	case PROC_EXE:
+		if (!c->exe)
+			return -E_NOENT;
+		*target = c->exe;
+		return 0;
+	}
+	return 0;
+}
+
+/* What a file descriptor link reads as: a path, or Linux's names for pipes and the like. */
+static int64_t file_name(const struct rnode *n, char *buf, size_t size)
+{
+	if (vfs_kind(n) == S_IFIFO_)
+		return ksnprintf(buf, size, "pipe:[%llu]", (unsigned long long)n->ino);
+	if (vfs_kind(n) == 0)
+		return ksnprintf(buf, size, "anon_inode:[%s]", n->dev == ANON_EPOLL ? "eventpoll" : "eventfd");
+	if (n->unlinked)
+		return ksnprintf(buf, size, "/%s (deleted)", n->name); /* its old directory may be gone */
+	return vfs_node_path(n, buf, size);
+}
+
+int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size_t size)
+{
+	struct ofile *f;
+	switch (n->magic) {
+	case PROC_FD:
+		return (f = fd_file(n)) ? file_name(f->node, buf, size) : -E_NOENT;
+	case PROC_CWD:
+		return file_name(c->cwd, buf, size);
+	case PROC_EXE:
+		return c->exe ? ksnprintf(buf, size, "%s", c->exe) : -E_NOENT;
+	}
+	return -E_INVAL;
+}
+
+/* A generated file's text, made now (at open). */
+void procfs_refresh(struct rnode *n)
+{
+	int len = 0;
+	uint64_t up = ax_time_ns() / 10000000; /* hundredths of a second */
+	uint64_t free_kb = (uint64_t)kcall2(KC_INFO, KI_FREE_FRAMES, 0) * 4, total_kb = total_frames * 4;
+	switch (n->magic) {
+	case PROC_MEMINFO:
+		len = ksnprintf(text, sizeof(text),
+				"MemTotal:       %8llu kB\nMemFree:        %8llu kB\nMemAvailable:   %8llu kB\n"
+				"Buffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\n"
+				"SwapFree:              0 kB\n",
+				(unsigned long long)total_kb, (unsigned long long)free_kb, (unsigned long long)free_kb);
+		break;
+	case PROC_MOUNTS:
+		len = ksnprintf(text, sizeof(text), "ramfs / ramfs rw 0 0\nproc /proc proc ro,nosuid,nodev,noexec 0 0\n");
+		break;
+	case PROC_UPTIME:
+		len = ksnprintf(text, sizeof(text), "%llu.%02llu 0.00\n", (unsigned long long)(up / 100),
+				(unsigned long long)(up % 100));
+		break;
+	default:
+		return;
+	}
+	if (len < 0 || (size_t)len >= sizeof(text) || ramfs_truncate(n, 0) || ramfs_write(n, 0, text, (uint64_t)len) < 0)
+		ramfs_truncate(n, 0);
+}
+
+static int make(struct rnode *dir, const char *name, uint32_t mode, uint16_t magic, struct rnode **out)
+{
+	size_t len = strlen(name);
+	int r = (mode & S_IFMT_) == S_IFLNK_ ? ramfs_symlink(dir, name, len, "?", 1, out) : ramfs_create(dir, name, len, mode, out);
+	if (r == 0)
+		(*out)->magic = magic;
+	return r;
+}
+
+int procfs_init(struct rnode *root)
+{
+	struct rnode *proc, *self, *fd, *n;
+	char name[4];
+	total_frames = (uint64_t)kcall2(KC_INFO, KI_FREE_FRAMES, 0); /* what was free at our start */
+	int r = make(root, "proc", S_IFDIR_ | 0555, 0, &proc);
+	r = r ? r : make(proc, "meminfo", S_IFREG_ | 0444, PROC_MEMINFO, &n);
+	r = r ? r : make(proc, "mounts", S_IFREG_ | 0444, PROC_MOUNTS, &n);
+	r = r ? r : make(proc, "uptime", S_IFREG_ | 0444, PROC_UPTIME, &n);
+	r = r ? r : make(proc, "self", S_IFDIR_ | 0555, 0, &self);
+	r = r ? r : make(self, "exe", S_IFLNK_, PROC_EXE, &n);
+	r = r ? r : make(self, "cwd", S_IFLNK_, PROC_CWD, &n);
+	r = r ? r : make(self, "fd", S_IFDIR_ | 0500, 0, &fd);
+	for (int i = MAX_FDS - 1; i >= 0 && !r; i--) { /* made last first: listed in order */
+		ksnprintf(name, sizeof(name), "%d", i);
+		r = make(fd, name, S_IFLNK_, PROC_FD, &n);
+	}
+	if (r)
+		return r;
+	proc->ro = self->ro = fd->ro = true;
+	for (struct rnode *d = proc; d; d = d == proc ? self : d == self ? fd : NULL)
+		for (n = d->child; n; n = n->next)
+			n->ro = true;
+	ramfs_hooks.hidden = hidden;
+	ramfs_hooks.follow = follow;
+	return 0;
+}

@@ -74,7 +74,8 @@ class _Typist:
     step is written to QEMU's stdin once a complete line of output after the previous step's
     line matches its regex (re.search). A writer thread does the writing, so QEMU holding
     its stdin back (it takes bytes only while the UART's FIFO has room) never stalls the
-    thread that reads the output."""
+    thread that reads the output. A regex starting with (?#partial) also matches the line
+    being written (a shell prompt has no newline)."""
 
     def __init__(self, script, stdin):
         self.steps = list(script)
@@ -89,8 +90,16 @@ class _Typist:
         while self.steps and "\n" in self.partial:
             line, self.partial = self.partial.split("\n", 1)
             if re.search(self.steps[0][0], line):
-                data = self.steps.pop(0)[1]
-                self.queue.put(data if isinstance(data, bytes) else data.encode())
+                self._send()
+        # A step whose regex starts with (?#partial) matches the unfinished line too (a
+        # prompt); what it matched is used up.
+        if self.steps and self.steps[0][0].startswith("(?#partial)") and re.search(self.steps[0][0], self.partial):
+            self.partial = ""
+            self._send()
+
+    def _send(self):
+        data = self.steps.pop(0)[1]
+        self.queue.put(data if isinstance(data, bytes) else data.encode())
 
     def _write(self):
         while True:

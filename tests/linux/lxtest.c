@@ -862,7 +862,14 @@ int main(int argc, char **argv)
 				a[k] = (long)x;
 			}
 			long nr = (unsigned long)a[6] % 460;
-			if (nr == SYS_exit || nr == SYS_exit_group || nr == SYS_arch_prctl || nr == SYS_rt_sigreturn)
+			/* Calls that end, replace or stop the caller by design (as they would on Linux):
+			 * exits, exec, new threads on random stacks, signals to itself or handlers
+			 * at random addresses, waits for signals. */
+			if (nr == SYS_exit || nr == SYS_exit_group || nr == SYS_arch_prctl || nr == SYS_rt_sigreturn ||
+			    nr == SYS_clone || nr == SYS_fork || nr == SYS_vfork || nr == SYS_execve || nr == SYS_execveat ||
+			    nr == SYS_kill || nr == SYS_tkill || nr == SYS_tgkill || nr == SYS_rt_sigaction ||
+			    nr == SYS_rt_sigsuspend || nr == SYS_pause || nr == SYS_rt_sigtimedwait || nr == SYS_sigaltstack ||
+			    nr == SYS_rt_sigqueueinfo || nr == SYS_rt_tgsigqueueinfo || nr == SYS_rt_sigprocmask)
 				continue;
 			if ((nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev) && (unsigned long)a[0] <= 2)
 				a[0] = 77;

@@ -135,6 +135,8 @@ static int links(void)
 	check("access_x_eacces", FAILS(access("/etc/passwd", X_OK), EACCES) && access("/etc/passwd", R_OK | W_OK) == 0 &&
 		access("/etc", X_OK) == 0);
 	check("access_bad_mode_einval", FAILS(access("/etc/passwd", 8), EINVAL));
+	check("empty_path_enoent", FAILS(open("", O_CREAT | O_WRONLY, 0644), ENOENT) && FAILS(mkdir("", 0755), ENOENT) &&
+		FAILS(symlink("x", ""), ENOENT) && FAILS(stat("", &st), ENOENT));
 	check("truncate_path", truncate("/tmp/target_new", 100) == 0 && stat("/tmp/target_new", &st) == 0 && st.st_size == 100 &&
 		FAILS(truncate("/tmp", 0), EISDIR) && FAILS(truncate("/tmp/target_new", -1), EINVAL));
 	return done();

@@ -273,6 +273,34 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 	return -E_INVAL;
 }
 
+/* The ioctls every kind of file has; VFS_NOT_MINE for the others. */
+static int64_t generic_ioctl(struct client *c, uint64_t fd, struct ofile *f, uint64_t req, uint64_t arg)
+{
+	int32_t on;
+	int64_t unread = -1;
+	switch (req) {
+	case 0x5421: /* FIONBIO: the open file's O_NONBLOCK, as fcntl sets it */
+		if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, &on, sizeof(on)) < 0)
+			return -E_FAULT;
+		f->flags = on ? f->flags | O_NONBLOCK : f->flags & ~(uint32_t)O_NONBLOCK;
+		return 0;
+	case 0x5451: /* FIOCLEX */
+	case 0x5450: /* FIONCLEX */
+		c->cloexec[fd] = req == 0x5451;
+		return 0;
+	case 0x541b: /* FIONREAD of pipes and files (the terminal answers for the console) */
+		if (kind(f->node) == S_IFIFO_)
+			unread = (int64_t)pipe_unread(f);
+		else if (kind(f->node) == S_IFREG_)
+			unread = f->off < f->node->size ? (int64_t)(f->node->size - f->off) : 0;
+		if (unread < 0)
+			return VFS_NOT_MINE;
+		on = unread > INT32_MAX ? INT32_MAX : (int32_t)unread;
+		return ax_vcopy(EP_NONE, &on, c->ep, (void *)arg, sizeof(on)) < 0 ? -E_FAULT : 0;
+	}
+	return VFS_NOT_MINE;
+}
+
 static int64_t dup_to(struct client *c, uint64_t old, uint64_t newfd, uint64_t flags, bool dup3)
 {
 	struct ofile *f = file_of(c, old);
@@ -350,6 +378,8 @@ static int64_t call(struct client *c, struct vcall *v)
 	case NR_IOCTL:
 		if (!f)
 			return -E_BADF;
+		if ((r = generic_ioctl(c, a[0], f, a[1], a[2])) != VFS_NOT_MINE)
+			return r;
 		if (kind(f->node) == S_IFCHR_ && f->node->dev == DEV_CONSOLE)
 			return tty_ioctl(c, f, a[1], a[2]);
 		return -E_NOTTY;

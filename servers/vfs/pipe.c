@@ -77,6 +77,12 @@ void pipe_end_closed(struct ofile *f)
 	}
 }
 
+uint64_t pipe_unread(const struct ofile *f)
+{
+	const struct pipe *p = f->node->priv;
+	return p->wr - p->rd;
+}
+
 uint32_t pipe_poll(const struct ofile *f)
 {
 	const struct pipe *p = f->node->priv;

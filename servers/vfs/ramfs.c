@@ -75,14 +75,14 @@ struct walk {
 static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow, struct rnode **out,
 		struct rnode **parent, const char **last)
 {
+	*out = NULL;
+	if (parent)
+		*parent = NULL;
 	if (!path[0])
 		return -E_NOENT;
 	if (path[0] == '/')
 		cur = w->root;
 	const char *p = path;
-	*out = NULL;
-	if (parent)
-		*parent = NULL;
 	while (*p) {
 		while (*p == '/')
 			p++;

@@ -24,6 +24,8 @@
  *                            console; timeouts measured with CLOCK_MONOTONIC; errors
  *   lxtest epoll             epoll on pipes and eventfds: level and edge triggered, one-shot,
  *                            registrations ending with their file, nesting, timeouts, errors
+ *   lxtest ioctl             the ioctls of every file: FIONBIO, FIOCLEX, FIONCLEX, FIONREAD
+ *                            (pipes and files); ENOTTY and EBADF otherwise
  *   lxtest fuzz N            N system calls with random numbers and arguments (none that would
  *                            end or unmap us, or write random bytes to the console); then
  *                            checks pm still answers */
@@ -134,6 +136,8 @@ static int links(void)
 	check("access_x_eacces", FAILS(access("/etc/passwd", X_OK), EACCES) && access("/etc/passwd", R_OK | W_OK) == 0 &&
 		access("/etc", X_OK) == 0);
 	check("access_bad_mode_einval", FAILS(access("/etc/passwd", 8), EINVAL));
+	check("empty_path_enoent", FAILS(open("", O_CREAT | O_WRONLY, 0644), ENOENT) && FAILS(mkdir("", 0755), ENOENT) &&
+		FAILS(symlink("x", ""), ENOENT) && FAILS(stat("", &st), ENOENT));
 	check("truncate_path", truncate("/tmp/target_new", 100) == 0 && stat("/tmp/target_new", &st) == 0 && st.st_size == 100 &&
 		FAILS(truncate("/tmp", 0), EISDIR) && FAILS(truncate("/tmp/target_new", -1), EINVAL));
 	return done();
@@ -574,6 +578,32 @@ static int epolls(void)
 	return done();
 }
 
+static int ioctls(void)
+{
+	int p[2], on = 1, n = -1;
+	char buf[16];
+	pipe(p);
+	check("fionbio_on", ioctl(p[0], FIONBIO, &on) == 0 && (fcntl(p[0], F_GETFL) & O_NONBLOCK) && FAILS(read(p[0], buf, 1), EAGAIN));
+	on = 0;
+	check("fionbio_off", ioctl(p[0], FIONBIO, &on) == 0 && !(fcntl(p[0], F_GETFL) & O_NONBLOCK));
+	check("fionbio_bad_pointer_efault", FAILS(ioctl(p[0], FIONBIO, (void *)8), EFAULT));
+	check("fioclex", ioctl(p[1], FIOCLEX) == 0 && fcntl(p[1], F_GETFD) == FD_CLOEXEC && ioctl(p[1], FIONCLEX) == 0 &&
+		fcntl(p[1], F_GETFD) == 0);
+	check("fionread_pipe", write(p[1], "hello", 5) == 5 && ioctl(p[0], FIONREAD, &n) == 0 && n == 5);
+	int fd = open("/etc/passwd", O_RDONLY);
+	struct stat st;
+	fstat(fd, &st);
+	lseek(fd, 3, SEEK_SET);
+	check("fionread_file", ioctl(fd, FIONREAD, &n) == 0 && n == st.st_size - 3);
+	check("unknown_enotty", FAILS(ioctl(fd, TCGETS, buf), ENOTTY) && FAILS(ioctl(p[0], 0x1234, 0), ENOTTY));
+	check("ioctl_bad_fd_ebadf", FAILS(ioctl(77, FIONBIO, &on), EBADF));
+	int nul = open("/dev/null", O_RDWR);
+	on = 1;
+	check("fionbio_device", ioctl(nul, FIONBIO, &on) == 0 && (fcntl(nul, F_GETFL) & O_NONBLOCK));
+	close(nul), close(fd), close(p[0]), close(p[1]);
+	return done();
+}
+
 static __thread int tls_counter = 41; /* thread-local storage: needs arch_prctl(ARCH_SET_FS) */
 
 int main(int argc, char **argv)
@@ -853,6 +883,8 @@ int main(int argc, char **argv)
 		return polls();
 	if (!strcmp(mode, "epoll"))
 		return epolls();
+	if (!strcmp(mode, "ioctl"))
+		return ioctls();
 	if (!strcmp(mode, "fuzz") && argc > 2) {
 		unsigned long x = 0x9e3779b97f4a7c15ul, n = strtoul(argv[2], NULL, 10), enosys = 0;
 		for (unsigned long i = 0; i < n; i++) {

@@ -173,6 +173,57 @@ static void archive_symlinks(void)
 	ramfs_free_tree(root);
 }
 
+/* Random trees of directories, files and links (loops among them) and random paths:
+ * resolution ends in a node or one of its errors, never follows a link it returns, and
+ * never touches memory it should not (ASan). */
+static void resolution_fuzz(void)
+{
+	static const char *const parts[] = { "a", "b", "f", "l1", "l2", "l3", ".", "..", "", "/", "nope" };
+	static const char *const targets[] = { "a", "../a", "/a/b", "l1", "l2/f", "/", ".", "..", "b/../l3", "f", "nope/x", "/l2" };
+	unsigned seed = 777;
+#define RND(n) ((seed = seed * 1103515245u + 12345u) >> 8) % (n)
+	for (int round = 0; round < 300; round++) {
+		struct rnode *root = ramfs_init(), *dirs[8] = { root }, *n, *parent;
+		int nd = 1;
+		for (int i = 0; i < 30; i++) {
+			struct rnode *d = dirs[RND(nd)];
+			const char *name = parts[RND(6)];
+			int kind = RND(3);
+			if (kind == 0 && ramfs_create(d, name, strlen(name), S_IFDIR_ | 0755, &n) == 0 && nd < 8)
+				dirs[nd++] = n;
+			else if (kind == 1)
+				ramfs_create(d, name, strlen(name), S_IFREG_ | 0644, &n);
+			else {
+				const char *t = targets[RND(sizeof(targets) / sizeof(targets[0]))];
+				ramfs_symlink(d, name, strlen(name), t, strlen(t), &n);
+			}
+		}
+		for (int k = 0; k < 200; k++) {
+			char path[128] = "";
+			int len = (int)RND(6) + 1;
+			for (int j = 0; j < len; j++) {
+				strcat(path, parts[RND(sizeof(parts) / sizeof(parts[0]))]);
+				if (RND(3))
+					strcat(path, "/");
+			}
+			const char *last = NULL;
+			parent = root; /* must be cleared when nothing can be made */
+			int follow = RND(2) ? RAMFS_FOLLOW : 0;
+			int r = ramfs_resolve(root, dirs[RND(nd)], path, follow, &n, &parent, &last);
+			if (r == 0) {
+				CHECK(n != NULL);
+				CHECK(!follow || (n->mode & S_IFMT_) != S_IFLNK_);
+			} else {
+				CHECK(r == -E_NOENT || r == -E_NOTDIR || r == -E_LOOP);
+				if (r == -E_NOENT && parent)
+					CHECK((parent->mode & S_IFMT_) == S_IFDIR_ && last && last[0] && last[0] != '/');
+			}
+		}
+		ramfs_free_tree(root);
+	}
+#undef RND
+}
+
 static void malformed_archives_are_refused(void)
 {
 	static uint8_t img[4096], bad[4096];
@@ -209,6 +260,7 @@ int main(void)
 	RUN(rename_moves_and_replaces);
 	RUN(symlinks_resolve);
 	RUN(archive_symlinks);
+	RUN(resolution_fuzz);
 	RUN(malformed_archives_are_refused);
 	return unit_end();
 }

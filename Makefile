@@ -142,7 +142,7 @@ USER_PROGS += $(B)/user/lxstart
 VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o \
 	$(B)/user/vfs_tty.o $(B)/user/vfs_ldisc.o $(B)/user/vfs_proc.o $(B)/user/vfs_exec.o $(B)/user/vfs_path.o \
 	$(B)/user/vfs_meta.o $(B)/user/vfs_dev.o $(B)/user/vfs_procfs.o $(B)/user/vfs_eventfd.o $(B)/user/vfs_poll.o \
-	$(B)/user/vfs_epoll.o
+	$(B)/user/vfs_epoll.o $(B)/user/vfs_socket.o
 $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@

@@ -78,7 +78,7 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 	}
 	*q = (struct lxproc){ .ep = (endpoint_t)cep, .pid = pid, .ppid = flags & CLONE_PARENT ? p->ppid : p->pid,
 			      .pgid = p->pgid, .sid = p->sid, .used = true, .exit_signal = (uint8_t)(flags & 0xff),
-			      .umask = p->umask };
+			      };
 	memcpy(q->name, p->name, sizeof(q->name));
 	memcpy(q->limits, p->limits, sizeof(q->limits));
 	if (flags & CLONE_PARENT_SETTID)

@@ -29,7 +29,6 @@ struct lxproc {
 	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
-	uint32_t umask;
 };
 
 #define PM_HOLD INT64_MIN /* lx_serve's "no answer now": the caller stays blocked */

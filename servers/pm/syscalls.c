@@ -13,7 +13,6 @@
 #define LX_GETEGID 108
 #define LX_GETTID 186
 #define LX_UNAME 63
-#define LX_UMASK 95
 #define LX_GETRLIMIT 97
 #define LX_SYSINFO 99
 #define LX_SETRLIMIT 160
@@ -180,11 +179,6 @@ int64_t lx_serve(struct lxcall *c)
 		return lx_sysinfo(p, a[0]);
 	case LX_GETRANDOM:
 		return lx_getrandom(p, a[0], a[1]);
-	case LX_UMASK: {
-		uint32_t old = p->umask;
-		p->umask = (uint32_t)a[0] & 0777;
-		return old;
-	}
 	case LX_PRLIMIT64:
 		return lx_prlimit(p, a[0], a[1], a[2], a[3]);
 	case LX_GETRLIMIT:

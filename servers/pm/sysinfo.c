@@ -1,5 +1,5 @@
-/* System information calls pm serves: uname, sysinfo, getrandom, resource limits, umask,
- * CPU affinity. Per-process values (limits, umask) live in struct lxproc. */
+/* System information calls pm serves: uname, sysinfo, getrandom, resource limits,
+ * CPU affinity. Per-process values (limits) live in struct lxproc. */
 #include "pm.h"
 
 #define LX_ENOMEM 12
@@ -83,7 +83,6 @@ void lx_limits_init(struct lxproc *p)
 	p->limits[4][0] = 0;          /* RLIMIT_CORE: no core files */
 	p->limits[7][0] = 1024;       /* RLIMIT_NOFILE */
 	p->limits[7][1] = 4096;
-	p->umask = 022;
 }
 
 /* prlimit64 on ourselves (pid 0 or our pid): old values out, new ones in. */

@@ -92,6 +92,8 @@ static void drop(struct ofile *f)
 		pipe_end_closed(f);
 	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_EVENTFD)
 		eventfd_closed(f->node);
+	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET)
+		sock_closed(f->node);
 	else if (kind(f->node) == S_IFANON_)
 		epoll_closed(f->node);
 	ramfs_release(f->node);
@@ -140,6 +142,8 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		return pos != &f->off ? -E_SPIPE : pipe_transfer(c, f, ubuf, len, write);
 	if (kind(n) == S_IFCHR_ && n->dev >= DEV_FULL)
 		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
+	if (kind(n) == S_IFANON_ && n->dev == ANON_SOCKET)
+		return pos != &f->off ? -E_SPIPE : sock_transfer(f, write);
 	if (kind(n) == S_IFANON_) /* an eventfd; an epoll file has no bytes */
 		return pos != &f->off ? -E_SPIPE : n->dev == ANON_EVENTFD ? eventfd_transfer(c, f, ubuf, len, write) : -E_INVAL;
 	if (kind(n) == S_IFCHR_) {
@@ -401,7 +405,8 @@ static int64_t call(struct client *c, struct vcall *v)
 		return eventfd_create(c, a[0], a[1]);
 	}
 	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
-	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call, poll_call, epoll_call };
+	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call, poll_call, epoll_call,
+										       sock_call };
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		if ((r = more[i](c, v)) != VFS_NOT_MINE)
 			return r;

@@ -66,7 +66,7 @@ static int64_t put_stat(struct client *c, const struct rnode *n, uint64_t ubuf)
 	st.dev = 1;
 	st.ino = n->ino;
 	st.nlink = nlink_of(n);
-	st.mode = n->mode;
+	st.mode = vfs_kind(n) == S_IFANON_ && n->dev == ANON_SOCKET ? 0140000 | (n->mode & 07777) : n->mode;
 	st.uid = n->uid;
 	st.gid = n->gid;
 	st.rdev = rdev_of(n);

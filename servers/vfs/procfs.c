@@ -57,6 +57,8 @@ static int64_t file_name(const struct rnode *n, char *buf, size_t size)
 {
 	if (vfs_kind(n) == S_IFIFO_)
 		return ksnprintf(buf, size, "pipe:[%llu]", (unsigned long long)n->ino);
+	if (vfs_kind(n) == 0 && n->dev == ANON_SOCKET)
+		return ksnprintf(buf, size, "socket:[%llu]", (unsigned long long)n->ino);
 	if (vfs_kind(n) == 0)
 		return ksnprintf(buf, size, "anon_inode:[%s]", n->dev == ANON_EPOLL ? "eventpoll" : "eventfd");
 	if (n->unlinked)

@@ -11,7 +11,7 @@
 enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO, DEV_FULL, DEV_RANDOM, DEV_URANDOM };
 /* Nodes with no file type (Linux's anonymous inodes), rnode.dev says which. */
 #define S_IFANON_ 0
-enum { ANON_EVENTFD = 1, ANON_EPOLL };
+enum { ANON_EVENTFD = 1, ANON_EPOLL, ANON_SOCKET };
 
 #define E_PERM 1
 #define E_INTR 4
@@ -172,3 +172,9 @@ int64_t meta_call(struct client *c, struct vcall *v);
 int64_t poll_call(struct client *c, struct vcall *v);
 int64_t epoll_call(struct client *c, struct vcall *v);
 void vfs_close_all(struct client *c);
+
+/* Sockets before the network stack (socket.c). */
+int64_t sock_call(struct client *c, struct vcall *v);
+int64_t sock_transfer(struct ofile *f, bool write);
+uint32_t sock_poll(const struct ofile *f);
+void sock_closed(struct rnode *n);

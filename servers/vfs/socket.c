@@ -1,0 +1,400 @@
+/* Sockets before the network stack: IPv4 and IPv6 sockets with Linux's semantics on a host
+ * that has no network interface up yet. socket, bind (the wildcard and loopback addresses;
+ * EADDRINUSE between our own sockets; port 0 picks an ephemeral port), listen,
+ * getsockname, setsockopt/getsockopt (stored and returned) behave as on Linux; accept and
+ * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
+ * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
+ * stream). So servers start and sit in their event loops. The network stack (issues 6 and
+ * 7) takes these descriptors over: their calls will be forwarded to `syscall`, `tcp` and
+ * `udp` (docs/decisions.md). */
+#include "vfs.h"
+#include "heap.h"
+#include "lxnr.h"
+
+#define NR_SOCKET 41
+#define NR_CONNECT 42
+#define NR_ACCEPT 43
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define NR_SHUTDOWN 48
+#define NR_BIND 49
+#define NR_LISTEN 50
+#define NR_GETSOCKNAME 51
+#define NR_GETPEERNAME 52
+#define NR_SOCKETPAIR 53
+#define NR_SETSOCKOPT 54
+#define NR_GETSOCKOPT 55
+#define NR_ACCEPT4 288
+#define NR_RECVMMSG 299
+#define NR_SENDMMSG 307
+
+#define AF_INET 2
+#define AF_INET6 10
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+#define SOCK_NONBLOCK 04000
+#define SOCK_CLOEXEC 02000000
+#define SOL_SOCKET 1
+#define SO_TYPE 3
+#define SO_ERROR 4
+#define SO_REUSEADDR 2
+#define SO_REUSEPORT 15
+#define SO_ACCEPTCONN 30
+#define SO_PROTOCOL 38
+#define SO_DOMAIN 39
+#define MSG_DONTWAIT 0x40
+
+#define E_NOTSOCK 88
+#define E_DESTADDRREQ 89
+#define E_PROTOTYPE 91
+#define E_NOPROTOOPT 92
+#define E_PROTONOSUPPORT 93
+#define E_SOCKTNOSUPPORT 94
+#define E_OPNOTSUPP 95
+#define E_AFNOSUPPORT 97
+#define E_ADDRINUSE 98
+#define E_ADDRNOTAVAIL 99
+#define E_NETUNREACH 101
+#define E_ISCONN 106
+#define E_NOTCONN 107
+#define E_CONNREFUSED 111
+#define E_PIPE 32
+
+#define MAX_OPTS 16
+#define MAX_SOCKS 256
+
+struct vsock {
+	int family, type, proto;
+	bool bound, listening;
+	uint8_t addr[28]; /* sockaddr_in or sockaddr_in6, port in network order at 2 */
+	struct { int32_t level, name; uint32_t len; uint8_t val[16]; } opt[MAX_OPTS];
+};
+
+static struct vsock *socks[MAX_SOCKS]; /* every socket, for address conflicts */
+static uint16_t next_port = 32768;
+
+static struct vsock *sock_of(const struct ofile *f)
+{
+	return f && vfs_kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET ? f->node->priv : NULL;
+}
+
+static size_t addr_len(int family) { return family == AF_INET ? 16 : 28; }
+static uint16_t port_of(const struct vsock *s) { return (uint16_t)(s->addr[2] << 8 | s->addr[3]); }
+
+static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uint64_t proto)
+{
+	int base = (int)(type & 0xf);
+	if (family != AF_INET && family != AF_INET6)
+		return -E_AFNOSUPPORT; /* AF_UNIX and the rest are not offered yet */
+	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
+		return -E_INVAL;
+	if (base != SOCK_STREAM && base != SOCK_DGRAM)
+		return -E_SOCKTNOSUPPORT;
+	if (proto && proto != (base == SOCK_STREAM ? 6u : 17u))
+		return proto == 6 || proto == 17 ? -E_PROTOTYPE : -E_PROTONOSUPPORT;
+	int slot = -1;
+	for (int i = 0; i < MAX_SOCKS && slot < 0; i++)
+		if (!socks[i])
+			slot = i;
+	struct rnode *n = slot < 0 ? NULL : ramfs_anon(S_IFANON_ | 0777);
+	struct vsock *s = n ? ax_calloc(1, sizeof(*s)) : NULL;
+	struct ofile *f = s ? ax_calloc(1, sizeof(*f)) : NULL;
+	if (!f) {
+		ax_free(s);
+		if (n)
+			ramfs_release(n);
+		return slot < 0 ? -24 /* EMFILE */ : -E_NOMEM;
+	}
+	s->family = (int)family, s->type = base, s->proto = base == SOCK_STREAM ? 6 : 17;
+	s->addr[0] = (uint8_t)family;
+	n->dev = ANON_SOCKET;
+	n->priv = s;
+	n->opens = 1;
+	socks[slot] = s;
+	*f = (struct ofile){ n, 0, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), 0 };
+	int64_t fd = vfs_new_fd(c, f, type & SOCK_CLOEXEC);
+	if (fd < 0)
+		vfs_drop(f);
+	return fd;
+}
+
+void sock_closed(struct rnode *n)
+{
+	for (int i = 0; i < MAX_SOCKS; i++)
+		if (socks[i] == n->priv)
+			socks[i] = NULL;
+	ax_free(n->priv);
+	n->priv = NULL;
+}
+
+/* Reads a sockaddr of the socket's family: 0, or -EFAULT, -EINVAL, -EAFNOSUPPORT. */
+static int64_t get_addr(struct client *c, const struct vsock *s, uint64_t uaddr, uint64_t len, uint8_t out[28])
+{
+	if (len < 2 || len > 128)
+		return -E_INVAL;
+	memset(out, 0, 28);
+	if (ax_vcopy(c->ep, (const void *)uaddr, EP_NONE, out, len < 28 ? len : 28) < 0)
+		return -E_FAULT;
+	if (out[0] != s->family || out[1])
+		return -E_AFNOSUPPORT;
+	return len < addr_len(s->family) ? -E_INVAL : 0;
+}
+
+static bool is_any(const struct vsock *s, const uint8_t *a)
+{
+	for (size_t i = s->family == AF_INET ? 4 : 8; i < (s->family == AF_INET ? 8u : 24u); i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
+static bool is_loopback(const struct vsock *s, const uint8_t *a)
+{
+	if (s->family == AF_INET)
+		return a[4] == 127;
+	for (int i = 8; i < 23; i++)
+		if (a[i])
+			return false;
+	return a[23] == 1;
+}
+
+static bool port_taken(const struct vsock *s, uint16_t port, bool reuse)
+{
+	for (int i = 0; i < MAX_SOCKS; i++) {
+		const struct vsock *o = socks[i];
+		if (o && o != s && o->bound && o->type == s->type && port_of(o) == port && !reuse)
+			return true;
+	}
+	return false;
+}
+
+static const uint8_t *opt_get(const struct vsock *s, int level, int name, uint32_t *len)
+{
+	for (int i = 0; i < MAX_OPTS; i++)
+		if (s->opt[i].len && s->opt[i].level == level && s->opt[i].name == name) {
+			*len = s->opt[i].len;
+			return s->opt[i].val;
+		}
+	return NULL;
+}
+
+static bool opt_flag(const struct vsock *s, int level, int name)
+{
+	uint32_t len;
+	const uint8_t *v = opt_get(s, level, name, &len);
+	return v && (v[0] | v[1] | v[2] | v[3]);
+}
+
+static int64_t bind_to(struct client *c, struct vsock *s, uint64_t uaddr, uint64_t len)
+{
+	uint8_t a[28];
+	int64_t r = get_addr(c, s, uaddr, len, a);
+	if (r)
+		return r;
+	if (s->bound)
+		return -E_INVAL;
+	if (!is_any(s, a) && !is_loopback(s, a))
+		return -E_ADDRNOTAVAIL; /* no interface has that address */
+	uint16_t port = (uint16_t)(a[2] << 8 | a[3]);
+	bool reuse = opt_flag(s, SOL_SOCKET, SO_REUSEPORT);
+	if (!port) {
+		for (int tries = 0; tries < 28232 && (!port || port_taken(s, port, false)); tries++) {
+			port = next_port;
+			next_port = next_port >= 60999 ? 32768 : next_port + 1;
+		}
+		a[2] = (uint8_t)(port >> 8), a[3] = (uint8_t)port;
+	} else if (port_taken(s, port, reuse)) {
+		return -E_ADDRINUSE;
+	}
+	memcpy(s->addr, a, sizeof(a));
+	s->bound = true;
+	return 0;
+}
+
+/* Writes a sockaddr and its length the Linux way (truncated to the caller's buffer). */
+static int64_t put_addr(struct client *c, const struct vsock *s, const uint8_t *a, uint64_t uaddr, uint64_t ulen)
+{
+	uint32_t have, len = (uint32_t)addr_len(s->family);
+	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if ((int32_t)have < 0)
+		return -E_INVAL;
+	if (ax_vcopy(EP_NONE, a, c->ep, (void *)uaddr, have < len ? have : len) < 0 ||
+	    ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
+static int64_t setopt(struct client *c, struct vsock *s, int level, int name, uint64_t uval, uint64_t len)
+{
+	static const int32_t known[][2] = {
+		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, 6 /* BROADCAST */ }, { SOL_SOCKET, 7 /* SNDBUF */ },
+		{ SOL_SOCKET, 8 /* RCVBUF */ }, { SOL_SOCKET, 9 /* KEEPALIVE */ }, { SOL_SOCKET, 13 /* LINGER */ },
+		{ SOL_SOCKET, SO_REUSEPORT }, { SOL_SOCKET, 20 /* RCVTIMEO */ }, { SOL_SOCKET, 21 /* SNDTIMEO */ },
+		{ 6, 1 /* TCP_NODELAY */ }, { 6, 2 /* MAXSEG */ }, { 6, 3 /* CORK */ }, { 6, 4 /* KEEPIDLE */ },
+		{ 6, 5 /* KEEPINTVL */ }, { 6, 6 /* KEEPCNT */ }, { 6, 9 /* DEFER_ACCEPT */ }, { 6, 12 /* QUICKACK */ },
+		{ 6, 13 /* CONGESTION */ }, { 6, 23 /* FASTOPEN */ }, { 0, 1 /* IP_TOS */ }, { 0, 2 /* IP_TTL */ },
+		{ 41, 26 /* IPV6_V6ONLY */ }, { 17, 1 /* UDP_CORK */ },
+	};
+	bool ok = false;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && !ok; i++)
+		ok = known[i][0] == level && known[i][1] == name;
+	if (!ok)
+		return -E_NOPROTOOPT;
+	if (len < 4 || len > 1024)
+		return -E_INVAL;
+	int slot = -1;
+	for (int i = 0; i < MAX_OPTS && slot < 0; i++)
+		if (!s->opt[i].len || (s->opt[i].level == level && s->opt[i].name == name))
+			slot = i;
+	if (slot < 0)
+		return -E_NOMEM;
+	uint8_t v[16] = { 0 };
+	if (ax_vcopy(c->ep, (const void *)uval, EP_NONE, v, len < 16 ? len : 16) < 0)
+		return -E_FAULT;
+	s->opt[slot].level = level, s->opt[slot].name = name;
+	s->opt[slot].len = len < 16 ? (uint32_t)len : 16;
+	memcpy(s->opt[slot].val, v, sizeof(v));
+	return 0;
+}
+
+static int64_t getopt(struct client *c, struct vsock *s, int level, int name, uint64_t uval, uint64_t ulen)
+{
+	int32_t ival = 0;
+	uint32_t len = 4, have;
+	const uint8_t *v = (const uint8_t *)&ival;
+	if (level == SOL_SOCKET && name == SO_TYPE)
+		ival = s->type;
+	else if (level == SOL_SOCKET && name == SO_ERROR)
+		ival = 0;
+	else if (level == SOL_SOCKET && name == SO_DOMAIN)
+		ival = s->family;
+	else if (level == SOL_SOCKET && name == SO_PROTOCOL)
+		ival = s->proto;
+	else if (level == SOL_SOCKET && name == SO_ACCEPTCONN)
+		ival = s->listening;
+	else if (level == SOL_SOCKET && (name == 7 || name == 8))
+		ival = 212992; /* Linux's default buffer sizes */
+	else if (!(v = opt_get(s, level, name, &len))) {
+		if (setopt(c, s, level, name, 0, 0) == -E_NOPROTOOPT)
+			return -E_NOPROTOOPT;
+		v = (const uint8_t *)&ival, len = 4; /* a known option never set: 0 */
+	}
+	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if ((int32_t)have < 0)
+		return -E_INVAL;
+	len = have < len ? have : len;
+	if (ax_vcopy(EP_NONE, v, c->ep, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
+/* A receive or accept: nothing can arrive without a network, so wait or EAGAIN. */
+static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
+{
+	return (f->flags & O_NONBLOCK) || (msg_flags & MSG_DONTWAIT) ? -E_AGAIN : VFS_BLOCK;
+}
+
+int64_t sock_transfer(struct ofile *f, bool write)
+{
+	const struct vsock *s = sock_of(f);
+	if (s->type == SOCK_STREAM)
+		return write ? -E_PIPE : -E_NOTCONN;
+	return write ? -E_DESTADDRREQ : nothing_arrives(f, 0);
+}
+
+uint32_t sock_poll(const struct ofile *f)
+{
+	const struct vsock *s = sock_of(f);
+	if (s->listening)
+		return 0;
+	/* An unconnected stream socket is writable and hung up, as Linux reports it; a
+	 * datagram socket can always take a send. */
+	return s->type == SOCK_STREAM ? POLLOUT | POLLWRNORM | POLLHUP : POLLOUT | POLLWRNORM;
+}
+
+int64_t sock_call(struct client *c, struct vcall *v)
+{
+	const uint64_t *a = v->a;
+	if (v->nr == NR_SOCKET)
+		return sock_create(c, a[0], a[1], a[2]);
+	if (v->nr == NR_SOCKETPAIR)
+		return -E_AFNOSUPPORT; /* AF_UNIX is not offered yet; inet families have no pairs */
+	switch (v->nr) {
+	case NR_CONNECT: case NR_ACCEPT: case NR_SENDTO: case NR_RECVFROM: case NR_SENDMSG:
+	case NR_RECVMSG: case NR_SHUTDOWN: case NR_BIND: case NR_LISTEN: case NR_GETSOCKNAME:
+	case NR_GETPEERNAME: case NR_SETSOCKOPT: case NR_GETSOCKOPT: case NR_ACCEPT4:
+	case NR_RECVMMSG: case NR_SENDMMSG:
+		break;
+	default:
+		return VFS_NOT_MINE;
+	}
+	struct ofile *f = vfs_file(c, a[0]);
+	struct vsock *s = sock_of(f);
+	if (!f)
+		return -E_BADF;
+	if (!s)
+		return -E_NOTSOCK;
+	uint8_t addr[28];
+	int64_t r;
+	switch (v->nr) {
+	case NR_BIND:
+		return bind_to(c, s, a[1], a[2]);
+	case NR_LISTEN:
+		if (s->type != SOCK_STREAM)
+			return -E_OPNOTSUPP;
+		if (!s->bound) { /* listen without bind: an ephemeral port on every address */
+			uint8_t any[28] = { (uint8_t)s->family };
+			memcpy(s->addr, any, sizeof(any));
+			uint16_t port = next_port++;
+			s->addr[2] = (uint8_t)(port >> 8), s->addr[3] = (uint8_t)port;
+			s->bound = true;
+		}
+		s->listening = true;
+		return 0;
+	case NR_ACCEPT:
+	case NR_ACCEPT4:
+		if (!s->listening)
+			return -E_INVAL;
+		if (v->nr == NR_ACCEPT4 && (a[3] & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC)))
+			return -E_INVAL;
+		return nothing_arrives(f, 0);
+	case NR_CONNECT:
+		if ((r = get_addr(c, s, a[1], a[2], addr)))
+			return r;
+		if (s->listening)
+			return -E_ISCONN;
+		return is_loopback(s, addr) ? -E_CONNREFUSED : -E_NETUNREACH;
+	case NR_SENDTO:
+	case NR_SENDMSG:
+	case NR_SENDMMSG:
+		if (s->type == SOCK_STREAM)
+			return -E_PIPE;
+		if (v->nr == NR_SENDTO && a[4]) {
+			if ((r = get_addr(c, s, a[4], a[5], addr)))
+				return r;
+			return -E_NETUNREACH;
+		}
+		return v->nr == NR_SENDTO ? -E_DESTADDRREQ : -E_NETUNREACH;
+	case NR_RECVFROM:
+	case NR_RECVMSG:
+	case NR_RECVMMSG:
+		if (s->type == SOCK_STREAM)
+			return -E_NOTCONN;
+		return nothing_arrives(f, v->nr == NR_RECVFROM ? a[3] : a[2]);
+	case NR_SHUTDOWN:
+		return a[1] > 2 ? -E_INVAL : -E_NOTCONN;
+	case NR_GETSOCKNAME:
+		return put_addr(c, s, s->addr, a[1], a[2]);
+	case NR_GETPEERNAME:
+		return -E_NOTCONN;
+	case NR_SETSOCKOPT:
+		return setopt(c, s, (int32_t)a[1], (int32_t)a[2], a[3], a[4]);
+	case NR_GETSOCKOPT:
+		return getopt(c, s, (int32_t)a[1], (int32_t)a[2], a[3], a[4]);
+	}
+	return VFS_NOT_MINE;
+}

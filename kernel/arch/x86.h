@@ -65,6 +65,7 @@ static inline uint64_t read_rbp(void) { uint64_t v; __asm__ volatile("mov %%rbp,
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
+#define MSR_TSC_AUX 0xc0000103
 #define EFER_NXE (1u << 11)
 
 #define CR0_WP (1u << 16)

@@ -16,7 +16,7 @@ KCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-prote
 KASFLAGS := -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-warn-rwx-segments -Wl,--build-id=none -z max-page-size=4096 -z noexecstack -T kernel/linker.ld
 
-KSRCS := $(shell find kernel -name '*.c' | sort)
+KSRCS := $(shell find kernel -name '*.c' -not -path 'kernel/vdso/*' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
@@ -42,6 +42,29 @@ $(B)/kernel/%.c.o: kernel/%.c $(B)/kflags
 $(B)/kernel/%.S.o: kernel/%.S $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(KASFLAGS) -c $< -o $@
+
+# The vDSO (kernel/vdso, docs/kernel-api.md section 8c): a small ELF shared object of user
+# code the kernel maps into every Linux process. Freestanding, position-independent, integer
+# only, everything hidden but its exports; check.sh proves it needs no loader (one R+X
+# segment, no relocations, the LINUX_2.6 symbols) before image.S embeds it in the kernel.
+VDSO_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -ffreestanding -fPIC -fno-stack-protector \
+	-fvisibility=hidden -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-fcf-protection=none -Ikernel -MMD -MP
+VDSO_LDFLAGS := -shared -nostdlib -Wl,-T,kernel/vdso/vdso.lds -Wl,--version-script=kernel/vdso/vdso.map \
+	-Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both -Wl,-Bsymbolic -Wl,--no-undefined \
+	-Wl,--build-id=none -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack
+$(B)/vdso/vdso.o: kernel/vdso/vdso.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(VDSO_CFLAGS) -c $< -o $@
+$(B)/vdso/vdso.so: $(B)/vdso/vdso.o kernel/vdso/vdso.lds kernel/vdso/vdso.map kernel/vdso/check.sh
+	$(CC) $(VDSO_CFLAGS) $(VDSO_LDFLAGS) -o $@.tmp $<
+	kernel/vdso/check.sh $@.tmp
+	@mv $@.tmp $@
+$(B)/kernel/vdso/image.S.o: kernel/vdso/image.S $(B)/vdso/vdso.so $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(KASFLAGS) -DVDSO_SO='"$(B)/vdso/vdso.so"' -c $< -o $@
+# tests/unit/test_vdso.c loads and runs the built vDSO on the host.
+$(B)/unit/test_vdso: $(B)/vdso/vdso.so
 
 # Two links: the first finds the function addresses, the second adds the symbol table
 # after all code (so no function moves); the check proves it.
@@ -150,7 +173,7 @@ $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
-INITRD_TESTS := $(B)/user/lxproc
+INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso
 $(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS)
 	@mkdir -p $(dir $@)
 	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t))

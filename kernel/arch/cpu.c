@@ -30,6 +30,7 @@ void cpu_detect(struct cpu_features *f)
 		cpuid(0x80000001, 0, &a, &b, &c, &d);
 		f->nx = d & (1u << 20);
 		f->pdpe1gb = d & (1u << 26);
+		f->rdtscp = d & (1u << 27);
 	}
 	if (maxe >= 0x80000004) {
 		uint32_t *m = (uint32_t *)f->model;
@@ -45,6 +46,6 @@ void cpu_detect(struct cpu_features *f)
 
 int cpu_features_str(const struct cpu_features *f, char *buf, size_t len)
 {
-	return ksnprintf(buf, len, "monitor=%d x2apic=%d invtsc=%d pcid=%d nx=%d",
-			 f->monitor, f->x2apic, f->invtsc, f->pcid, f->nx);
+	return ksnprintf(buf, len, "monitor=%d x2apic=%d invtsc=%d pcid=%d nx=%d rdtscp=%d",
+			 f->monitor, f->x2apic, f->invtsc, f->pcid, f->nx, f->rdtscp);
 }

@@ -6,6 +6,7 @@ struct cpu_features {
 	bool monitor;     /* MONITOR/MWAIT */
 	bool x2apic;
 	bool invtsc;      /* invariant TSC */
+	bool rdtscp;      /* RDTSCP and the TSC_AUX MSR (the vDSO's getcpu) */
 	bool pcid;
 	bool invpcid;
 	bool nx;

@@ -6,7 +6,7 @@
 #include "arch/x86.h"
 #include "arch/time.h"
 
-static uint64_t epoch_ns_at_boot; /* wall-clock time when time_us_since_boot() was 0 */
+static uint64_t epoch_ns_at_boot; /* wall-clock time when time_ns_since_boot() was 0 */
 
 static uint8_t cmos(uint8_t reg)
 {
@@ -64,7 +64,7 @@ void rtc_init(void)
 	if (v[4] < 1 || v[4] > 12 || v[3] < 1 || v[3] > 31 || hour > 23 || v[1] > 59 || v[0] > 60)
 		return; /* no sensible clock: the epoch stays 1970 */
 	uint64_t s = (uint64_t)(days_from_civil(year, v[4], v[3]) * 86400) + hour * 3600u + v[1] * 60u + v[0];
-	epoch_ns_at_boot = s * 1000000000ull - time_us_since_boot() * 1000;
+	epoch_ns_at_boot = s * 1000000000ull - time_ns_since_boot();
 }
 
 uint64_t rtc_epoch_ns_at_boot(void) { return epoch_ns_at_boot; }

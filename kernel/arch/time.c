@@ -1,8 +1,11 @@
 #include "arch/time.h"
 #include "arch/x86.h"
+#include "vdso/vvar.h"
 
 uint64_t tsc_hz;
-static uint64_t tsc_boot;
+/* The clock: ns since boot = (TSC - tsc_boot) * tsc_mult >> VCLOCK_SHIFT, the arithmetic the
+ * vDSO repeats in user space from the same numbers (vdso/vvar.h); fixed after calibration. */
+static uint64_t tsc_boot, tsc_mult;
 
 #define PIT_HZ 1193182u
 
@@ -36,15 +39,24 @@ void time_calibrate(void)
 	tsc_hz = best * 100;
 	if (tsc_hz < 1000000)
 		tsc_hz = 1000000000; /* nonsense reading: assume 1 GHz rather than divide by ~0 */
+	tsc_mult = vclock_mult(tsc_hz);
 	tsc_boot = rdtsc();
 }
 
-uint64_t time_us_since_boot(void)
+uint64_t time_ns_since_boot(void)
 {
-	uint64_t now = rdtsc();
-	if (!tsc_hz || now < tsc_boot)
+	if (!tsc_hz)
 		return 0;
-	return (now - tsc_boot) / (tsc_hz / 1000000);
+	return vclock_tsc_to_ns(rdtsc_ordered(), tsc_boot, tsc_mult, VCLOCK_SHIFT);
+}
+
+uint64_t time_us_since_boot(void) { return time_ns_since_boot() / 1000; }
+
+void time_clock_params(uint64_t *boot, uint64_t *mult, uint32_t *shift)
+{
+	*boot = tsc_boot;
+	*mult = tsc_mult;
+	*shift = VCLOCK_SHIFT;
 }
 
 void udelay(uint64_t us)

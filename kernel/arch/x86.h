@@ -31,6 +31,14 @@ static inline uint64_t rdtsc(void)
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+/* RDTSC after every earlier instruction has completed (LFENCE): a clock read never sees a
+ * TSC older than what the program did before it. */
+static inline uint64_t rdtsc_ordered(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
 
 #define DEFINE_CR(n) \
 	static inline uint64_t read_cr##n(void) { uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \
@@ -57,6 +65,7 @@ static inline uint64_t read_rbp(void) { uint64_t v; __asm__ volatile("mov %%rbp,
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
+#define MSR_TSC_AUX 0xc0000103
 #define EFER_NXE (1u << 11)
 
 #define CR0_WP (1u << 16)

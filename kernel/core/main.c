@@ -21,6 +21,7 @@
 #include "smp/smp.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
+#include "proc/vdso.h"
 #include "proc/wait.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -146,6 +147,7 @@ __noreturn void kmain(uint32_t magic, uint32_t mbi_phys)
 	irq_enable();
 
 	smp_boot_aps();
+	vdso_init(); /* time, the RTC and every CPU's TSC_AUX are set by now */
 	banner();
 
 	char tests[256];

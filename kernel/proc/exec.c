@@ -105,13 +105,13 @@ struct memobj *stack_object(struct proc *p)
 }
 
 /* Auxiliary vector types (Linux). */
-enum { AT_NULL = 0, AT_PHDR = 3, AT_PHENT = 4, AT_PHNUM = 5, AT_PAGESZ = 6, AT_BASE = 7,
+enum { AT_NULL = 0, AT_IGNORE = 1, AT_PHDR = 3, AT_PHENT = 4, AT_PHNUM = 5, AT_PAGESZ = 6, AT_BASE = 7,
        AT_FLAGS = 8, AT_ENTRY = 9, AT_UID = 11, AT_EUID = 12, AT_GID = 13, AT_EGID = 14,
        AT_PLATFORM = 15, AT_HWCAP = 16, AT_CLKTCK = 17, AT_SECURE = 23, AT_RANDOM = 25,
-       AT_EXECFN = 31 };
+       AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
 
 uint64_t stack_build(struct proc *p, const struct strvec *sv, const char *execfn,
-		     const struct elf_info *ei)
+		     const struct elf_info *ei, uint64_t vdso)
 {
 	struct memobj *stack = stack_object(p);
 	uint64_t base = USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE;
@@ -154,8 +154,10 @@ uint64_t stack_build(struct proc *p, const struct strvec *sv, const char *execfn
 	if (sv->envc == 0)
 		vec[n++] = 0; /* end of argv */
 	vec[n++] = 0;     /* end of envp */
+	/* The vDSO's entry comes first; without one, an AT_IGNORE a later KC_LX_PID may fill
+	 * (stack_set_vdso). */
 	const uint64_t aux[][2] = {
-		{ AT_PHDR, ei->phdr_vaddr }, { AT_PHENT, 56 }, { AT_PHNUM, ei->phnum },
+		{ vdso ? AT_SYSINFO_EHDR : AT_IGNORE, vdso }, { AT_PHDR, ei->phdr_vaddr }, { AT_PHENT, 56 }, { AT_PHNUM, ei->phnum },
 		{ AT_PAGESZ, PAGE_SIZE }, { AT_BASE, 0 }, { AT_FLAGS, 0 }, { AT_ENTRY, ei->entry },
 		{ AT_UID, 0 }, { AT_EUID, 0 }, { AT_GID, 0 }, { AT_EGID, 0 },
 		{ AT_PLATFORM, platform_va }, { AT_HWCAP, 0 }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
@@ -167,4 +169,34 @@ uint64_t stack_build(struct proc *p, const struct strvec *sv, const char *execfn
 	mo_copy(stack, off, vec, n * 8, true);
 	kfree(vec);
 	return base + off;
+}
+
+bool stack_set_vdso(struct proc *p, uint64_t rsp, uint64_t vdso)
+{
+	struct memobj *stack = stack_object(p);
+	uint64_t base = USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, size = USER_STACK_PAGES * PAGE_SIZE;
+	if (!stack || rsp < base || rsp >= USER_STACK_TOP || (rsp & 7))
+		return false;
+	/* argc, argv[argc] and NULL, envp up to its NULL, then the first auxv pair; every read
+	 * stays inside the stack object. */
+	uint64_t off = rsp - base, w;
+	mo_copy(stack, off, &w, 8, false);
+	if (w > size / 8 || off + (w + 2) * 8 > size)
+		return false;
+	off += (w + 2) * 8;
+	do {
+		if (off + 8 > size)
+			return false;
+		mo_copy(stack, off, &w, 8, false);
+		off += 8;
+	} while (w);
+	uint64_t aux[2];
+	if (off + sizeof(aux) > size)
+		return false;
+	mo_copy(stack, off, aux, sizeof(aux), false);
+	if (aux[0] != AT_IGNORE)
+		return false;
+	aux[0] = AT_SYSINFO_EHDR, aux[1] = vdso;
+	mo_copy(stack, off, aux, sizeof(aux), true);
+	return true;
 }

@@ -28,9 +28,12 @@ struct strvec {
 	uint64_t len;
 };
 /* Writes argv, envp and the auxiliary vector at the top of p's stack (the Linux x86-64
- * process entry layout); execfn names the program (AT_EXECFN). Returns the user rsp, or 0
- * if it all does not fit. */
+ * process entry layout); execfn names the program (AT_EXECFN), vdso is the vDSO's address
+ * (AT_SYSINFO_EHDR) or 0 for none. Returns the user rsp, or 0 if it all does not fit. */
 uint64_t stack_build(struct proc *p, const struct strvec *sv, const char *execfn,
-		     const struct elf_info *ei);
+		     const struct elf_info *ei, uint64_t vdso);
+/* Puts AT_SYSINFO_EHDR = vdso in the auxv of a stack stack_build made with vdso 0, whose
+ * rsp is rsp and which nothing has run on yet. False if the layout is not found there. */
+bool stack_set_vdso(struct proc *p, uint64_t rsp, uint64_t vdso);
 /* The stack object image_load mapped into p, or NULL. */
 struct memobj *stack_object(struct proc *p);

@@ -1,6 +1,7 @@
 /* Linux system calls (rax below KC_BASE). The kernel serves the few that are pure mechanism
  * on the calling thread — the FS base for thread-local storage, exit, yield, anonymous
- * memory (lxmem.c), clocks and sleeping (lxtime.c) — and forwards
+ * memory (lxmem.c), clocks and sleeping (lxtime.c; the vDSO answers most clock reads without
+ * coming here, proc/vdso.c), getcpu — and forwards
  * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "proc/linux.h"
@@ -15,6 +16,7 @@
 #include "console/log.h"
 #include "mm/aspace.h"
 #include "core/config.h"
+#include "smp/percpu.h"
 
 #define LX_MMAP 9
 #define LX_MPROTECT 10
@@ -43,6 +45,7 @@
 #define LX_GETTID 186
 #define LX_FUTEX 202
 #define LX_SET_TID_ADDRESS 218
+#define LX_GETCPU 309
 #define LX_SET_ROBUST_LIST 273
 #define LX_GET_ROBUST_LIST 274
 #define LX_WRITE 1
@@ -181,8 +184,19 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 	return 0;
 }
 
+/* getcpu(cpu, node, cache): the CPU the caller runs on now, node 0 (the vDSO's answer when
+ * the CPUs have no RDTSCP). */
+static int64_t lx_getcpu(uint64_t ucpu, uint64_t unode)
+{
+	uint32_t cpu = this_cpu_index(), node = 0;
+	if ((ucpu && copy_to_user((void *)ucpu, &cpu, 4)) || (unode && copy_to_user((void *)unode, &node, 4)))
+		return -KE_FAULT;
+	return 0;
+}
+
 int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 {
+	me->proc->linux_calls++;
 	if (me->proc->lx) {
 		bool served;
 		int64_t r = linux_process_call(me, nr, a, &served);
@@ -219,6 +233,8 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 		return lx_gettimeofday(me, a[0], a[1]);
 	case LX_TIME:
 		return lx_time(me, a[0]);
+	case LX_GETCPU:
+		return lx_getcpu(a[0], a[1]);
 	case LX_NANOSLEEP:
 		return lx_nanosleep(me, a[0], a[1]);
 	case LX_CLOCK_NANOSLEEP:

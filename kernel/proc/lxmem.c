@@ -19,6 +19,7 @@
 #define LX_MAP_FIXED_NOREPLACE 0x100000
 #define LX_ENOMEM 12
 #define LX_EEXIST 17
+#define LX_EACCES 13
 #define LX_MADV_DONTNEED 4
 
 static uint32_t prot_of(uint64_t lx)
@@ -172,10 +173,15 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 	}
 	if (covered != end - addr)
 		return -LX_ENOMEM;
+	uint32_t pr = prot_of(prot);
+	/* The vDSO and vvar pages are every process's: never writable (Linux: EACCES for a
+	 * mapping that may not be written). */
+	for (uint32_t i = 0; i < p->nmaps && (pr & PROT_W); i++)
+		if (p->maps[i].sys && overlaps(&p->maps[i], addr, end))
+			return -LX_EACCES;
 	int64_t r = isolate(p, addr, end);
 	if (r)
 		return r;
-	uint32_t pr = prot_of(prot);
 	for (uint32_t i = 0; i < p->nmaps; i++) {
 		struct mapping *m = &p->maps[i];
 		if (!overlaps(m, addr, end))
@@ -201,8 +207,8 @@ int64_t lx_madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice
 	uint64_t end = page_end(va, len);
 	for (uint32_t i = 0; i < p->nmaps; i++) {
 		const struct mapping *m = &p->maps[i];
-		if (!linux_owned(m))
-			continue;
+		if (!linux_owned(m) || m->sys)
+			continue; /* the vDSO's pages are shared: Linux would bring them back unchanged */
 		for (uint64_t k = 0; k < m->npages; k++) {
 			uint64_t at = m->va + k * PAGE_SIZE;
 			if (at >= va && at < end)

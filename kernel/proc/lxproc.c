@@ -11,6 +11,7 @@
 #include "proc/ipc.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
+#include "proc/vdso.h"
 #include "mm/aspace.h"
 #include "mm/heap.h"
 #include "mm/vmm.h"
@@ -44,8 +45,12 @@ int64_t kc_lx_pid(struct thread *me, endpoint_t child, uint64_t pid)
 		return -KE_PERM;
 	if (!pid || pid > 0x3fffffff)
 		return -KE_INVAL;
+	/* Spawned stopped and never run: it can still be given a vDSO (its stack has the slot). */
+	bool fresh = !p->lx && p->stopped;
 	if (!p->lx && !(p->lx = kzalloc(sizeof(*p->lx))))
 		return -KE_NOMEM;
+	if (fresh)
+		vdso_give_spawned(p);
 	p->lx->pid = (int32_t)pid;
 	p->main->tid = (int32_t)pid;
 	return 0;
@@ -67,7 +72,8 @@ static void clone_user_state(struct thread *nt, const struct thread *t, uint64_t
 	nt->prio = t->prio;
 }
 
-/* Gives child c its own copy (or, for MAP_SHARED, a share) of each of p's mappings. */
+/* Gives child c its own copy (or, for MAP_SHARED and the kernel's vDSO and vvar, a share)
+ * of each of p's mappings. */
 static int copy_mappings(struct proc *c, const struct proc *p)
 {
 	for (uint32_t i = 0; i < p->nmaps; i++) {
@@ -89,6 +95,7 @@ static int copy_mappings(struct proc *c, const struct proc *p)
 		if (r)
 			return r;
 		c->maps[c->nmaps - 1].shared = m->shared;
+		c->maps[c->nmaps - 1].sys = m->sys;
 	}
 	return 0;
 }
@@ -225,7 +232,7 @@ int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t s
 	t->tid = p->lx->pid;
 	uint64_t rsp = 0;
 	if (!(r = image_load(p, &src, &ei)))
-		rsp = stack_build(p, &sv, fn, &ei);
+		rsp = stack_build(p, &sv, fn, &ei, vdso_map(p));
 	const char *base = fn;
 	for (const char *q = fn; *q; q++)
 		if (*q == '/')

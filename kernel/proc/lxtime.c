@@ -1,13 +1,19 @@
 /* Linux clocks and sleeping, served by the kernel (kernel/proc/linux.c). Time since boot
- * comes from the TSC-calibrated clock (microsecond resolution), the wall clock adds the
- * CMOS clock's reading at boot, CPU time is accounted at every context switch. Sleeps end
- * on the timer tick (10 ms at the default hz=100). */
+ * comes from the TSC-calibrated clock (nanosecond resolution), the wall clock adds the
+ * CMOS clock's reading at boot, CPU time is accounted at every context switch (microsecond
+ * resolution). Sleeps end on the timer tick (10 ms at the default hz=100).
+ *
+ * The vDSO (kernel/vdso/vdso.c) computes the wall and monotonic clocks in user space from
+ * the same numbers with the same arithmetic (vdso/vvar.h), so both give the same value for
+ * the same TSC reading; programs reach this file for them only without a vDSO. */
 #include "proc/lxtime.h"
 #include "proc/wait.h"
 #include "arch/rtc.h"
 #include "arch/time.h"
 #include "mm/aspace.h"
 #include "smp/percpu.h"
+#include "core/config.h"
+#include "vdso/vvar.h"
 
 #define CLOCK_REALTIME 0
 #define CLOCK_MONOTONIC 1
@@ -27,7 +33,7 @@ struct lx_timespec {
 /* The clock's value in ns, or -EINVAL for a clock we do not have. */
 static int64_t clock_ns(struct thread *me, uint64_t clk, uint64_t *out)
 {
-	uint64_t up = time_us_since_boot() * 1000;
+	uint64_t up = time_ns_since_boot();
 	switch (clk) {
 	case CLOCK_REALTIME:
 	case CLOCK_REALTIME_COARSE:
@@ -66,8 +72,11 @@ int64_t lx_clock_getres(struct thread *me, uint64_t clk, uint64_t uptr)
 	int64_t r = clock_ns(me, clk, &ns);
 	if (r || !uptr)
 		return r;
+	/* The vDSO answers the same for the clocks it serves (kernel/proc/vdso.c fills res_ns
+	 * and coarse_res_ns with these). */
 	bool coarse = clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE;
-	return put_timespec(uptr, coarse ? 10000000 : 1000);
+	bool cputime = clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+	return put_timespec(uptr, coarse ? NS / kernel_hz : cputime ? 1000 : VCLOCK_RES_NS);
 }
 
 int64_t lx_gettimeofday(struct thread *me, uint64_t tv, uint64_t tz)
@@ -100,7 +109,9 @@ static int64_t sleep_until(struct thread *me, uint64_t clk, uint64_t until, uint
 	int64_t r = clock_ns(me, clk, &now);
 	if (r || now >= until)
 		return r;
-	r = wait_sleep(me, until - now);
+	/* The sleep counts whole microseconds from a microsecond reading up to 999 ns behind
+	 * `now`: 999 ns more keep it from ending before `until`. */
+	r = wait_sleep(me, until - now + 999);
 	if (r == -KE_INTR && rem) {
 		clock_ns(me, clk, &now);
 		put_timespec(rem, until > now ? until - now : 0);

@@ -152,7 +152,7 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 	if (r)
 		return r;
 	memobj_get(mo);
-	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, 0, prot, handle, false };
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, mo, first_page, 0, prot, handle, false, false };
 	return 0;
 }
 
@@ -163,7 +163,7 @@ int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uin
 	int r = map_range(p, va, NULL, pa, npages, proc_prot_flags(prot) | cache);
 	if (r)
 		return r;
-	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0, false };
+	p->maps[p->nmaps++] = (struct mapping){ va, npages, NULL, 0, pa, prot, 0, false, false };
 	return 0;
 }
 
@@ -228,7 +228,7 @@ static uint64_t spawn_stack(struct proc *p, const char *name, const char *args, 
 		w = e;
 	}
 	sv.len = n;
-	return stack_build(p, &sv, name, ei);
+	return stack_build(p, &sv, name, ei, 0); /* a Linux process gets its vDSO at KC_LX_PID */
 }
 
 struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,

@@ -26,6 +26,8 @@ struct mapping {
 	uint32_t prot;       /* PROT_* below */
 	uint32_t handle;     /* handle it was mapped through, 0 if none */
 	bool shared;         /* Linux MAP_SHARED: a fork child shares it instead of copying */
+	bool sys;            /* the kernel's object every process shares (vDSO, vvar; proc/vdso.c):
+	                        shared at fork, never made writable, not zeroed by madvise */
 };
 
 /* A process's right to a memory object. */
@@ -78,6 +80,7 @@ struct proc {
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
 	struct lx_proc *lx;        /* Linux process state, or NULL */
 	uint32_t nlive;            /* threads not yet exited (a zombie first thread is not) */
+	uint64_t linux_calls;      /* Linux system calls that reached the kernel (KI_LINUX_CALLS) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
 };

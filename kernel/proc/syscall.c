@@ -41,6 +41,10 @@ void syscall_init_cpu(void)
 	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
 	/* Enter with interrupts, direction, trap and alignment-check flags clear. */
 	wrmsr(MSR_FMASK, 0x40700);
+	/* RDTSCP gives user mode TSC_AUX: the CPU index, the vDSO's getcpu (node 0 above bit 12,
+	 * as in Linux). */
+	if (this_cpu()->feat.rdtscp)
+		wrmsr(MSR_TSC_AUX, this_cpu_index());
 }
 
 static int64_t kc_debug_write(const char *ubuf, uint64_t len)
@@ -168,6 +172,8 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
 	case KI_PARENT:
 		return me->proc->parent;
+	case KI_LINUX_CALLS:
+		return (int64_t)me->proc->linux_calls;
 	case KI_WAIT_MWAIT:
 		return (int64_t)wait_mwait_count;
 	case KI_WAIT_BLOCK:

@@ -114,6 +114,8 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_WAIT_MWAIT 6    /* KC_WAIT calls that slept in MWAIT */
 #define KI_WAIT_BLOCK 7    /* KC_WAIT calls that blocked in the scheduler */
 #define KI_PARENT 8        /* the caller's parent (receiver of its reports), EP_NONE if none */
+#define KI_LINUX_CALLS 9   /* Linux system calls (rax below KC_BASE) the caller's process made,
+                              served by the kernel or forwarded; the vDSO's clock reads make none */
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

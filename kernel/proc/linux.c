@@ -38,6 +38,10 @@
 #define LX_RT_SIGPROCMASK 14
 #define LX_RT_SIGRETURN 15
 #define LX_GETPID 39
+#define LX_PSELECT6 270
+#define LX_PPOLL 271
+#define LX_EPOLL_PWAIT 281
+#define LX_EPOLL_PWAIT2 441
 #define LX_PAUSE 34
 #define LX_RT_SIGPENDING 127
 #define LX_RT_SIGSUSPEND 130
@@ -120,8 +124,58 @@ static bool raises_sigpipe(uint64_t nr, const uint64_t a[6])
 	return false;
 }
 
+static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6]);
+
+/* ppoll, pselect6 and epoll_pwait(2) wait with the signal mask they are given: the kernel
+ * swaps it in for the call and puts the old one back afterwards — after the handler, when
+ * a signal ends the wait (as sigsuspend). Returns 0, or -EINVAL / -EFAULT. */
+static int64_t wait_mask(struct thread *me, uint64_t nr, const uint64_t a[6], bool *swapped)
+{
+	uint64_t uset = 0, size = 0, mask;
+	*swapped = false;
+	if (!me->proc->lx)
+		return 0;
+	if (nr == LX_PPOLL) {
+		uset = a[3], size = a[4];
+	} else if (nr == LX_EPOLL_PWAIT || nr == LX_EPOLL_PWAIT2) {
+		uset = a[4], size = a[5];
+	} else if (nr == LX_PSELECT6 && a[5]) {
+		uint64_t pair[2]; /* { const sigset_t *, size_t } */
+		if (copy_from_user(pair, (const void *)a[5], sizeof(pair)))
+			return -KE_FAULT;
+		uset = pair[0], size = pair[1];
+	}
+	if (!uset)
+		return 0;
+	if (size != 8)
+		return -KE_INVAL;
+	if (copy_from_user(&mask, (const void *)uset, 8))
+		return -KE_FAULT;
+	me->saved_mask = me->sigmask;
+	me->has_saved_mask = true;
+	me->sigmask = mask & ~((1ull << 8) | (1ull << 18)); /* SIGKILL, SIGSTOP stay open */
+	*swapped = true;
+	return 0;
+}
+
 /* One call to the POSIX server; the caller blocks until it answers. */
 static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
+{
+	bool swapped;
+	int64_t mr = wait_mask(me, nr, a, &swapped);
+	if (mr)
+		return mr;
+	int64_t r = forward_call(me, server, nr, a);
+	if (swapped && !signal_pending(me)) { /* no handler to run first: the old mask now */
+		me->sigmask = me->saved_mask;
+		me->has_saved_mask = false;
+	}
+	if (swapped && me->lx_restart) /* Linux never restarts these after a handler */
+		me->lx_restart_nohand = true;
+	return r;
+}
+
+static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
 	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
 	for (int i = 0; i < 6; i++)

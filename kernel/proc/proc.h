@@ -125,6 +125,7 @@ struct thread {
 	uint32_t altstack_flags;
 	bool in_lxcall;            /* blocked in a call forwarded to a POSIX server */
 	bool lx_restart;           /* that call answered -LX_ERESTARTSYS: EINTR or run again */
+	bool lx_restart_nohand;    /* ...but EINTR after a handler even with SA_RESTART (ppoll...) */
 	uint64_t lx_nr;            /* the Linux call being served (for a restart) */
 	uint64_t futex_va;         /* B_FUTEX: the word waited on, and the wake bitset */
 	uint32_t futex_bits;

@@ -209,8 +209,9 @@ void signal_user_return(struct trap_frame *f)
 		struct lx_sigaction *a = sig ? &t->proc->lx->act[sig - 1] : NULL;
 		bool handler = a && a->handler > SIG_IGN;
 		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
-			t->lx_restart = false;
-			if (!handler || (a->flags & SA_RESTART)) {
+			bool nohand = t->lx_restart_nohand;
+			t->lx_restart = t->lx_restart_nohand = false;
+			if (!handler || (!nohand && (a->flags & SA_RESTART))) {
 				f->rax = t->lx_nr;
 				f->rip -= 2; /* back onto the `syscall` instruction */
 			} else {
@@ -227,6 +228,10 @@ void signal_user_return(struct trap_frame *f)
 		}
 		if (!ignored(t->proc->lx, sig))
 			force_exit(t->proc, sig);
+	}
+	if (t->has_saved_mask && !signal_pending(t)) { /* a swapped mask with no handler run */
+		t->sigmask = t->saved_mask;
+		t->has_saved_mask = false;
 	}
 	kunlock();
 }

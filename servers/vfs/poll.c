@@ -1,8 +1,8 @@
 /* Readiness of every kind of open file, and the calls that wait for it: poll, ppoll, select,
  * pselect6. A call with nothing ready yet is held (vfs_wait) and looked at again after
  * every call vfs serves, and once more when its timeout passes. The signal masks of ppoll
- * and pselect6 are checked but not applied: that needs an atomic mask swap from the kernel
- * (README.md). Remaining times are not written back. */
+ * and pselect6 are applied by the kernel around the call (kernel-api.md §8b); here they are
+ * only checked. Remaining times are not written back. */
 #include "vfs.h"
 #include "lxnr.h"
 

@@ -10,6 +10,7 @@
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -274,6 +275,18 @@ static int mode_signals(void)
 	sigset_t now;
 	sigprocmask(SIG_BLOCK, NULL, &now);
 	check("sigsuspend", r == -1 && errno == EINTR && got == 1 && sigismember(&now, SIGUSR1));
+	pthread_join(th, NULL);
+
+	/* ppoll with a mask: SIGUSR1 (blocked) is let in for the wait only, and SA_RESTART
+	 * does not restart it (as Linux). */
+	got = 0;
+	pthread_create(&th, NULL, poke, (void *)0);
+	struct timespec five = { 5, 0 };
+	errno = 0;
+	r = ppoll(NULL, 0, &five, &none);
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	check("ppoll_mask_lets_signal_in", r == -1 && errno == EINTR && got == 1);
+	check("ppoll_mask_restored", sigismember(&now, SIGUSR1));
 	pthread_join(th, NULL);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	printf("LXTEST DONE %d failures\n", failures);

@@ -37,7 +37,7 @@ def test_threads_mutexes_condvars_futexes():
 def test_signals_handlers_masks_eintr_restart():
     out, results = run_lxproc("lxsignals.conf", ["lxproc signals"])
     tail = out[-3000:]
-    assert len(results) == 19 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 21 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

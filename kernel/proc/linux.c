@@ -85,12 +85,10 @@ static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
 
 int64_t kc_linux_route(struct thread *me, endpoint_t child, uint64_t slot, uint64_t ubits)
 {
-	struct thread *t = ep_lookup(child);
-	if (!t)
-		return -KE_DEADSRCDST;
-	struct proc *p = t->proc;
-	if (p->parent != thread_ep(me) || p == me->proc)
-		return -KE_PERM;
+	int64_t err;
+	struct proc *p = proc_child(me, child, &err);
+	if (!p)
+		return err;
 	uint64_t bits[KMSG_LINUX_MAX / 64];
 	if (slot >= LINUX_SERVERS)
 		return -KE_INVAL;

@@ -37,12 +37,10 @@ static struct thread *held_child(struct thread *me, endpoint_t ep, int64_t *err)
 
 int64_t kc_lx_pid(struct thread *me, endpoint_t child, uint64_t pid)
 {
-	struct thread *t = ep_lookup(child);
-	if (!t)
-		return -KE_DEADSRCDST;
-	struct proc *p = t->proc;
-	if (p->parent != thread_ep(me) || p == me->proc)
-		return -KE_PERM;
+	int64_t err;
+	struct proc *p = proc_child(me, child, &err);
+	if (!p)
+		return err;
 	if (!pid || pid > 0x3fffffff)
 		return -KE_INVAL;
 	/* Spawned stopped and never run: it can still be given a vDSO (its stack has the slot). */

@@ -193,6 +193,15 @@ void proc_unmap_all(struct proc *p)
 	}
 }
 
+struct proc *proc_child(struct thread *me, endpoint_t ep, int64_t *err)
+{
+	struct thread *t = ep_lookup(ep);
+	*err = t ? -KE_PERM : -KE_DEADSRCDST;
+	if (!t || t->proc->parent != thread_ep(me) || t->proc == me->proc)
+		return NULL;
+	return t->proc;
+}
+
 struct proc *proc_of(struct thread *me, endpoint_t ep)
 {
 	if (ep == EP_NONE)

@@ -161,6 +161,9 @@ uint64_t proc_prot_flags(uint32_t prot);
 uint64_t proc_find_va(struct proc *p, uint64_t npages);
 /* The process whose first thread or any thread is ep, or NULL (EP_NONE: the caller's). */
 struct proc *proc_of(struct thread *me, endpoint_t ep);
+/* The process of ep if it is a child of me's process (not itself), else NULL with *err
+ * -EDEADSRCDST (no such thread) or -EPERM. */
+struct proc *proc_child(struct thread *me, endpoint_t ep, int64_t *err);
 /* Queues a kernel-generated message for a thread (never blocks). */
 void kmsg_post(struct thread *t, const struct kmsg *m);
 /* The object behind p's handle h if it carries rights (KP_*), else NULL (memcall.c). */

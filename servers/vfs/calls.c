@@ -8,55 +8,22 @@
 
 #define NR_READ 0
 #define NR_WRITE 1
-#define NR_OPEN 2
 #define NR_CLOSE 3
-#define NR_STAT 4
-#define NR_FSTAT 5
-#define NR_LSTAT 6
 #define NR_LSEEK 8
 #define NR_IOCTL 16
 #define NR_PREAD64 17
 #define NR_PWRITE64 18
 #define NR_READV 19
 #define NR_WRITEV 20
-#define NR_ACCESS 21
 #define NR_DUP 32
 #define NR_DUP2 33
 #define NR_FCNTL 72
 #define NR_FTRUNCATE 77
-#define NR_GETCWD 79
-#define NR_CHDIR 80
-#define NR_MKDIR 83
-#define NR_RMDIR 84
-#define NR_UNLINK 87
 #define NR_GETDENTS64 217
-#define NR_OPENAT 257
-#define NR_MKDIRAT 258
-#define NR_NEWFSTATAT 262
-#define NR_UNLINKAT 263
-#define NR_FACCESSAT 269
 #define NR_DUP3 292
 #define NR_PIPE 22
-#define NR_RENAME 82
-#define NR_RENAMEAT 264
-#define NR_RENAMEAT2 316
 #define NR_PIPE2 293
 
-
-
-
-#define O_ACCMODE 3
-#define O_WRONLY 1
-#define O_RDWR 2
-#define O_CREAT 0100
-#define O_EXCL 0200
-#define O_TRUNC 01000
-#define O_APPEND 02000
-#define O_DIRECTORY 0200000
-#define O_CLOEXEC 02000000
-#define AT_FDCWD (-100)
-#define AT_REMOVEDIR 0x200
-#define AT_EMPTY_PATH 0x1000
 #define IO_MAX (1u << 20)  /* bytes one call moves at most */
 #define IOV_MAX 1024
 
@@ -104,6 +71,28 @@ void vfs_drop(struct ofile *f)
 {
 	f->refs++; /* not yet in a descriptor: take the reference drop() gives back */
 	drop(f);
+}
+
+int64_t vfs_anon_fd(struct client *c, uint32_t dev, void *priv, uint32_t flags, bool cloexec, struct rnode **node)
+{
+	struct rnode *n = priv ? ramfs_anon(S_IFANON_ | 0600) : NULL;
+	struct ofile *f = n ? ax_calloc(1, sizeof(*f)) : NULL;
+	if (!f) {
+		ax_free(priv);
+		if (n)
+			ramfs_release(n);
+		return -E_NOMEM;
+	}
+	n->dev = dev;
+	n->priv = priv;
+	n->opens = 1;
+	if (node)
+		*node = n;
+	*f = (struct ofile){ n, 0, flags, 0 };
+	int64_t fd = vfs_new_fd(c, f, cloexec);
+	if (fd < 0)
+		vfs_drop(f); /* closes the node, which frees priv through its kind's close */
+	return fd;
 }
 
 int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec) { return new_fd(c, f, 0, cloexec); }

@@ -109,25 +109,14 @@ static int64_t create(struct client *c, uint64_t flags)
 {
 	if (flags & ~(uint64_t)O_CLOEXEC)
 		return -E_INVAL;
-	struct rnode *n = ramfs_anon(S_IFANON_ | 0600);
 	struct epoll *ep = ax_calloc(1, sizeof(*ep));
-	struct ofile *f = ax_calloc(1, sizeof(*f));
-	if (!n || !ep || !f) {
-		ax_free(ep), ax_free(f);
-		if (n)
-			ramfs_release(n);
+	if (!ep)
 		return -E_NOMEM;
+	int64_t fd = vfs_anon_fd(c, ANON_EPOLL, ep, O_RDWR, flags & O_CLOEXEC, &ep->node);
+	if (fd >= 0) {
+		ep->link = all;
+		all = ep;
 	}
-	ep->node = n;
-	ep->link = all;
-	all = ep;
-	n->dev = ANON_EPOLL;
-	n->priv = ep;
-	n->opens = 1;
-	*f = (struct ofile){ n, 0, O_RDWR, 0 };
-	int64_t fd = vfs_new_fd(c, f, flags & O_CLOEXEC);
-	if (fd < 0)
-		vfs_drop(f); /* closes the node, which frees ep */
 	return fd;
 }
 

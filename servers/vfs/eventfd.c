@@ -17,24 +17,10 @@ int64_t eventfd_create(struct client *c, uint64_t initval, uint64_t flags)
 {
 	if (flags & ~(uint64_t)(EFD_SEMAPHORE | O_NONBLOCK | O_CLOEXEC))
 		return -E_INVAL;
-	struct rnode *n = ramfs_anon(S_IFANON_ | 0600);
 	struct efd *e = ax_calloc(1, sizeof(*e));
-	struct ofile *f = ax_calloc(1, sizeof(*f));
-	if (!n || !e || !f) {
-		ax_free(e), ax_free(f);
-		if (n)
-			ramfs_release(n);
-		return -E_NOMEM;
-	}
-	*e = (struct efd){ (uint32_t)initval, flags & EFD_SEMAPHORE };
-	n->dev = ANON_EVENTFD;
-	n->priv = e;
-	n->opens = 1;
-	*f = (struct ofile){ n, 0, O_RDWR | (uint32_t)(flags & O_NONBLOCK), 0 };
-	int64_t fd = vfs_new_fd(c, f, flags & O_CLOEXEC);
-	if (fd < 0)
-		vfs_drop(f); /* closes the node, which frees e */
-	return fd;
+	if (e)
+		*e = (struct efd){ (uint32_t)initval, flags & EFD_SEMAPHORE };
+	return vfs_anon_fd(c, ANON_EVENTFD, e, O_RDWR | (uint32_t)(flags & O_NONBLOCK), flags & O_CLOEXEC, NULL);
 }
 
 void eventfd_closed(struct rnode *n)

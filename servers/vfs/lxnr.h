@@ -21,7 +21,7 @@
 #define AT_SYMLINK_FOLLOW 0x400
 #define AT_NO_AUTOMOUNT 0x800
 
-/* The same values as in calls.c (identical definitions may repeat). */
+/* The first calls vfs served, and the flags of open. */
 #define NR_OPEN 2
 #define NR_STAT 4
 #define NR_FSTAT 5

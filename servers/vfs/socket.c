@@ -98,25 +98,17 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 	for (int i = 0; i < MAX_SOCKS && slot < 0; i++)
 		if (!socks[i])
 			slot = i;
-	struct rnode *n = slot < 0 ? NULL : ramfs_anon(S_IFANON_ | 0777);
-	struct vsock *s = n ? ax_calloc(1, sizeof(*s)) : NULL;
-	struct ofile *f = s ? ax_calloc(1, sizeof(*f)) : NULL;
-	if (!f) {
-		ax_free(s);
-		if (n)
-			ramfs_release(n);
-		return slot < 0 ? -24 /* EMFILE */ : -E_NOMEM;
-	}
+	if (slot < 0)
+		return -24; /* EMFILE: every socket slot taken */
+	struct vsock *s = ax_calloc(1, sizeof(*s));
+	if (!s)
+		return -E_NOMEM;
 	s->family = (int)family, s->type = base, s->proto = base == SOCK_STREAM ? 6 : 17;
 	s->addr[0] = (uint8_t)family;
-	n->dev = ANON_SOCKET;
-	n->priv = s;
-	n->opens = 1;
 	socks[slot] = s;
-	*f = (struct ofile){ n, 0, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), 0 };
-	int64_t fd = vfs_new_fd(c, f, type & SOCK_CLOEXEC);
-	if (fd < 0)
-		vfs_drop(f);
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, NULL);
+	if (fd == -E_NOMEM)
+		socks[slot] = NULL; /* freed already */
 	return fd;
 }
 

@@ -132,6 +132,10 @@ int64_t vfs_node_path(const struct rnode *n, char *buf, size_t size);
 
 /* Descriptors (calls.c). */
 int64_t vfs_new_fd(struct client *c, struct ofile *f, bool cloexec);
+/* A descriptor for a new anonymous file (an eventfd, epoll file or socket: dev) holding
+ * priv, which its kind's close frees; on failure priv is freed too. *node (if asked) is
+ * the file's node. */
+int64_t vfs_anon_fd(struct client *c, uint32_t dev, void *priv, uint32_t flags, bool cloexec, struct rnode **node);
 int64_t vfs_close_fd(struct client *c, uint64_t fd);
 void vfs_drop(struct ofile *f); /* one reference less; the last closes the file */
 

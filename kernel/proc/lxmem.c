@@ -108,7 +108,12 @@ static uint64_t page_end(uint64_t va, uint64_t len) { return va + ((len + PAGE_S
 
 int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags)
 {
-	struct proc *p = me->proc;
+	return lx_mmap_copy(me->proc, addr, len, prot, flags, NULL, 0);
+}
+
+int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags,
+		     const struct memobj *src, uint64_t first)
+{
 	uint64_t type = flags & (LX_MAP_SHARED | LX_MAP_PRIVATE);
 	if (!len || len > USER_TOP || !type || type == (LX_MAP_SHARED | LX_MAP_PRIVATE))
 		return -KE_INVAL;
@@ -137,11 +142,14 @@ int64_t lx_mmap(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot, u
 	struct memobj *mo = memobj_create(npages, 0);
 	if (!mo)
 		return -LX_ENOMEM;
+	/* A file's pages are copied in (beyond its object: zeros, where Linux would SIGBUS). */
+	for (uint64_t i = 0; src && i < npages && first + i < src->npages; i++)
+		memcpy(phys_to_virt(mo->frames[i]), phys_to_virt(src->frames[first + i]), PAGE_SIZE);
 	int r = proc_map(p, va, mo, 0, npages, prot_of(prot), 0);
 	memobj_put(mo); /* the mapping holds it now (or nobody, on failure) */
 	if (r)
 		return r == -KE_NOMEM ? -LX_ENOMEM : r;
-	p->maps[p->nmaps - 1].shared = type == LX_MAP_SHARED;
+	p->maps[p->nmaps - 1].shared = type == LX_MAP_SHARED && !src;
 	return (int64_t)va;
 }
 

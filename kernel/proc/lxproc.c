@@ -9,6 +9,7 @@
 #include "proc/exec.h"
 #include "proc/futex.h"
 #include "proc/ipc.h"
+#include "proc/lxmem.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 #include "proc/vdso.h"
@@ -305,4 +306,22 @@ int64_t lx_robust_list(struct thread *me, bool set, uint64_t a0, uint64_t a1, ui
 	if (copy_to_user((void *)a1, &me->robust_list, 8) || copy_to_user((void *)a2, &len, 8))
 		return -KE_FAULT;
 	return 0;
+}
+
+int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t addr, uint64_t len,
+		   uint64_t prot_flags, uint64_t off)
+{
+	struct thread *t = ep_lookup(ep);
+	if (!t)
+		return -KE_DEADSRCDST;
+	/* Only the server the thread is waiting on for this very call may map into it. */
+	if (!t->proc->lx || !t->in_lxcall || t->state != T_BLOCKED || t->blocked_on != B_REPLY ||
+	    t->ipc_peer != thread_ep(me))
+		return -KE_PERM;
+	struct memobj *src = NULL;
+	if (handle && !(src = proc_handle_object(me->proc, handle, KP_R)))
+		return -KE_INVAL;
+	if (off & (PAGE_SIZE - 1))
+		return -KE_INVAL;
+	return lx_mmap_copy(t->proc, addr, len, prot_flags & 0xffffffff, prot_flags >> 32, src, off / PAGE_SIZE);
 }

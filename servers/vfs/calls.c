@@ -390,6 +390,8 @@ static int64_t call(struct client *c, struct vcall *v)
 		return pipe_create(c, a[0], a[1]);
 	case NR_EVENTFD:
 		return eventfd_create(c, a[0], 0);
+	case 9: /* mmap: only file mappings come here */
+		return file_mmap(c, v);
 	case NR_EVENTFD2:
 		return eventfd_create(c, a[0], a[1]);
 	}

@@ -5,6 +5,7 @@
  * our 64 memory-object handles, which the heap needs too. */
 #include "vfs.h"
 #include "heap.h"
+#include "lxnr.h"
 
 #define EXEC_CACHE 4
 #define PAGE 4096ull
@@ -84,4 +85,32 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 		c->exe_next = vfs_strdup(path);
 	}
 	return (int64_t)n->size;
+}
+
+/* mmap of a file (the kernel serves anonymous mmap itself): a private copy of the file's
+ * pages, made by the kernel from the same cached object execve uses. A shared mapping
+ * that could write the file back is not offered (ENODEV); a read-only shared one is a
+ * copy too, so it does not see later writes to the file. /dev/zero maps zeros. */
+int64_t file_mmap(struct client *c, struct vcall *v)
+{
+	const uint64_t *a = v->a;
+	uint64_t prot = a[2], flags = a[3], type = flags & 3;
+	struct ofile *f = vfs_file(c, a[4]);
+	if (!f)
+		return -E_BADF;
+	if (a[5] & (PAGE - 1))
+		return -E_INVAL;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -E_ACCES;
+	struct rnode *n = f->node;
+	int64_t h = 0;
+	if (vfs_kind(n) == S_IFCHR_ && n->dev == DEV_ZERO)
+		h = 0;
+	else if (vfs_kind(n) != S_IFREG_)
+		return -19; /* ENODEV: pipes, terminals, directories cannot be mapped */
+	else if (type == 1 /* MAP_SHARED */ && (prot & 2 /* PROT_WRITE */))
+		return -19; /* writing a file through memory: not offered */
+	else if (n->size && (h = image_of(n)) < 0)
+		return h;
+	return kcall6(KC_LX_MMAP, v->thread, (uint64_t)h, a[0], a[1], (prot & 0xffffffff) | (flags << 32), a[5]);
 }

@@ -117,6 +117,8 @@ int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uin
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
 int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
 void exec_init(void);
+/* mmap of a file: a private copy through the kernel (KC_LX_MMAP). */
+int64_t file_mmap(struct client *c, struct vcall *v);
 
 /* Paths (path.c). A NUL-terminated path from ep's memory at uptr into buf
  * (RAMFS_PATH_MAX bytes): 0 or -EFAULT, -ENAMETOOLONG. */

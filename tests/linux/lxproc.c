@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -480,6 +481,29 @@ static int mode_exec(int rounds)
 	st = run_wait(argv_fd);
 	check("cloexec_closed", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(cfd), close(5);
+
+	/* A private file mapping: the file's bytes, then zeros; writes stay private. */
+	fd = open("/etc/passwd", O_RDONLY);
+	char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	check("mmap_file", m != MAP_FAILED && !strncmp(m, "root:", 5) && m[8191] == 0);
+	if (m != MAP_FAILED) {
+		m[0] = 'X';
+		char first;
+		pread(fd, &first, 1, 0);
+		check("mmap_file_private", first == 'r');
+		munmap(m, 8192);
+	}
+	errno = 0;
+	check("mmap_file_shared_write_enodev", mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED && errno == ENODEV);
+	errno = 0;
+	check("mmap_unaligned_offset_einval", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 1) == MAP_FAILED && errno == EINVAL);
+	close(fd);
+	errno = 0;
+	check("mmap_badf", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 99, 0) == MAP_FAILED && errno == EBADF);
+	int zfd = open("/dev/zero", O_RDWR);
+	char *z = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, zfd, 0);
+	check("mmap_dev_zero", z != MAP_FAILED && z[0] == 0 && z[4095] == 0);
+	close(zfd);
 
 	/* Rounds of fork+exec+wait leave free memory where it was. */
 	for (int i = 0; i < 5; i++)

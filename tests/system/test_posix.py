@@ -54,4 +54,4 @@ def test_exec_scripts_errors_and_200_rounds_without_leaks():
     tail = out[-3000:]
     m = re.search(r"^LXTEST exec: 200 rounds, (\d+) ok, free pages (\d+) -> (\d+)$", out, re.M)
     assert m and int(m.group(1)) == 200, tail
-    assert len(results) == 9 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 15 and set(results.values()) == {"PASS"}, (results, tail)

@@ -70,6 +70,11 @@ enum kcall {
 	                        NUL-terminated strings; other threads end, handlers reset */
 	KC_LX_SIGNAL = 39,   /* (endpoint process or thread, sig, flags LXS_*, sender pid, si_code):
 	                        post a signal; returns 0, or 1 if it was discarded as ignored */
+	KC_LX_MMAP = 40,     /* (endpoint thread, handle or 0, addr, len, prot | flags << 32, offset): a
+	                        POSIX server answering thread's mmap of a file maps a private copy of
+	                        the object's pages from offset (0: zeros) with Linux's placement;
+	                        returns the address or -errno; thread must be held in a Linux call
+	                        to the caller */
 	KC_COUNT
 };
 /* KC_LX_THREAD flags. */

@@ -43,6 +43,7 @@
 #define LX_EPOLL_PWAIT 281
 #define LX_EPOLL_PWAIT2 441
 #define LX_PAUSE 34
+#define LX_GETRUSAGE 98
 #define LX_RT_SIGPENDING 127
 #define LX_RT_SIGSUSPEND 130
 #define LX_SIGALTSTACK 131
@@ -228,6 +229,10 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 		return lx_sigaltstack(me, a[0], a[1]);
 	case LX_PAUSE:
 		return lx_pause(me);
+	case LX_GETRUSAGE:
+		if (a[0] != 0 && a[0] != 1)
+			break; /* RUSAGE_CHILDREN and errors: pm's */
+		return lx_getrusage(me, a[0], a[1]);
 	case LX_EXIT:
 		lx_exit(me, a[0], false);
 		return 0;

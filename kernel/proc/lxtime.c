@@ -45,7 +45,9 @@ static int64_t clock_ns(struct thread *me, uint64_t clk, uint64_t *out)
 	case CLOCK_BOOTTIME:
 		*out = up;
 		return 0;
-	case CLOCK_PROCESS_CPUTIME_ID: /* one thread per process so far */
+	case CLOCK_PROCESS_CPUTIME_ID: /* every thread's, the caller's current run included */
+		*out = (proc_cpu_us(me->proc) + time_us_since_boot() - this_cpu()->run_since_us) * 1000;
+		return 0;
 	case CLOCK_THREAD_CPUTIME_ID:
 		*out = (me->cpu_us + time_us_since_boot() - this_cpu()->run_since_us) * 1000;
 		return 0;
@@ -159,4 +161,19 @@ int64_t lx_timeout(struct thread *me, uint64_t uptr, uint64_t clk, bool absolute
 		return r;
 	*ns = *ns > now ? *ns - now : 0;
 	return 0;
+}
+
+int64_t lx_getrusage(struct thread *me, uint64_t who, uint64_t uptr)
+{
+	/* All CPU time counts as user time (the kernel's share is not separated); the
+	 * maximum resident set is every mapped page, since memory is allocated eagerly. */
+	uint64_t now_run = time_us_since_boot() - this_cpu()->run_since_us;
+	uint64_t us = who == 1 ? me->cpu_us + now_run : proc_cpu_us(me->proc) + now_run;
+	int64_t ru[18] = { 0 }; /* struct rusage: two timevals, then 14 longs */
+	ru[0] = (int64_t)(us / 1000000), ru[1] = (int64_t)(us % 1000000);
+	uint64_t pages = 0;
+	for (uint32_t i = 0; i < me->proc->nmaps; i++)
+		pages += me->proc->maps[i].npages;
+	ru[4] = (int64_t)(pages * 4); /* ru_maxrss in KiB */
+	return copy_to_user((void *)uptr, ru, sizeof(ru)) ? -KE_FAULT : 0;
 }

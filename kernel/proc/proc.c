@@ -15,6 +15,7 @@
 #include "lib/string.h"
 #include "smp/percpu.h"
 #include "arch/x86.h"
+#include "arch/time.h"
 
 struct thread threads[MAX_THREADS];
 static uint32_t next_slot = 1; /* slot 0 is never used: endpoint 0 is EP_NONE */
@@ -318,9 +319,20 @@ static void report(struct proc *p, const struct kmsg *m)
 }
 
 /* Frees what a dead thread held; the last thread of a process frees the process. */
+uint64_t proc_cpu_us(const struct proc *p)
+{
+	uint64_t us = p->dead_cpu_us;
+	for (uint32_t i = 1; i < MAX_THREADS; i++)
+		if (threads[i].proc == p && threads[i].state != T_FREE)
+			us += threads[i].cpu_us;
+	return us;
+}
+
 static void reap(struct thread *t)
 {
 	struct proc *p = t->proc;
+	if (p)
+		p->dead_cpu_us += t->cpu_us;
 	if (nfree_kstacks < MAX_THREADS)
 		free_kstacks[nfree_kstacks++] = t->kstack_top;
 	while (t->kmsgs) {
@@ -376,6 +388,9 @@ void proc_exit(struct proc *p, int64_t status)
 	m.type = KMSG_PROC_EXIT;
 	m.w[0] = p->id;
 	m.w[1] = (uint64_t)status;
+	m.w[2] = proc_cpu_us(p);
+	if (current_thread()->proc == p) /* ending itself: its current run counts too */
+		m.w[2] += time_us_since_boot() - this_cpu()->run_since_us;
 	report(p, &m);
 	proc_kill_threads(p, NULL);
 }

@@ -80,6 +80,7 @@ struct proc {
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
 	struct lx_proc *lx;        /* Linux process state, or NULL */
 	uint32_t nlive;            /* threads not yet exited (a zombie first thread is not) */
+	uint64_t dead_cpu_us;      /* CPU time of its threads that have ended */
 	uint64_t linux_calls;      /* Linux system calls that reached the kernel (KI_LINUX_CALLS) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool exiting;
@@ -164,6 +165,9 @@ struct proc *proc_of(struct thread *me, endpoint_t ep);
 /* The process of ep if it is a child of me's process (not itself), else NULL with *err
  * -EDEADSRCDST (no such thread) or -EPERM. */
 struct proc *proc_child(struct thread *me, endpoint_t ep, int64_t *err);
+/* CPU time used by p's threads so far, in microseconds (each thread's current run not
+ * counted until it leaves the CPU). */
+uint64_t proc_cpu_us(const struct proc *p);
 /* Queues a kernel-generated message for a thread (never blocks). */
 void kmsg_post(struct thread *t, const struct kmsg *m);
 /* The object behind p's handle h if it carries rights (KP_*), else NULL (memcall.c). */

@@ -172,6 +172,10 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
 	case KI_PARENT:
 		return me->proc->parent;
+	case KI_PROC_CPU_US: {
+		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
+		return p ? (int64_t)proc_cpu_us(p) : -KE_SRCH;
+	}
 	case KI_LINUX_CALLS:
 		return (int64_t)me->proc->linux_calls;
 	case KI_WAIT_MWAIT:

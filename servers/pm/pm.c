@@ -120,6 +120,8 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 		return;
 	/* Linux processes end with a wait status (the kernel's exit report); a fault report
 	 * comes only from a process that never became one: call it SIGSEGV. */
+	if (m->type == KMSG_PROC_EXIT)
+		p->cpu_us = m->w[2];
 	lx_ended(p, m->type == KMSG_PROC_FAULT ? 11 | 0x80 : (int32_t)m->w[1]);
 }
 

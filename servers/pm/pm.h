@@ -26,6 +26,8 @@ struct lxproc {
 	bool zombie;    /* ended, status kept for the parent's wait4 */
 	bool toplevel;  /* started by run=: its end is logged */
 	int32_t status; /* Linux wait status once a zombie */
+	uint64_t cpu_us;      /* CPU time it used (from its exit report) */
+	uint64_t children_us; /* CPU time of the children it has reaped, and theirs */
 	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
@@ -58,6 +60,9 @@ endpoint_t lx_vfs(void);
 void lx_ended(struct lxproc *p, int32_t status);
 /* An answer to a held call. */
 void lx_answer(endpoint_t thread, int64_t r);
+
+/* A struct rusage with this CPU time (as user time) at addr in p; 0 or -EFAULT. */
+int64_t lx_put_rusage(struct lxproc *p, uint64_t addr, uint64_t cpu_us);
 
 /* fork.c: clone, fork, vfork, execve. */
 int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid, uint64_t ctid, uint64_t tls);

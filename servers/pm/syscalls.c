@@ -110,21 +110,30 @@ static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
 	return -LX_EINVAL;
 }
 
-/* times(): no accounting yet, zero CPU times; the result is clock ticks since boot. */
+int64_t lx_put_rusage(struct lxproc *p, uint64_t addr, uint64_t cpu_us)
+{
+	int64_t ru[18] = { 0 }; /* two timevals, then 14 longs */
+	ru[0] = (int64_t)(cpu_us / 1000000), ru[1] = (int64_t)(cpu_us % 1000000);
+	return ax_vcopy(EP_NONE, ru, p->ep, (void *)addr, sizeof(ru)) < 0 ? -LX_EFAULT : 0;
+}
+
+/* times(): CPU times in clock ticks (100 Hz; all counted as user time), the result is
+ * ticks since boot. */
 static int64_t times(struct lxproc *p, uint64_t buf)
 {
-	static const uint64_t zero[4];
-	if (buf && ax_vcopy(EP_NONE, zero, p->ep, (void *)buf, sizeof(zero)) < 0)
+	int64_t self = kcall2(KC_INFO, KI_PROC_CPU_US, p->ep);
+	uint64_t t[4] = { self > 0 ? (uint64_t)self / 10000 : 0, 0, p->children_us / 10000, 0 };
+	if (buf && ax_vcopy(EP_NONE, t, p->ep, (void *)buf, sizeof(t)) < 0)
 		return -LX_EFAULT;
 	return (int64_t)(ax_time_ns() / 10000000ull);
 }
 
+/* getrusage: the kernel answers RUSAGE_SELF and RUSAGE_THREAD; the children are ours. */
 static int64_t getrusage(struct lxproc *p, int64_t who, uint64_t buf)
 {
-	static const uint8_t zero[144];
-	if (who != 0 && who != -1 && who != 1)
+	if (who != -1)
 		return -LX_EINVAL;
-	return ax_vcopy(EP_NONE, zero, p->ep, (void *)buf, sizeof(zero)) < 0 ? -LX_EFAULT : 0;
+	return lx_put_rusage(p, buf, p->children_us);
 }
 
 int64_t lx_serve(struct lxcall *c)

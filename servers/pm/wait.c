@@ -37,11 +37,9 @@ static int64_t wait_try(struct lxcall *c)
 			continue;
 		if (c->a[1] && ax_vcopy(EP_NONE, &q->status, p->ep, (void *)c->a[1], 4) < 0)
 			return -LX_EFAULT;
-		if (c->a[3]) { /* struct rusage: no accounting yet, all zeros */
-			static const uint8_t zero[144];
-			if (ax_vcopy(EP_NONE, zero, p->ep, (void *)c->a[3], sizeof(zero)) < 0)
-				return -LX_EFAULT;
-		}
+		if (c->a[3] && lx_put_rusage(p, c->a[3], q->cpu_us + q->children_us) < 0)
+			return -LX_EFAULT;
+		p->children_us += q->cpu_us + q->children_us;
 		int32_t r = q->pid;
 		free_proc(q);
 		return r;

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/times.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -415,6 +417,27 @@ static int mode_fork(void)
 	check("group_killed", WIFSIGNALED(sa_) && WTERMSIG(sa_) == SIGKILL && WIFSIGNALED(sb) && WTERMSIG(sb) == SIGKILL);
 	errno = 0;
 	check("kill_esrch", kill(999999, 0) == -1 && errno == ESRCH);
+
+	/* CPU time: a child burns 100 ms of CPU; wait4's rusage, RUSAGE_CHILDREN and times()
+	 * report at least that; RUSAGE_SELF reports the caller's own. */
+	pid = fork();
+	if (pid == 0) {
+		struct timespec cpu;
+		do
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+		while (cpu.tv_sec == 0 && cpu.tv_nsec < 100 * 1000000);
+		_exit(0);
+	}
+	struct rusage ru, rc, rs;
+	int wst;
+	check("wait4_rusage", wait4(pid, &wst, 0, &ru) == pid && ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec >= 90000);
+	check("rusage_children", getrusage(RUSAGE_CHILDREN, &rc) == 0 &&
+					 rc.ru_utime.tv_sec * 1000000 + rc.ru_utime.tv_usec >= 90000);
+	check("rusage_self", getrusage(RUSAGE_SELF, &rs) == 0 && rs.ru_maxrss > 0);
+	struct tms tm;
+	check("times_children", times(&tm) != (clock_t)-1 && tm.tms_cutime >= 9);
+	errno = 0;
+	check("rusage_einval", getrusage(7, &rs) == -1 && errno == EINVAL);
 
 	/* vfork: the parent waits until the child ends. */
 	volatile int order = 0;

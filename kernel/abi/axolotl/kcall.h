@@ -104,7 +104,8 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 
 /* Message types the kernel generates. */
 #define KMSG_NOTIFY 0xffff0001u     /* w[0] = pending notification bits (now cleared) */
-#define KMSG_PROC_EXIT 0xffff0002u  /* w[0] = endpoint of the process's first thread, w[1] = status */
+#define KMSG_PROC_EXIT 0xffff0002u  /* w[0] = endpoint of the process's first thread, w[1] = status,
+                                       w[2] = CPU time it used, in microseconds */
 #define KMSG_PROC_FAULT 0xffff0003u /* w[0] = endpoint, w[1] = vector, w[2] = error code,
                                        w[3] = rip, w[4] = fault address (cr2), w[5] = rsp */
 
@@ -118,6 +119,7 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 
 #define KI_WAIT_MWAIT 6    /* KC_WAIT calls that slept in MWAIT */
 #define KI_WAIT_BLOCK 7    /* KC_WAIT calls that blocked in the scheduler */
+#define KI_PROC_CPU_US 10  /* CPU time used by the process of endpoint arg, in microseconds */
 #define KI_PARENT 8        /* the caller's parent (receiver of its reports), EP_NONE if none */
 #define KI_LINUX_CALLS 9   /* Linux system calls (rax below KC_BASE) the caller's process made,
                               served by the kernel or forwarded; the vDSO's clock reads make none */

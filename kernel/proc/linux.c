@@ -150,9 +150,7 @@ static int64_t wait_mask(struct thread *me, uint64_t nr, const uint64_t a[6], bo
 		return -KE_INVAL;
 	if (copy_from_user(&mask, (const void *)uset, 8))
 		return -KE_FAULT;
-	me->saved_mask = me->sigmask;
-	me->has_saved_mask = true;
-	me->sigmask = mask & ~((1ull << 8) | (1ull << 18)); /* SIGKILL, SIGSTOP stay open */
+	signal_mask_swap(me, mask);
 	*swapped = true;
 	return 0;
 }
@@ -165,10 +163,8 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	if (mr)
 		return mr;
 	int64_t r = forward_call(me, server, nr, a);
-	if (swapped && !signal_pending(me)) { /* no handler to run first: the old mask now */
-		me->sigmask = me->saved_mask;
-		me->has_saved_mask = false;
-	}
+	if (swapped)
+		signal_mask_settle(me); /* no handler to run first: the old mask now */
 	if (swapped && me->lx_restart) /* Linux never restarts these after a handler */
 		me->lx_restart_nohand = true;
 	return r;

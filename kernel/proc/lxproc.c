@@ -20,6 +20,12 @@
 
 #define LX_ARGS_MAX (64 * 1024) /* argv + envp bytes (the stack holds them) */
 
+/* Whether t waits for me's answer to a call it made: its user state is stable. */
+static bool held_by(const struct thread *t, const struct thread *me)
+{
+	return t->state == T_BLOCKED && t->blocked_on == B_REPLY && t->ipc_peer == thread_ep(me);
+}
+
 /* The thread ep, if it is a Linux thread of a child of me held in a call to me. */
 static struct thread *held_child(struct thread *me, endpoint_t ep, int64_t *err)
 {
@@ -31,9 +37,7 @@ static struct thread *held_child(struct thread *me, endpoint_t ep, int64_t *err)
 	if (t->proc->parent != thread_ep(me) || !t->proc->lx)
 		return NULL;
 	*err = -KE_INVAL;
-	if (t->state != T_BLOCKED || t->blocked_on != B_REPLY || t->ipc_peer != thread_ep(me))
-		return NULL;
-	return t;
+	return held_by(t, me) ? t : NULL;
 }
 
 int64_t kc_lx_pid(struct thread *me, endpoint_t child, uint64_t pid)
@@ -315,8 +319,7 @@ int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t a
 	if (!t)
 		return -KE_DEADSRCDST;
 	/* Only the server the thread is waiting on for this very call may map into it. */
-	if (!t->proc->lx || !t->in_lxcall || t->state != T_BLOCKED || t->blocked_on != B_REPLY ||
-	    t->ipc_peer != thread_ep(me))
+	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
 		return -KE_PERM;
 	struct memobj *src = NULL;
 	if (handle && !(src = proc_handle_object(me->proc, handle, KP_R)))

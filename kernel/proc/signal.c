@@ -53,6 +53,28 @@ bool signal_pending(const struct thread *t)
 	return lx && ((t->sigpending | lx->sigpending) & ~t->sigmask);
 }
 
+void signal_mask_swap(struct thread *t, uint64_t mask)
+{
+	t->saved_mask = t->sigmask;
+	t->has_saved_mask = true;
+	t->sigmask = mask & ~UNBLOCKABLE;
+}
+
+void signal_mask_settle(struct thread *t)
+{
+	if (t->has_saved_mask && !signal_pending(t)) {
+		t->sigmask = t->saved_mask;
+		t->has_saved_mask = false;
+	}
+}
+
+/* Sleeps until a signal t does not block is pending (or t is killed). */
+static void wait_for_signal(struct thread *t)
+{
+	while (!signal_pending(t) && t->state != T_DEAD)
+		ipc_block(t, B_WAIT, EP_NONE);
+}
+
 /* Makes a thread that may now take a signal notice it: ends a kernel wait, asks the server
  * holding its forwarded call to give it back, or sends its CPU through the kernel. */
 static void kick(struct thread *t)
@@ -229,10 +251,7 @@ void signal_user_return(struct trap_frame *f)
 		if (!ignored(t->proc->lx, sig))
 			force_exit(t->proc, sig);
 	}
-	if (t->has_saved_mask && !signal_pending(t)) { /* a swapped mask with no handler run */
-		t->sigmask = t->saved_mask;
-		t->has_saved_mask = false;
-	}
+	signal_mask_settle(t); /* a swapped mask with no handler run */
 	kunlock();
 }
 
@@ -374,24 +393,16 @@ int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size)
 		return -KE_INVAL;
 	if (copy_from_user(&set, (const void *)uset, 8))
 		return -KE_FAULT;
-	me->saved_mask = me->sigmask;
-	me->has_saved_mask = true;
-	me->sigmask = set & ~UNBLOCKABLE;
-	while (!signal_pending(me) && me->state != T_DEAD)
-		ipc_block(me, B_WAIT, EP_NONE);
-	/* The old mask comes back in the handler frame (setup_frame), or here if the signal
-	 * turned out to need no handler. */
-	if (!signal_pending(me)) {
-		me->sigmask = me->saved_mask;
-		me->has_saved_mask = false;
-	}
+	signal_mask_swap(me, set);
+	wait_for_signal(me);
+	/* The old mask comes back with the handler frame (setup_frame), or on the way out
+	 * if no handler runs (signal_user_return). */
 	return -LX_EINTR;
 }
 
 int64_t lx_pause(struct thread *me)
 {
-	while (!signal_pending(me) && me->state != T_DEAD)
-		ipc_block(me, B_WAIT, EP_NONE);
+	wait_for_signal(me);
 	return -LX_EINTR;
 }
 

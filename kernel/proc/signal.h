@@ -20,6 +20,12 @@ bool signal_pending(const struct thread *t);
 void signal_user_return(struct trap_frame *f);
 /* A user-mode fault of a Linux process: true if a handler frame was set up in f. */
 bool signal_fault(struct thread *t, struct trap_frame *f, uint64_t cr2);
+/* Waits with mask in place of the thread's own (rt_sigsuspend, ppoll, pselect6,
+ * epoll_pwait); the old mask is kept to come back after the handler (setup_frame), or by
+ * signal_mask_settle if no handler is due. */
+void signal_mask_swap(struct thread *t, uint64_t mask);
+/* Puts a swapped-in mask back if no signal is pending that a handler would run for. */
+void signal_mask_settle(struct thread *t);
 /* execve: handlers back to default (ignored stay ignored), alternate stack gone. */
 void signal_exec_reset(struct thread *t);
 

@@ -132,8 +132,7 @@ int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t ti
 		return -KE_AGAIN; /* every timer slot in use: the caller polls instead */
 	wait_block_count++;
 	r = ipc_block(me, B_WAIT, EP_NONE);
-	if (slot >= 0 && timed[slot].ep == thread_ep(me))
-		timed[slot].ep = 0;
+	wait_timer_del(slot, me);
 	if (r < 0)
 		return r;
 	return wait_state(me, doorbell, seen);
@@ -152,8 +151,7 @@ int64_t wait_sleep(struct thread *me, uint64_t ns)
 			continue;
 		}
 		int64_t r = ipc_block(me, B_WAIT, EP_NONE);
-		if (timed[slot].ep == thread_ep(me))
-			timed[slot].ep = 0;
+		wait_timer_del(slot, me);
 		if (r < 0)
 			return r;
 	}

@@ -5,13 +5,11 @@
 #include "pm.h"
 #include "linux_syscalls.h"
 
-#define LX_GETPID 39
 #define LX_GETPPID 110
 #define LX_GETUID 102
 #define LX_GETGID 104
 #define LX_GETEUID 107
 #define LX_GETEGID 108
-#define LX_GETTID 186
 #define LX_UNAME 63
 #define LX_GETRLIMIT 97
 #define LX_SYSINFO 99
@@ -158,9 +156,6 @@ int64_t lx_serve(struct lxcall *c)
 		return lx_tgkill(p, -1, (int32_t)a[0], a[1]);
 	case LX_TGKILL:
 		return lx_tgkill(p, (int32_t)a[0], (int32_t)a[1], a[2]);
-	case LX_GETPID: /* the kernel answers these for processes pm has given a pid */
-	case LX_GETTID:
-		return p->pid;
 	case LX_GETPPID:
 		return p->ppid;
 	case LX_GETPGID:

@@ -199,6 +199,24 @@ $(B)/user/pl_relay2.o: tests/pipeline/relay.c $(B)/kflags
 $(PIPELINE): $(B)/user/%: $(B)/user/pl_%.o $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
 
+# Servers, drivers and libraries with a build.mk of their own (servers/ip/build.mk, ...):
+# each lists NAME_SRCS (and NAME_CFLAGS, NAME_EXTRA_OBJS, NAME_DEPS: order-only prerequisites
+# of its objects, such as fetched sources) and calls native_prog; host-tested sources go in
+# UNIT_EXTRA_SRCS/HDRS, their include folders in UNIT_EXTRA_CFLAGS.
+define native_prog
+$(1)_OBJS := $$(patsubst %.c,$(B)/obj/$(1)/%.o,$$($(1)_SRCS))
+$$($(1)_OBJS): $(B)/obj/$(1)/%.o: %.c $(B)/kflags | $$($(1)_DEPS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UCFLAGS) $$($(1)_CFLAGS) -c $$< -o $$@
+$(B)/user/$(1): $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS)
+	$$(CC) $$(ULDFLAGS) -o $$@ $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)
+USER_PROGS += $(B)/user/$(1)
+endef
+UNIT_EXTRA_SRCS :=
+UNIT_EXTRA_HDRS :=
+UNIT_EXTRA_CFLAGS :=
+include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
+
 user: $(USER_PROGS)
 
 # The default image: rs (module 0, the root of the service tree), its configuration, and the
@@ -231,10 +249,12 @@ LIB_HDRS := $(CHAN_HDRS) lib/sysconf/sysconf.h servers/ds/store.h lib/ds/ds_prot
 	servers/vfs/ldisc.h
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)) \
 	$(B)/unit/test_chan_threads_tsan
+LIB_SRCS += $(UNIT_EXTRA_SRCS)
+LIB_HDRS += $(UNIT_EXTRA_HDRS)
 
 $(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(LIB_SRCS) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(LIB_SRCS)
+	$(CC) $(UNIT_CFLAGS) $(UNIT_EXTRA_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(LIB_SRCS)
 
 $(B)/unit/test_chan_threads_tsan: tests/unit/test_chan_threads.c tests/unit/unit.h $(CHAN_SRCS) \
 		$(CHAN_HDRS)

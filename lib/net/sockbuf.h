@@ -1,0 +1,95 @@
+/* A socket's buffers (thesis §5.4): one memory object per socket, shared by the
+ * application (mapped into it at socket creation), the `syscall` server (which serves the
+ * slow path: it copies for the application that makes system calls) and the socket engine
+ * (udp, tcp). Two sides, each a descriptor queue (a lib/chan spsc with 64-byte slots) plus
+ * a data area used as a byte ring:
+ *   TX: the application side produces, the engine consumes;
+ *   RX: the engine produces, the application side consumes.
+ * A descriptor names its bytes by offset and length in its side's data area; the consumer
+ * frees data in order by publishing `released`, the running count of bytes it is done with
+ * (the producer's private `produced` minus `released` is what is in use). A message never
+ * wraps: when it does not fit before the end of the area the producer skips to offset 0
+ * (the skipped bytes count as used until released).
+ *
+ * Layout (offsets from the object's start, all 64-byte aligned; geometry in the header):
+ *   0           struct sockbuf_hdr (written once by the creator)
+ *   hdr.rx_q    RX descriptor queue (spsc)       hdr.rx_rel  RX `released` (own line)
+ *   hdr.tx_q    TX descriptor queue (spsc)       hdr.tx_rel  TX `released` (own line)
+ *   hdr.rx_data RX data area                     hdr.tx_data TX data area
+ * Trust: every side keeps its indices and the geometry privately (copied at attach) and
+ * checks everything it reads from shared memory: offsets and lengths inside the area, a
+ * descriptor's end never behind the previous one, `released` moving forward and never past
+ * what was produced. A peer that lies gets SOCKBUF_ECORRUPT on that socket only. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "spsc.h"
+
+#define SOCKBUF_MAGIC 0x4b434f53u /* "SOCK" */
+#define SOCKBUF_VERSION 1
+#define SOCKBUF_SLOT 64
+#define SOCKBUF_ECORRUPT CHAN_ECORRUPT
+
+struct sockbuf_hdr {
+	uint32_t magic, version;
+	uint64_t bytes;                  /* the whole object */
+	uint64_t rx_q, rx_rel, rx_data;  /* offsets */
+	uint64_t tx_q, tx_rel, tx_data;
+	uint32_t rx_slots, tx_slots;     /* descriptor queue sizes (powers of two) */
+	uint32_t rx_size, tx_size;       /* data area bytes */
+};
+
+/* One message (a datagram, or a piece of a stream). */
+struct sockbuf_desc {
+	uint64_t end;       /* producer's running byte count after this message (skip included) */
+	uint32_t off, len;  /* where its bytes are in the side's data area */
+	uint32_t flags;     /* SBD_* */
+	uint16_t family;    /* peer address: AF_INET or 0 (none: the connected peer) */
+	uint16_t port;      /* network byte order */
+	uint8_t addr[16];   /* IPv4 in the first 4 bytes */
+	uint64_t reserved[2];
+};
+_Static_assert(sizeof(struct sockbuf_desc) == SOCKBUF_SLOT, "one slot");
+#define SBD_TRUNC 1 /* RX: the datagram was longer than len (the rest was dropped) */
+
+/* A side as one party sees it. */
+struct sockbuf_side {
+	struct spsc q;
+	unsigned char *data;
+	uint32_t size;
+	_Atomic uint64_t *released; /* shared */
+	uint64_t produced;          /* producer: bytes handed out (private) */
+	uint64_t consumed;          /* consumer: bytes it is done with (private) */
+	bool producer;
+};
+struct sockbuf {
+	struct sockbuf_side rx, tx;
+};
+enum { SB_APP = 0, SB_ENGINE = 1 }; /* roles: APP produces TX and consumes RX */
+
+/* Bytes needed for queues of the given slots and data areas of the given sizes. */
+size_t sockbuf_size(uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots, uint32_t tx_size);
+/* Creator: formats mem (page aligned, len >= sockbuf_size) and zeroes it. 0 or CHAN_EINVAL. */
+int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots,
+		 uint32_t tx_size);
+/* Either party: validates the header against len, copies the geometry. 0 or CHAN_EINVAL. */
+int sockbuf_attach(struct sockbuf *sb, void *mem, size_t len, int role);
+
+/* Producer: room for len contiguous bytes; returns a pointer to write them at (then
+ * sockbuf_commit), or NULL with *err = CHAN_EAGAIN (no room now) / CHAN_EINVAL (len can
+ * never fit) / SOCKBUF_ECORRUPT (the consumer's `released` is impossible). */
+void *sockbuf_alloc(struct sockbuf_side *s, uint32_t len, int *err);
+/* Producer: publishes the message whose bytes were just written at the last alloc's
+ * pointer; d's end/off/len are filled in here. 0 or CHAN_EAGAIN (queue full: nothing
+ * published, alloc again later). */
+int sockbuf_commit(struct sockbuf_side *s, uint32_t len, const struct sockbuf_desc *d);
+/* Producer: bytes and descriptors free now (for poll's POLLOUT). */
+uint32_t sockbuf_space(struct sockbuf_side *s);
+
+/* Consumer: the oldest message, copied and validated into *d; returns a pointer to its
+ * bytes, or NULL with *err = CHAN_EAGAIN (empty) / SOCKBUF_ECORRUPT. */
+const void *sockbuf_peek(struct sockbuf_side *s, struct sockbuf_desc *d, int *err);
+/* Consumer: done with the message last peeked (frees its queue slot and bytes). */
+void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d);
+/* Consumer: whether a message is waiting (for poll's POLLIN). */
+bool sockbuf_ready(struct sockbuf_side *s);

@@ -22,7 +22,9 @@ def resolve_accel(accel):
     return accel
 
 
-def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", extra=(), uefi=False):
+def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", extra=(), uefi=False, net=()):
+    """net: QEMU arguments for the network devices; none means no NIC at all (QEMU would
+    otherwise add an unrestricted user-networking one)."""
     accel = resolve_accel(accel)
     if cpu is None:
         cpu = "host" if accel == "kvm" else "max"
@@ -42,6 +44,7 @@ def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", ex
     ]
     if uefi:
         cmd += ["-bios", "/usr/share/ovmf/OVMF.fd"]
+    cmd += list(net) if net else ["-nic", "none"]
     return cmd + list(extra)
 
 

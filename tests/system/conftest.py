@@ -5,6 +5,7 @@ import hashlib
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -118,12 +119,12 @@ class _Typist:
 
 
 def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False, modules=(),
-         script=None):
+         script=None, net=()):
     """Boots Axolotl, returns a Run once QEMU exits, `until` (a regex) appears in the serial
     log, or the timeout passes. QEMU is killed by PID in every case. `script`, a list of
     (regex, text), types text into the serial port as output lines match (see _Typist)."""
     iso = iso_for(cmdline, modules)
-    cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", uefi=uefi)
+    cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", uefi=uefi, net=net)
     chunks = []
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if script is not None else subprocess.DEVNULL,
@@ -185,3 +186,93 @@ def run_user_tests(program, tests, helpers=(), smp=2, cpu="max", timeout=240):
     results = {m.group(2): (m.group(1), m.group(3))
                for m in re.finditer(r"^UTEST (PASS|FAIL|SKIP) (\w[\w-]*):? ?(.*)$", r.output, re.M)}
     return r, results
+
+
+def free_port(kind=socket.SOCK_DGRAM):
+    """A port on 127.0.0.1 that is free now (for a QEMU hostfwd)."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def user_net(model="e1000", fwds=()):
+    """QEMU arguments for one NIC on user networking, restricted (no traffic leaves this
+    machine) with host forwards bound to 127.0.0.1. fwds: (proto, host_port, guest_port)."""
+    fw = "".join(f",hostfwd={p}:127.0.0.1:{h}-:{g}" for p, h, g in fwds)
+    return ["-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{model},netdev=n0"]
+
+
+class Guest:
+    """A running Axolotl for tests that act on it while it runs (network clients, typing):
+    wait_for(regex) blocks until the serial log matches, type(text) types into the serial
+    port, output is the log so far. QEMU is killed by PID in close() (use `with`)."""
+
+    def __init__(self, cmdline, modules=(), smp=2, cpu="max", mem=512, net=(), name=None):
+        iso = iso_for(cmdline, modules)
+        cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", net=net)
+        self.name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}")[:150]
+        self._chunks = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self._th = threading.Thread(target=self._reader, daemon=True)
+        self._th.start()
+
+    def _reader(self):
+        for raw in iter(lambda: self.proc.stdout.read1(4096), b""):
+            with self._cond:
+                self._chunks.append(raw.decode("utf-8", "replace").replace("\r", ""))
+                self._cond.notify_all()
+        with self._cond:
+            self._chunks.append("")
+            self._cond.notify_all()
+
+    @property
+    def output(self):
+        with self._cond:
+            return "".join(self._chunks)
+
+    def wait_for(self, regex, timeout=60, start=0):
+        """The first match of regex (multiline) in whole lines of the log after offset
+        start; raises AssertionError with the log's tail on timeout or QEMU's exit."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                text = "".join(self._chunks)
+                m = re.compile(regex, re.M).search(text[:text.rfind("\n") + 1], start)
+                if m:
+                    return m
+                left = deadline - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
+                    raise AssertionError(f"{regex!r} not seen; log tail:\n{text[-3000:]}")
+                self._cond.wait(min(left, 0.5))
+
+    def mark(self):
+        """Offset of the end of the log now, for wait_for(start=...)."""
+        return len(self.output)
+
+    def type(self, text, delay=0.002):
+        for ch in text.encode():
+            self.proc.stdin.write(bytes([ch]))
+            self.proc.stdin.flush()
+            time.sleep(delay)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()  # our own QEMU, by PID
+        self.proc.wait()
+        self._th.join(5)
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        log_dir = os.path.join(ROOT, "build", "test-logs")
+        os.makedirs(log_dir, exist_ok=True)
+        with open(os.path.join(log_dir, self.name + ".log"), "w") as f:
+            f.write(self.output)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -71,3 +71,20 @@ struct sk_msg {
 	uint8_t addr[16]; /* IPv4 in the first 4 bytes, network order */
 };
 _Static_assert(sizeof(struct sk_msg) <= SK_SLOT, "one slot");
+
+/* An engine's socket table in ds (udp now, tcp's listeners next): key "s.N" under the
+ * engine's label for table slot N (dense from 0; key "nslots" holds the high-water mark as a
+ * decimal string), value one struct sk_dsrec; a freed slot is rewritten with sock = 0.
+ * The engine restores itself from it after a restart, and pf rebuilds its connection
+ * table from it. */
+struct sk_dsrec {
+	uint32_t sock;        /* syscall's socket id, 0 = free slot */
+	uint32_t laddr;       /* local IPv4, network order (0 = any) */
+	uint16_t lport;       /* network order (0 = unbound) */
+	uint16_t rport;       /* network order (0 = not connected) */
+	uint32_t raddr;       /* network order */
+	uint32_t flags;       /* SKF_* and SKR_* */
+	uint32_t opts;        /* SKR_* option bits */
+};
+_Static_assert(sizeof(struct sk_dsrec) == 24, "one ds value");
+#define SKR_BROADCAST 1

@@ -43,6 +43,8 @@ static struct {
 	uint32_t resets;
 	struct { uint64_t id; struct chan_ptr p[2]; uint32_t n; } inflight[TX_BUFS];
 	uint16_t seq;
+	uint64_t sent_ns[64]; /* send times by seq % 64 */
+	uint64_t rtt_sum_us, rtt_max_us;
 	uint64_t next_ping, sent, replies, offloaded_replies, bad_replies, tx_errors, pool_errors;
 	uint64_t replies_at_reset, replies_at_garbage, garbage_ids_back;
 	bool garbage_sent, said_resumed, said_garbage_ok;
@@ -202,6 +204,7 @@ static void send_ping(void)
 	/* Offloaded: the device fills the IP header checksum and, as an L4 checksum from byte 34
 	 * into byte 36, the ICMP one (no pseudo-header for ICMP: the field starts at 0). */
 	uint32_t flags = offload ? NDF_TX_CSUM_IP4 | NDF_TX_CSUM_L4 : 0;
+	n.sent_ns[seq % 64] = ax_time_ns();
 	if (send_frame(h, sizeof(h), pay, sizeof(pay), flags, 34u | 36u << 16))
 		n.sent++;
 }
@@ -235,6 +238,10 @@ static void on_rx(const struct netdev_msg *m)
 			return;
 		}
 		n.replies++;
+		uint64_t rtt = (ax_time_ns() - n.sent_ns[seq % 64]) / 1000;
+		n.rtt_sum_us += rtt;
+		if (rtt > n.rtt_max_us)
+			n.rtt_max_us = rtt;
 		if (seq % 2 == 0)
 			n.offloaded_replies++;
 		if (n.replies <= 4 || n.replies % 25 == 0)
@@ -406,9 +413,11 @@ static void counters(void)
 		memcpy(text, m.w, NETQ_TEXT);
 		ax_printf("nettest: %s counter %s\n", n.ifname, text);
 	}
-	ax_printf("nettest: counters end; %llu sent, %llu replies (%llu offloaded), %llu bad, rx flags seen %#x\n",
+	ax_printf("nettest: counters end; %llu sent, %llu replies (%llu offloaded), %llu bad, rx flags seen %#x, "
+		  "round trip avg %llu us max %llu us\n",
 		  (unsigned long long)n.sent, (unsigned long long)n.replies, (unsigned long long)n.offloaded_replies,
-		  (unsigned long long)n.bad_replies, n.rx_flags_seen);
+		  (unsigned long long)n.bad_replies, n.rx_flags_seen,
+		  (unsigned long long)(n.replies ? n.rtt_sum_us / n.replies : 0), (unsigned long long)n.rtt_max_us);
 }
 
 static void inject(struct ax_evloop *l, const char *word)

@@ -95,3 +95,20 @@ def test_e1000_polls_on_a_dedicated_core():
         g.wait_for(P + r"nettest: counters end", 30, mark)
         counters = dict(re.findall(P + r"nettest: e1000 counter (\w+) (\d+)$", g.output[mark:], re.M))
         assert counters["interrupts"] == "0", counters
+
+
+E1000E_CONF = CONF.replace("8086:100e", "8086:10d3").replace('args="if=e1000"', 'args="if=e1000 icmp_l4=0"')
+
+
+def test_e1000e_82574_pings_with_rx_checksums():
+    """The 82574 (QEMU's e1000e) through the same driver: legacy descriptors, its EERD
+    layout; QEMU's model reports RX checksums (NDF_RX_IP4_OK) and offloads only TCP/UDP
+    checksums, so the ICMP checksum is computed by nettest there."""
+    write_conf("e1000e.conf", E1000E_CONF)
+    mods = ("rs conf=e1000e.conf", "e1000e.conf") + MODULES[2:]
+    with Guest("", modules=mods, smp=2, net=user_net("e1000e"), name="e1000e") as g:
+        g.wait_for(P + r"e1000: 82574 at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode", 60)
+        g.wait_for(P + r"nettest: echo reply seq 1 from 10\.0\.2\.2 \(software checksums, rx flags 0x1\)", 60)
+        g.wait_for(P + r"nettest: echo reply seq 2 from 10\.0\.2\.2 \(checksums offloaded, rx flags 0x1\)", 30)
+        g.wait_for(P + r"nettest: echo reply seq \d+ .*, 25 replies$", 60)
+        assert "nettest: bad echo reply" not in g.output

@@ -7,7 +7,7 @@
  * payload in two segments), checking every reply. Injectable (`service inject ip WORD`):
  * `garbage` sends the driver malformed messages and checks they come back as errors,
  * `counters` prints the driver's counters (NETQ_SHOW).
- *   nettest [if=e1000] [restarted=N] */
+ *   nettest [if=e1000] [icmp_l4=0] [restarted=N] */
 #include "axrt.h"
 #include "chan_name.h"
 #include "chan_axolotl.h"
@@ -48,6 +48,7 @@ static struct {
 	uint64_t next_ping, sent, replies, offloaded_replies, bad_replies, tx_errors, pool_errors;
 	uint64_t replies_at_reset, replies_at_garbage, garbage_ids_back;
 	bool garbage_sent, said_resumed, said_garbage_ok;
+	bool no_icmp_l4; /* icmp_l4=0: devices that offload only TCP/UDP checksums (QEMU's e1000e) */
 	uint32_t rx_flags_seen;
 } n;
 
@@ -195,15 +196,16 @@ static void send_ping(void)
 	ic[0] = 8;
 	put16(ic + 4, PING_ID), put16(ic + 6, seq);
 	payload(pay, seq);
-	if (!offload) {
+	if (!offload)
 		put16(ip + 10, csum(ip, 20));
+	if (!offload || n.no_icmp_l4) {
 		uint8_t whole[64];
 		memcpy(whole, ic, 8), memcpy(whole + 8, pay, 56);
 		put16(ic + 2, csum(whole, 64));
 	}
 	/* Offloaded: the device fills the IP header checksum and, as an L4 checksum from byte 34
 	 * into byte 36, the ICMP one (no pseudo-header for ICMP: the field starts at 0). */
-	uint32_t flags = offload ? NDF_TX_CSUM_IP4 | NDF_TX_CSUM_L4 : 0;
+	uint32_t flags = offload ? NDF_TX_CSUM_IP4 | (n.no_icmp_l4 ? 0 : NDF_TX_CSUM_L4) : 0;
 	n.sent_ns[seq % 64] = ax_time_ns();
 	if (send_frame(h, sizeof(h), pay, sizeof(pay), flags, 34u | 36u << 16))
 		n.sent++;
@@ -445,6 +447,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "if=", 3))
 			ksnprintf(n.ifname, sizeof(n.ifname), "%s", argv[i] + 3);
+		else if (!strcmp(argv[i], "icmp_l4=0"))
+			n.no_icmp_l4 = true;
 	n.incarnation = ax_svc.restarts + 1;
 	char kd[16], ku[16], kr[16];
 	ksnprintf(kd, 16, "%s.down", n.ifname);

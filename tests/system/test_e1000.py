@@ -57,6 +57,12 @@ def test_e1000_pings_survives_restarts_and_garbage():
         assert int(counters["interrupts"]) > 0, counters  # interrupt mode really took interrupts
         assert int(counters["crc_errors"]) == 0 and counters["link_up"] == "1", counters
         assert int(end.group(4)) == 0 and int(end.group(3)) > 0, end.group(0)
+        # ND_CONF: polling and back to interrupts, pings continue in both
+        for word, mode in (("poll", "polling"), ("irq", "interrupt")):
+            mark = g.mark()
+            g.type(f"service inject ip {word}\r")
+            g.wait_for(P + f"e1000: {mode} mode$", 30, mark)
+            g.wait_for(P + r"nettest: pings continue after ND_CONF$", 60, mark)
         # ip restarts: the driver sees new names in ds, resets and attaches to the new ip
         mark = g.mark()
         g.type("service kill ip\r")

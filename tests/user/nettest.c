@@ -6,7 +6,7 @@
  * 200 ms, alternately checksummed in software and offloaded to the device, header and
  * payload in two segments), checking every reply. Injectable (`service inject ip WORD`):
  * `garbage` sends the driver malformed messages and checks they come back as errors,
- * `counters` prints the driver's counters (NETQ_SHOW).
+ * `counters` prints the driver's counters (NETQ_SHOW), `poll` and `irq` send ND_CONF.
  *   nettest [if=e1000] [icmp_l4=0] [restarted=N] */
 #include "axrt.h"
 #include "chan_name.h"
@@ -47,7 +47,8 @@ static struct {
 	uint64_t rtt_sum_us, rtt_max_us;
 	uint64_t next_ping, sent, replies, offloaded_replies, bad_replies, tx_errors, pool_errors;
 	uint64_t replies_at_reset, replies_at_garbage, garbage_ids_back;
-	bool garbage_sent, said_resumed, said_garbage_ok;
+	bool garbage_sent, said_resumed, said_garbage_ok, said_conf;
+	uint64_t replies_at_conf;
 	bool no_icmp_l4; /* icmp_l4=0: devices that offload only TCP/UDP checksums (QEMU's e1000e) */
 	uint32_t rx_flags_seen;
 } n;
@@ -254,6 +255,10 @@ static void on_rx(const struct netdev_msg *m)
 			n.said_resumed = true;
 			ax_printf("nettest: pings resumed after driver reset %u\n", n.resets);
 		}
+		if (n.replies > n.replies_at_conf + 3 && !n.said_conf && n.replies_at_conf) {
+			n.said_conf = true;
+			ax_printf("nettest: pings continue after ND_CONF\n");
+		}
 		if (n.garbage_sent && n.replies > n.replies_at_garbage + 2 && !n.said_garbage_ok) {
 			n.said_garbage_ok = true;
 			ax_printf("nettest: pings continue after garbage: %llu garbage TX failed back, %llu pool errors\n",
@@ -429,6 +434,12 @@ static void inject(struct ax_evloop *l, const char *word)
 		garbage();
 	else if (!strcmp(word, "counters"))
 		counters();
+	else if (!strcmp(word, "poll") || !strcmp(word, "irq")) {
+		struct netdev_msg m = { .type = ND_CONF, .arg = word[0] == 'p' ? NDC_POLL : 0, .id = 30 };
+		n.replies_at_conf = n.replies;
+		n.said_conf = false;
+		ax_printf("nettest: ND_CONF %s sent: %s\n", word, push(&m) ? "ok" : "channel full");
+	}
 	else
 		ax_printf("nettest: no injectable fault named %s\n", word);
 }

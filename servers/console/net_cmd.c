@@ -206,7 +206,7 @@ int ping_main(int argc, char **argv)
 		return 1;
 	}
 	uint64_t session = m.w[0], received = 0, transmitted = 0, min = ~0ull, max = 0, sum = 0;
-	ax_printf("PING %s %llu(%llu) bytes of data.\n", target, (unsigned long long)size,
+	ax_printf("PING %s (%s) %llu(%llu) bytes of data.\n", target, target, (unsigned long long)size,
 		  (unsigned long long)size + 28);
 	/* Each sequence number until ip says replied or lost; ip declares a loss itself, the
 	 * deadline here only guards against an ip that never does. */

@@ -182,11 +182,19 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 	while (dsc_check(label, key) == 0)
 		if (!strcmp(label, "ip") && (!strcmp(key, "pf.req") || !strcmp(key, "pf.ans")))
 			ip_changed = true;
-	if (ip_changed) {
-		if (s.attached)
-			detach(l, 0);
-		attach(l);
-	}
+	if (!ip_changed)
+		return;
+	/* The export's value is {magic "CHNX", owner endpoint, ...} (lib/chan/README.md): the
+	 * same owner (our own import's news, ds republishing) needs nothing. */
+	uint32_t v[6];
+	uint32_t len = 0;
+	if (s.attached && dsc_get("ip", "pf.ans", v, &len) == 0 && len == sizeof(v) && v[0] == CHAN_NAME_MAGIC &&
+	    v[1] == s.ans_mem.owner && dsc_get("ip", "pf.req", v, &len) == 0 && len == sizeof(v) &&
+	    v[1] == s.req_mem.owner)
+		return;
+	if (s.attached)
+		detach(l, 0);
+	attach(l);
 }
 
 static void on_message(struct ax_evloop *l, struct kmsg *m)

@@ -13,14 +13,14 @@ static bool rules_item(uint32_t i, char *out, size_t cap)
 		if (pf_f.nrules == 0)
 			ksnprintf(out, cap, "0 rules: everything passes");
 		else
-			ksnprintf(out, cap, "%d rules (last match wins unless quick; default pass)", pf_f.nrules);
+			ksnprintf(out, cap, "%d rules [matches]; last match wins; default pass", pf_f.nrules);
 		return true;
 	}
 	if (i > (uint32_t)pf_f.nrules)
 		return false;
 	char text[PF_LINE_MAX];
 	pf_rule_format(&pf_f.rules[i - 1], text, sizeof(text));
-	ksnprintf(out, cap, "%3u %s [%llu matches]", i, text, (unsigned long long)pf_f.hits[i - 1]);
+	ksnprintf(out, cap, "%3u %s [%llu]", i, text, (unsigned long long)pf_f.hits[i - 1]);
 	return true;
 }
 

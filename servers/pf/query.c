@@ -3,6 +3,7 @@
  * spaces into NETQ_TEXT-byte lines; continuation lines are indented. */
 #include "pf.h"
 #include "netq_proto.h"
+#include "service.h"
 
 #define ITEM_MAX 320
 
@@ -159,9 +160,20 @@ static void show(struct kmsg *m)
 	ax_reply(to, m);
 }
 
+/* Rules change only at the console's word (the service named console, through rs). */
+static bool may_change(endpoint_t who)
+{
+	int64_t ep = ax_svc_lookup("console", NULL);
+	return ep > 0 && (endpoint_t)ep == who;
+}
+
 static void change(struct kmsg *m)
 {
 	char err[PF_ERR_LEN];
+	if (!may_change(m->source)) {
+		reply_err(m, -KE_PERM, "only the console may change the rules");
+		return;
+	}
 	switch (m->w[0]) {
 	case NQF_ADD: {
 		char text[49];

@@ -4,7 +4,8 @@ checks pf's verdicts). One boot: verdicts for a pf.conf that blocks a UDP port a
 state, garbage requests blocked and counted, the console's pf, netstat, ifconfig, route,
 arp and ping commands, a rule added at run time, pf killed while requests stream in (the
 restarted pf takes its rules from ds, the added one included, and answers every pending
-request), then rule deletion, a bad rule, flush and reload."""
+request), then rule deletion, a bad rule, flush and reload, and ip restarted (pf imports its new
+channels)."""
 import os
 import re
 
@@ -95,6 +96,9 @@ def test_pf_verdicts_console_and_restart():
         cmd("pf rules", r"^0 rules: everything passes$")
         cmd("pf reload", r"^pf: 3 rules from pf\.conf$")
         cmd("pf bogus", r"^usage: pf rules")
+        # ip restarted: it exports new channels, pf hears of it through ds and imports them
+        cmd("service kill ip", r"^pf: attached to ip/pf\.req and ip/pf\.ans \(ip 0x[0-9a-f]+, import 2\)$", 60)
+        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(11 verdicts\)$", 30, g.output.find("service kill ip"))
         cmd("service stop pf", r"^service: pf OK$")
         cmd("pf rules", r"^pf: pf is not running$")
         out = cmd("netstat", r"^  pf_answers \d+$")

@@ -89,6 +89,9 @@ def test_pf_verdicts_console_and_restart():
         out = cmd("service inject ip stats", r"^PFTEST stats:")
         m = re.search(r"stats: \d+ requests, \d+ answers, \d+ unknown ids, (\d+) stream blocked, (\d+) pending", out)
         assert m and m.group(1) == "0" and int(m.group(2)) <= 3, out
+        # only the console may change the rules
+        cmd("service inject ip perm", r"^PFTEST perm: call 0, reply type -1, w6 -1$")
+        cmd("pf rules", r"^4 rules ")
         # deletion, errors, flush and reload
         cmd("pf del 4", r"^pf: rule 4 deleted$")
         cmd("pf del 9", r"^pf: no such rule$")

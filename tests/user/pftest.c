@@ -11,6 +11,8 @@
  * echo session, so the console's ip commands can be tested without ip.
  *   service inject ip check   runs the checks again, expecting `block in proto udp to any
  *                             port 9999` to have been added (by the console) meanwhile
+ *   service inject ip perm    asks pf to flush its rules (pf must refuse: not the console)
+ *   service inject ip stats   prints what was sent and answered
  * Output: `PFTEST check N: PASS (K verdicts)` or `PFTEST check N: FAIL ...`,
  * `PFTEST pf attached (N): resubmitting P pending`, `PFTEST restart: P pending answered`. */
 #include "axrt.h"
@@ -300,7 +302,14 @@ static void inject(struct ax_evloop *l, const char *word)
 	(void)l;
 	if (!strcmp(word, "check"))
 		run_check(true);
-	else if (!strcmp(word, "stats"))
+	else if (!strcmp(word, "perm")) {
+		/* Only the console may change pf's rules: a flush from here must be refused. */
+		int64_t pf = ax_svc_lookup("pf", NULL);
+		struct kmsg m = { .type = NETQ_PF, .w = { NQF_FLUSH } };
+		int64_t r = pf > 0 ? ax_call((endpoint_t)pf, &m) : pf;
+		ax_printf("PFTEST perm: call %lld, reply type %d, w6 %lld\n", (long long)r, (int)(int32_t)m.type,
+			  (long long)m.w[6]);
+	} else if (!strcmp(word, "stats"))
 		ax_printf("PFTEST stats: %llu requests, %llu answers, %llu unknown ids, %llu stream blocked, %u pending\n",
 			  (unsigned long long)t.next_id, (unsigned long long)t.answers, (unsigned long long)t.unknown,
 			  (unsigned long long)t.wrong_stream, t.npending);

@@ -16,6 +16,7 @@ CONF = """# pf test: pftest stands in for ip
 service ds heartbeat=2000
 service console ioports=0x3f8-0x3ff irq=4 control
 service ip binary=pftest heartbeat=2000
+service udp binary=pftest args="udp"
 service pf heartbeat=2000 backoff=50
 """
 PF_CONF = """# pf.conf of the pf test
@@ -36,7 +37,7 @@ def test_pf_verdicts_console_and_restart():
     write_conf("pftest-conf/pf.conf", PF_CONF)
     with Guest("", modules=MODULES, smp=2, name="test_pf") as g:
         g.wait_for(r"^(?:axolotl> )?pf: 3 rules from pf\.conf$", 90)
-        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(11 verdicts\)$", 60)
+        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(12 verdicts\)$", 60)
 
         def cmd(line, until, timeout=30):
             """Types a command, waits for a line matching until (the prompt may precede it
@@ -51,12 +52,13 @@ def test_pf_verdicts_console_and_restart():
         out = cmd("pf rules", r"^\s+3 pass out")
         assert re.search(r"^3 rules \[matches\]; last match wins; default pass$", out, re.M), out
         assert re.search(r"^\s+1 block in proto udp to any port 7777 \[[1-9]\d*\]$", out, re.M), out
-        assert re.search(r"^\s+2 block in proto udp from 10\.0\.2\.9 \[2\]$", out, re.M), out
+        assert re.search(r"^\s+2 block in proto udp from 10\.0\.2\.9 \[3\]$", out, re.M), out
         out = cmd("pf states", r"^udp 10\.0\.2\.15:40001 10\.0\.2\.9:5000 est \d+s$")
-        out = cmd("netstat", r"^  rules 3$")
+        out = cmd("netstat", r"^  sockets 1$")
         c = counters(out.split("pf:")[1])
-        assert c["bad_requests"] == 3 and c["blocked_in"] == 3 and c["states"] == 1, out
+        assert c["bad_requests"] == 3 and c["blocked_in"] == 4 and c["states"] == 1, out
         assert re.search(r"^ip:\n  pf_requests \d+\n  pf_answers \d+$", out, re.M), out
+        assert re.search(r"^udp:\n  sockets 1$", out, re.M), out
         # the console's ip commands, against pftest's answers
         out = cmd("ifconfig", r"^  rx 10 packets")
         assert "0 e1000 10.0.2.15/24 mac 52:54:00:12:34:56 mtu 1500 up" in out
@@ -79,11 +81,12 @@ def test_pf_verdicts_console_and_restart():
         cmd("service kill pf", r"^PFTEST restart: \d+ pending answered$", 60)
         log = g.output.replace("axolotl> ", "")
         assert re.search(r"^pf: 4 rules from ds \(restart 1\)$", log, re.M), log[-3000:]
+        assert re.search(r"^pf: 1 connection-table entries from udp's and tcp's sockets$", log, re.M), log[-3000:]
         m = re.search(r"^PFTEST pf attached \(2\): resubmitting (\d+) pending$", log, re.M)
         assert m and int(m.group(1)) >= 1, g.output[-3000:]
         cmd("service inject ip check", r"^PFTEST check 2: (PASS|FAIL)")
         log = g.output.replace("axolotl> ", "")
-        assert re.search(r"^PFTEST check 2: PASS \(11 verdicts\)$", log, re.M), log[-3000:]
+        assert re.search(r"^PFTEST check 2: PASS \(12 verdicts\)$", log, re.M), log[-3000:]
         out = cmd("pf rules", r"^\s+4 block in proto udp to any port 9999 \[1\]$")
         assert re.search(r"^4 rules ", out, re.M), out
         out = cmd("service inject ip stats", r"^PFTEST stats:")
@@ -101,12 +104,13 @@ def test_pf_verdicts_console_and_restart():
         cmd("pf bogus", r"^usage: pf rules")
         # ip restarted: it exports new channels, pf hears of it through ds and imports them
         cmd("service kill ip", r"^pf: attached to ip/pf\.req and ip/pf\.ans \(ip 0x[0-9a-f]+, import 2\)$", 60)
-        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(11 verdicts\)$", 30, g.output.find("service kill ip"))
+        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(12 verdicts\)$", 30, g.output.find("service kill ip"))
         cmd("service stop pf", r"^service: pf OK$")
         cmd("pf rules", r"^pf: pf is not running$")
-        out = cmd("netstat", r"^  pf_answers \d+$")
+        out = cmd("netstat", r"^  sockets 1$")
         assert "pf:" not in out.split("netstat", 1)[1]
         cmd("service stop ip", r"^service: ip OK$")
+        cmd("service stop udp", r"^service: udp OK$")
         cmd("ifconfig", r"^ifconfig: ip is not running$")
         cmd("netstat", r"^netstat: no network service is running$")
         assert "rs: pf crashed" not in g.output and "rs: ip crashed" not in g.output

@@ -1,7 +1,7 @@
 /* pftest: a stand-in for ip in pf's system test (tests/system/test_pf.py), run by rs as the
  * service `ip` (binary=pftest). It owns ip/pf.req and ip/pf.ans exactly as ip does
  * (lib/net/pf_proto.h), sends crafted headers and checks pf's verdicts against the rules
- * of the test's pf.conf:
+ * of the test's pf.conf (and, run as `pftest udp` under the name udp, a socket table in ds):
  *   block in proto udp to any port 7777
  *   block in proto udp from 10.0.2.9
  *   pass out proto udp to 10.0.2.9 keep state
@@ -23,6 +23,8 @@
 #include "spsc.h"
 #include "../../lib/net/pf_proto.h"
 #include "../../lib/net/netq_proto.h"
+#include "../../lib/net/sock_proto.h"
+#include "ds_client.h"
 
 #define A(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 #define LOCAL A(10, 0, 2, 15)
@@ -57,6 +59,7 @@ static struct {
 	uint64_t next_stream, stream_sent, answers, unknown, wrong_stream;
 	uint64_t ping_t0;
 	uint32_t ping_count, ping_interval, ping_size, ping_addr;
+	bool udp_mode;
 } t;
 
 static void put_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
@@ -97,8 +100,10 @@ static void kick(void)
 		chan_kick(&t.req, &t.plat);
 }
 
-/* A round of crafted requests; expect9999 says whether the console added the 9999 rule. */
-static void run_check(bool expect9999)
+/* A round of crafted requests; expect9999 says whether the console added the 9999 rule,
+ * rebuilt whether pf has restarted since udp's socket table was put in ds (so its
+ * connection table holds that socket). */
+static void run_check(bool expect9999, bool rebuilt)
 {
 	if (t.check_left) {
 		ax_printf("PFTEST check %u still running\n", t.check);
@@ -129,6 +134,9 @@ static void run_check(bool expect9999)
 	bad.hdr_len = 2000;
 	CASE(bad, PF_BLOCK);                                                 /* 10: impossible length */
 	CASE(udp(PF_IN, A(10, 0, 2, 2), 5000, LOCAL, 9999), expect9999 ? PF_BLOCK : PF_PASS); /* 11 */
+	/* 12: PEER answering the socket the stand-in udp has in ds (connected to PEER:53): only a
+	 * restarted pf, which rebuilt its table from udp's sockets, lets it in */
+	CASE(udp(PF_IN, PEER, 53, LOCAL, 6000), rebuilt ? PF_PASS : PF_BLOCK);
 #undef CASE
 	t.check_total = (uint32_t)k;
 	kick();
@@ -217,7 +225,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 	}
 	kick();
 	if (t.attaches == 1)
-		run_check(false);
+		run_check(false, ax_svc.restarts > 0); /* the test restarts ip only after pf */
 }
 
 /* NETQ_SHOW lines of the fake interfaces. */
@@ -232,6 +240,8 @@ static const char *show_line(uint64_t topic, uint64_t n, char *buf, size_t cap)
 	case NQ_ROUTES: return n < 2 ? routes[n] : NULL;
 	case NQ_ARP: return n < 1 ? arp[n] : NULL;
 	case NQ_COUNTERS:
+		if (t.udp_mode)
+			return n == 0 ? "sockets 1" : NULL;
 		if (n == 0)
 			ksnprintf(buf, cap, "pf_requests %llu", (unsigned long long)t.next_id);
 		else if (n == 1)
@@ -301,7 +311,7 @@ static void inject(struct ax_evloop *l, const char *word)
 {
 	(void)l;
 	if (!strcmp(word, "check"))
-		run_check(true);
+		run_check(true, true);
 	else if (!strcmp(word, "perm")) {
 		/* Only the console may change pf's rules: a flush from here must be refused. */
 		int64_t pf = ax_svc_lookup("pf", NULL);
@@ -325,9 +335,26 @@ static int64_t export(struct chan_export *ex, const char *key, uint32_t slot, in
 	return r == 0 ? chan_export(ex) : r;
 }
 
+/* `pftest udp`: a stand-in for udp whose socket table in ds (lib/net/sock_proto.h) holds one
+ * socket, 10.0.2.15:6000 connected to 10.0.2.9:53, for pf to rebuild its table from. */
+static int udp_main(void)
+{
+	struct sk_dsrec r = { .sock = 5, .laddr = __builtin_bswap32(LOCAL), .lport = __builtin_bswap16(6000),
+			      .rport = __builtin_bswap16(53), .raddr = __builtin_bswap32(PEER), .flags = SKF_DGRAM };
+	int64_t e = dsc_put("s.0", &r, sizeof(r));
+	if (e == 0)
+		e = dsc_put("nslots", "1", 1);
+	ax_printf("PFTEST udp: socket table in ds (%lld)\n", (long long)e);
+	t.udp_mode = true;
+	struct ax_evloop l = { .on_message = on_message };
+	return (int)ax_evloop_run(&l);
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "udp"))
+		return udp_main();
 	int64_t e = export(&t.req_ex, "pf.req", PF_REQ_SLOT, SPSC_PRODUCER, &t.req);
 	if (e == 0)
 		e = export(&t.ans_ex, "pf.ans", PF_ANS_SLOT, SPSC_CONSUMER, &t.ans);

@@ -103,8 +103,8 @@ static bool attach(struct ax_evloop *l)
 		       s.req.slot_size != PF_REQ_SLOT || s.ans.slot_size != PF_ANS_SLOT))
 		e = -KE_INVAL;
 	if (e < 0) {
-		if (s.fails++ % 50 == 0)
-			ax_printf("pf: cannot import ip's channels yet (%lld), retrying\n", (long long)e);
+		if (s.fails++ % 600 == 0) /* the first time, then once a minute */
+			ax_printf("pf: cannot import ip's channels yet (%lld), retrying every 100 ms\n", (long long)e);
 		detach(l, 100000000);
 		return false;
 	}

@@ -10,6 +10,7 @@
 #include "spsc.h"
 
 struct pf_filter pf_f;
+#define NEVER (~0ull)
 
 static struct {
 	struct chan_import req_mem, ans_mem;
@@ -89,7 +90,7 @@ static void detach(struct ax_evloop *l, uint64_t retry_ns)
 	l->doorbell = NULL;
 	l->sleeping = NULL;
 	l->wait_ns = 100000000;
-	s.retry_at = ax_time_ns() + retry_ns;
+	s.retry_at = retry_ns == NEVER ? NEVER : ax_time_ns() + retry_ns;
 }
 
 /* One attempt to import both channels (ip may not have exported them yet). */
@@ -142,8 +143,8 @@ static bool poll(struct ax_evloop *l)
 		if (e == CHAN_EAGAIN)
 			break;
 		if (e == CHAN_ECORRUPT) {
-			ax_printf("pf: ip/pf.req is corrupt (impossible index): detached, importing again in 1 s\n");
-			detach(l, 1000000000);
+			ax_printf("pf: ip/pf.req is corrupt (impossible index): detached until ip exports anew\n");
+			detach(l, NEVER);
 			return false;
 		}
 		if (!s.held) {
@@ -159,8 +160,8 @@ static bool poll(struct ax_evloop *l)
 			break;
 		}
 		if (e == CHAN_ECORRUPT) {
-			ax_printf("pf: ip/pf.ans is corrupt: detached, importing again in 1 s\n");
-			detach(l, 1000000000);
+			ax_printf("pf: ip/pf.ans is corrupt (impossible index): detached until ip exports anew\n");
+			detach(l, NEVER);
 			return false;
 		}
 		s.held = false;

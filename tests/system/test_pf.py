@@ -4,8 +4,8 @@ checks pf's verdicts). One boot: verdicts for a pf.conf that blocks a UDP port a
 state, garbage requests blocked and counted, the console's pf, netstat, ifconfig, route,
 arp and ping commands, a rule added at run time, pf killed while requests stream in (the
 restarted pf takes its rules from ds, the added one included, and answers every pending
-request), then rule deletion, a bad rule, flush and reload, and ip restarted (pf imports its new
-channels)."""
+request), then rule deletion, a bad rule, flush and reload, ip restarted (pf imports its new
+channels), and a corrupted request channel (pf detaches and keeps serving until ip exports anew)."""
 import os
 import re
 
@@ -105,6 +105,11 @@ def test_pf_verdicts_console_and_restart():
         # ip restarted: it exports new channels, pf hears of it through ds and imports them
         cmd("service kill ip", r"^pf: attached to ip/pf\.req and ip/pf\.ans \(ip 0x[0-9a-f]+, import 2\)$", 60)
         g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(12 verdicts\)$", 30, g.output.find("service kill ip"))
+        # a corrupt channel: pf detaches from it and keeps serving; a new ip brings it back
+        cmd("service inject ip corrupt", r"^pf: ip/pf\.req is corrupt \(impossible index\): detached until ip exports anew$")
+        cmd("pf rules", r"^3 rules ")
+        cmd("service kill ip", r"^pf: attached to ip/pf\.req and ip/pf\.ans \(ip 0x[0-9a-f]+, import 3\)$", 60)
+        g.wait_for(r"^(?:axolotl> )?PFTEST check 1: PASS \(12 verdicts\)$", 30, g.output.rfind("service kill ip"))
         cmd("service stop pf", r"^service: pf OK$")
         cmd("pf rules", r"^pf: pf is not running$")
         out = cmd("netstat", r"^  sockets 1$")

@@ -11,6 +11,7 @@
  * echo session, so the console's ip commands can be tested without ip.
  *   service inject ip check   runs the checks again, expecting `block in proto udp to any
  *                             port 9999` to have been added (by the console) meanwhile
+ *   service inject ip corrupt writes an impossible head index into ip/pf.req
  *   service inject ip perm    asks pf to flush its rules (pf must refuse: not the console)
  *   service inject ip stats   prints what was sent and answered
  * Output: `PFTEST check N: PASS (K verdicts)` or `PFTEST check N: FAIL ...`,
@@ -118,7 +119,7 @@ static void run_check(bool expect9999, bool rebuilt)
 	CASE(udp(PF_IN, A(10, 0, 2, 2), 5000, LOCAL, 7777), PF_BLOCK);      /* 1: the blocked port */
 	CASE(udp(PF_IN, A(10, 0, 2, 2), 5000, LOCAL, 53), PF_PASS);         /* 2: another port */
 	CASE(udp(PF_OUT, LOCAL, 7777, A(10, 0, 2, 2), 5000), PF_PASS);      /* 3: out is not blocked */
-	uint16_t lp = (uint16_t)(40000 + c);
+	uint16_t lp = (uint16_t)(40000 + ax_svc.restarts * 100 + c); /* a new connection each time */
 	CASE(udp(PF_IN, PEER, 5000, LOCAL, lp), PF_BLOCK);                   /* 4: PEER, no state yet */
 	CASE(udp(PF_OUT, LOCAL, lp, PEER, 5000), PF_PASS);                   /* 5: makes the state */
 	CASE(udp(PF_IN, PEER, 5000, LOCAL, lp), PF_PASS);                    /* 6: the answer, by state */
@@ -312,7 +313,13 @@ static void inject(struct ax_evloop *l, const char *word)
 	(void)l;
 	if (!strcmp(word, "check"))
 		run_check(true, true);
-	else if (!strcmp(word, "perm")) {
+	else if (!strcmp(word, "corrupt")) {
+		atomic_store(&t.req.sh->head, atomic_load(&t.req.sh->tail) + 4 * PF_SLOTS);
+		t.attached = false; /* the channel is dead; a new instance exports new ones */
+		chan_kick(&t.req, &t.plat);
+		ax_notify(t.pf.ep, REQ_WAKE_BIT);
+		ax_printf("PFTEST wrote an impossible head index into ip/pf.req\n");
+	} else if (!strcmp(word, "perm")) {
 		/* Only the console may change pf's rules: a flush from here must be refused. */
 		int64_t pf = ax_svc_lookup("pf", NULL);
 		struct kmsg m = { .type = NETQ_PF, .w = { NQF_FLUSH } };

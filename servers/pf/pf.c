@@ -8,6 +8,7 @@
 #include "ds_client.h"
 #include "service.h"
 #include "spsc.h"
+#include "heartbeat.h"
 
 struct pf_filter pf_f;
 #define NEVER (~0ull)
@@ -96,9 +97,14 @@ static void detach(struct ax_evloop *l, uint64_t retry_ns)
 /* One attempt to import both channels (ip may not have exported them yet). */
 static bool attach(struct ax_evloop *l)
 {
+	/* Each import is two blocking calls (ds, ip) that can take a while on a busy machine:
+	 * beat around them, as waiting for a peer is not hanging. */
+	ax_heartbeat();
 	int64_t e = chan_import("ip", "pf.req", &s.req_mem);
+	ax_heartbeat();
 	if (e == 0)
 		e = chan_import("ip", "pf.ans", &s.ans_mem);
+	ax_heartbeat();
 	if (e == 0 && (spsc_attach(&s.req, s.req_mem.va, s.req_mem.bytes, SPSC_CONSUMER) < 0 ||
 		       spsc_attach(&s.ans, s.ans_mem.va, s.ans_mem.bytes, SPSC_PRODUCER) < 0 ||
 		       s.req.slot_size != PF_REQ_SLOT || s.ans.slot_size != PF_ANS_SLOT))
@@ -180,7 +186,7 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 		return;
 	char label[DS_NAME_LEN], key[DS_NAME_LEN];
 	bool ip_changed = false;
-	while (dsc_check(label, key) == 0)
+	while (ax_heartbeat(), dsc_check(label, key) == 0)
 		if (!strcmp(label, "ip") && (!strcmp(key, "pf.req") || !strcmp(key, "pf.ans")))
 			ip_changed = true;
 	if (!ip_changed)
@@ -243,6 +249,7 @@ static void load_rules(void)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	ax_heartbeat();
 	pf_filter_init(&pf_f);
 	load_rules();
 	if (ax_svc.restarts || ax_svc.update) {

@@ -2,6 +2,7 @@
  * the connection table rebuilt from the socket engines' tables after a restart. */
 #include "pf.h"
 #include "ds_client.h"
+#include "heartbeat.h"
 #include "sock_proto.h"
 
 #define PF_DS_MAGIC 0x31524650u /* "PFR1" */
@@ -32,6 +33,7 @@ void pf_store_save(void)
 	for (int i = 0; i < pf_f.nrules; i++) {
 		char key[DS_NAME_LEN];
 		rule_key(key, i);
+		ax_heartbeat(); /* up to 257 calls to ds */
 		failed += dsc_put(key, &pf_f.rules[i], sizeof(pf_f.rules[i])) < 0;
 	}
 	struct pf_ds_count c = { PF_DS_MAGIC, (uint32_t)pf_f.nrules, checksum(pf_f.rules, pf_f.nrules), 0 };
@@ -82,6 +84,7 @@ int pf_store_rebuild_states(struct pf_filter *f, uint64_t now)
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		uint32_t n = nslots(engines[e].label);
 		for (uint32_t i = 0; i < n; i++) {
+			ax_heartbeat();
 			char key[DS_NAME_LEN];
 			struct sk_dsrec r;
 			uint32_t len = 0;

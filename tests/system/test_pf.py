@@ -17,7 +17,7 @@ service ds heartbeat=2000
 service console ioports=0x3f8-0x3ff irq=4 control
 service ip binary=pftest heartbeat=2000
 service udp binary=pftest args="udp"
-service pf heartbeat=2000 backoff=50
+service pf heartbeat=1000 backoff=50
 """
 PF_CONF = """# pf.conf of the pf test
 block in proto udp to any port 7777
@@ -92,7 +92,7 @@ def test_pf_verdicts_console_and_restart():
         # pending, resubmitted to the new pf and answered
         cmd("service inject pf hang", r"^PFTEST restart: \d+ pending answered$", 60)
         log = g.output.replace("axolotl> ", "")
-        assert re.search(r"^rs: pf hung: no heartbeat for 2000 ms", log, re.M), log[-3000:]
+        assert re.search(r"^rs: pf hung: no heartbeat for 1000 ms", log, re.M), log[-3000:]
         assert re.search(r"^pf: 4 rules from ds \(restart 2\)$", log, re.M), log[-3000:]
         m = re.search(r"^PFTEST pf attached \(3\): resubmitting (\d+) pending$", log, re.M)
         assert m and int(m.group(1)) >= 3, log[-3000:]

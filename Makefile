@@ -132,7 +132,7 @@ $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 $(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
 CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
-	$(B)/user/console_service_cmd.o $(B)/user/console_term.o
+	$(B)/user/console_service_cmd.o $(B)/user/console_term.o $(B)/user/console_net_cmd.o
 $(B)/user/console_%.o: servers/console/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@

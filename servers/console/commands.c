@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "axrt.h"
 #include "service_cmd.h"
+#include "net_cmd.h"
 
 /* Longer than ax_printf's buffer, so written as it is. */
 static const char help_text[] = "commands:\n"
@@ -13,6 +14,12 @@ static const char help_text[] = "commands:\n"
 	"  service restart NAME        stop a service and start it again at once\n"
 	"  service update NAME BINARY  live-update a service to another boot module\n"
 	"  service inject NAME WORD    inject a fault: crash, hang, or the service's own\n"
+	"  ifconfig | route | arp      ip's interfaces, routing table, ARP cache\n"
+	"  ping [-c N] [-s SIZE] [-i MS] ADDR  ICMP echo from ip (default 4 of 56 bytes, 1 s apart)\n"
+	"  netstat                     the counters of every network service that runs\n"
+	"  pf rules|states|counters    pf's numbered rules with matches, connection table, counters\n"
+	"  pf add RULE | pf del N      add a rule at the end (48 characters at most) / delete rule N\n"
+	"  pf flush | pf reload        drop every rule (all pass) / take pf.conf's rules again\n"
 	"keys: Backspace/DEL erase a character, Ctrl-U the line, Ctrl-C abandons it; Ctrl-] goes to the\n"
 	"  terminal of Linux programs and back, when vfs has one\n";
 
@@ -29,6 +36,12 @@ static const struct {
 } commands[] = {
 	{ "help", help },
 	{ "service", service_main },
+	{ "ifconfig", ifconfig_main },
+	{ "route", route_main },
+	{ "arp", arp_main },
+	{ "ping", ping_main },
+	{ "netstat", netstat_main },
+	{ "pf", pf_main },
 };
 
 /* Splits line at spaces into argv; the number of words, or -1 if there are too many. */

@@ -58,9 +58,7 @@ static void pool_drop(int i)
 	struct e1k_pool *p = &e1k.pools[i];
 	if (!p->used)
 		return;
-	chan_unimport(&p->imp);
-	if (p->imp.handle > 0)
-		ax_mo_destroy(p->imp.handle); /* close our handle: the owner's memory can go */
+	chan_unimport(&p->imp); /* closes our handle: the owner's memory can go */
 	memset(p, 0, sizeof(*p));
 }
 
@@ -100,10 +98,6 @@ static void detach(void)
 	e1k.rx_pool = -1;
 	chan_unimport(&e1k.down_mem);
 	chan_unimport(&e1k.up_mem);
-	if (e1k.down_mem.handle > 0)
-		ax_mo_destroy(e1k.down_mem.handle);
-	if (e1k.up_mem.handle > 0)
-		ax_mo_destroy(e1k.up_mem.handle);
 	memset(&e1k.down_mem, 0, sizeof(e1k.down_mem));
 	memset(&e1k.up_mem, 0, sizeof(e1k.up_mem));
 	e1k.attached = false;

@@ -116,4 +116,8 @@ void chan_unimport(struct chan_import *c)
 	if (c->va)
 		ax_mo_unmap((uint64_t)c->va);
 	c->va = NULL;
+	/* Close our handle too: each import gets a new one, and a process has few. */
+	if (c->handle > 0)
+		ax_mo_destroy(c->handle);
+	c->handle = 0;
 }

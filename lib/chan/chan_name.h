@@ -39,5 +39,5 @@ struct chan_import {
 };
 /* Maps label's export key; 0 or -KE_*. */
 int64_t chan_import(const char *label, const char *key, struct chan_import *out);
-/* Unmaps it (the owner's grant stays until it revokes it). */
+/* Unmaps it and closes our handle (the owner's memory lives on while others hold it). */
 void chan_unimport(struct chan_import *c);

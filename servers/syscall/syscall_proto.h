@@ -13,3 +13,6 @@
 
 #define SYSP_NONBLOCK 1u      /* the open file has O_NONBLOCK */
 #define SYSCALL_CLOSE 0x5300u /* vfs -> syscall: socket w[0] has no descriptor left */
+/* syscall -> udp (and tcp): the notification bit that rings udp after pushing on
+ * syscall/udp.req while udp sleeps (any bit would wake it; this one says why). */
+#define SYSCALL_WAKE_BIT (1ull << 41)

@@ -6,6 +6,7 @@
 #include "chan_name.h"
 
 static endpoint_t vfs_ep;
+static bool vfs_waits; /* vfs has a close for us: sleep in receive, where KC_SENDNB lands */
 
 static bool from_vfs(endpoint_t ep)
 {
@@ -46,6 +47,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	if ((m->type & ~0x3ffu) == KMSG_LINUX_PASSED) {
 		passed_call(m);
 	} else if (m->type == SYSCALL_CLOSE && from_vfs(m->source)) {
+		vfs_waits = false;
 		struct sock *s = sock_find((uint32_t)m->w[0]);
 		if (s && !s->closing) {
 			calls_drop_sock(s->id);
@@ -57,6 +59,13 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		struct kmsg a = { .type = 0, .w = { (uint64_t)-38 } }; /* ENOSYS: not routed here */
 		ax_reply(m->source, &a);
 	}
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (bits & SYSCALL_VFS_BIT)
+		vfs_waits = true; /* udp's wake-ups need nothing: poll runs every turn */
 }
 
 static void on_report(struct ax_evloop *l, const struct kmsg *m)
@@ -72,6 +81,8 @@ static bool poll(struct ax_evloop *l)
 {
 	bool work = engine_poll();
 	l->wait_ns = calls_timer();
+	if (vfs_waits)
+		l->wait_ns = 0; /* timers late by vfs's retry period at most */
 	if (work)
 		return true;
 	if (!engine_may_sleep())
@@ -86,6 +97,7 @@ int main(int argc, char **argv)
 		ax_printf("syscall: no KC_VCOPY, so every socket call fails (system.conf: kcalls=vcopy)\n");
 	engine_init();
 	ax_printf("syscall: ready (syscall/udp.req, syscall/udp.ev)\n");
-	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .poll = poll };
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
+				.poll = poll };
 	return (int)ax_evloop_run(&l);
 }

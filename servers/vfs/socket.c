@@ -123,8 +123,10 @@ bool sock_flush_closes(void)
 		struct kmsg m = { .type = SYSCALL_CLOSE, .w = { closes[nclose - 1] } };
 		endpoint_t ep = find_syscall();
 		int64_t r = ep ? ax_sendnb(ep, &m) : -KE_DEADSRCDST;
-		if (r == -KE_AGAIN)
+		if (r == -KE_AGAIN) {
+			ax_notify(ep, SYSCALL_VFS_BIT); /* be in receive next time */
 			return true; /* busy: again from the loop */
+		}
 		if (r < 0 && r != -KE_DEADSRCDST)
 			ax_printf("vfs: telling syscall of a closed socket: %ld\n", (long)r);
 		if (r == -KE_DEADSRCDST)

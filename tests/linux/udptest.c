@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int passed, failed;
@@ -148,6 +151,36 @@ static void calls(void)
 	close(r);
 }
 
+static void on_alarm(int sig) { (void)sig; }
+
+/* A blocked receive that a signal interrupts (syscall answers the kernel's cancel); a
+ * message type of the kernel's own range cannot be sent from user space. */
+static void interrupts(void)
+{
+	int s = udp();
+	struct sockaddr_in any = sin_of(INADDR_ANY, 0);
+	bind(s, SA(any), sizeof(any));
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	sigaction(SIGUSR1, &sa, NULL);
+	pid_t parent = getpid(), kid = fork();
+	if (kid == 0) {
+		usleep(150000);
+		kill(parent, SIGUSR1);
+		_exit(0);
+	}
+	char buf[16];
+	ERR("recv_eintr", recv(s, buf, sizeof(buf), 0), EINTR);
+	waitpid(kid, NULL, 0);
+	close(s);
+	/* KC_SELF, then KC_SENDNB to ourselves with KMSG_LINUX_PASSED | 45 (kcall.h). */
+	long self = syscall(0x0a000000 | 3);
+	struct { uint32_t source, type; uint64_t w[7]; } m = { 0, 0xffff8000u | 45, { 0 } };
+	long r = syscall(0x0a000000 | 10, self, &m);
+	check("kernel_types_refused", r == -1 && errno == EINVAL);
+	if (!(r == -1 && errno == EINVAL))
+		printf("  KC_SENDNB of a kernel type: %ld errno %d (self %ld)\n", r, errno, self);
+}
+
 static void loop(void)
 {
 	int a = udp(), b = udp();
@@ -270,6 +303,8 @@ int main(int argc, char **argv)
 	}
 	if (all)
 		calls();
+	if (all || (argc > 1 && !strcmp(argv[1], "calls")))
+		interrupts();
 	printf("udptest: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

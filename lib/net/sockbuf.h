@@ -9,7 +9,8 @@
  * frees data in order by publishing `released`, the running count of bytes it is done with
  * (the producer's private `produced` minus `released` is what is in use). A message never
  * wraps: when it does not fit before the end of the area the producer skips to offset 0
- * (the skipped bytes count as used until released).
+ * (the skipped bytes count as used until released). So a message may be at most half the
+ * area: that much always fits once the consumer has caught up.
  *
  * Layout (offsets from the object's start, all 64-byte aligned; geometry in the header):
  *   0           struct sockbuf_hdr (written once by the creator)
@@ -47,7 +48,7 @@ struct sockbuf_desc {
 	uint16_t family;    /* peer address: AF_INET or 0 (none: the connected peer) */
 	uint16_t port;      /* network byte order */
 	uint8_t addr[16];   /* IPv4 in the first 4 bytes */
-	uint64_t reserved[2];
+	uint64_t reserved[3];
 };
 _Static_assert(sizeof(struct sockbuf_desc) == SOCKBUF_SLOT, "one slot");
 #define SBD_TRUNC 1 /* RX: the datagram was longer than len (the rest was dropped) */
@@ -76,8 +77,8 @@ int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uin
 int sockbuf_attach(struct sockbuf *sb, void *mem, size_t len, int role);
 
 /* Producer: room for len contiguous bytes; returns a pointer to write them at (then
- * sockbuf_commit), or NULL with *err = CHAN_EAGAIN (no room now) / CHAN_EINVAL (len can
- * never fit) / SOCKBUF_ECORRUPT (the consumer's `released` is impossible). */
+ * sockbuf_commit), or NULL with *err = CHAN_EAGAIN (no room now) / CHAN_EINVAL (len is over
+ * half the area: it may never fit) / SOCKBUF_ECORRUPT (the consumer's `released` is impossible). */
 void *sockbuf_alloc(struct sockbuf_side *s, uint32_t len, int *err);
 /* Producer: publishes the message whose bytes were just written at the last alloc's
  * pointer; d's end/off/len are filled in here. 0 or CHAN_EAGAIN (queue full: nothing

@@ -1,0 +1,184 @@
+/* A socket's buffers: descriptor queues plus byte rings (sockbuf.h). */
+#include "sockbuf.h"
+
+#define LINE 64u
+#define PAGE 4096u
+
+static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+static bool pow2(uint32_t x) { return x && !(x & (x - 1)); }
+
+/* Offsets of every part for a geometry; false if the geometry is invalid. */
+static bool layout(struct sockbuf_hdr *h, uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots,
+		   uint32_t tx_size)
+{
+	size_t rq = spsc_size(SOCKBUF_SLOT, rx_slots), tq = spsc_size(SOCKBUF_SLOT, tx_slots);
+	if (!rq || !tq || !rx_size || !tx_size || rx_size > (1u << 30) || tx_size > (1u << 30))
+		return false;
+	uint64_t o = up(sizeof(struct sockbuf_hdr), LINE);
+	h->rx_q = o;
+	o = up(o + rq, LINE);
+	h->rx_rel = o;
+	o += LINE;
+	h->tx_q = o;
+	o = up(o + tq, LINE);
+	h->tx_rel = o;
+	o = up(o + LINE, PAGE);
+	h->rx_data = o;
+	o = up(o + rx_size, PAGE);
+	h->tx_data = o;
+	h->bytes = up(o + tx_size, PAGE);
+	h->rx_slots = rx_slots;
+	h->tx_slots = tx_slots;
+	h->rx_size = rx_size;
+	h->tx_size = tx_size;
+	h->magic = SOCKBUF_MAGIC;
+	h->version = SOCKBUF_VERSION;
+	return pow2(rx_slots) && pow2(tx_slots);
+}
+
+size_t sockbuf_size(uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots, uint32_t tx_size)
+{
+	struct sockbuf_hdr h;
+	return layout(&h, rx_slots, rx_size, tx_slots, tx_size) ? (size_t)h.bytes : 0;
+}
+
+int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots,
+		 uint32_t tx_size)
+{
+	struct sockbuf_hdr h;
+	if (!mem || ((uintptr_t)mem & (PAGE - 1)) || !layout(&h, rx_slots, rx_size, tx_slots, tx_size) ||
+	    h.bytes > len)
+		return CHAN_EINVAL;
+	unsigned char *b = mem;
+	memset(b, 0, (size_t)h.bytes);
+	if (spsc_init(b + h.rx_q, (size_t)(h.rx_rel - h.rx_q), SOCKBUF_SLOT, rx_slots) < 0 ||
+	    spsc_init(b + h.tx_q, (size_t)(h.tx_rel - h.tx_q), SOCKBUF_SLOT, tx_slots) < 0)
+		return CHAN_EINVAL;
+	memcpy(b, &h, sizeof(h));
+	return 0;
+}
+
+static int side_attach(struct sockbuf_side *s, unsigned char *b, uint64_t q, uint64_t rel,
+		       uint64_t data, uint32_t size, bool producer)
+{
+	*s = (struct sockbuf_side){ .data = b + data, .size = size, .producer = producer,
+				    .released = (_Atomic uint64_t *)(void *)(b + rel) };
+	int r0 = spsc_attach(&s->q, b + q, (size_t)(rel - q), producer ? SPSC_PRODUCER : SPSC_CONSUMER);
+	if (r0 < 0)
+		return r0;
+	/* Continue from what is published: an engine re-attaching after a restart. */
+	uint64_t r = atomic_load_explicit(s->released, memory_order_acquire);
+	s->consumed = r;
+	s->produced = r;
+	long queued = spsc_count(&s->q);
+	if (queued < 0)
+		return CHAN_ECORRUPT;
+	if (producer && queued > 0) {
+		/* Messages not yet consumed: production continues after the newest one. */
+		struct sockbuf_desc last;
+		memcpy(&last, s->q.slots + ((s->q.mine - 1) & (s->q.nslots - 1)) * s->q.slot_size, sizeof(last));
+		if (last.end < r || last.end - r > size)
+			return CHAN_ECORRUPT;
+		s->produced = last.end;
+	}
+	return 0;
+}
+
+int sockbuf_attach(struct sockbuf *sb, void *mem, size_t len, int role)
+{
+	struct sockbuf_hdr h, want;
+	if (!sb || !mem || len < sizeof(h))
+		return CHAN_EINVAL;
+	memcpy(&h, mem, sizeof(h)); /* once: later rewrites of the header are ignored */
+	if (h.magic != SOCKBUF_MAGIC || h.version != SOCKBUF_VERSION ||
+	    !layout(&want, h.rx_slots, h.rx_size, h.tx_slots, h.tx_size) || h.bytes != want.bytes ||
+	    h.rx_q != want.rx_q || h.rx_rel != want.rx_rel || h.rx_data != want.rx_data || h.tx_q != want.tx_q ||
+	    h.tx_rel != want.tx_rel || h.tx_data != want.tx_data || h.bytes > len)
+		return CHAN_EINVAL;
+	unsigned char *b = mem;
+	bool app = role == SB_APP;
+	int r = side_attach(&sb->rx, b, h.rx_q, h.rx_rel, h.rx_data, h.rx_size, !app);
+	return r ? r : side_attach(&sb->tx, b, h.tx_q, h.tx_rel, h.tx_data, h.tx_size, app);
+}
+
+/* Producer: bytes in use (produced, not released), or -1 if `released` is impossible. */
+static int64_t in_use(struct sockbuf_side *s)
+{
+	uint64_t r = atomic_load_explicit(s->released, memory_order_acquire);
+	uint64_t used = s->produced - r;
+	return used > s->size ? -1 : (int64_t)used;
+}
+
+void *sockbuf_alloc(struct sockbuf_side *s, uint32_t len, int *err)
+{
+	int e = CHAN_EINVAL;
+	if (s->producer && len <= s->size / 2) {
+		int64_t used = in_use(s);
+		uint32_t pos = (uint32_t)(s->produced % s->size);
+		uint32_t skip = len > s->size - pos ? s->size - pos : 0;
+		if (used < 0)
+			e = SOCKBUF_ECORRUPT;
+		else if ((uint64_t)used + skip + len > s->size)
+			e = CHAN_EAGAIN;
+		else
+			return s->data + (skip ? 0 : pos);
+	}
+	if (err)
+		*err = e;
+	return NULL;
+}
+
+int sockbuf_commit(struct sockbuf_side *s, uint32_t len, const struct sockbuf_desc *d)
+{
+	uint32_t pos = (uint32_t)(s->produced % s->size);
+	uint64_t start = s->produced + (len > s->size - pos ? s->size - pos : 0);
+	struct sockbuf_desc m = *d;
+	m.off = (uint32_t)(start % s->size);
+	m.len = len;
+	m.end = start + len;
+	int r = spsc_push(&s->q, &m);
+	if (r == 0)
+		s->produced = m.end;
+	return r;
+}
+
+uint32_t sockbuf_space(struct sockbuf_side *s)
+{
+	int64_t used = in_use(s);
+	long queued = spsc_count(&s->q);
+	if (used < 0 || queued < 0 || (uint64_t)queued >= s->q.nslots)
+		return 0;
+	return s->size - (uint32_t)used;
+}
+
+const void *sockbuf_peek(struct sockbuf_side *s, struct sockbuf_desc *d, int *err)
+{
+	int r = s->producer ? CHAN_EINVAL : spsc_peek(&s->q, d);
+	if (r == 0) {
+		/* The descriptor is our copy now; check it against what we know. */
+		uint64_t start = d->end - d->len;
+		if (d->end < s->consumed || d->len > d->end - s->consumed || d->end - s->consumed > s->size ||
+		    d->off != start % s->size || d->len > s->size - d->off)
+			r = SOCKBUF_ECORRUPT;
+		else
+			return s->data + d->off;
+	}
+	if (err)
+		*err = r;
+	return NULL;
+}
+
+void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d)
+{
+	unsigned char scratch[SOCKBUF_SLOT];
+	if (spsc_pop(&s->q, scratch) != 0)
+		return;
+	if (d->end >= s->consumed && d->end - s->consumed <= s->size)
+		s->consumed = d->end;
+	atomic_store_explicit(s->released, s->consumed, memory_order_release);
+}
+
+bool sockbuf_ready(struct sockbuf_side *s)
+{
+	return spsc_count(&s->q) > 0;
+}

@@ -109,11 +109,11 @@ static void apply_opts(struct us_sock *s)
  * connected as it was, waiting for syscall's SK_OPEN|SKF_REATTACH with a fresh grant. */
 void us_sock_restore(void)
 {
-	char n[12] = { 0 }, key[16];
-	uint32_t len = sizeof(n) - 1;
+	char n[DS_VAL_LEN + 1] = { 0 }, key[16]; /* dsc_get fills DS_VAL_LEN bytes */
+	uint32_t len = 0;
 	if (dsc_get("udp", "nslots", n, &len) != 0)
 		return;
-	n[len < sizeof(n) ? len : sizeof(n) - 1] = 0;
+	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
 	uint32_t slots = (uint32_t)ax_atou(n), restored = 0;
 	us.nslots = slots;
 	for (uint32_t i = 0; i < slots && i < US_MAX_SOCKS; i++) {

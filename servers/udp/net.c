@@ -246,6 +246,15 @@ void us_ip_poll(bool *work)
 {
 	if (!us.ip_ok)
 		return;
+	/* After our restart, packets for the restored sockets would be dropped until syscall
+	 * reattaches their buffers: they wait in ip's channel for a short while instead. */
+	if (us.awaiting_reattach) {
+		if (us.hello_at && ax_time_ns() - us.hello_at < US_HOLD_RX_NS) {
+			us.retry = true;
+			return;
+		}
+		us.awaiting_reattach = false;
+	}
 	for (int i = 0; i < 64; i++) {
 		if (us_out_space() < 1) {
 			us.retry = true;

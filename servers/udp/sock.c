@@ -145,13 +145,14 @@ void us_sock_restore(void)
 		s->restored_at = ax_time_ns() | 1;
 		restored++;
 	}
+	us.awaiting_reattach = restored > 0;
 	ax_printf("udp: restored %u sockets from ds (%u slots)\n", restored, slots);
 }
 
 /* Restored sockets syscall never claimed are closed after a while. */
 void us_sock_gc(uint64_t now)
 {
-	if (!us.hello_at || now - us.hello_at < US_REATTACH_NS)
+	if (!us.hello_at || (int64_t)(now - us.hello_at) < (int64_t)US_REATTACH_NS)
 		return;
 	for (int i = 0; i < US_MAX_SOCKS; i++) {
 		struct us_sock *s = &us.s[i];
@@ -243,6 +244,10 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 	s->handle = handle, s->va = (void *)va, s->bytes = bytes, s->attached = true;
 	s->restored_at = 0;
 	s->tx_pending = true; /* whatever the application queued meanwhile */
+	us.awaiting_reattach = false;
+	for (int i = 0; i < US_MAX_SOCKS; i++)
+		if (us.s[i].sock && us.s[i].restored_at && !us.s[i].attached)
+			us.awaiting_reattach = true;
 	save(s);
 	*out = s;
 	return 0;

@@ -19,6 +19,7 @@
 #define US_TX_INFLIGHT 1024
 #define US_WAKE_BIT (1ull << 40) /* "a channel from udp has messages" */
 #define US_REATTACH_NS (30ull * 1000000000) /* restored sockets syscall does not claim go */
+#define US_HOLD_RX_NS 1000000000ull /* ip's packets wait this long for the reattaches */
 
 /* Linux errno values for answers and events. */
 enum { UE_BADF = 9, UE_AGAIN = 11, UE_NOMEM = 12, UE_ACCES = 13, UE_EXIST = 17, UE_INVAL = 22,
@@ -74,6 +75,7 @@ struct us_state {
 	struct chan_platform sys_plat;
 	bool ev_pushed;
 	uint64_t hello_at;          /* when SK_HELLO went to syscall */
+	bool awaiting_reattach;     /* restored sockets wait for syscall: hold ip's packets */
 	/* the send pool: lwIP's heap */
 	struct pool_owner pool;
 	uint32_t pool_priv[4];

@@ -16,7 +16,7 @@ service ds heartbeat=2000
 service console ioports=0x3f8-0x3ff irq=4 control
 service ip binary=udptest args="role=ip count={COUNT}"
 service syscall binary=udptest args="role=sys"
-service udp heartbeat=1000 backoff=20
+service udp heartbeat=2000 backoff=20
 """
 MODULES = ("rs conf=udp_engine.conf", "udp_engine.conf", "ds", "console", "udp", "udptest")
 

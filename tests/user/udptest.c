@@ -256,7 +256,7 @@ static void ip_attach(void)
 	ax_printf("udptest-ip: attached to udp/out and udp/pool.ip\n");
 }
 
-static void ip_counters(void)
+static void ip_counters(bool sockets)
 {
 	int64_t ep = ax_svc_lookup("udp", NULL);
 	char line[200];
@@ -272,7 +272,7 @@ static void ip_counters(void)
 			at += (size_t)ksnprintf(line + at, sizeof(line) - at, "%s, ", t);
 	}
 	ax_printf("udptest-ip: udp counters: %s\n", line);
-	for (uint64_t i = 0; ep > 0 && i < 8; i++) {
+	for (uint64_t i = 0; sockets && ep > 0 && i < 8; i++) {
 		struct kmsg m = { .type = NETQ_SHOW, .w = { NQ_SOCKETS, i } };
 		if (ax_call((endpoint_t)ep, &m) < 0 || m.type != NETQ_LINE)
 			break;
@@ -289,6 +289,7 @@ static bool ip_poll(struct ax_evloop *l)
 	if (!ip.att)
 		ip_attach();
 	l->wait_ns = 2000000;
+	l->doorbell = NULL; /* until attached: the old mapping is gone */
 	if (!ip.att)
 		return false;
 	l->doorbell = (const volatile uint64_t *)(const void *)&ip.out.sh->bell;
@@ -300,12 +301,9 @@ static bool ip_poll(struct ax_evloop *l)
 		work = true;
 		if (u.m.type == IPX_HELLO) {
 			ax_printf("udptest-ip: HELLO from udp incarnation %d\n", u.m.arg);
-			if (ip.udp_inc >= 0 && u.m.arg != ip.udp_inc) /* what the old one held is ours again */
-				for (uint32_t k = 0; k < NRX; k++) {
-					pool_free(&ip.rx, (struct chan_ptr){ ip.rx.v.pool_id, k * RXBUF, 0 });
-					if (k < NHEAP)
-						pool_free(&ip.heap, (struct chan_ptr){ ip.heap.v.pool_id, k * HEAPBUF, 0 });
-				}
+			/* The packets still queued in ip/udp.in go to the new udp, which answers them;
+			 * the one the old udp may have had in hand when it died stays lost (a stand-in
+			 * can afford that). */
 			ip.udp_inc = u.m.arg;
 			struct ipx_iface f = { .type = IPX_IFACE, .ifindex = 0, .up = 1, .addr = MY_IP,
 					       .mask = 0x00ffffff, .gw = PEER_IP, .mtu = 1500 };
@@ -335,9 +333,8 @@ static bool ip_poll(struct ax_evloop *l)
 			work = true;
 		}
 		for (int w = 0; w < WINDOW; w++) {
-			if (ip.out_at[w] && now - ip.out_at[w] > 500000000) {
-				ip.lost++, ip.out_at[w] = 0;
-			}
+			if (ip.out_at[w] && now - ip.out_at[w] > 500000000)
+				ip.out_at[w] = 0; /* given up (a late echo still counts) */
 			if (!ip.out_at[w] && ip.next_seq < ip.count && ip.next_seq != 100) {
 				if (!ip_send(ip.next_seq & 0xffffff, ip.next_seq, dgram_len(ip.next_seq), 7, 0))
 					break;
@@ -353,15 +350,20 @@ static bool ip_poll(struct ax_evloop *l)
 		bool idle = true;
 		for (int w = 0; w < WINDOW; w++)
 			idle &= !ip.out_at[w];
+		if (ip.tests_done == 5) {
+			ip.tests_done++;
+			ip_counters(false);
+		}
 		if (ip.next_seq >= ip.count && idle) {
 			ip.done = true;
+			ip.lost = ip.count - ip.echoed;
 			ax_printf("udptest-ip: done: sent %llu, echoed %llu, corrupt %llu, lost %llu, duplicates %llu, "
 				  "unreachable %llu, broadcasts %llu, other %llu\n",
 				  (unsigned long long)ip.count, (unsigned long long)ip.echoed,
 				  (unsigned long long)ip.corrupt, (unsigned long long)ip.lost, (unsigned long long)ip.dup,
 				  (unsigned long long)ip.unreach, (unsigned long long)ip.broadcasts,
 				  (unsigned long long)ip.other_tx);
-			ip_counters();
+			ip_counters(true);
 		}
 	}
 	if (work)
@@ -540,10 +542,9 @@ static void sys_event(const struct sk_msg *m)
 		break;
 	case 2:
 		ax_printf("udptest-sys: socket 1 bound to port %u\n", be16(m->port));
-		sock_open(&sy.s2, 0);
-		sy.stage = 3;
+		sy.stage = 3; /* socket 2 once the echo runs (the interface is known then) */
 		break;
-	case 3: /* socket 2: an ephemeral port */
+	case 30: /* socket 2: an ephemeral port */
 		req((struct sk_msg){ .type = SK_BIND, .sock = 2, .family = 2, .port = 0 });
 		sy.stage = 4;
 		break;
@@ -573,6 +574,10 @@ static bool sys_poll(struct ax_evloop *l)
 	}
 	if (sy.stage >= 2)
 		work |= echo();
+	if (sy.stage == 3 && sy.echoed >= 50) {
+		sock_open(&sy.s2, 0);
+		sy.stage = 30;
+	}
 	if (work && sy.udp_ep)
 		kick(&sy.req, sy.udp_ep);
 	l->wait_ns = 5000000; /* the application side polls its RX queue too */

@@ -8,9 +8,9 @@ $(eval $(call native_prog,udp))
 UNIT_EXTRA_SRCS += servers/udp/pkt.c
 UNIT_EXTRA_HDRS += servers/udp/pkt.h
 UNIT_EXTRA_CFLAGS += -Iservers/udp
-# tests/user/udptest.c (stand-ins for ip and syscall) uses the socket buffers too.
-$(B)/user/udptest.o: tests/user/udptest.c $(B)/kflags
+# tests/user/udpstand.c (stand-ins for ip and syscall) uses the socket buffers too.
+$(B)/user/udpstand.o: tests/user/udpstand.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -Ilib/chan -Ilib/net -c $< -o $@
-$(B)/user/udptest: $(B)/user/udptest.o $(NET_SOCKBUF_OBJ) $(URT_OBJS)
+$(B)/user/udpstand: $(B)/user/udpstand.o $(NET_SOCKBUF_OBJ) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $< $(NET_SOCKBUF_OBJ)

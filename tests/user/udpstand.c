@@ -1,17 +1,17 @@
-/* udptest: stand-ins for ip and syscall, to drive the udp server alone (servers/udp/README.md,
+/* udpstand: stand-ins for ip and syscall, to drive the udp server alone (servers/udp/README.md,
  * tests/system/test_udp_engine.py). One binary, two services:
- *   ip      udptest role=ip count=N   exports ip/udp.in, ip/rx.udp, ip/heap.udp; imports
+ *   ip      udpstand role=ip count=N   exports ip/udp.in, ip/rx.udp, ip/heap.udp; imports
  *           udp/out and udp/pool.ip; announces 10.0.2.15/24 as interface "e1000"; sends N
  *           datagrams from 10.0.2.2:5555 to port 7 (a window of 8, each with its sequence
  *           number and a pattern; every 500th is 8000 bytes, from the heap pool) and checks
  *           every echo byte by byte, with its IP and UDP checksums; also malformed packets
  *           and one to a port nobody has.
- *   syscall udptest role=sys          exports syscall/udp.req and syscall/udp.ev; opens socket
+ *   syscall udpstand role=sys          exports syscall/udp.req and syscall/udp.ev; opens socket
  *           1 (bound to port 7) and echoes what it receives, as an application on the socket
  *           buffer; socket 2 checks an ephemeral bind and the broadcast option. After udp
  *           restarts (SK_HELLO) it reattaches both sockets with fresh grants.
- * Output lines the test reads: "udptest-ip: N echoed", "udptest-ip: done: ...",
- * "udptest-sys: ...". */
+ * Output lines the test reads: "udpstand-ip: N echoed", "udpstand-ip: done: ...",
+ * "udpstand-sys: ...". */
 #include "axrt.h"
 #include "chan_name.h"
 #include "chan_axolotl.h"
@@ -178,7 +178,7 @@ static void ip_rx_done(const struct ipx_msg *m)
 	struct pool_owner *o = (m->id >> 62 & 1) ? &ip.heap : &ip.rx;
 	struct chan_ptr p = { o->v.pool_id, (uint32_t)(m->id >> 24 & 0xffffffff), 0 };
 	if (pool_free(o, p) < 0)
-		ax_printf("udptest-ip: RX_DONE for a buffer not given (%#llx)\n", (unsigned long long)m->id);
+		ax_printf("udpstand-ip: RX_DONE for a buffer not given (%#llx)\n", (unsigned long long)m->id);
 	if ((m->id & TEST_ID) && (m->id & 0xff) == 9) {
 		ip.tests_done++;
 		if (m->arg == IPX_UNREACH_PORT)
@@ -205,7 +205,7 @@ static void ip_tx(const struct ipx_msg *m)
 		uint16_t sport = (uint16_t)(u[0] << 8 | u[1]), dport = (uint16_t)(u[2] << 8 | u[3]);
 		if (ok && dst == BCAST_IP) {
 			ip.broadcasts++;
-			ax_printf("udptest-ip: broadcast from port %u to port %u\n", sport, dport);
+			ax_printf("udpstand-ip: broadcast from port %u to port %u\n", sport, dport);
 		} else if (ok && sport == 7 && dport == 5555 && dst == PEER_IP) {
 			uint32_t len = ulen - 8u, seq = 0;
 			const uint8_t *d = u + 8;
@@ -230,7 +230,7 @@ static void ip_tx(const struct ipx_msg *m)
 		}
 	}
 	if (!ok && ip.corrupt++ < 5)
-		ax_printf("udptest-ip: bad datagram from udp (%u bytes)\n", n);
+		ax_printf("udpstand-ip: bad datagram from udp (%u bytes)\n", n);
 	spsc_push_part(&ip.in, &a, sizeof(a));
 }
 
@@ -253,7 +253,7 @@ static void ip_attach(void)
 	ip.udp_owner = ip.out_imp.owner;
 	struct ipx_msg h = { .type = IPX_HELLO, .arg = 0 };
 	spsc_push_part(&ip.in, &h, sizeof(h));
-	ax_printf("udptest-ip: attached to udp/out and udp/pool.ip\n");
+	ax_printf("udpstand-ip: attached to udp/out and udp/pool.ip\n");
 }
 
 static void ip_counters(bool sockets)
@@ -271,14 +271,14 @@ static void ip_counters(bool sockets)
 		    !strncmp(t, "bad_desc", 8))
 			at += (size_t)ksnprintf(line + at, sizeof(line) - at, "%s, ", t);
 	}
-	ax_printf("udptest-ip: udp counters: %s\n", line);
+	ax_printf("udpstand-ip: udp counters: %s\n", line);
 	for (uint64_t i = 0; sockets && ep > 0 && i < 8; i++) {
 		struct kmsg m = { .type = NETQ_SHOW, .w = { NQ_SOCKETS, i } };
 		if (ax_call((endpoint_t)ep, &m) < 0 || m.type != NETQ_LINE)
 			break;
 		char t[NETQ_TEXT + 1] = { 0 };
 		memcpy(t, m.w, NETQ_TEXT);
-		ax_printf("udptest-ip: udp socket: %s\n", t);
+		ax_printf("udpstand-ip: udp socket: %s\n", t);
 	}
 }
 
@@ -300,7 +300,7 @@ static bool ip_poll(struct ax_evloop *l)
 			break;
 		work = true;
 		if (u.m.type == IPX_HELLO) {
-			ax_printf("udptest-ip: HELLO from udp incarnation %d\n", u.m.arg);
+			ax_printf("udpstand-ip: HELLO from udp incarnation %d\n", u.m.arg);
 			/* The packets still queued in ip/udp.in go to the new udp, which answers them;
 			 * the one the old udp may have had in hand when it died stays lost (a stand-in
 			 * can afford that). */
@@ -317,7 +317,7 @@ static bool ip_poll(struct ax_evloop *l)
 		} else if (u.m.type == IPX_TX) {
 			ip_tx(&u.m);
 		} else {
-			ax_printf("udptest-ip: unexpected message type %u\n", u.m.type);
+			ax_printf("udpstand-ip: unexpected message type %u\n", u.m.type);
 		}
 	}
 	/* traffic: a window of datagrams, lost ones written off after 500 ms */
@@ -345,7 +345,7 @@ static bool ip_poll(struct ax_evloop *l)
 		}
 		if (ip.echoed >= ip.last_report + 1000) {
 			ip.last_report = ip.echoed / 1000 * 1000;
-			ax_printf("udptest-ip: %llu echoed\n", (unsigned long long)ip.last_report);
+			ax_printf("udpstand-ip: %llu echoed\n", (unsigned long long)ip.last_report);
 		}
 		bool idle = true;
 		for (int w = 0; w < WINDOW; w++)
@@ -357,7 +357,7 @@ static bool ip_poll(struct ax_evloop *l)
 		if (ip.next_seq >= ip.count && idle) {
 			ip.done = true;
 			ip.lost = ip.count - ip.echoed;
-			ax_printf("udptest-ip: done: sent %llu, echoed %llu, corrupt %llu, lost %llu, duplicates %llu, "
+			ax_printf("udpstand-ip: done: sent %llu, echoed %llu, corrupt %llu, lost %llu, duplicates %llu, "
 				  "unreachable %llu, broadcasts %llu, other %llu\n",
 				  (unsigned long long)ip.count, (unsigned long long)ip.echoed,
 				  (unsigned long long)ip.corrupt, (unsigned long long)ip.lost, (unsigned long long)ip.dup,
@@ -380,7 +380,7 @@ static void ip_notify(struct ax_evloop *l, uint64_t bits)
 	while (dsc_check(label, key) == 0) {
 		uint32_t v[6] = { 0 }, len = 0;
 		if (ip.att && !strcmp(label, "udp") && dsc_get("udp", "out", v, &len) == 0 && v[1] != ip.udp_owner) {
-			ax_printf("udptest-ip: udp restarted: importing again\n");
+			ax_printf("udpstand-ip: udp restarted: importing again\n");
 			ip_detach();
 		}
 	}
@@ -403,11 +403,11 @@ static int ip_main(int argc, char **argv)
 	    export_pool(&ip.rx_ex, "rx.udp", &ip.rx, POOLID(POOLID_IP_RX, 0), RXBUF, NRX, ip.rx_priv, sizeof(ip.rx_priv)) < 0 ||
 	    export_pool(&ip.heap_ex, "heap.udp", &ip.heap, POOLID(POOLID_IP_HEAP, 0), HEAPBUF, NHEAP, ip.heap_priv,
 			sizeof(ip.heap_priv)) < 0) {
-		ax_printf("udptest-ip: cannot export\n");
+		ax_printf("udpstand-ip: cannot export\n");
 		return 1;
 	}
 	dsc_subscribe("udp", "out");
-	ax_printf("udptest-ip: exported ip/udp.in, ip/rx.udp, ip/heap.udp; %llu datagrams to send\n",
+	ax_printf("udpstand-ip: exported ip/udp.in, ip/rx.udp, ip/heap.udp; %llu datagrams to send\n",
 		  (unsigned long long)ip.count);
 	struct ax_evloop l = { .on_message = on_msg, .on_notify = ip_notify, .poll = ip_poll };
 	return (int)ax_evloop_run(&l);
@@ -449,7 +449,7 @@ static void req(struct sk_msg m)
 {
 	m.req = ++sy.next_req;
 	if (spsc_push_part(&sy.req, &m, sizeof(m)) < 0)
-		ax_printf("udptest-sys: request channel full\n");
+		ax_printf("udpstand-sys: request channel full\n");
 }
 
 static void sock_open(struct tsock *t, uint16_t flags)
@@ -457,7 +457,7 @@ static void sock_open(struct tsock *t, uint16_t flags)
 	int64_t ep = ax_svc_lookup("udp", NULL);
 	int64_t g = ep > 0 ? ax_mo_grant(t->h, (endpoint_t)ep, KP_R | KP_W) : ep;
 	if (g < 0) {
-		ax_printf("udptest-sys: cannot grant socket %u: %lld\n", t->id, (long long)g);
+		ax_printf("udpstand-sys: cannot grant socket %u: %lld\n", t->id, (long long)g);
 		return;
 	}
 	req((struct sk_msg){ .type = SK_OPEN, .flags = (uint16_t)(SKF_DGRAM | flags), .sock = t->id,
@@ -508,7 +508,7 @@ static bool echo(void)
 static void sys_event(const struct sk_msg *m)
 {
 	if (m->type == SK_HELLO) {
-		ax_printf("udptest-sys: HELLO from udp incarnation %llu\n", (unsigned long long)m->arg);
+		ax_printf("udpstand-sys: HELLO from udp incarnation %llu\n", (unsigned long long)m->arg);
 		if (sy.stage == 0) {
 			sock_open(&sy.s1, 0);
 			sy.stage = 1;
@@ -516,13 +516,13 @@ static void sys_event(const struct sk_msg *m)
 			sock_open(&sy.s1, SKF_REATTACH);
 			sock_open(&sy.s2, SKF_REATTACH);
 			sy.reattached++;
-			ax_printf("udptest-sys: reattaching sockets 1 and 2\n");
+			ax_printf("udpstand-sys: reattaching sockets 1 and 2\n");
 		}
 		return;
 	}
 	if (m->type == SK_EV) {
 		if ((m->arg & EV_ERR) && m->sock == 2) {
-			ax_printf("udptest-sys: socket 2 error %lld\n", (long long)m->result);
+			ax_printf("udpstand-sys: socket 2 error %lld\n", (long long)m->result);
 			if (sy.stage == 6 && m->result == -13) { /* EACCES: broadcast needs the option */
 				req((struct sk_msg){ .type = SK_SETOPT, .sock = 2, .arg = SKO_BROADCAST, .arg2 = 1 });
 				sy.stage = 7;
@@ -533,7 +533,7 @@ static void sys_event(const struct sk_msg *m)
 	if (m->type != SK_ANSWER)
 		return;
 	if (m->result < 0 && sy.stage < 8)
-		ax_printf("udptest-sys: request %llu (stage %llu) failed: %lld\n", (unsigned long long)m->req,
+		ax_printf("udpstand-sys: request %llu (stage %llu) failed: %lld\n", (unsigned long long)m->req,
 			  (unsigned long long)sy.stage, (long long)m->result);
 	switch (sy.stage) {
 	case 1: /* socket 1 open: bind port 7 */
@@ -541,7 +541,7 @@ static void sys_event(const struct sk_msg *m)
 		sy.stage = 2;
 		break;
 	case 2:
-		ax_printf("udptest-sys: socket 1 bound to port %u\n", be16(m->port));
+		ax_printf("udpstand-sys: socket 1 bound to port %u\n", be16(m->port));
 		sy.stage = 3; /* socket 2 once the echo runs (the interface is known then) */
 		break;
 	case 30: /* socket 2: an ephemeral port */
@@ -549,13 +549,13 @@ static void sys_event(const struct sk_msg *m)
 		sy.stage = 4;
 		break;
 	case 4:
-		ax_printf("udptest-sys: socket 2 bound to ephemeral port %u (%s)\n", be16(m->port),
+		ax_printf("udpstand-sys: socket 2 bound to ephemeral port %u (%s)\n", be16(m->port),
 			  be16(m->port) >= 49152 ? "in range" : "OUT OF RANGE");
 		sy.stage = 6;
 		sock_send(&sy.s2, BCAST_IP, 9, "broadcast?");
 		break;
 	case 7: /* SO_BROADCAST set: the same send goes out now */
-		ax_printf("udptest-sys: broadcast option set\n");
+		ax_printf("udpstand-sys: broadcast option set\n");
 		sock_send(&sy.s2, BCAST_IP, 9, "broadcast!");
 		sy.stage = 8;
 		break;
@@ -589,10 +589,10 @@ static int sys_main(void)
 	if (export_chan(&sy.req_ex, "udp.req", SPSC_PRODUCER, &sy.req, &sy.udp_ep) < 0 ||
 	    export_chan(&sy.ev_ex, "udp.ev", SPSC_CONSUMER, &sy.ev, &sy.udp_ep) < 0 ||
 	    sock_make(&sy.s1, 1, 256 * 1024) < 0 || sock_make(&sy.s2, 2, 16384) < 0) {
-		ax_printf("udptest-sys: cannot export or make socket buffers\n");
+		ax_printf("udpstand-sys: cannot export or make socket buffers\n");
 		return 1;
 	}
-	ax_printf("udptest-sys: exported syscall/udp.req and syscall/udp.ev\n");
+	ax_printf("udpstand-sys: exported syscall/udp.req and syscall/udp.ev\n");
 	struct ax_evloop l = { .on_message = on_msg, .poll = sys_poll,
 			       .doorbell = (const volatile uint64_t *)(const void *)&sy.ev.sh->bell,
 			       .sleeping = &sy.ev.sh->sleeping };
@@ -606,6 +606,6 @@ int main(int argc, char **argv)
 		return ip_main(argc, argv);
 	if (role_is(argc, argv, "sys"))
 		return sys_main();
-	ax_printf("udptest: role=ip or role=sys\n");
+	ax_printf("udpstand: role=ip or role=sys\n");
 	return 1;
 }

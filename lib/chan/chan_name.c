@@ -105,6 +105,7 @@ int64_t chan_import(const char *label, const char *key, struct chan_import *out)
 	if (va < 0)
 		return va;
 	out->owner = (endpoint_t)v.owner;
+	out->handle = (int64_t)m.w[0];
 	out->va = (void *)va;
 	out->bytes = v.bytes;
 	return 0;

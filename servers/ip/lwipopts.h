@@ -71,6 +71,9 @@ extern void *lwip_heap_base;
 /* Every IPv4 packet goes to pf before lwIP looks at it (pf.c). */
 #define LWIP_HOOK_FILENAME "ip_hooks.h"
 #define LWIP_HOOK_IP4_INPUT(p, inp) ip_hook_ip4_input((p), (inp))
+#define LWIP_HOOK_IP4_ROUTE(dest) ip_hook_route(dest)
+#define LWIP_HOOK_ETHARP_GET_GW(netif, dest) ip_hook_gw((netif), (dest))
+#define LWIP_STATS_LARGE 1
 
 #define LWIP_DEBUG 0
 #define LWIP_NOASSERT 0

@@ -29,8 +29,12 @@
 #define IP_SOF_BROADCAST 1      /* sending to a broadcast address needs SO_BROADCAST */
 #define IP_SOF_BROADCAST_RECV 0 /* receiving does not (Linux) */
 #define SO_REUSE 1
-#define LWIP_NETIF_LOOPBACK 0
-#define LWIP_HAVE_LOOPIF 0
+/* Datagrams to 127.0.0.0/8 and to our own addresses never leave udp: lwIP's loopback
+ * netif queues them and udp.c's loop delivers them (netif_poll_all). */
+#define LWIP_NETIF_LOOPBACK 1
+#define LWIP_HAVE_LOOPIF 1
+#define LWIP_NETIF_LOOPBACK_MULTITHREADING 0
+#define LWIP_LOOPBACK_MAX_PBUFS 256
 #define LWIP_SINGLE_NETIF 0
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1 /* skip the UDP check the NIC already did */
 #define CHECKSUM_GEN_IP 1

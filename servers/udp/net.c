@@ -241,6 +241,12 @@ void us_ip_forget_tx(void)
 		ax_printf("udp: %u datagrams in flight to the previous ip forgotten\n", n);
 }
 
+/* Datagrams sent to ourselves (127.0.0.0/8, our addresses), queued by lwIP's loopback. */
+void us_loop_poll(void)
+{
+	netif_poll_all();
+}
+
 /* Messages from ip, while there is room to answer them. */
 void us_ip_poll(bool *work)
 {

@@ -199,13 +199,19 @@ static int64_t lwip_errno(err_t e)
 
 static bool local_addr_ok(uint32_t a)
 {
-	if (a == 0)
+	if (a == 0 || (a & 0xff) == 127) /* any, or loopback */
 		return true;
 	struct netif *n;
 	NETIF_FOREACH(n)
 		if (ip4_addr_get_u32(netif_ip4_addr(n)) == a)
 			return true;
 	return false;
+}
+
+/* 127.0.0.0/8 or one of our addresses: lwIP's loopback delivers it, ip is not involved. */
+static bool is_local(uint32_t a)
+{
+	return (a & 0xff) == 127 || (a && local_addr_ok(a));
 }
 
 static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
@@ -399,10 +405,6 @@ void us_sys_poll(bool *work)
 static void tx_sock(struct us_sock *s, bool *work)
 {
 	for (int n = 0; n < 32; n++) {
-		if (!us.ip_ok || us_out_space() < 2) {
-			us.retry = true;
-			return;
-		}
 		struct sockbuf_desc d;
 		int err = 0;
 		const void *data = sockbuf_peek(&s->sb.tx, &d, &err);
@@ -414,12 +416,17 @@ static void tx_sock(struct us_sock *s, bool *work)
 			s->tx_pending = false;
 			return;
 		}
-		*work = true;
 		uint32_t da = 0;
 		uint16_t dp = 0;
 		bool conn = pcb_connected(s->pcb);
 		int c = us_txd_check(d.family, d.addr, d.port, d.len, conn, conn ? pcb_raddr(s->pcb) : 0,
 				     lwip_htons(s->pcb->remote_port), &da, &dp);
+		/* Datagrams that leave need ip and room in its channel; those to ourselves do not. */
+		if (c == US_TXD_OK && !is_local(da) && (!us.ip_ok || us_out_space() < 2)) {
+			us.retry = true;
+			return;
+		}
+		*work = true;
 		int64_t r = 0;
 		if (c != US_TXD_OK) {
 			us.c.bad_desc++;

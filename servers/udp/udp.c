@@ -202,6 +202,7 @@ static bool poll(struct ax_evloop *l)
 	us_ip_poll(&work);
 	us_sys_poll(&work);
 	us_tx_poll(&work);
+	us_loop_poll();
 	us_flush_events();
 	if (us.out_pushed && us.ip_ok)
 		chan_kick(&us.out, &us.ip_plat);

@@ -97,6 +97,7 @@ extern struct us_state us;
 void us_net_init(void *heap);
 void us_ip_poll(bool *work);
 void us_ip_forget_tx(void);
+void us_loop_poll(void);
 uint32_t us_out_space(void);
 void us_iface(const struct ipx_iface *f);
 /* sock.c: the socket table, requests from syscall, socket I/O */

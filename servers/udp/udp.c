@@ -2,7 +2,7 @@
  * (syscall/udp.req, answers and events on syscall/udp.ev); packets from and to ip (ip/udp.in,
  * udp/out) as rich pointers into ip's pools and our DMA send pool; data to and from
  * applications through each socket's buffer object.
- *   udp [restarted=N] [hb=H] */
+ *   udp [drv=DRIVER]... [restarted=N] [hb=H]   (drivers to export the send pool to; e1000) */
 #include "udp.h"
 #include "lwipopts.h"
 #include "ds_client.h"
@@ -246,6 +246,14 @@ int main(int argc, char **argv)
 		ax_printf("udp: cannot export udp/out: %lld\n", (long long)e);
 		return 1;
 	}
+	/* The drivers ip will announce our pool to: exported now, before ip tells them (an
+	 * IPX_IFACE naming another driver exports for it too). */
+	bool named = false;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "drv=", 4))
+			us_export_pool_for(argv[i] + 4), named = true;
+	if (!named)
+		us_export_pool_for("e1000");
 	if (ax_svc.restarts)
 		us_sock_restore();
 	dsc_subscribe("ip", "udp.in");

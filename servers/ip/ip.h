@@ -52,7 +52,7 @@ struct ip_if {
 	struct tx_slot tx[TX_MAX];
 	uint32_t txq[TX_MAX], txq_head, txq_n; /* slots waiting for room, in order */
 	/* configuration */
-	bool dhcp, dhcp_started, bound;
+	bool dhcp, dhcp_started, bound, lease_pending;
 	uint32_t cfg_addr, cfg_mask, cfg_gw;
 	struct ip_counters c;
 };

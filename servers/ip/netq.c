@@ -100,9 +100,9 @@ uint64_t ip_ping_poll(void)
 		if (s->sent < s->count && now >= s->next_ns)
 			ping_send(s);
 		for (uint32_t q = 0; q < s->sent; q++)
-			if (s->state[q] == NQP_WAIT && now - s->tx_ns[q] > PING_LOST_NS)
+			if (s->state[q] == NQP_WAIT && s->tx_ns[q] < now && now - s->tx_ns[q] > PING_LOST_NS)
 				s->state[q] = NQP_LOST;
-		if (now - s->last_ns > PING_FORGET_NS) {
+		if (s->last_ns < now && now - s->last_ns > PING_FORGET_NS) {
 			s->used = false;
 			continue;
 		}

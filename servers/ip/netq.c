@@ -9,7 +9,7 @@
 #include "lwip/prot/ip4.h"
 #include "netq_proto.h"
 
-#define PING_SESSIONS 8
+#define PING_SESSIONS 16
 #define PING_MAX 100
 #define PING_LOST_NS 3000000000ull
 #define PING_FORGET_NS 30000000000ull
@@ -118,10 +118,20 @@ static int64_t ping_start(const struct kmsg *m)
 	uint32_t count = (uint32_t)m->w[1], size = (uint32_t)m->w[2], ms = (uint32_t)m->w[3];
 	if (!m->w[0] || count < 1 || count > PING_MAX || m->w[2] > 65000 || ms < 10 || ms > 10000)
 		return -EINVAL_;
-	for (int i = 0; i < PING_SESSIONS; i++) {
+	/* A free session, else the one finished longest ago (every echo answered or lost). */
+	int pick = -1;
+	for (int i = 0; i < PING_SESSIONS && pick < 0; i++)
+		if (!pings[i].used)
+			pick = i;
+	for (int i = 0; i < PING_SESSIONS && (pick < 0 || pings[pick].used); i++) {
+		bool finished = pings[i].sent == pings[i].count;
+		for (uint32_t q = 0; finished && q < pings[i].sent; q++)
+			finished = pings[i].state[q] != NQP_WAIT;
+		if (finished && (pick < 0 || pings[i].last_ns < pings[pick].last_ns))
+			pick = i;
+	}
+	for (int i = pick; i >= 0; i = -1) {
 		struct ping *s = &pings[i];
-		if (s->used)
-			continue;
 		uint16_t gen = (uint16_t)(s->gen + 1);
 		memset(s, 0, sizeof(*s));
 		s->used = true, s->gen = gen;

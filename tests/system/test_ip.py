@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -66,3 +67,67 @@ def test_dhcp_ping_fragments_tables_and_restarts():
     assert re.search(r"^pingtest: \| 10\.0\.2\.0/24 dev e1000 connected", out, re.M)
     assert re.search(r"^pingtest: \| 10\.0\.2\.2 52:55:0a:00:02:02 e1000", out, re.M), out[-3000:]
     assert not re.search(r"lwip: assertion", out)
+
+
+NS = "axolotl-iptest"
+GUEST_MAC = "52:54:00:12:34:56"
+
+
+class NsGuest(Guest):
+    """A Guest whose QEMU runs inside network namespace ns, its NIC on the namespace's tap0."""
+
+    def __init__(self, ns, modules):
+        import threading
+        from conftest import ACCEL, iso_for
+        from qemu_cmd import qemu_command
+        iso = iso_for("", modules)
+        net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
+               "-device", f"e1000,netdev=n0,mac={GUEST_MAC}"]
+        cmd = ["ip", "netns", "exec", ns] + qemu_command(iso, smp=2, mem=512, cpu="max", accel=ACCEL,
+                                                        serial="stdio", net=net)
+        self.name = "test_ip-netns"
+        self._chunks = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self._th = threading.Thread(target=self._reader, daemon=True)
+        self._th.start()
+
+
+def counter(out, name):
+    m = re.findall(rf"^pingtest: \| {name} (\d+)$", out, re.M)
+    assert m, f"counter {name} not shown"
+    return int(m[-1])
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/dev/net/tun"),
+                    reason="needs root, iproute2 and /dev/net/tun for a namespace with a tap device")
+def test_malformed_frames_are_dropped_and_counted():
+    write_conf("iptest-ns.conf", conf("10.9.0.1 count=3 size=2000 interval=300 rounds=6 show").replace(
+        "if=e1000 dhcp pf=none", "if=e1000 addr=10.9.0.2/24 pf=none"))
+    tools = os.path.join(ROOT, "tools")
+    subprocess.run([os.path.join(tools, "net-ns.sh"), "down", NS], check=False)
+    subprocess.run([os.path.join(tools, "net-ns.sh"), "up", NS, "10.9.0.1/24"], check=True)
+    try:
+        with NsGuest(NS, modules("iptest-ns.conf")) as g:
+            g.wait_for(r"^pingtest: ip has e1000 10\.9\.0\.2/24", timeout=120)
+            g.wait_for(r"^ip: e1000: driver attached", timeout=60)
+            r = subprocess.run(["ip", "netns", "exec", NS, sys.executable, os.path.join(tools, "net-send.py"),
+                                "tap0", GUEST_MAC, "10.9.0.1", "10.9.0.2"],
+                               capture_output=True, text=True, timeout=120)
+            assert "net-send: sent 12 malformed frames" in r.stdout, r.stdout + r.stderr
+            assert r.returncode == 0, r.stdout + r.stderr + g.output[-3000:]  # every 8000-byte echo answered
+            g.wait_for(r"^pingtest: \| rx_bad_options \d+", timeout=180)
+            out = g.output
+    finally:
+        subprocess.run([os.path.join(tools, "net-ns.sh"), "down", NS], check=False)
+    # (frames are padded to 60 bytes, so the 10-byte header counts as a bad total length)
+    assert counter(out, "rx_bad_short") >= 1, out[-4000:]
+    assert counter(out, "ip_drop") >= 1         # version 6: lwIP drops it before the hook
+    assert counter(out, "rx_bad_hlen") >= 1
+    assert counter(out, "rx_bad_totlen") >= 2
+    assert counter(out, "rx_bad_csum") >= 1
+    assert counter(out, "rx_bad_frag") >= 1    # the ping of death
+    assert counter(out, "frag_drop") >= 1      # overlapping fragments, dropped by lwIP's reassembly
+    assert re.search(r"^pingtest: done: 6 rounds, (1[5-8]) replies", out, re.M), out[-4000:]
+    assert not re.search(r"rs: ip (crashed|exited)|lwip: assertion", out)

@@ -1,5 +1,5 @@
 /* Questions from the console (netq_proto.h): interfaces, routes, the ARP cache, counters,
- * and ping through a raw ICMP pcb. Answered at once; ping runs from the event loop. */
+ * and ping through a raw ICMP pcb (which also passes ICMP errors on to the transports). Answered at once; ping runs from the event loop. */
 #include "ip.h"
 #include "lwip/raw.h"
 #include "lwip/etharp.h"
@@ -42,7 +42,17 @@ static u8_t icmp_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_add
 	if (n < 20)
 		return 0;
 	u16_t hl = (u16_t)((h[0] & 15) * 4);
-	if (n < hl + 8 || h[hl] != ICMP_ER)
+	if (n < hl + 8)
+		return 0;
+	uint8_t type = h[hl];
+	if (type == ICMP_DUR || type == ICMP_TE || type == ICMP_SQ || type == ICMP_PP) {
+		/* An error about a packet we sent: the quoted header says whose it was. */
+		uint8_t inner[20];
+		if (pbuf_copy_partial(p, inner, 20, (u16_t)(hl + 8)) != 20 || inner[0] >> 4 != 4)
+			return 0;
+		return ip_ipx_icmp_err(inner[9], p) ? 1 : 0;
+	}
+	if (type != ICMP_ER)
 		return 0;
 	uint16_t ident = (uint16_t)(h[hl + 4] << 8 | h[hl + 5]), seq = (uint16_t)(h[hl + 6] << 8 | h[hl + 7]);
 	for (int i = 0; i < PING_SESSIONS; i++) {

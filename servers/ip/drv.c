@@ -200,11 +200,10 @@ static bool send_pool(struct ip_if *f, uint32_t id, const char *label, const cha
 /* Every pool the driver may see in a TX or RX message: ours, then the transports'. */
 static bool send_pools(struct ip_if *f)
 {
+	/* The RX pool needs no announcement: the driver imports ip/rx.DRV when it attaches. */
 	char key[16];
-	ksnprintf(key, sizeof(key), "rx.%s", f->name);
-	bool ok = send_pool(f, ip.rx_pool_id, "ip", key);
 	ksnprintf(key, sizeof(key), "heap.%s", f->name);
-	ok = ok && send_pool(f, ip.heap_pool_id, "ip", key);
+	bool ok = send_pool(f, ip.heap_pool_id, "ip", key);
 	ksnprintf(key, sizeof(key), "pool.%s", f->name);
 	for (int i = 0; ok && i < IP_MAX_T; i++)
 		if (ip.t[i].attached)
@@ -228,8 +227,7 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 			f->tx[s].queued = true;
 			f->txq[f->txq_n++] = s;
 		}
-	for (int i = 0; i < 6; i++)
-		f->mac[i] = (uint8_t)(m->id >> (8 * (5 - i)));
+	memcpy(f->mac, &m->id, 6); /* the MAC's bytes in order in the id's low 48 bits */
 	bool first = !f->ready;
 	f->ready = true;
 	f->link = m->arg;
@@ -291,11 +289,15 @@ static void tx_done(struct ip_if *f, const struct netdev_msg *m)
 	tx_release(f, slot);
 }
 
+static void lease_check(struct ip_if *f);
+
 static bool if_poll(struct ip_if *f)
 {
 	bool work = false;
 	if (!f->used)
 		return false;
+	if (f->lease_pending)
+		lease_check(f);
 	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;
@@ -346,10 +348,18 @@ bool ip_drv_poll(void)
 	return work;
 }
 
+/* lwIP calls this when the address changes, before it sets the gateway: the lease is taken
+ * from the loop (lease_check). */
 static void status_cb(struct netif *n)
 {
-	struct ip_if *f = ip_if_of(n);
+	ip_if_of(n)->lease_pending = true;
+}
+
+static void lease_check(struct ip_if *f)
+{
+	struct netif *n = &f->netif;
 	uint32_t a = ip4_addr_get_u32(netif_ip4_addr(n));
+	f->lease_pending = false;
 	if (a && f->dhcp && dhcp_supplied_address(n)) {
 		char s1[16], s2[16];
 		f->bound = true;

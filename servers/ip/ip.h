@@ -52,7 +52,7 @@ struct ip_if {
 	struct tx_slot tx[TX_MAX];
 	uint32_t txq[TX_MAX], txq_head, txq_n; /* slots waiting for room, in order */
 	/* configuration */
-	bool dhcp, dhcp_started, bound;
+	bool dhcp, dhcp_started, bound, lease_pending;
 	uint32_t cfg_addr, cfg_mask, cfg_gw;
 	struct ip_counters c;
 };
@@ -124,6 +124,9 @@ int ip_ipx_init(void);
 bool ip_ipx_poll(void);
 void ip_ipx_ds_changed(const char *label);
 void ip_ipx_iface_all(void);
+/* An ICMP error (IP header first) about a packet of protocol proto: to its transport
+ * (IPX_ICMP_ERR), taking p; false if no transport of that protocol is attached. */
+bool ip_ipx_icmp_err(uint8_t proto, struct pbuf *p);
 /* netq.c: console questions and ping */
 void ip_netq(struct kmsg *m);
 int ip_ping_init(void);

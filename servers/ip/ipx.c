@@ -118,6 +118,39 @@ static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uin
 
 /* --- receive: the raw pcb of T's protocol --- */
 
+/* Gives T the packet p (IP header first): one rich pointer into the RX pool, or into a
+ * contiguous heap copy; held until T's IPX_RX_DONE. Takes p. */
+static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
+{
+	struct chan_ptr ptr;
+	uint32_t off;
+	if (!p->next && ip_rx_offset(p->payload, p->len, &off)) {
+		ptr = (struct chan_ptr){ ip.rx_pool_id, off, p->len };
+	} else {
+		/* Reassembled (a chain) or not in the RX pool: one contiguous copy in the heap. */
+		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+		pbuf_free(p);
+		if (!c || !ip_in_heap(c->payload, c->len, &off)) {
+			if (c)
+				pbuf_free(c);
+			t->c_bad_msg++;
+			return;
+		}
+		p = c;
+		ptr = (struct chan_ptr){ ip.heap_pool_id, off, p->len };
+	}
+	uint64_t id = reqdb_add(&t->rx_db, 1, NULL, NULL);
+	if (id == REQDB_NONE) {
+		pbuf_free(p);
+		t->c_bad_msg++;
+		return;
+	}
+	t->rx_p[(uint32_t)id] = p;
+	struct ipx_msg m = { .type = type, .id = id, .pkt = ptr };
+	send_t(t, &m);
+	t->c_rx++;
+}
+
 static u8_t raw_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_addr_t *addr)
 {
 	(void)pcb, (void)addr;
@@ -131,35 +164,20 @@ static u8_t raw_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_addr
 		if (pbuf_copy_partial(p, ports, 4, hl) == 4 && ports[2] == 0 && ports[3] == 68)
 			return 0; /* DHCP replies are lwIP's own (dhcp.c) */
 	}
-	struct chan_ptr ptr;
-	uint32_t off;
-	if (!p->next && ip_rx_offset(p->payload, p->len, &off)) {
-		ptr = (struct chan_ptr){ ip.rx_pool_id, off, p->len };
-	} else {
-		/* Reassembled (a chain) or not in the RX pool: one contiguous copy in the heap. */
-		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
-		if (!c || !ip_in_heap(c->payload, c->len, &off)) {
-			if (c)
-				pbuf_free(c);
-			pbuf_free(p);
-			t->c_bad_msg++;
-			return 1;
-		}
-		pbuf_free(p);
-		p = c;
-		ptr = (struct chan_ptr){ ip.heap_pool_id, off, p->len };
-	}
-	uint64_t id = reqdb_add(&t->rx_db, 1, NULL, NULL);
-	if (id == REQDB_NONE) {
-		pbuf_free(p);
-		t->c_bad_msg++;
-		return 1;
-	}
-	t->rx_p[(uint32_t)id] = p;
-	struct ipx_msg m = { .type = IPX_RX, .id = id, .pkt = ptr };
-	send_t(t, &m);
-	t->c_rx++;
+	deliver(t, p, IPX_RX);
 	return 1;
+}
+
+bool ip_ipx_icmp_err(uint8_t proto, struct pbuf *p)
+{
+	for (int i = 0; i < IP_MAX_T; i++) {
+		struct ip_transport *t = &ip.t[i];
+		if (t->proto == proto && t->in_attached && t->attached) {
+			deliver(t, p, IPX_ICMP_ERR);
+			return true;
+		}
+	}
+	return false;
 }
 
 static void rx_done(struct ip_transport *t, const struct ipx_msg *m)
@@ -170,7 +188,8 @@ static void rx_done(struct ip_transport *t, const struct ipx_msg *m)
 	}
 	struct pbuf *p = t->rx_p[(uint32_t)m->id];
 	t->rx_p[(uint32_t)m->id] = NULL;
-	if (m->arg == IPX_UNREACH_PORT) {
+	if (m->arg == IPX_UNREACH_PORT && IPH_PROTO((struct ip_hdr *)p->payload) == t->proto) {
+		/* (never an ICMP error about an ICMP error) */
 		t->c_unreach++;
 		icmp_dest_unreach(p, ICMP_DUR_PORT);
 	}

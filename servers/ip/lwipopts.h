@@ -31,7 +31,8 @@
 #define IP_DEFAULT_TTL 64
 #define ARP_TABLE_SIZE 32
 #define ARP_QUEUEING 1
-#define MEMP_NUM_ARP_QUEUE 64
+#define MEMP_NUM_ARP_QUEUE 128
+#define ARP_QUEUE_LEN 64             /* a datagram's fragments wait for one ARP answer */
 #define ETHARP_SUPPORT_STATIC_ENTRIES 0
 #define LWIP_NETIF_STATUS_CALLBACK 1
 #define LWIP_NETIF_LINK_CALLBACK 1

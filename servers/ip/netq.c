@@ -1,5 +1,5 @@
 /* Questions from the console (netq_proto.h): interfaces, routes, the ARP cache, counters,
- * and ping through a raw ICMP pcb. Answered at once; ping runs from the event loop. */
+ * and ping through a raw ICMP pcb (which also passes ICMP errors on to the transports). Answered at once; ping runs from the event loop. */
 #include "ip.h"
 #include "lwip/raw.h"
 #include "lwip/etharp.h"
@@ -9,7 +9,7 @@
 #include "lwip/prot/ip4.h"
 #include "netq_proto.h"
 
-#define PING_SESSIONS 8
+#define PING_SESSIONS 16
 #define PING_MAX 100
 #define PING_LOST_NS 3000000000ull
 #define PING_FORGET_NS 30000000000ull
@@ -42,7 +42,17 @@ static u8_t icmp_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_add
 	if (n < 20)
 		return 0;
 	u16_t hl = (u16_t)((h[0] & 15) * 4);
-	if (n < hl + 8 || h[hl] != ICMP_ER)
+	if (n < hl + 8)
+		return 0;
+	uint8_t type = h[hl];
+	if (type == ICMP_DUR || type == ICMP_TE || type == ICMP_SQ || type == ICMP_PP) {
+		/* An error about a packet we sent: the quoted header says whose it was. */
+		uint8_t inner[20];
+		if (pbuf_copy_partial(p, inner, 20, (u16_t)(hl + 8)) != 20 || inner[0] >> 4 != 4)
+			return 0;
+		return ip_ipx_icmp_err(inner[9], p) ? 1 : 0;
+	}
+	if (type != ICMP_ER)
 		return 0;
 	uint16_t ident = (uint16_t)(h[hl + 4] << 8 | h[hl + 5]), seq = (uint16_t)(h[hl + 6] << 8 | h[hl + 7]);
 	for (int i = 0; i < PING_SESSIONS; i++) {
@@ -100,9 +110,9 @@ uint64_t ip_ping_poll(void)
 		if (s->sent < s->count && now >= s->next_ns)
 			ping_send(s);
 		for (uint32_t q = 0; q < s->sent; q++)
-			if (s->state[q] == NQP_WAIT && now - s->tx_ns[q] > PING_LOST_NS)
+			if (s->state[q] == NQP_WAIT && s->tx_ns[q] < now && now - s->tx_ns[q] > PING_LOST_NS)
 				s->state[q] = NQP_LOST;
-		if (now - s->last_ns > PING_FORGET_NS) {
+		if (s->last_ns < now && now - s->last_ns > PING_FORGET_NS) {
 			s->used = false;
 			continue;
 		}
@@ -118,10 +128,20 @@ static int64_t ping_start(const struct kmsg *m)
 	uint32_t count = (uint32_t)m->w[1], size = (uint32_t)m->w[2], ms = (uint32_t)m->w[3];
 	if (!m->w[0] || count < 1 || count > PING_MAX || m->w[2] > 65000 || ms < 10 || ms > 10000)
 		return -EINVAL_;
-	for (int i = 0; i < PING_SESSIONS; i++) {
+	/* A free session, else the one finished longest ago (every echo answered or lost). */
+	int pick = -1;
+	for (int i = 0; i < PING_SESSIONS && pick < 0; i++)
+		if (!pings[i].used)
+			pick = i;
+	for (int i = 0; i < PING_SESSIONS && (pick < 0 || pings[pick].used); i++) {
+		bool finished = pings[i].sent == pings[i].count;
+		for (uint32_t q = 0; finished && q < pings[i].sent; q++)
+			finished = pings[i].state[q] != NQP_WAIT;
+		if (finished && (pick < 0 || pings[i].last_ns < pings[pick].last_ns))
+			pick = i;
+	}
+	for (int i = pick; i >= 0; i = -1) {
 		struct ping *s = &pings[i];
-		if (s->used)
-			continue;
 		uint16_t gen = (uint16_t)(s->gen + 1);
 		memset(s, 0, sizeof(*s));
 		s->used = true, s->gen = gen;

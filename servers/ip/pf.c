@@ -83,7 +83,18 @@ static bool push(struct pend *q)
 	struct pf_req r = { .id = q->id, .dir = q->dir, .pkt_len = q->p->tot_len };
 	r.ifindex = ip_if_of(q->n)->index;
 	r.hdr_len = pbuf_copy_partial(q->p, r.hdr, PF_HDR_MAX, 0);
-	return spsc_push(&pf.req, &r) == 0;
+	int e = spsc_push(&pf.req, &r);
+	if (e == CHAN_ECORRUPT) {
+		/* pf wrote an impossible index: start the channel afresh, resend everything. */
+		ax_printf("ip: pf.req is corrupt: made a new one\n");
+		spsc_init(pf.req.sh, pf.req_e.bytes, PF_REQ_SLOT, PF_SLOTS);
+		spsc_attach(&pf.req, pf.req.sh, pf.req_e.bytes, SPSC_PRODUCER);
+		for (uint32_t i = 0; i < PF_SLOTS; i++)
+			if (pf.pend[i].p && pf.pend[i].sent)
+				pf.pend[i].sent = false, pf.unsent++;
+		e = spsc_push(&pf.req, &r);
+	}
+	return e == 0;
 }
 
 /* Holds p (the caller's reference) until pf answers; false if the table is full. */

@@ -4,6 +4,7 @@
  * Each round is one NETQ_PING session of N echoes; a round that ip forgets (ip restarted:
  * -ENOENT, or ip gone) is counted and a new one starts, until R rounds completed. `show`
  * prints ip's tables (interfaces, routes, ARP, counters) after the last round.
+ * It first waits until ip's first interface has an address.
  * Lines: "pingtest: seq S reply B bytes ttl T rtt U us" | "pingtest: seq S lost" |
  * "pingtest: round R: N sent, M replies" | "pingtest: ip restarted during round R" |
  * "pingtest: done: R rounds, N replies, M lost". */
@@ -43,9 +44,12 @@ static int ask(struct kmsg *m)
 	int64_t ep = ip_ep();
 	if (ep <= 0)
 		return -1;
-	if (ax_call((endpoint_t)ep, m) < 0)
+	int64_t r = ax_call((endpoint_t)ep, m);
+	if (r < 0 || (int32_t)m->type < 0) {
+		ax_printf("pingtest: ip answered %lld, type %d\n", (long long)r, (int32_t)m->type);
 		return -1;
-	return (int32_t)m->type < 0 ? -1 : 0;
+	}
+	return 0;
 }
 
 static void show(uint32_t topic, const char *title)
@@ -89,6 +93,23 @@ int main(int argc, char **argv)
 	uint64_t count = argnum(argc, argv, "count", 3), size = argnum(argc, argv, "size", 56);
 	uint64_t interval = argnum(argc, argv, "interval", 200), rounds = argnum(argc, argv, "rounds", 1);
 	uint64_t replies = 0, lost = 0, done = 0;
+	/* Wait (up to 60 s) until ip's first interface has an address (DHCP takes a moment). */
+	for (int i = 0; i < 600; i++) {
+		struct kmsg m = { .type = NETQ_SHOW, .w = { NQ_IFACES, 0 } };
+		char text[NETQ_TEXT + 1];
+		if (ask(&m) == 0 && m.type == NETQ_LINE) {
+			memcpy(text, m.w, NETQ_TEXT);
+			text[NETQ_TEXT] = 0;
+			const char *sp = text;
+			while (*sp && *sp != ' ')
+				sp++;
+			if (*sp && strncmp(sp, " 0.0.0.0/", 9)) {
+				ax_printf("pingtest: ip has %s\n", text);
+				break;
+			}
+		}
+		sleep_ms(100);
+	}
 	while (done < rounds) {
 		struct kmsg m = { .type = NETQ_PING, .w = { addr, count, size, interval } };
 		if (ask(&m) < 0) {

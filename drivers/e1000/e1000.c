@@ -5,6 +5,7 @@
  *   e1000 pci=BB:DD.F [dedicated=1] [poll=1] [itr=USECS] [name=IF] [restarted=N] [hb=H] */
 #include "e1000.h"
 #include "service.h"
+#include "heartbeat.h"
 #include "netq_proto.h"
 #include "pci.h"
 
@@ -122,6 +123,7 @@ static int64_t attach(void)
 	key_of(kr, "rx.%s");
 	hw_reset();
 	detach();
+	ax_heartbeat(); /* resetting and waiting for ip is not hanging */
 	e1k.ip_seen_len = 0;
 	int64_t r = dsc_get("ip", kd, e1k.ip_seen, &e1k.ip_seen_len);
 	if (r == 0)
@@ -152,6 +154,14 @@ static int64_t attach(void)
 		loop.wait_ns = WAIT_DETACHED_NS;
 		return r;
 	}
+	/* What ip queued before our ND_RESET was for a previous instance: ip takes it all back
+	 * on ND_RESET, so it is dropped unread. */
+	struct netdev_msg stale;
+	uint64_t dropped = 0;
+	while (spsc_pop_part(&e1k.down, &stale, 0) == 0)
+		dropped++;
+	if (dropped)
+		ax_printf("e1000: dropped %llu messages queued for a previous instance\n", (unsigned long long)dropped);
 	attach_failures = 0;
 	e1k.rx_pool = 0;
 	e1k.attached = true;

@@ -4,7 +4,7 @@
 #include "service.h"
 #include "spsc.h"
 
-#define MAX_EXPORTS 8
+#define MAX_EXPORTS 32 /* ip alone exports 4 per driver, 3 per transport and 2 to pf */
 
 struct export_value { /* the 24-byte ds value */
 	uint32_t magic, owner;
@@ -105,6 +105,7 @@ int64_t chan_import(const char *label, const char *key, struct chan_import *out)
 	if (va < 0)
 		return va;
 	out->owner = (endpoint_t)v.owner;
+	out->handle = (int64_t)m.w[0];
 	out->va = (void *)va;
 	out->bytes = v.bytes;
 	return 0;

@@ -35,6 +35,7 @@ struct chan_import {
 	endpoint_t owner;
 	void *va;
 	uint64_t bytes;
+	int64_t handle; /* our handle on the object (KC_MO_PHYS for a DMA pool; destroy to close) */
 };
 /* Maps label's export key; 0 or -KE_*. */
 int64_t chan_import(const char *label, const char *key, struct chan_import *out);

@@ -118,7 +118,31 @@ static const char *parse_irqs(struct svc_conf *c, const char *v, size_t n)
 	return NULL;
 }
 
-/* bus:dev.fn in hex, as lspci prints it. */
+/* VVVV:DDDD or VVVV:DDDD#n: a device by vendor and device id (four hex digits each). */
+static const char *parse_pci_id(struct svc_conf *c, const char *it, size_t len)
+{
+	char hex[8] = "0x";
+	uint64_t ven, dev, idx = 0;
+	size_t hash = 9;
+	if (len < 9)
+		return "PCI id must be VVVV:DDDD or VVVV:DDDD#N: ";
+	copy_str(hex + 2, 5, it, 4);
+	bool ok = parse_num(hex, 6, 0xffff, &ven);
+	copy_str(hex + 2, 5, it + 5, 4);
+	ok = ok && parse_num(hex, 6, 0xffff, &dev);
+	if (ok && len > 9)
+		ok = it[hash] == '#' && parse_num(it + hash + 1, len - hash - 1, 255, &idx);
+	if (!ok || ven == 0xffff || ven == 0)
+		return "PCI id must be VVVV:DDDD or VVVV:DDDD#N: ";
+	if (c->npci_ids == SVC_MAX_PCI_IDS)
+		return "too many PCI devices: ";
+	c->pci_ids[c->npci_ids].vendor = (uint16_t)ven;
+	c->pci_ids[c->npci_ids].device = (uint16_t)dev;
+	c->pci_ids[c->npci_ids++].index = (uint8_t)idx;
+	return NULL;
+}
+
+/* bus:dev.fn in hex, as lspci prints it, or VVVV:DDDD[#n] (a colon after 4 digits). */
 static const char *parse_pci(struct svc_conf *c, const char *v, size_t n)
 {
 	if (tok_eq(v, n, "all")) {
@@ -130,6 +154,12 @@ static const char *parse_pci(struct svc_conf *c, const char *v, size_t n)
 		size_t len = next_item(&v, &n, &it), colon = 0, dot;
 		while (colon < len && it[colon] != ':')
 			colon++;
+		if (colon == 4) {
+			const char *e = parse_pci_id(c, it, len);
+			if (e)
+				return e;
+			continue;
+		}
 		dot = colon;
 		while (dot < len && it[dot] != '.')
 			dot++;

@@ -125,10 +125,19 @@ void svc_heartbeat_reset(struct svc *s)
 int64_t svc_start(struct svc *s, const char *binary, bool update)
 {
 	int mod = ax_find_module(binary);
-	char args[192];
+	char args[240];
 	int64_t hb = heartbeat_page(s);
-	/* A restarted service learns it by its arguments and recovers its state from ds. */
+	/* A device named by PCI id must be there: if not, the service is not started (and is
+	 * not restarted either: start() marks it stopped). */
+	int64_t pr = rspci_resolve(s);
+	if (pr < 0)
+		return pr;
+	/* A restarted service learns it by its arguments and recovers its state from ds; a
+	 * driver learns its PCI function and whether its core is its own (to poll). */
 	int n = ksnprintf(args, sizeof(args), "%s", s->c.args);
+	n = rspci_args(s, args, sizeof(args), n);
+	if (s->c.dedicated)
+		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%sdedicated=1", n ? " " : "");
 	if (s->restarts && !update)
 		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%srestarted=%u", n ? " " : "", s->restarts);
 	if (update)
@@ -151,6 +160,8 @@ int64_t svc_start(struct svc *s, const char *binary, bool update)
 	c.dedicated = c.dedicated && !update;
 	if (ep > 0 && !r)
 		r = give_privileges((endpoint_t)ep, &c);
+	if (ep > 0 && !r)
+		r = rspci_give(s, (endpoint_t)ep);
 	/* The label is the service's before it runs (ds itself has none; an update's new
 	 * instance gets it when the update commits). */
 	if (ep > 0 && !r && !update && strcmp(s->c.name, "ds"))

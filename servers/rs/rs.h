@@ -36,6 +36,16 @@ struct svc {
 		uint64_t deadline_ns;
 	} up;
 	endpoint_t retired; /* an instance rs ended on purpose: its exit is no crash */
+	/* pci=VVVV:DDDD: the functions found, resolved once at the first start (rs_pci.c) and
+	 * kept, so a restart never probes a BAR of a device another instance may still use. */
+	bool pci_resolved;
+	struct svc_pci {
+		uint16_t bdf;
+		uint8_t irq;                           /* ISA line 1..15, or 0: none */
+		uint8_t nmmio, nio;
+		struct { uint64_t pa, pages; } mmio[6]; /* memory BARs, page-rounded */
+		struct { uint16_t port, count; } io[6]; /* I/O BARs */
+	} pci_found[SVC_MAX_PCI_IDS];
 };
 
 extern struct svc svcs[MAX_SVC];
@@ -59,6 +69,15 @@ void rsds_registered(struct svc *s, endpoint_t ep); /* label s->c.name now belon
 void rsds_publish(const struct svc *s);             /* rs/NAME = {endpoint, restarts, state} */
 void rsds_ds_started(struct svc *ds);               /* ds (re)started: register and publish all */
 bool rsds_flush(void);                              /* true if messages are still waiting */
+
+/* rs_pci.c: services named by PCI id (pci=VVVV:DDDD[#n]). */
+/* Finds the functions of s's ids (once); 0, or -KE_SRCH after logging the missing device. */
+int64_t rspci_resolve(struct svc *s);
+/* Gives ep the functions found, their BARs and interrupt lines; 0 or the first error. */
+int64_t rspci_give(const struct svc *s, endpoint_t ep);
+/* Appends " pci=BB:DD.F" for each function s uses (by id or by address); returns the
+ * new length. */
+int rspci_args(const struct svc *s, char *buf, size_t cap, int n);
 
 /* rs_ctl.c */
 void rsctl_message(struct kmsg *m);

@@ -76,6 +76,13 @@ static void errors_name_the_line(void)
 		{ "service ip irq=16", "IRQ must be 0-15" },
 		{ "service ip pci=0:3", "PCI address" },
 		{ "service ip pci=00:20.0", "PCI address" },
+		{ "service ip pci=8086:10", "PCI id" },
+		{ "service ip pci=8086:100g", "PCI id" },
+		{ "service ip pci=8086:100e#", "PCI id" },
+		{ "service ip pci=8086:100e#256", "PCI id" },
+		{ "service ip pci=8086:100e1", "PCI id" },
+		{ "service ip pci=ffff:100e", "PCI id" },
+		{ "service ip pci=8086:100e,8086:100e#1,1af4:1000", "too many PCI devices" },
 		{ "service ip mmio=0xfebc0001+1", "mmio must be" },
 		{ "service ip mmio=0xfebc0000+0", "mmio must be" },
 		{ "service ip kcalls=spawn", "unknown kernel call" },
@@ -108,6 +115,27 @@ static void errors_name_the_line(void)
 	CHECK(sysconf_parse("service a\0service b", 19, sv, 16, &err) == -1);
 }
 
+/* pci= by vendor:device id, alone, with an index, and mixed with bus:dev.fn. */
+static void pci_by_id(void)
+{
+	REQUIRE(parse("service e1000 pci=8086:100e dma\nservice nic2 pci=8086:10D3#1,00:04.0\n") == 2);
+	CHECK_EQ_U64(sv[0].npci_ids, 1);
+	CHECK_EQ_U64(sv[0].pci_ids[0].vendor, 0x8086);
+	CHECK_EQ_U64(sv[0].pci_ids[0].device, 0x100e);
+	CHECK_EQ_U64(sv[0].pci_ids[0].index, 0);
+	CHECK_EQ_U64(sv[0].npci, 0);
+	CHECK_EQ_U64(sv[1].npci_ids, 1);
+	CHECK_EQ_U64(sv[1].pci_ids[0].device, 0x10d3);
+	CHECK_EQ_U64(sv[1].pci_ids[0].index, 1);
+	REQUIRE(sv[1].npci == 1);
+	CHECK_EQ_U64(sv[1].pci[0], 4u << 3);
+	/* the buffer ends inside the id: no read past it (ASan watches) */
+	char *buf = malloc(17);
+	memcpy(buf, "service a pci=80", 16);
+	CHECK(sysconf_parse(buf, 16, sv, 16, &err) == -1);
+	free(buf);
+}
+
 static void not_nul_terminated(void)
 {
 	/* The buffer ends right after the name: no read past len (ASan watches). */
@@ -123,7 +151,7 @@ static void not_nul_terminated(void)
 static void fuzz(void)
 {
 	static const char seed[] = "service e1000 binary=e1000d args=\"a b\" cpu=3 dedicated priority=0 "
-				   "ioports=0xc000-0xc03f irq=11 pci=00:03.0 mmio=0xfebc0000+32 dma kcalls=vcopy "
+				   "ioports=0xc000-0xc03f irq=11 pci=00:03.0,8086:100e#2 mmio=0xfebc0000+32 dma kcalls=vcopy "
 				   "restart=on-failure heartbeat=500\nservice ip cpu=1 control\n";
 	uint64_t x = 88172645463325252ull;
 	int ok = 0;
@@ -154,6 +182,7 @@ int main(void)
 	RUN(defaults);
 	RUN(every_field);
 	RUN(errors_name_the_line);
+	RUN(pci_by_id);
 	RUN(not_nul_terminated);
 	RUN(fuzz);
 	return unit_end();

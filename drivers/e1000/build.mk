@@ -1,0 +1,6 @@
+# drivers/e1000: the Intel 82540EM / 82574 driver (README.md).
+e1000_SRCS := drivers/e1000/e1000.c drivers/e1000/hw.c drivers/e1000/rings.c
+e1000_CFLAGS := -Ilib/net -Ilib/pci -Idrivers/e1000
+# lib/pci (lib/pci/build.mk is included after this file, so its objects are named here)
+e1000_EXTRA_OBJS := $(B)/obj/pci/pci.o $(B)/obj/pci/pci_axolotl.o
+$(eval $(call native_prog,e1000))

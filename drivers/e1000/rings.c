@@ -1,0 +1,156 @@
+/* The descriptor rings. RX: each descriptor holds one of ip's RX buffers (2048 bytes of its
+ * RX pool); a received frame goes back to ip as ND_RX naming that same buffer. TX: a frame
+ * is up to NETDEV_MAXSEG data descriptors pointing straight into the senders' pools, after
+ * a context descriptor when its checksum offsets differ from the last one given. Indices
+ * run freely and are masked on use. The device's descriptors are written only by us before
+ * the tail moves and read back only for their status. */
+#include "e1000.h"
+
+#define RX_MASK (RX_RING - 1)
+#define TX_MASK (TX_RING - 1)
+
+void rings_reset(void)
+{
+	e1k.rx_head = e1k.rx_tail = 0;
+	e1k.tx_head = e1k.tx_tail = 0;
+	e1k.nspare = 0;
+	e1k.ctx.valid = false;
+	memset(e1k.txi, 0, sizeof(e1k.txi));
+}
+
+static void rx_post(struct chan_ptr p, uint64_t bus)
+{
+	uint32_t i = e1k.rx_tail & RX_MASK;
+	e1k.rx_buf[i] = p;
+	e1k.rx[i].addr = bus;
+	e1k.rx[i].status = 0;
+	e1k.rx[i].errors = 0;
+	e1k.rx[i].length = 0;
+	e1k.rx_tail++;
+}
+
+static void rx_publish(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* descriptors before the tail */
+	wr32(E1K_RDT, e1k.rx_tail & RX_MASK);
+}
+
+/* The ring holds at most RX_RING - 1 buffers (head == tail means empty to the device). */
+static bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
+
+bool rx_give(struct chan_ptr p, uint64_t bus)
+{
+	if (rx_room() && !e1k.nspare) {
+		rx_post(p, bus);
+		rx_publish();
+		return true;
+	}
+	if (e1k.nspare == RX_SPARE)
+		return false;
+	e1k.spare[e1k.nspare++] = p;
+	return true;
+}
+
+static void rx_refill(void)
+{
+	bool any = false;
+	while (e1k.nspare && rx_room()) {
+		struct chan_ptr p = e1k.spare[--e1k.nspare];
+		rx_post(p, pool_bus(e1k.rx_pool, p));
+		any = true;
+	}
+	if (any)
+		rx_publish();
+}
+
+int rx_harvest(void)
+{
+	int n = 0;
+	bool recycled = false;
+	while (e1k.rx_head != e1k.rx_tail) {
+		uint32_t i = e1k.rx_head & RX_MASK;
+		uint8_t st = e1k.rx[i].status;
+		if (!(st & RXS_DD))
+			break;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the rest of the descriptor after DD */
+		uint8_t err = e1k.rx[i].errors;
+		uint32_t len = e1k.rx[i].length;
+		struct chan_ptr p = e1k.rx_buf[i];
+		if (!(st & RXS_EOP) || (err & RXE_FRAME) || len < 14 || len > NETDEV_RXBUF) {
+			/* A bad or partial frame: the buffer goes straight back into the ring. */
+			e1k.c.rx_dropped++;
+			e1k.rx_head++;
+			rx_post(p, e1k.rx[i].addr);
+			recycled = true;
+			continue;
+		}
+		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
+		m.seg[0] = (struct chan_ptr){ p.pool_id, p.offset, len };
+		if (!(st & RXS_IXSM)) {
+			if (st & RXS_IPCS)
+				m.flags |= (err & RXE_IPE) ? NDF_RX_CSUM_BAD : NDF_RX_IP4_OK;
+			if (st & RXS_TCPCS)
+				m.flags |= (err & RXE_TCPE) ? NDF_RX_CSUM_BAD : NDF_RX_L4_OK;
+		}
+		if (!up_push(&m))
+			break; /* ip is behind: the frame waits in the ring */
+		e1k.rx_head++;
+		e1k.c.rx_frames++;
+		n++;
+	}
+	if (recycled)
+		rx_publish();
+	rx_refill();
+	return n;
+}
+
+uint32_t tx_space(void) { return TX_RING - 1 - (e1k.tx_tail - e1k.tx_head); }
+
+void tx_queue(uint64_t id, uint32_t nseg, const uint64_t *bus, const uint32_t *len, const struct e1k_ctx *csum,
+	      uint32_t popts)
+{
+	if (csum && (!e1k.ctx.valid || e1k.ctx.addr != csum->addr || e1k.ctx.lower != csum->lower)) {
+		uint32_t i = e1k.tx_tail++ & TX_MASK;
+		e1k.tx[i].addr = csum->addr;
+		e1k.tx[i].lower = csum->lower;
+		e1k.tx[i].upper = 0;
+		e1k.txi[i] = (struct e1k_txinfo){ 0, false };
+		e1k.ctx = *csum;
+		e1k.ctx.valid = true;
+	}
+	for (uint32_t s = 0; s < nseg; s++) {
+		uint32_t i = e1k.tx_tail++ & TX_MASK;
+		bool last = s + 1 == nseg;
+		e1k.tx[i].addr = bus[s];
+		e1k.tx[i].lower = len[s] | TXD_DTYP_D | TXD_CMD_DEXT | TXD_CMD_IFCS |
+				  (last ? TXD_CMD_EOP | TXD_CMD_RS : 0);
+		e1k.tx[i].upper = popts;
+		e1k.txi[i] = (struct e1k_txinfo){ last ? id : 0, last };
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wr32(E1K_TDT, e1k.tx_tail & TX_MASK);
+	e1k.c.tx_frames++;
+}
+
+int tx_harvest(void)
+{
+	int n = 0;
+	/* Walk to the next frame end; its DD means every descriptor up to it is done. */
+	while (e1k.tx_head != e1k.tx_tail) {
+		uint32_t end = e1k.tx_head;
+		while (end != e1k.tx_tail && !e1k.txi[end & TX_MASK].last)
+			end++;
+		if (end == e1k.tx_tail)
+			break; /* cannot happen: every queued frame ends with a last descriptor */
+		uint32_t i = end & TX_MASK;
+		if (!(e1k.tx[i].upper & TXD_STAT_DD))
+			break;
+		struct netdev_msg m = { .type = ND_TX_DONE, .id = e1k.txi[i].id, .arg = 0 };
+		if (!up_push(&m))
+			break;
+		e1k.txi[i].last = false;
+		e1k.tx_head = end + 1;
+		n++;
+	}
+	return n;
+}

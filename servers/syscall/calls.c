@@ -274,6 +274,9 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		d.family = AF_INET, d.port = to.port;
 		memcpy(d.addr, &to.addr, 4);
 	}
+	if (sys_debug)
+		ax_printf("syscall: %lu ms: tx %lu bytes to %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), (unsigned long)len,
+			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
 	if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == CHAN_EAGAIN)
 		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
 	s->tx_hint = true;
@@ -322,6 +325,9 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 		return CALL_HELD;
 	}
 	uint64_t n = d.len < len ? d.len : len;
+	if (sys_debug)
+		ax_printf("syscall: %lu ms: rx %u bytes from %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), d.len,
+			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
 	struct inaddr from = s->peer;
 	if (d.family == AF_INET) {
 		from.port = d.port;

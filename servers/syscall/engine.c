@@ -272,6 +272,9 @@ bool engine_poll(void)
 			break;
 		}
 		any = true;
+		if (sys_debug)
+			ax_printf("syscall: from udp: type %u sock %u req %#lx result %ld arg %#lx\n", m.type, m.sock,
+				  (unsigned long)m.req, (long)m.result, (unsigned long)m.arg);
 		if (m.type == SK_ANSWER)
 			answered(&m);
 		else if (m.type == SK_EV)

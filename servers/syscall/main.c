@@ -6,6 +6,7 @@
 #include "chan_name.h"
 
 static endpoint_t vfs_ep;
+bool sys_debug; /* `debug` argument: every passed call and udp event is logged */
 static bool vfs_waits; /* vfs has a close for us: sleep in receive, where KC_SENDNB lands */
 
 static bool from_vfs(endpoint_t ep)
@@ -35,6 +36,9 @@ static void passed_call(struct kmsg *m)
 	} else if (s) {
 		r = -E_BADF;
 	}
+	if (sys_debug)
+		ax_printf("syscall: pid %#x call %u on socket %u: %ld\n", c.pid, c.nr, c.sock,
+			  r == CALL_HELD ? -1000L : r == CALL_TAKEN ? -1001L : (long)r);
 	if (r == CALL_HELD)
 		calls_hold(&c);
 	else if (r != CALL_TAKEN)
@@ -95,6 +99,8 @@ int main(int argc, char **argv)
 	ax_svc_init(argc, argv);
 	if (!ax_can_vcopy())
 		ax_printf("syscall: no KC_VCOPY, so every socket call fails (system.conf: kcalls=vcopy)\n");
+	for (int i = 1; i < argc; i++)
+		sys_debug |= !strcmp(argv[i], "debug");
 	engine_init();
 	ax_printf("syscall: ready (syscall/udp.req, syscall/udp.ev)\n");
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,

@@ -79,6 +79,8 @@ struct lcall {
 #define CALL_HELD INT64_MIN          /* must wait for data or space: hold it */
 #define CALL_TAKEN (INT64_MIN + 1)   /* held already, waiting for udp's answer */
 
+extern bool sys_debug;
+
 /* sock.c */
 extern struct sock socks[MAX_SOCKS];
 struct sock *sock_find(uint32_t id);

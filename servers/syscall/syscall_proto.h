@@ -15,7 +15,7 @@
 #define SYSCALL_CLOSE 0x5300u /* vfs -> syscall: socket w[0] has no descriptor left */
 /* vfs -> syscall, KC_NOTIFY: a SYSCALL_CLOSE found syscall busy (not in receive): its next
  * sleep is a plain receive, so vfs's retry (2 ms later) gets through. */
-#define SYSCALL_VFS_BIT (1ull << 40)
+#define SYSCALL_VFS_BIT (1ull << 43)
 /* syscall -> udp (and tcp): the notification bit that rings udp after pushing on
  * syscall/udp.req while udp sleeps (any bit would wake it; this one says why). */
 #define SYSCALL_WAKE_BIT (1ull << 41)

@@ -29,7 +29,7 @@ static void passed_call(struct kmsg *m)
 		return;
 	}
 	int64_t r;
-	struct sock *s = sock_get(c.sock, &r);
+	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, &r);
 	if (s && !s->closing) {
 		sock_map_into(s, c.thread, c.pid);
 		r = calls_serve(&c, s);

@@ -20,11 +20,11 @@ struct sock *sock_find(uint32_t id)
 	return NULL;
 }
 
-struct sock *sock_get(uint32_t id, int64_t *err)
+struct sock *sock_get(uint32_t id, bool make, int64_t *err)
 {
 	struct sock *s = sock_find(id);
-	if (s || !id)
-		return s ? s : (*err = -E_BADF, NULL);
+	if (s || !id || !make)
+		return s ? s : (*err = -E_BADF, NULL); /* not made here: an earlier syscall's */
 	for (int i = 0; i < MAX_SOCKS && !s; i++)
 		if (!socks[i].id)
 			s = &socks[i];

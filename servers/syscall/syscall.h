@@ -84,7 +84,7 @@ extern bool sys_debug;
 /* sock.c */
 extern struct sock socks[MAX_SOCKS];
 struct sock *sock_find(uint32_t id);
-struct sock *sock_get(uint32_t id, int64_t *err); /* made on first sight */
+struct sock *sock_get(uint32_t id, bool make, int64_t *err); /* make: SYSP_NEW */
 void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid);
 void sock_free(struct sock *s);
 

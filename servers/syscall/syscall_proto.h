@@ -12,6 +12,8 @@
 #pragma once
 
 #define SYSP_NONBLOCK 1u      /* the open file has O_NONBLOCK */
+#define SYSP_NEW 2u           /* the socket's first passed call: syscall makes the socket
+                                 (an unknown id without it: a socket of a dead syscall, EBADF) */
 #define SYSCALL_CLOSE 0x5300u /* vfs -> syscall: socket w[0] has no descriptor left */
 /* vfs -> syscall, KC_NOTIFY: a SYSCALL_CLOSE found syscall busy (not in receive): its next
  * sleep is a plain receive, so vfs's retry (2 ms later) gets through. */

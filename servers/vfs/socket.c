@@ -72,6 +72,7 @@
 struct vsock {
 	int family, type, proto;
 	uint32_t passed;  /* syscall's socket: the id its calls carry (0: served here) */
+	bool introduced;  /* syscall has had a call on it (it made the socket then) */
 	bool bound, listening;
 	uint8_t addr[28]; /* sockaddr_in or sockaddr_in6, port in network order at 2 */
 	struct { int32_t level, name; uint32_t len; uint8_t val[16]; } opt[MAX_OPTS];
@@ -97,19 +98,22 @@ static endpoint_t find_syscall(void)
 }
 
 /* Hands the call being served to syscall with the socket id in place of the descriptor. */
-static int64_t pass(struct ofile *f, const struct vsock *s)
+static int64_t pass(struct ofile *f, struct vsock *s)
 {
 	struct vcall *v = vfs_cur_call;
 	struct kmsg m = { .type = v->nr };
 	memcpy(m.w, v->a, sizeof(v->a));
-	m.w[0] = s->passed | (uint64_t)(f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) << 32;
+	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW);
+	m.w[0] = s->passed | (uint64_t)flags << 32;
 	for (int tries = 0; tries < 2; tries++) {
 		endpoint_t ep = find_syscall();
 		if (!ep)
 			break;
 		int64_t r = kcall6(KC_LX_PASS, v->thread, ep, (uint64_t)&m, 0, 0, 0);
-		if (r == 0)
+		if (r == 0) {
+			s->introduced = true;
 			return VFS_PASSED;
+		}
 		if (r != -KE_DEADSRCDST)
 			return -E_INVAL;
 		syscall_ep = 0; /* restarted? look again */
@@ -367,7 +371,7 @@ static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
 
 int64_t sock_transfer(struct ofile *f, bool write)
 {
-	const struct vsock *s = sock_of(f);
+	struct vsock *s = sock_of(f);
 	if (s->passed) /* read and write go to syscall whole; readv and the rest: issue 7 */
 		return vfs_cur_call && vfs_cur_call->nr <= 1 ? pass(f, s) : -E_OPNOTSUPP;
 	if (s->type == SOCK_STREAM)

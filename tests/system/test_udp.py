@@ -167,6 +167,7 @@ def test_udp_echo_with_a_host_client_and_a_udp_restart():
         with NsGuest(NS, mods, "udp-echo-netns") as g:
             g.wait_for(r"^udpecho: listening on 7$", timeout=240)
             g.wait_for(r"^ip: e1000: driver attached", timeout=120)
+            g.wait_for(r"^ip: attached to udp", timeout=120)  # packets for port 7 reach udp
             client = subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-c", CLIENT, "10.9.1.2"],
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             lines = []

@@ -4,9 +4,9 @@ each socket's shared buffers (servers/syscall/README.md).
 
 Two layers:
 - with `udpstub`, a loopback stand-in for udp run as the service `udp`
-  (servers/syscall/test/udpstub.c): the socket calls' semantics and errnos
-  (tests/linux/udptest.c), datagrams to ourselves, and a udp restart under a ping-pong
-  that keeps its sockets;
+  (servers/syscall/test/udpstub.c), and again with the real udp (its lwIP loopback, no ip):
+  the socket calls' semantics and errnos (tests/linux/udptest.c), datagrams to ourselves,
+  and a udp restart under a ping-pong that keeps its sockets;
 - with the real stack (e1000, ip, udp): a client on the host side of a tap device in a
   network namespace the test creates and deletes exchanges 10000 checked datagrams with
   udpecho, an 8000-byte datagram round-trips (IP fragments), and udp is killed mid-stream:
@@ -24,25 +24,41 @@ import pytest
 from conftest import Guest, ROOT, USER_DIR, boot
 from test_rs import write_conf
 
-STUB_MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall", "udpstub")
+BASE_MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall")
+# The engine behind syscall: the stub, or the real udp (its lwIP loopback carries datagrams
+# to 127.0.0.1 without ip).
+ENGINES = {
+    "udpstub": ("service udp binary=udpstub backoff=20\n", ("udpstub",), r"^udpstub: attached, restart %d$"),
+    "udp": ("service udp dma heartbeat=2000 backoff=20\n", ("udp",), r"^udp: started \(restart %d\)"),
+}
 
 
-def stub_conf(run, pm_restart="never"):
+def engine_conf(engine, run):
     return ("service ds heartbeat=2000\n"
             "service console ioports=0x3f8-0x3ff irq=4 control\n"
             "service vfs kcalls=vcopy\n"
-            "service syscall kcalls=vcopy\n"
-            "service udp binary=udpstub backoff=20\n"
-            'service pm kcalls=vcopy args="run=%s" restart=%s\n' % (run, pm_restart))
+            "service syscall kcalls=vcopy\n" + ENGINES[engine][0] +
+            'service pm kcalls=vcopy args="run=%s" restart=never\n' % run)
+
+
+def engine_modules(engine, conf_name):
+    return ("rs conf=" + conf_name, conf_name) + BASE_MODULES + ENGINES[engine][1]
 
 
 def results(out):
     return {name: status for status, name in re.findall(r"^UDPTEST (PASS|FAIL) (\w+)$", out, re.M)}
 
 
-def test_udp_calls_and_loopback_through_syscall():
-    write_conf("udpcalls.conf", stub_conf("/bin/udptest calls loop"))
-    r = boot("", smp=2, modules=("rs conf=udpcalls.conf", "udpcalls.conf") + STUB_MODULES, timeout=240,
+def engine_params():
+    real = os.path.exists(os.path.join(USER_DIR, "udp"))
+    return ["udpstub", pytest.param("udp", marks=pytest.mark.skipif(not real, reason="needs the udp server"))]
+
+
+@pytest.mark.parametrize("engine", engine_params())
+def test_udp_calls_and_loopback_through_syscall(engine):
+    name = "udpcalls-%s.conf" % engine
+    write_conf(name, engine_conf(engine, "/bin/udptest calls loop"))
+    r = boot("", smp=2, modules=engine_modules(engine, name), timeout=240,
              until=r"^udptest: \d+ passed, \d+ failed$")
     out = r.output.replace("axolotl> ", "")  # the prompt shares a line with what follows it
     tail = out[-4000:]
@@ -53,23 +69,25 @@ def test_udp_calls_and_loopback_through_syscall():
     # a signal ends a blocked receive held by syscall (KMSG_LINUX_CANCEL went there); user
     # space cannot send a message type of the kernel's range (a forged passed call)
     assert res.get("recv_eintr") == "PASS" and res.get("kernel_types_refused") == "PASS", res
-    # the calls went through syscall and the stub, not vfs's network-less sockets
+    # the calls went through syscall and the engine, not vfs's network-less sockets
     assert re.search(r"^syscall: udp \S+ attached", out, re.M), tail
     assert "panic" not in out.lower(), tail
 
 
-def test_udp_restart_keeps_the_sockets():
-    write_conf("udprestart.conf", stub_conf("/bin/udptest restart 3000"))
-    with Guest("", modules=("rs conf=udprestart.conf", "udprestart.conf") + STUB_MODULES,
-               name="udp-restart-stub") as g:
+@pytest.mark.parametrize("engine", engine_params())
+def test_udp_restart_keeps_the_sockets(engine):
+    name = "udprestart-%s.conf" % engine
+    write_conf(name, engine_conf(engine, "/bin/udptest restart 3000"))
+    started = ENGINES[engine][2]
+    with Guest("", modules=engine_modules(engine, name), name="udp-restart-" + engine) as g:
         g.wait_for(r"^udptest: round 1000$", timeout=240)
         g.type("\x1d")  # the console's monitor
         time.sleep(0.5)
         g.type("service kill udp\r")
-        g.wait_for(r"^udpstub: attached, restart 1$", timeout=60)
+        g.wait_for(started % 1, timeout=60)
         g.wait_for(r"^udptest: round 2000$", timeout=240)
         g.type("service kill udp\r")
-        g.wait_for(r"^udpstub: attached, restart 2$", timeout=60)
+        g.wait_for(started % 2, timeout=60)
         m = g.wait_for(r"^udptest: restart: 3000 rounds, (\d+) resends, (\d+) stale, (\d+) corrupt$", timeout=300)
         assert m.group(3) == "0", g.output[-3000:]
         g.wait_for(r"^udptest: 1 passed, 0 failed$", timeout=30)

@@ -7,6 +7,7 @@
  * carries the caller's process id and the passer's endpoint. */
 #include "proc/lxproc.h"
 #include "proc/ipc.h"
+#include "proc/signal.h"
 #include "mm/aspace.h"
 
 int64_t kc_lx_pass(struct thread *me, endpoint_t ep, endpoint_t dst, uint64_t umsg)
@@ -27,5 +28,14 @@ int64_t kc_lx_pass(struct thread *me, endpoint_t ep, endpoint_t dst, uint64_t um
 	m.source = thread_ep(t);
 	m.w[6] = (uint64_t)t->proc->id | (uint64_t)thread_ep(me) << 32;
 	ipc_redirect(t, d, &m);
+	/* A signal that came while the passer held the call was told to the passer, which no
+	 * longer has it: tell the new holder, so a blocking call is given back. */
+	if (signal_pending(t) && t->blocked_on == B_SEND) { /* still queued: run it again */
+		ipc_cancel_send(t);
+		ipc_wake(t, -LX_ERESTARTSYS);
+	} else if (signal_pending(t)) { /* delivered: behind it, so dst sees the call first */
+		struct kmsg c = { .type = KMSG_LINUX_CANCEL, .w = { thread_ep(t), t->proc->id } };
+		kmsg_post(d, &c);
+	}
 	return 0;
 }

@@ -173,7 +173,7 @@ $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
-INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso
+INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest
 $(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS)
 	@mkdir -p $(dir $@)
 	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t))

@@ -98,6 +98,26 @@ int64_t ipc_send(struct thread *me, endpoint_t dst, const struct kmsg *m, bool c
 	return ipc_block(me, B_SEND, dst);
 }
 
+void ipc_redirect(struct thread *t, struct thread *d, const struct kmsg *m)
+{
+	t->ipc_msg = *m;
+	t->ipc_call = true;
+	t->ipc_peer = thread_ep(d);
+	if (accepts(d, thread_ep(t))) {
+		d->ipc_msg = t->ipc_msg;
+		ipc_wake(d, 0);
+		t->blocked_on = B_REPLY;
+		return;
+	}
+	t->blocked_on = B_SEND;
+	t->sendq_next = NULL;
+	struct thread **pp = &d->sendq;
+	while (*pp)
+		pp = &(*pp)->sendq_next;
+	*pp = t;
+	kick_waiter(d);
+}
+
 int64_t ipc_receive(struct thread *me, endpoint_t src)
 {
 	if (src != EP_ANY && src != EP_KERNEL && !ep_lookup(src))

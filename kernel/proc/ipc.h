@@ -9,6 +9,9 @@ int64_t ipc_send(struct thread *me, endpoint_t dst, const struct kmsg *m, bool c
 int64_t ipc_receive(struct thread *me, endpoint_t src);
 int64_t ipc_reply(struct thread *me, endpoint_t dst, const struct kmsg *m, bool nonblocking_send);
 int64_t ipc_notify(struct thread *me, endpoint_t dst, uint64_t bits);
+/* t, blocked waiting for a reply, becomes a caller of d with message m (already stamped
+ * with its source): delivered if d is receiving, else queued behind d's senders. */
+void ipc_redirect(struct thread *t, struct thread *d, const struct kmsg *m);
 /* A thread is dying: fail everybody who waits on it and unlink it from queues. */
 void ipc_cancel(struct thread *t);
 /* Takes a thread blocked in a send out of its receiver's queue. */

@@ -115,9 +115,12 @@ int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot,
 		     const struct memobj *src, uint64_t first)
 {
 	uint64_t type = flags & (LX_MAP_SHARED | LX_MAP_PRIVATE);
+	bool share = flags & LXM_SHARE;
 	if (!len || len > USER_TOP || !type || type == (LX_MAP_SHARED | LX_MAP_PRIVATE))
 		return -KE_INVAL;
 	uint64_t npages = (len + PAGE_SIZE - 1) / PAGE_SIZE, size = npages * PAGE_SIZE;
+	if (share && (!src || type != LX_MAP_SHARED || first > src->npages || npages > src->npages - first))
+		return -KE_INVAL;
 	uint64_t va = 0;
 	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
 		if (!range_ok(addr, size))
@@ -138,6 +141,13 @@ int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot,
 		va = hint_free ? addr : proc_find_va(p, npages);
 		if (!va)
 			return -LX_ENOMEM;
+	}
+	if (share) { /* the server's object itself (socket buffers): shared, kept at fork */
+		int r = proc_map(p, va, (struct memobj *)src, first, npages, prot_of(prot), 0);
+		if (r)
+			return r == -KE_NOMEM ? -LX_ENOMEM : r;
+		p->maps[p->nmaps - 1].shared = true;
+		return (int64_t)va;
 	}
 	struct memobj *mo = memobj_create(npages, 0);
 	if (!mo)

@@ -21,7 +21,7 @@
 #define LX_ARGS_MAX (64 * 1024) /* argv + envp bytes (the stack holds them) */
 
 /* Whether t waits for me's answer to a call it made: its user state is stable. */
-static bool held_by(const struct thread *t, const struct thread *me)
+bool held_by(const struct thread *t, const struct thread *me)
 {
 	return t->state == T_BLOCKED && t->blocked_on == B_REPLY && t->ipc_peer == thread_ep(me);
 }
@@ -322,7 +322,8 @@ int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t a
 	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
 		return -KE_PERM;
 	struct memobj *src = NULL;
-	if (handle && !(src = proc_handle_object(me->proc, handle, KP_R)))
+	uint32_t rights = KP_R | ((prot_flags >> 32) & LXM_SHARE && prot_flags & 2 /* PROT_WRITE */ ? KP_W : 0);
+	if (handle && !(src = proc_handle_object(me->proc, handle, rights)))
 		return -KE_INVAL;
 	if (off & (PAGE_SIZE - 1))
 		return -KE_INVAL;

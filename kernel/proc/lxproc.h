@@ -11,6 +11,10 @@ int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t s
 		   uint64_t args_len);
 int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t addr, uint64_t len,
 		   uint64_t prot_flags, uint64_t off);
+/* Whether t waits for me's answer to a call it made (its user state is stable). */
+bool held_by(const struct thread *t, const struct thread *me);
+/* KC_LX_PASS (lxpass.c). */
+int64_t kc_lx_pass(struct thread *me, endpoint_t ep, endpoint_t dst, uint64_t umsg);
 /* exit (one thread) or exit_group (the process); never returns. */
 void lx_exit(struct thread *me, uint64_t code, bool group);
 int64_t lx_set_tid_address(struct thread *me, uint64_t addr);

@@ -233,7 +233,9 @@ static int64_t kc_sched(struct thread *me, endpoint_t ep, uint64_t cpu, uint64_t
 
 static int64_t msg_in(struct kmsg *m, const void *u)
 {
-	return copy_from_user(m, u, sizeof(*m)) ? -KE_FAULT : 0;
+	if (copy_from_user(m, u, sizeof(*m)))
+		return -KE_FAULT;
+	return m->type >= KMSG_KERNEL ? -KE_INVAL : 0; /* kernel-only types are never forged */
 }
 
 /* Which arguments of each call are endpoints (bit i: argument i). */
@@ -242,6 +244,7 @@ static const uint8_t ep_args[KC_COUNT] = {
 	[KC_NOTIFY] = 1, [KC_KILL] = 1, [KC_SCHED] = 1, [KC_START] = 1, [KC_PRIV] = 1,
 	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4, [KC_LINUX_ROUTE] = 1,
 	[KC_LX_PID] = 1, [KC_LX_FORK] = 1, [KC_LX_THREAD] = 1, [KC_LX_EXEC] = 1, [KC_LX_SIGNAL] = 1, [KC_LX_MMAP] = 1,
+	[KC_LX_PASS] = 1 | 2,
 };
 
 static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
@@ -342,6 +345,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return kc_lx_signal(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
 	case KC_LX_MMAP:
 		return kc_lx_mmap(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
+	case KC_LX_PASS:
+		return kc_lx_pass(me, (endpoint_t)a0, (endpoint_t)a1, a2);
 	default:
 		return -KE_NOSYS;
 	}

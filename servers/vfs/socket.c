@@ -5,11 +5,15 @@
  * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
  * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
  * stream). So servers start and sit in their event loops. The network stack (issues 6 and
- * 7) takes these descriptors over: their calls will be forwarded to `syscall`, `tcp` and
- * `udp` (docs/decisions.md). */
+ * 7) takes these descriptors over: when a `syscall` service runs, an AF_INET SOCK_DGRAM
+ * socket is passed: vfs keeps its descriptor and hands every call on it to `syscall` with
+ * KC_LX_PASS (servers/syscall/syscall_proto.h), which answers the application itself
+ * (docs/decisions.md). */
 #include "vfs.h"
 #include "heap.h"
 #include "lxnr.h"
+#include "service.h"
+#include "../syscall/syscall_proto.h"
 
 #define NR_SOCKET 41
 #define NR_CONNECT 42
@@ -67,6 +71,8 @@
 
 struct vsock {
 	int family, type, proto;
+	uint32_t passed;  /* syscall's socket: the id its calls carry (0: served here) */
+	bool introduced;  /* syscall has had a call on it (it made the socket then) */
 	bool bound, listening;
 	uint8_t addr[28]; /* sockaddr_in or sockaddr_in6, port in network order at 2 */
 	struct { int32_t level, name; uint32_t len; uint8_t val[16]; } opt[MAX_OPTS];
@@ -74,6 +80,65 @@ struct vsock {
 
 static struct vsock *socks[MAX_SOCKS]; /* every socket, for address conflicts */
 static uint16_t next_port = 32768;
+
+/* The sockets passed to syscall. */
+static endpoint_t syscall_ep;  /* 0: not looked up, or none running */
+static uint32_t next_passed_id = 1;
+#define MAX_CLOSES 64
+static uint32_t closes[MAX_CLOSES]; /* closed passed sockets syscall has not heard of */
+static int nclose;
+
+static endpoint_t find_syscall(void)
+{
+	if (!syscall_ep) {
+		int64_t ep = ax_svc_lookup("syscall", NULL);
+		syscall_ep = ep > 0 ? (endpoint_t)ep : 0;
+	}
+	return syscall_ep;
+}
+
+/* Hands the call being served to syscall with the socket id in place of the descriptor. */
+static int64_t pass(struct ofile *f, struct vsock *s)
+{
+	struct vcall *v = vfs_cur_call;
+	struct kmsg m = { .type = v->nr };
+	memcpy(m.w, v->a, sizeof(v->a));
+	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW);
+	m.w[0] = s->passed | (uint64_t)flags << 32;
+	for (int tries = 0; tries < 2; tries++) {
+		endpoint_t ep = find_syscall();
+		if (!ep)
+			break;
+		int64_t r = kcall6(KC_LX_PASS, v->thread, ep, (uint64_t)&m, 0, 0, 0);
+		if (r == 0) {
+			s->introduced = true;
+			return VFS_PASSED;
+		}
+		if (r != -KE_DEADSRCDST)
+			return -E_INVAL;
+		syscall_ep = 0; /* restarted? look again */
+	}
+	return -100; /* ENETDOWN: the socket's server is gone, and its sockets with it */
+}
+
+bool sock_flush_closes(void)
+{
+	while (nclose) {
+		struct kmsg m = { .type = SYSCALL_CLOSE, .w = { closes[nclose - 1] } };
+		endpoint_t ep = find_syscall();
+		int64_t r = ep ? ax_sendnb(ep, &m) : -KE_DEADSRCDST;
+		if (r == -KE_AGAIN) {
+			ax_notify(ep, SYSCALL_VFS_BIT); /* be in receive next time */
+			return true; /* busy: again from the loop */
+		}
+		if (r < 0 && r != -KE_DEADSRCDST)
+			ax_printf("vfs: telling syscall of a closed socket: %ld\n", (long)r);
+		if (r == -KE_DEADSRCDST)
+			syscall_ep = 0; /* gone: its sockets went with it */
+		nclose--;
+	}
+	return false;
+}
 
 static struct vsock *sock_of(const struct ofile *f)
 {
@@ -105,6 +170,10 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 		return -E_NOMEM;
 	s->family = (int)family, s->type = base, s->proto = base == SOCK_STREAM ? 6 : 17;
 	s->addr[0] = (uint8_t)family;
+	if (family == AF_INET && base == SOCK_DGRAM && find_syscall()) {
+		s->passed = next_passed_id++;
+		next_passed_id += !next_passed_id; /* never 0 */
+	}
 	socks[slot] = s;
 	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, NULL);
 	if (fd == -E_NOMEM)
@@ -114,6 +183,16 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 
 void sock_closed(struct rnode *n)
 {
+	const struct vsock *s = n->priv;
+	if (s && s->passed) {
+		if (nclose == MAX_CLOSES)
+			sock_flush_closes();
+		if (nclose < MAX_CLOSES)
+			closes[nclose++] = s->passed;
+		else
+			ax_printf("vfs: too many socket closes for syscall: socket %u leaks\n", s->passed);
+		sock_flush_closes();
+	}
 	for (int i = 0; i < MAX_SOCKS; i++)
 		if (socks[i] == n->priv)
 			socks[i] = NULL;
@@ -292,7 +371,9 @@ static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
 
 int64_t sock_transfer(struct ofile *f, bool write)
 {
-	const struct vsock *s = sock_of(f);
+	struct vsock *s = sock_of(f);
+	if (s->passed) /* read and write go to syscall whole; readv and the rest: issue 7 */
+		return vfs_cur_call && vfs_cur_call->nr <= 1 ? pass(f, s) : -E_OPNOTSUPP;
 	if (s->type == SOCK_STREAM)
 		return write ? -E_PIPE : -E_NOTCONN;
 	return write ? -E_DESTADDRREQ : nothing_arrives(f, 0);
@@ -330,6 +411,8 @@ int64_t sock_call(struct client *c, struct vcall *v)
 		return -E_BADF;
 	if (!s)
 		return -E_NOTSOCK;
+	if (s->passed)
+		return pass(f, s);
 	uint8_t addr[28];
 	int64_t r;
 	switch (v->nr) {

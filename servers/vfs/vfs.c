@@ -36,9 +36,12 @@ static void answer(endpoint_t to, int64_t r)
 	ax_reply(to, &m);
 }
 
+struct vcall *vfs_cur_call;
+
 /* Serves v for process pid; VFS_BLOCK if it must wait. */
 static int64_t serve(uint64_t pid, struct vcall *v)
 {
+	vfs_cur_call = v;
 	struct client *c = vfs_client(pid, true);
 	if (!c)
 		return -E_NOMEM;
@@ -196,6 +199,8 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	memcpy(v.a, m->w, sizeof(v.a));
 	uint64_t pid = m->w[6];
 	int64_t r = serve(pid, &v);
+	if (r == VFS_PASSED)
+		return; /* syscall answers it */
 	if (r == VFS_BLOCK) {
 		struct held *h = NULL;
 		for (int i = 0; i < MAX_HELD && !h; i++)
@@ -232,6 +237,8 @@ static bool on_poll(struct ax_evloop *l)
 {
 	uint64_t a = held_timer(), b = tty_timer();
 	l->wait_ns = !a ? b : !b ? a : a < b ? a : b;
+	if (sock_flush_closes() && (!l->wait_ns || l->wait_ns > 2000000))
+		l->wait_ns = 2000000; /* syscall was busy: tell it again soon */
 	return false;
 }
 

@@ -63,6 +63,8 @@ extern struct rnode *vfs_root;
 /* A call that must wait (an empty or full pipe): vfs keeps the caller blocked and tries
  * again later (vfs.c). */
 #define VFS_BLOCK INT64_MIN
+/* The call was handed to another server (KC_LX_PASS), which answers it: vfs must not. */
+#define VFS_PASSED (INT64_MIN + 2)
 /* A file's call function was given a call of another file's. */
 #define VFS_NOT_MINE (INT64_MIN + 1)
 
@@ -184,3 +186,8 @@ int64_t sock_call(struct client *c, struct vcall *v);
 int64_t sock_transfer(struct ofile *f, bool write);
 uint32_t sock_poll(const struct ofile *f);
 void sock_closed(struct rnode *n);
+/* Tells syscall about closed sockets it has not heard of yet; true while some remain
+ * (vfs.c's loop then tries again soon). */
+bool sock_flush_closes(void);
+/* The call being served (vfs.c), for the socket calls passed on whole (read, write). */
+extern struct vcall *vfs_cur_call;

@@ -74,7 +74,11 @@ enum kcall {
 	                        POSIX server answering thread's mmap of a file maps a private copy of
 	                        the object's pages from offset (0: zeros) with Linux's placement;
 	                        returns the address or -errno; thread must be held in a Linux call
-	                        to the caller */
+	                        to the caller; LXM_SHARE in flags maps the object itself, shared */
+	KC_LX_PASS = 41,     /* (endpoint thread, endpoint dst, const struct kmsg *m): thread, held
+	                        in a Linux call to the caller, now waits in a call to dst as if it had
+	                        sent *m there itself (type KMSG_LINUX_PASSED | nr, w[6] = process id |
+	                        passer << 32, source = thread); dst answers it with KC_REPLY */
 	KC_COUNT
 };
 /* KC_LX_THREAD flags. */
@@ -82,6 +86,10 @@ enum kcall {
 #define LXT_CLEARTID 2   /* zero clear_tid and wake a futex waiter there when the thread ends */
 /* KC_LX_SIGNAL flags. */
 #define LXS_THREAD 1     /* to that thread only (tgkill), not any thread of its process */
+/* KC_LX_MMAP flag (in the Linux flags word, bit 31, unused by Linux): map the caller's
+ * object itself, shared with the caller and every process mapping it (needs KP_W on the
+ * handle for a writable mapping), instead of a private copy. */
+#define LXM_SHARE 0x80000000u
 #define LXS_QUERY 2      /* post nothing: answer 1 if sig would be discarded as ignored, the
                             disposition check behind SIGCHLD and SA_NOCLDWAIT */
 
@@ -162,6 +170,14 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
  * ignored, as Linux does. A server holding no call from the thread ignores the report. */
 #define KMSG_LINUX_CANCEL 0xffff0004u
 #define LX_ERESTARTSYS 512
+/* Message types at or above KMSG_KERNEL come only from the kernel: KC_SEND, KC_CALL,
+ * KC_SENDNB and KC_REPLY refuse them (-EINVAL). */
+#define KMSG_KERNEL 0xffff0000u
+/* A forwarded Linux call a POSIX server passed on with KC_LX_PASS (docs/kernel-api.md,
+ * "Passing a held call"): type KMSG_LINUX_PASSED | nr, w[0..5] as the passer wrote them,
+ * w[6] = the calling process's id (low 32 bits) | the passer's endpoint << 32, source = the
+ * calling thread, which waits for the receiver's KC_REPLY (w[0] = its rax). */
+#define KMSG_LINUX_PASSED 0xffff8000u
 #define KMSG_LINUX_MAX 1024 /* numbers at or above this fail with -ENOSYS */
 
 /* Calls a spawned process may not make until given them with KPRIV_KCALLS. */

@@ -1,0 +1,42 @@
+# lwIP for Axolotl servers (lib/lwip/README.md). Included by the build.mk of each server that
+# runs an lwIP instance (ip, udp, tcp):
+#
+#   include lib/lwip/lwip.mk
+#   ip_SRCS := servers/ip/main.c ...
+#   $(eval $(call lwip_instance,ip,servers/ip,core/init.c core/ipv4/ip4.c ...))
+#   $(eval $(call native_prog,ip))
+#
+# lwip_instance NAME, OPTS_DIR, FILES: compiles FILES (paths under lwIP's src/) and
+# lib/lwip/port.c with OPTS_DIR/lwipopts.h into build/obj/NAME/lwip/, adds them to
+# NAME_EXTRA_OBJS, and gives NAME's own sources lwIP's include path and the fetch as an
+# order-only prerequisite. lwIP's files are built without -Werror (it is not our code);
+# port.c and the server's files keep it.
+ifndef LWIP_MK
+LWIP_MK := 1
+
+LWIP_DIR := $(B)/ports/out/lwip/tree
+LWIP_STAMP := $(B)/ports/out/lwip/.stamp
+LWIP_INC := -Ilib/lwip/include -I$(LWIP_DIR)/src/include
+
+$(LWIP_STAMP): lib/lwip/fetch.sh apps/ports/lib.sh
+	@lib/lwip/fetch.sh
+# lwIP's sources are made by the fetch.
+$(LWIP_DIR)/src/%.c: $(LWIP_STAMP) ;
+
+define lwip_instance
+$(1)_LWIP_OBJS := $$(patsubst %.c,$(B)/obj/$(1)/lwip/%.o,$(3))
+$$($(1)_LWIP_OBJS): $(B)/obj/$(1)/lwip/%.o: $(LWIP_DIR)/src/%.c $(B)/kflags | $(LWIP_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(filter-out -Werror,$$(UCFLAGS)) $(LWIP_INC) -I$(2) -c $$< -o $$@
+$(B)/obj/$(1)/lwip/port.o: lib/lwip/port.c $(B)/kflags | $(LWIP_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -c $$< -o $$@
+$(1)_EXTRA_OBJS += $$($(1)_LWIP_OBJS) $(B)/obj/$(1)/lwip/port.o
+$(1)_CFLAGS += $(LWIP_INC) -I$(2)
+$(1)_DEPS += $(LWIP_STAMP)
+endef
+
+# The files of the IPv4 core every instance needs; add the protocols on top.
+LWIP_CORE := core/init.c core/def.c core/inet_chksum.c core/ip.c core/mem.c core/memp.c \
+	core/netif.c core/pbuf.c core/timeouts.c core/ipv4/ip4.c core/ipv4/ip4_addr.c
+endif

@@ -1,0 +1,425 @@
+/* ip's interfaces: one lwIP netif per driver, the two channels to it (netdev_proto.h), RX
+ * buffers posted to it, frames given to it and not yet acknowledged (README.md). */
+#include "ip.h"
+#include "lwip/etharp.h"
+#include "lwip/dhcp.h"
+#include "netif/ethernet.h"
+
+static struct ip_if *if_of_export(struct chan_export *e) { return e->ctx; }
+
+struct ip_if *ip_if_of(struct netif *n) { return n->state; }
+
+static void on_attach(struct chan_export *e, endpoint_t importer)
+{
+	struct ip_if *f = if_of_export(e);
+	f->drv.ep = importer;
+}
+
+static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uint64_t bytes,
+			  uint64_t rights, struct ip_if *f)
+{
+	if (ax_strpad(e->key, sizeof(e->key), key) < 0)
+		return -KE_INVAL;
+	e->handle = h, e->bytes = bytes, e->rights = rights;
+	e->peer = f->name;
+	e->on_attach = on_attach;
+	e->ctx = f;
+	return chan_export(e);
+}
+
+static uint64_t pages_of(uint64_t b) { return (b + 4095) & ~4095ull; }
+
+/* --- transmit --- */
+
+static bool seg_of(const void *p, uint32_t len, struct chan_ptr *out)
+{
+	uint32_t off;
+	if (ip_in_heap(p, len, &off)) {
+		*out = (struct chan_ptr){ ip.heap_pool_id, off, len };
+		return true;
+	}
+	if (ip_rx_offset(p, len, &off)) {
+		*out = (struct chan_ptr){ ip.rx_pool_id, off, len };
+		return true;
+	}
+	for (int i = 0; i < IP_MAX_T; i++) {
+		const struct pool_view *v = &ip.t[i].pool;
+		if (!ip.t[i].attached || !v->bufs)
+			continue;
+		const unsigned char *b = p;
+		if (b >= v->bufs && b + len <= v->bufs + (uint64_t)v->buf_size * v->nbufs) {
+			*out = (struct chan_ptr){ v->pool_id, (uint32_t)(b - v->bufs), len };
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The frame's pieces as rich pointers, adjacent ones merged; false if they are too many or
+ * one is in memory the driver cannot see. */
+static bool segments(struct pbuf *p, struct netdev_msg *m)
+{
+	m->nseg = 0;
+	for (struct pbuf *q = p; q; q = q->next) {
+		if (!q->len)
+			continue;
+		struct chan_ptr s;
+		if (!seg_of(q->payload, q->len, &s))
+			return false;
+		struct chan_ptr *last = m->nseg ? &m->seg[m->nseg - 1] : NULL;
+		if (last && last->pool_id == s.pool_id && last->offset + last->len == s.offset) {
+			last->len += s.len;
+			continue;
+		}
+		if (m->nseg == NETDEV_MAXSEG)
+			return false;
+		m->seg[m->nseg++] = s;
+	}
+	return m->nseg > 0;
+}
+
+static int tx_push(struct ip_if *f, uint32_t slot)
+{
+	struct tx_slot *t = &f->tx[slot];
+	struct netdev_msg m = { .type = ND_TX, .id = (uint64_t)t->gen << 32 | slot };
+	if (!segments(t->p, &m)) {
+		/* Gather the frame into one heap buffer the driver can see. */
+		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, t->p);
+		if (!c || !segments(c, &m)) {
+			if (c)
+				pbuf_free(c);
+			return -1;
+		}
+		pbuf_free(t->p);
+		t->p = c;
+		f->c.tx_copied++;
+	}
+	return spsc_push(&f->down, &m) == 0 ? 0 : 1;
+}
+
+static void tx_release(struct ip_if *f, uint32_t slot)
+{
+	pbuf_free(f->tx[slot].p);
+	f->tx[slot].p = NULL;
+	f->tx[slot].queued = false;
+}
+
+/* Pushes what waits for room, in order; true if anything moved. */
+static bool tx_flush(struct ip_if *f)
+{
+	bool moved = false;
+	while (f->ready && f->txq_n) {
+		uint32_t slot = f->txq[f->txq_head];
+		int r = f->tx[slot].queued ? tx_push(f, slot) : 0;
+		if (r > 0) {
+			ip.retry = true;
+			break;
+		}
+		if (r < 0) {
+			f->c.tx_err++;
+			tx_release(f, slot);
+		} else if (f->tx[slot].queued) {
+			f->tx[slot].queued = false;
+			f->c.tx_frames++;
+			f->c.tx_bytes += f->tx[slot].p->tot_len;
+		}
+		f->txq_head = (f->txq_head + 1) % TX_MAX;
+		f->txq_n--;
+		moved = true;
+	}
+	return moved;
+}
+
+static err_t linkoutput(struct netif *n, struct pbuf *p)
+{
+	struct ip_if *f = ip_if_of(n);
+	static uint32_t cursor;
+	if (f->txq_n == TX_MAX) {
+		f->c.tx_drop_full++;
+		return ERR_OK; /* dropped: like a full device ring */
+	}
+	uint32_t slot = TX_MAX;
+	for (uint32_t i = 0; i < TX_MAX; i++) {
+		uint32_t s = (cursor + i) % TX_MAX;
+		if (!f->tx[s].p) {
+			slot = s;
+			break;
+		}
+	}
+	if (slot == TX_MAX) {
+		f->c.tx_drop_full++;
+		return ERR_OK;
+	}
+	cursor = slot + 1;
+	pbuf_ref(p);
+	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true };
+	f->txq[(f->txq_head + f->txq_n) % TX_MAX] = slot;
+	f->txq_n++;
+	if (tx_flush(f) && f->drv.ep)
+		chan_kick(&f->down, &f->plat);
+	return ERR_OK;
+}
+
+err_t ip_if_output_now(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
+{
+	return etharp_output(n, p, dst);
+}
+
+/* --- receive --- */
+
+static bool post_rx(struct ip_if *f)
+{
+	bool moved = false;
+	while (f->ready && f->rx_posted < RX_PER_IF) {
+		struct chan_ptr b;
+		if (pool_alloc(&ip.rx_pool, NETDEV_RXBUF, &b) < 0)
+			break;
+		struct netdev_msg m = { .type = ND_RXBUF, .nseg = 1, .seg = { b } };
+		if (spsc_push(&f->down, &m) != 0) {
+			pool_free(&ip.rx_pool, b);
+			ip.retry = true;
+			break;
+		}
+		uint32_t idx = b.offset / NETDEV_RXBUF;
+		ip.rxb[idx].state = RXB_DRIVER;
+		ip.rxb[idx].ifindex = f->index;
+		f->rx_posted++;
+		moved = true;
+	}
+	return moved;
+}
+
+static bool send_pool(struct ip_if *f, uint32_t id, const char *label, const char *key)
+{
+	struct netdev_pool m = { .type = ND_POOL, .pool_id = id };
+	ax_strpad(m.label, sizeof(m.label), label);
+	ax_strpad(m.key, sizeof(m.key), key);
+	return spsc_push_part(&f->down, &m, sizeof(m)) == 0;
+}
+
+/* Every pool the driver may see in a TX or RX message: ours, then the transports'. */
+static bool send_pools(struct ip_if *f)
+{
+	/* The RX pool needs no announcement: the driver imports ip/rx.DRV when it attaches. */
+	char key[16];
+	ksnprintf(key, sizeof(key), "heap.%s", f->name);
+	bool ok = send_pool(f, ip.heap_pool_id, "ip", key);
+	ksnprintf(key, sizeof(key), "pool.%s", f->name);
+	for (int i = 0; ok && i < IP_MAX_T; i++)
+		if (ip.t[i].attached)
+			ok = send_pool(f, ip.t[i].pool.pool_id, ip.t[i].name, key);
+	return ok;
+}
+
+static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
+{
+	/* Everything the driver held is ours again: its device was reset. */
+	for (uint32_t i = 0; i < RX_NBUFS; i++)
+		if (ip.rxb[i].state == RXB_DRIVER && ip.rxb[i].ifindex == f->index) {
+			ip.rxb[i].state = RXB_FREE;
+			pool_free(&ip.rx_pool, (struct chan_ptr){ ip.rx_pool_id, i * NETDEV_RXBUF, 0 });
+		}
+	f->rx_posted = 0;
+	/* Unacknowledged frames are sent again, in slot order after what already waits. */
+	f->txq_n = 0, f->txq_head = 0;
+	for (uint32_t s = 0; s < TX_MAX; s++)
+		if (f->tx[s].p) {
+			f->tx[s].queued = true;
+			f->txq[f->txq_n++] = s;
+		}
+	memcpy(f->mac, &m->id, 6); /* the MAC's bytes in order in the id's low 48 bits */
+	bool first = !f->ready;
+	f->ready = true;
+	f->link = m->arg;
+	memcpy(f->netif.hwaddr, f->mac, 6);
+	f->netif.hwaddr_len = 6;
+	f->pools_sent = send_pools(f);
+	if (!f->pools_sent)
+		ip.retry = true;
+	ax_printf("ip: %s: driver %s, mac %02x:%02x:%02x:%02x:%02x:%02x, link %s, %u frames to resend\n",
+		  f->name, first ? "attached" : "reset", f->mac[0], f->mac[1], f->mac[2], f->mac[3], f->mac[4],
+		  f->mac[5], (m->arg & NDL_UP) ? "up" : "down", f->txq_n);
+	if (m->arg & NDL_UP)
+		netif_set_link_up(&f->netif);
+	else
+		netif_set_link_down(&f->netif);
+	if (first) {
+		netif_set_up(&f->netif);
+		if (f->dhcp && !f->bound && !f->dhcp_started) {
+			f->dhcp_started = true;
+			dhcp_start(&f->netif);
+		}
+	}
+}
+
+static void rx_frame(struct ip_if *f, const struct netdev_msg *m)
+{
+	uint32_t idx;
+	if (m->nseg != 1 || !ip_rx_index(m->seg[0], &idx) || ip.rxb[idx].state != RXB_DRIVER ||
+	    ip.rxb[idx].ifindex != f->index) {
+		f->c.rx_bad_msg++;
+		return;
+	}
+	f->rx_posted--;
+	uint32_t len = m->seg[0].len;
+	if (len < 14 || len > NETDEV_FRAME_MAX) {
+		f->c.rx_runt++;
+		ip.rxb[idx].state = RXB_FREE;
+		pool_free(&ip.rx_pool, (struct chan_ptr){ ip.rx_pool_id, idx * NETDEV_RXBUF, 0 });
+		return;
+	}
+	f->c.rx_frames++;
+	f->c.rx_bytes += len;
+	struct pbuf *p = ip_rx_wrap(idx, len);
+	if (!p)
+		return;
+	if (f->netif.input(p, &f->netif) != ERR_OK)
+		pbuf_free(p);
+}
+
+static void tx_done(struct ip_if *f, const struct netdev_msg *m)
+{
+	uint32_t slot = (uint32_t)m->id;
+	if (slot >= TX_MAX || !f->tx[slot].p || f->tx[slot].gen != (uint32_t)(m->id >> 32) || f->tx[slot].queued) {
+		f->c.rx_bad_msg++; /* unknown, late or forged */
+		return;
+	}
+	if ((int32_t)m->arg < 0)
+		f->c.tx_err++;
+	tx_release(f, slot);
+}
+
+static void lease_check(struct ip_if *f);
+
+static bool if_poll(struct ip_if *f)
+{
+	bool work = false;
+	if (!f->used)
+		return false;
+	if (f->lease_pending)
+		lease_check(f);
+	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
+	for (int n = 0; n < 256; n++) {
+		struct netdev_msg m;
+		int e = spsc_pop(&f->up, &m);
+		if (e == CHAN_EAGAIN)
+			break;
+		if (e < 0) {
+			/* A corrupt channel: start it afresh; the driver re-imports it. */
+			ax_printf("ip: %s: %s.up is corrupt, made a new one\n", f->name, f->name);
+			spsc_init(f->up.sh, f->up_e.bytes, NETDEV_SLOT, NETDEV_SLOTS);
+			spsc_attach(&f->up, f->up.sh, f->up_e.bytes, SPSC_CONSUMER);
+			break;
+		}
+		work = true;
+		switch (m.type) {
+		case ND_RESET: driver_reset(f, &m); break;
+		case ND_RX: if (f->ready) rx_frame(f, &m); break;
+		case ND_TX_DONE: tx_done(f, &m); break;
+		case ND_LINK:
+			f->link = m.arg;
+			if (m.arg & NDL_UP)
+				netif_set_link_up(&f->netif);
+			else
+				netif_set_link_down(&f->netif);
+			break;
+		case ND_POOL_ERR:
+			ax_printf("ip: %s: the driver cannot use pool %#x\n", f->name, m.arg);
+			break;
+		default: f->c.rx_bad_msg++; break;
+		}
+	}
+	if (f->ready && !f->pools_sent && (f->pools_sent = send_pools(f)))
+		work = true;
+	if (f->ready && f->pools_sent) {
+		work |= post_rx(f);
+		work |= tx_flush(f);
+	}
+	if (work && f->drv.ep)
+		chan_kick(&f->down, &f->plat);
+	return work;
+}
+
+bool ip_drv_poll(void)
+{
+	bool work = false;
+	for (int i = 0; i < ip.nifs; i++)
+		work |= if_poll(&ip.ifs[i]);
+	return work;
+}
+
+/* lwIP calls this when the address changes, before it sets the gateway: the lease is taken
+ * from the loop (lease_check). */
+static void status_cb(struct netif *n)
+{
+	ip_if_of(n)->lease_pending = true;
+}
+
+static void lease_check(struct ip_if *f)
+{
+	struct netif *n = &f->netif;
+	uint32_t a = ip4_addr_get_u32(netif_ip4_addr(n));
+	f->lease_pending = false;
+	if (a && f->dhcp && dhcp_supplied_address(n)) {
+		char s1[16], s2[16];
+		f->bound = true;
+		f->cfg_addr = a;
+		f->cfg_mask = ip4_addr_get_u32(netif_ip4_netmask(n));
+		f->cfg_gw = ip4_addr_get_u32(netif_ip4_gw(n));
+		ax_printf("ip: %s: dhcp lease %s/%d gw %s\n", f->name, iph_str(a, s1), iph_plen(f->cfg_mask),
+			  iph_str(f->cfg_gw, s2));
+		ip_if_configured(f);
+	}
+}
+
+static err_t netif_init_cb(struct netif *n)
+{
+	struct ip_if *f = ip_if_of(n);
+	n->name[0] = 'e';
+	n->name[1] = (char)('0' + f->index);
+	n->output = ip_pf_output;
+	n->linkoutput = linkoutput;
+	n->mtu = NETDEV_MTU;
+	n->hwaddr_len = 6;
+	n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+	return ERR_OK;
+}
+
+int ip_if_add(const char *name)
+{
+	if (ip.nifs == IP_MAX_IF || strlen(name) > 10 || !*name)
+		return -KE_INVAL;
+	struct ip_if *f = &ip.ifs[ip.nifs];
+	memset(f, 0, sizeof(*f));
+	memcpy(f->name, name, strlen(name) + 1);
+	f->index = (uint8_t)ip.nifs;
+	char key[16];
+	ksnprintf(key, sizeof(key), "%s.down", name);
+	int64_t e = chan_create(&f->down_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_PRODUCER, &f->down);
+	if (e == 0)
+		e = export_obj(&f->down_e, key, f->down_e.handle, f->down_e.bytes, KP_R | KP_W, f);
+	ksnprintf(key, sizeof(key), "%s.up", name);
+	if (e == 0)
+		e = chan_create(&f->up_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_CONSUMER, &f->up);
+	if (e == 0)
+		e = export_obj(&f->up_e, key, f->up_e.handle, f->up_e.bytes, KP_R | KP_W, f);
+	ksnprintf(key, sizeof(key), "rx.%s", name);
+	if (e == 0)
+		e = export_obj(&f->rx_e, key, ip.rx_h, pages_of(POOL_HDR_SIZE + (uint64_t)RX_NBUFS * NETDEV_RXBUF), KP_R, f);
+	ksnprintf(key, sizeof(key), "heap.%s", name);
+	if (e == 0)
+		e = export_obj(&f->heap_e, key, ip.heap_h, pages_of(POOL_HDR_SIZE + HEAP_BYTES), KP_R, f);
+	if (e < 0)
+		return (int)e;
+	f->drv.bits = IP_WAKE_BIT;
+	chan_axolotl_platform(&f->plat, &f->drv);
+	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
+	if (!netif_add(&f->netif, IP4_ADDR_ANY4, IP4_ADDR_ANY4, IP4_ADDR_ANY4, f, netif_init_cb, ethernet_input))
+		return -KE_INVAL;
+	netif_set_status_callback(&f->netif, status_cb);
+	if (ip.nifs == 0)
+		netif_set_default(&f->netif);
+	f->used = true;
+	ip.nifs++;
+	return 0;
+}

@@ -1,0 +1,145 @@
+/* ip: the IPv4 server (README.md).
+ *   ip if=DRV[,DRV] (dhcp | addr=A.B.C.D/N [gw=A.B.C.D]) [route=NET/N,GW]... [pf=pf|none]
+ *      [restarted=N] [hb=H]
+ * One lwIP instance (lwipopts.h) in a single-threaded event loop: the drivers' channels,
+ * pf's answers and the transports' channels are polled; lwIP's timers run from the loop. */
+#include "ip.h"
+#include "ds_client.h"
+#include "service.h"
+#include "netq_proto.h"
+#include "lwip/init.h"
+#include "lwip/timeouts.h"
+
+int ip_static_route(const char *arg);
+uint64_t ip_ping_poll(void);
+
+static bool poll(struct ax_evloop *l)
+{
+	ip.retry = false;
+	bool work = ip_drv_poll();
+	work |= ip_pf_poll();
+	work |= ip_ipx_poll();
+	sys_check_timeouts();
+	uint64_t ping = ip_ping_poll();
+	uint64_t ns = (uint64_t)sys_timeouts_sleeptime() * 1000000u;
+	if (ns > 100000000u)
+		ns = 100000000u;
+	if (ping && ping < ns)
+		ns = ping;
+	if (ip.retry)
+		ns = 1000000u;
+	l->wait_ns = ns ? ns : 1000000u;
+	return work;
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	if (chan_export_serve(m))
+		return;
+	if (m->type == NETQ_SHOW || m->type == NETQ_PING || m->type == NETQ_PING_STATUS) {
+		ip_netq(m);
+		return;
+	}
+	memset(m->w, 0, sizeof(m->w));
+	m->type = (uint32_t)-38; /* ENOSYS */
+	m->w[6] = (uint64_t)-KE_INVAL;
+	ax_reply(m->source, m);
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (!(bits & DS_NOTIFY_BIT))
+		return;
+	char label[DS_NAME_LEN], key[DS_NAME_LEN];
+	while (dsc_check(label, key) == 0)
+		ip_ipx_ds_changed(label);
+}
+
+static const char *arg(int argc, char **argv, const char *key)
+{
+	size_t n = strlen(key);
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], key, n) && (argv[i][n] == '=' || argv[i][n] == 0))
+			return argv[i][n] == '=' ? argv[i] + n + 1 : "";
+	return NULL;
+}
+
+/* Configures the interfaces from the arguments (and ds after a restart). */
+static int configure(int argc, char **argv)
+{
+	const char *a;
+	bool dhcp = arg(argc, argv, "dhcp") != NULL;
+	uint32_t addr = 0, mask = 0, gw = 0;
+	if ((a = arg(argc, argv, "addr"))) {
+		const char *p;
+		int plen = 0;
+		if (iph_parse(a, &addr, &p) < 0 || *p++ != '/')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			plen = plen * 10 + (*p++ - '0');
+		if (*p || iph_mask(plen, &mask) < 0)
+			return -1;
+	}
+	if ((a = arg(argc, argv, "gw")) && iph_parse(a, &gw, NULL) < 0)
+		return -1;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "route=", 6) && ip_static_route(argv[i] + 6) < 0)
+			ax_printf("ip: bad route %s: ignored\n", argv[i] + 6);
+	for (int i = 0; i < ip.nifs; i++) {
+		struct ip_if *f = &ip.ifs[i];
+		f->dhcp = dhcp;
+		if (!dhcp && i == 0)
+			f->cfg_addr = addr, f->cfg_mask = mask, f->cfg_gw = gw;
+		if (ax_svc.restarts && ip_state_load(f)) {
+			char s1[16], s2[16];
+			ax_printf("ip: %s: restored %s/%d gw %s from ds\n", f->name, iph_str(f->cfg_addr, s1),
+				  iph_plen(f->cfg_mask), iph_str(f->cfg_gw, s2));
+		}
+		if (f->cfg_addr)
+			ip_if_configured(f);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	const char *ifs = arg(argc, argv, "if");
+	const char *pfarg = arg(argc, argv, "pf");
+	int64_t e = ip_mem_init();
+	if (e < 0) {
+		ax_printf("ip: cannot make its DMA memory (%lld): needs the dma privilege\n", (long long)e);
+		return 1;
+	}
+	lwip_init();
+	char name[16];
+	for (const char *p = ifs; p && *p;) {
+		size_t n = 0;
+		while (p[n] && p[n] != ',')
+			n++;
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = 0;
+			if ((e = ip_if_add(name)) < 0)
+				ax_printf("ip: interface %s: %lld\n", name, (long long)e);
+		}
+		p += n + (p[n] == ',');
+	}
+	if (!ip.nifs)
+		ax_printf("ip: no interfaces (if=DRIVER)\n");
+	if (configure(argc, argv) < 0) {
+		ax_printf("ip: bad addr= or gw= argument\n");
+		return 1;
+	}
+	bool pf_on = !pfarg || strcmp(pfarg, "none");
+	if ((e = ip_pf_init(pf_on)) < 0 || (e = ip_ipx_init()) < 0 || (e = ip_ping_init()) < 0) {
+		ax_printf("ip: cannot export its channels (%lld)\n", (long long)e);
+		return 1;
+	}
+	ax_printf("ip: up, restart %u, %d interface%s, pf %s\n", ax_svc.restarts, ip.nifs, ip.nifs == 1 ? "" : "s",
+		  pf_on ? "on" : "none");
+	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .wait_ns = 1000000 };
+	return (int)ax_evloop_run(&l);
+}

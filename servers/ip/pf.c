@@ -1,0 +1,219 @@
+/* The T junction to pf (pf_proto.h, README.md "pf"): every IPv4 packet in (from lwIP's
+ * LWIP_HOOK_IP4_INPUT, before lwIP looks at it) and out (the netif's output, after routing
+ * and fragmentation, before ARP and the driver) waits here for pf's verdict. Inbound packets
+ * are validated first (hdr.c) so pf judges only well-formed headers. When pf restarts (it
+ * imports pf.req again) every pending request is sent again. */
+#include "ip.h"
+#include "lwip/etharp.h"
+#include "lwip/ip4.h"
+#include "lwip/stats.h"
+#include "ip_hooks.h"
+
+struct pend {
+	struct pbuf *p;
+	struct netif *n;
+	ip4_addr_t dst;
+	uint64_t id;
+	uint8_t dir;
+	bool sent;
+};
+
+static struct {
+	struct chan_export req_e, ans_e;
+	struct spsc req, ans;
+	struct chan_axolotl_peer peer;
+	struct chan_platform plat;
+	struct reqdb db;
+	struct reqdb_entry ent[PF_SLOTS];
+	struct pend pend[PF_SLOTS];
+	uint32_t unsent;
+	struct pbuf *reinject;
+} pf;
+
+static void on_attach(struct chan_export *e, endpoint_t importer)
+{
+	bool req = e == &pf.req_e;
+	if (req) {
+		/* A (new) pf: it may have taken requests and died, so all pending go again. */
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < PF_SLOTS; i++)
+			if (pf.pend[i].p && pf.pend[i].sent)
+				pf.pend[i].sent = false, n++;
+		pf.unsent += n;
+		ip.c_pf_resubmit += n;
+		if (pf.peer.ep && pf.peer.ep != importer)
+			ax_printf("ip: pf restarted: resubmitting %u pending packets\n", n);
+		pf.peer.ep = importer;
+		ip.retry = true;
+	}
+}
+
+static int64_t export_ch(struct chan_export *e, const char *key, uint32_t slot, int role, struct spsc *q)
+{
+	int64_t r = chan_create(e, slot, PF_SLOTS, role, q);
+	if (r < 0)
+		return r;
+	ax_strpad(e->key, sizeof(e->key), key);
+	e->rights = KP_R | KP_W;
+	e->peer = "pf";
+	e->on_attach = on_attach;
+	return chan_export(e);
+}
+
+int ip_pf_init(bool on)
+{
+	ip.pf_on = on;
+	if (!on)
+		return 0;
+	reqdb_init(&pf.db, pf.ent, PF_SLOTS);
+	pf.peer.bits = IP_WAKE_BIT;
+	chan_axolotl_platform(&pf.plat, &pf.peer);
+	int64_t r = export_ch(&pf.req_e, "pf.req", PF_REQ_SLOT, SPSC_PRODUCER, &pf.req);
+	if (r == 0)
+		r = export_ch(&pf.ans_e, "pf.ans", PF_ANS_SLOT, SPSC_CONSUMER, &pf.ans);
+	if (r == 0)
+		atomic_store_explicit(&pf.ans.sh->sleeping, 1, memory_order_relaxed);
+	return (int)r;
+}
+
+static bool push(struct pend *q)
+{
+	if (!pf.peer.ep)
+		return false;
+	struct pf_req r = { .id = q->id, .dir = q->dir, .pkt_len = q->p->tot_len };
+	r.ifindex = ip_if_of(q->n)->index;
+	r.hdr_len = pbuf_copy_partial(q->p, r.hdr, PF_HDR_MAX, 0);
+	int e = spsc_push(&pf.req, &r);
+	if (e == CHAN_ECORRUPT) {
+		/* pf wrote an impossible index: start the channel afresh, resend everything. */
+		ax_printf("ip: pf.req is corrupt: made a new one\n");
+		spsc_init(pf.req.sh, pf.req_e.bytes, PF_REQ_SLOT, PF_SLOTS);
+		spsc_attach(&pf.req, pf.req.sh, pf.req_e.bytes, SPSC_PRODUCER);
+		for (uint32_t i = 0; i < PF_SLOTS; i++)
+			if (pf.pend[i].p && pf.pend[i].sent)
+				pf.pend[i].sent = false, pf.unsent++;
+		e = spsc_push(&pf.req, &r);
+	}
+	return e == 0;
+}
+
+/* Holds p (the caller's reference) until pf answers; false if the table is full. */
+static bool hold(struct pbuf *p, struct netif *n, const ip4_addr_t *dst, uint8_t dir)
+{
+	uint64_t id = reqdb_add(&pf.db, 1, NULL, NULL);
+	if (id == REQDB_NONE) {
+		ip.c_pf_drop++;
+		return false;
+	}
+	struct pend *q = &pf.pend[(uint32_t)id];
+	*q = (struct pend){ p, n, {0}, id, dir, false };
+	if (dst)
+		q->dst = *dst;
+	q->sent = push(q);
+	if (!q->sent) {
+		pf.unsent++;
+		ip.retry = true;
+	} else {
+		chan_kick(&pf.req, &pf.plat);
+	}
+	return true;
+}
+
+int ip_hook_ip4_input(struct pbuf *p, struct netif *inp)
+{
+	if (p == pf.reinject)
+		return 0;
+	uint8_t h[60];
+	u16_t n = pbuf_copy_partial(p, h, sizeof(h), 0);
+	enum iph_verdict v = iph_rx_check(h, n, p->tot_len);
+	if (v != IP4_OK) {
+		ip_if_of(inp)->c.rx_bad_hdr[v]++;
+		IP_STATS_INC(ip.drop);
+		pbuf_free(p);
+		return 1;
+	}
+	if (!ip.pf_on)
+		return 0;
+	if (!hold(p, inp, NULL, PF_IN))
+		pbuf_free(p);
+	return 1;
+}
+
+err_t ip_pf_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
+{
+	if (!ip.pf_on)
+		return etharp_output(n, p, dst);
+	pbuf_ref(p); /* the caller frees its own reference when we return */
+	if (!hold(p, n, dst, PF_OUT))
+		pbuf_free(p);
+	return ERR_OK;
+}
+
+static void verdict(const struct pf_ans *a)
+{
+	if (!reqdb_take(&pf.db, a->id)) {
+		ip.c_pf_bad++; /* late, duplicate or forged */
+		return;
+	}
+	struct pend *q = &pf.pend[(uint32_t)a->id];
+	struct pbuf *p = q->p;
+	if (!q->sent)
+		pf.unsent--;
+	q->p = NULL;
+	if (a->verdict != PF_PASS) {
+		ip.c_pf_block++;
+		pbuf_free(p);
+		return;
+	}
+	ip.c_pf_pass++;
+	if (q->dir == PF_IN) {
+		pf.reinject = p;
+		ip4_input(p, q->n); /* takes p */
+		pf.reinject = NULL;
+	} else {
+		etharp_output(q->n, p, &q->dst);
+		pbuf_free(p);
+	}
+}
+
+bool ip_pf_poll(void)
+{
+	if (!ip.pf_on)
+		return false;
+	bool work = false;
+	atomic_store_explicit(&pf.ans.sh->sleeping, 1, memory_order_relaxed);
+	for (int i = 0; i < 256; i++) {
+		struct pf_ans a;
+		int e = spsc_pop_part(&pf.ans, &a, sizeof(a));
+		if (e == CHAN_EAGAIN)
+			break;
+		if (e < 0) {
+			ax_printf("ip: pf.ans is corrupt: made a new one\n");
+			spsc_init(pf.ans.sh, pf.ans_e.bytes, PF_ANS_SLOT, PF_SLOTS);
+			spsc_attach(&pf.ans, pf.ans.sh, pf.ans_e.bytes, SPSC_CONSUMER);
+			break;
+		}
+		work = true;
+		verdict(&a);
+	}
+	if (pf.unsent && pf.peer.ep) {
+		bool pushed = false;
+		for (uint32_t i = 0; i < PF_SLOTS && pf.unsent; i++) {
+			struct pend *q = &pf.pend[i];
+			if (!q->p || q->sent)
+				continue;
+			if (!push(q)) {
+				ip.retry = true;
+				break;
+			}
+			q->sent = true;
+			pf.unsent--;
+			pushed = true;
+		}
+		if (pushed) {
+			chan_kick(&pf.req, &pf.plat);
+			work = true;
+		}
+	}
+	return work;
+}

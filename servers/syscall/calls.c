@@ -1,0 +1,595 @@
+/* The Linux socket calls on a UDP socket, with Linux's errno values. Data moves through the
+ * socket's buffers: a send copies from the application into the TX data area (KC_VCOPY)
+ * and commits a descriptor; a receive copies the oldest RX datagram out. A call that cannot
+ * finish now is held (the application stays blocked in its call) and served again when udp
+ * answers or says something changed on the socket (calls_retry). */
+#include "syscall.h"
+
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_CONNECT 42
+#define NR_ACCEPT 43
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define NR_SHUTDOWN 48
+#define NR_BIND 49
+#define NR_LISTEN 50
+#define NR_GETSOCKNAME 51
+#define NR_GETPEERNAME 52
+#define NR_SETSOCKOPT 54
+#define NR_GETSOCKOPT 55
+
+#define MSG_PEEK 2
+#define MSG_TRUNC 0x20
+#define MSG_DONTWAIT 0x40
+#define SOL_SOCKET 1
+#define SO_REUSEADDR 2
+#define SO_TYPE 3
+#define SO_ERROR 4
+#define SO_BROADCAST 6
+#define SO_SNDBUF 7
+#define SO_RCVBUF 8
+#define SO_REUSEPORT 15
+#define SO_RCVTIMEO 20
+#define SO_SNDTIMEO 21
+#define SO_ACCEPTCONN 30
+#define SO_PROTOCOL 38
+#define SO_DOMAIN 39
+#define SOCK_DGRAM 2
+#define IOV_MAX 1024
+#define DEFAULT_BUF 212992 /* Linux's default socket buffer size */
+
+/* Held calls. */
+#define MAX_HELD 128
+static struct held {
+	bool used;
+	bool answer;   /* waits for udp's answer (bind, connect); else for data or space */
+	struct lcall c;
+} held[MAX_HELD];
+static uint64_t next_serial = 1;
+
+void answer(endpoint_t thread, int64_t r)
+{
+	struct kmsg m = { .type = 0 };
+	m.w[0] = (uint64_t)r;
+	ax_reply(thread, &m);
+}
+
+static struct held *hold(struct lcall *c, bool for_answer)
+{
+	for (int i = 0; i < MAX_HELD; i++)
+		if (!held[i].used) {
+			held[i] = (struct held){ true, for_answer, *c };
+			held[i].c.serial = next_serial++;
+			*c = held[i].c;
+			return &held[i];
+		}
+	return NULL;
+}
+
+
+/* Reads a sockaddr_in: 0, -EFAULT, -EINVAL, -EAFNOSUPPORT; *unspec for AF_UNSPEC. */
+static int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec)
+{
+	uint8_t b[16] = { 0 };
+	if ((int64_t)len < 0 || len > 128)
+		return -E_INVAL;
+	if (len < 2)
+		return -E_INVAL;
+	if (ax_vcopy(t, (const void *)uaddr, EP_NONE, b, len < 16 ? len : 16) < 0)
+		return -E_FAULT;
+	uint16_t fam = (uint16_t)(b[0] | b[1] << 8);
+	if (unspec)
+		*unspec = fam == 0;
+	if (fam == 0 && unspec)
+		return 0;
+	if (len < 16)
+		return -E_INVAL;
+	if (fam != AF_INET)
+		return -E_AFNOSUPPORT;
+	memcpy(&out->port, b + 2, 2);
+	memcpy(&out->addr, b + 4, 4);
+	return 0;
+}
+
+/* Writes a sockaddr_in and its length the Linux way (truncated to the caller's buffer). */
+static int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen)
+{
+	uint8_t b[16] = { AF_INET, 0 };
+	memcpy(b + 2, &a->port, 2);
+	memcpy(b + 4, &a->addr, 4);
+	int32_t have;
+	uint32_t len = 16;
+	if (ax_vcopy(t, (const void *)ulen, EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if (have < 0)
+		return -E_INVAL;
+	if (ax_vcopy(EP_NONE, b, t, (void *)uaddr, (uint32_t)have < len ? (uint32_t)have : len) < 0 ||
+	    ax_vcopy(EP_NONE, &len, t, (void *)ulen, 4) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
+static bool is_broadcast(const struct inaddr *a) { return a->addr == 0xffffffffu; }
+
+static void addr_msg(struct sk_msg *m, const struct inaddr *a)
+{
+	m->family = AF_INET, m->port = a->port;
+	memcpy(m->addr, &a->addr, 4);
+}
+
+static int64_t do_bind(struct lcall *c, struct sock *s)
+{
+	struct inaddr a;
+	int64_t r = get_sin(c->thread, c->a[1], c->a[2], &a, NULL);
+	if (r)
+		return r;
+	if (s->bound || s->binding)
+		return -E_INVAL;
+	struct held *h = hold(c, true);
+	if (!h)
+		return -E_AGAIN;
+	struct sk_msg m = { .type = SK_BIND };
+	addr_msg(&m, &a);
+	engine_request(s, &m, h->c.serial);
+	return CALL_TAKEN;
+}
+
+static int64_t do_connect(struct lcall *c, struct sock *s)
+{
+	struct inaddr a = { 0, 0 };
+	bool unspec;
+	int64_t r = get_sin(c->thread, c->a[1], c->a[2], &a, &unspec);
+	if (r)
+		return r;
+	if (!unspec && is_broadcast(&a) && !s->broadcast)
+		return -E_ACCES;
+	c->a[3] = a.addr, c->a[4] = a.port, c->a[5] = unspec; /* for the answer */
+	struct held *h = hold(c, true);
+	if (!h)
+		return -E_AGAIN;
+	struct sk_msg m = { .type = SK_CONNECT };
+	if (!unspec)
+		addr_msg(&m, &a);
+	engine_request(s, &m, h->c.serial);
+	return CALL_TAKEN;
+}
+
+static bool nonblocking(const struct lcall *c, uint64_t flags)
+{
+	return (c->vflags & SYSP_NONBLOCK) || (flags & MSG_DONTWAIT);
+}
+
+/* A msghdr's fields (x86-64 layout). */
+struct lx_msghdr {
+	uint64_t name;
+	uint32_t namelen, pad;
+	uint64_t iov, iovlen, control, controllen;
+	int32_t flags, pad2;
+};
+struct lx_iovec {
+	uint64_t base, len;
+};
+
+/* The iovec of a msghdr (up to IOV_MAX entries, read in pieces) and its total length. */
+static int64_t iov_total(endpoint_t t, const struct lx_msghdr *mh, uint64_t *total)
+{
+	if (mh->iovlen > IOV_MAX)
+		return -E_MSGSIZE;
+	*total = 0;
+	for (uint64_t i = 0; i < mh->iovlen; i++) {
+		struct lx_iovec v;
+		if (ax_vcopy(t, (const void *)(mh->iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
+			return -E_FAULT;
+		if ((int64_t)v.len < 0)
+			return -E_INVAL;
+		*total += v.len;
+		if (*total > (1ull << 31))
+			return -E_MSGSIZE;
+	}
+	return 0;
+}
+
+/* Copies len bytes between buf (ours) and the iovec (out: to the application). */
+static int64_t iov_copy(endpoint_t t, const struct lx_msghdr *mh, unsigned char *buf, uint64_t len, bool out)
+{
+	for (uint64_t i = 0; i < mh->iovlen && len; i++) {
+		struct lx_iovec v;
+		if (ax_vcopy(t, (const void *)(mh->iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
+			return -E_FAULT;
+		uint64_t n = v.len < len ? v.len : len;
+		int64_t r = out ? ax_vcopy(EP_NONE, buf, t, (void *)v.base, n) : ax_vcopy(t, (const void *)v.base, EP_NONE, buf, n);
+		if (r < 0)
+			return -E_FAULT;
+		buf += n, len -= n;
+	}
+	return 0;
+}
+
+/* An implicit bind (a send before bind, as Linux's autobind): asked of udp once. */
+static void autobind(struct sock *s)
+{
+	if (s->binding)
+		return;
+	s->binding = true;
+	struct sk_msg m = { .type = SK_BIND, .family = AF_INET };
+	engine_request(s, &m, 0);
+}
+
+static int64_t do_send(struct lcall *c, struct sock *s)
+{
+	endpoint_t t = c->thread;
+	uint64_t flags = 0, buf = 0, len = 0, uaddr = 0, alen = 0;
+	struct lx_msghdr mh = { 0 };
+	int64_t r;
+	if (c->nr == NR_SENDMSG) {
+		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
+			return -E_FAULT;
+		flags = c->a[2], uaddr = mh.name, alen = mh.namelen;
+		if ((r = iov_total(t, &mh, &len)))
+			return r;
+	} else {
+		buf = c->a[1], len = c->a[2];
+		if (c->nr == NR_SENDTO)
+			flags = c->a[3], uaddr = c->a[4], alen = c->a[5];
+	}
+	if (s->error) { /* an asynchronous error (ICMP) is reported by the next call */
+		r = -s->error;
+		s->error = 0;
+		return r;
+	}
+	if (s->shut_wr)
+		return -E_PIPE;
+	struct inaddr to = s->peer;
+	bool given = uaddr != 0;
+	if (given) {
+		if ((r = get_sin(t, uaddr, alen, &to, NULL)))
+			return r;
+		if (!to.port)
+			return -E_INVAL;
+		if (is_broadcast(&to) && !s->broadcast)
+			return -E_ACCES;
+	} else if (!s->connected) {
+		return -E_DESTADDRREQ;
+	}
+	if (len > UDP_MAX)
+		return -E_MSGSIZE;
+	if (!s->bound) {
+		autobind(s);
+		return CALL_HELD; /* again when udp has answered the bind */
+	}
+	int err;
+	unsigned char *p = sockbuf_alloc(&s->sb.tx, (uint32_t)len, &err);
+	if (!p && err == CHAN_EAGAIN)
+		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
+	if (!p)
+		return err == CHAN_EINVAL ? -E_MSGSIZE : -E_NOMEM;
+	r = c->nr == NR_SENDMSG ? iov_copy(t, &mh, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -E_FAULT : 0;
+	if (r)
+		return r; /* nothing committed: the space is offered again */
+	struct sockbuf_desc d = { 0 };
+	if (given) {
+		d.family = AF_INET, d.port = to.port;
+		memcpy(d.addr, &to.addr, 4);
+	}
+	if (sys_debug)
+		ax_printf("syscall: %lu ms: tx %lu bytes to %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), (unsigned long)len,
+			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
+	if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == CHAN_EAGAIN)
+		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
+	s->tx_hint = true;
+	return (int64_t)len;
+}
+
+static int64_t do_recv(struct lcall *c, struct sock *s)
+{
+	endpoint_t t = c->thread;
+	uint64_t flags = 0;
+	struct lx_msghdr mh = { 0 };
+	uint64_t len = 0;
+	int64_t r;
+	if (c->nr == NR_RECVMSG) {
+		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
+			return -E_FAULT;
+		flags = c->a[2];
+		if ((r = iov_total(t, &mh, &len)))
+			return r;
+	} else {
+		len = c->a[2];
+		if (c->nr == NR_RECVFROM)
+			flags = c->a[3];
+		if ((int64_t)len < 0)
+			return -E_INVAL;
+	}
+	struct sockbuf_desc d;
+	int err;
+	const unsigned char *p = sockbuf_peek(&s->sb.rx, &d, &err);
+	if (!p && err != CHAN_EAGAIN)
+		return -5; /* EIO: udp wrote impossible descriptors into this socket */
+	if (!p) {
+		if (s->error) {
+			r = -s->error;
+			s->error = 0;
+			return r;
+		}
+		if (s->shut_rd)
+			return 0;
+		if (nonblocking(c, flags))
+			return -E_AGAIN;
+		if (c->deadline && ax_time_ns() >= c->deadline)
+			return -E_AGAIN; /* SO_RCVTIMEO ran out */
+		if (!c->deadline && s->rcvtimeo_ns)
+			c->deadline = ax_time_ns() + s->rcvtimeo_ns;
+		return CALL_HELD;
+	}
+	uint64_t n = d.len < len ? d.len : len;
+	if (sys_debug)
+		ax_printf("syscall: %lu ms: rx %u bytes from %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), d.len,
+			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
+	struct inaddr from = s->peer;
+	if (d.family == AF_INET) {
+		from.port = d.port;
+		memcpy(&from.addr, d.addr, 4);
+	}
+	if (c->nr == NR_RECVMSG) {
+		if ((r = iov_copy(t, &mh, (unsigned char *)p, n, true)))
+			return r;
+		uint8_t b[16] = { AF_INET, 0 };
+		memcpy(b + 2, &from.port, 2);
+		memcpy(b + 4, &from.addr, 4);
+		struct lx_msghdr out = mh;
+		if (mh.name && ax_vcopy(EP_NONE, b, t, (void *)mh.name, mh.namelen < 16 ? mh.namelen : 16) < 0)
+			return -E_FAULT;
+		out.namelen = mh.name ? 16 : 0;
+		out.controllen = 0;
+		out.flags = (n < d.len || (d.flags & SBD_TRUNC)) ? MSG_TRUNC : 0;
+		if (ax_vcopy(EP_NONE, &out, t, (void *)c->a[1], sizeof(out)) < 0)
+			return -E_FAULT;
+	} else {
+		if (ax_vcopy(EP_NONE, p, t, (void *)c->a[1], n) < 0)
+			return -E_FAULT;
+		if (c->nr == NR_RECVFROM && c->a[4] && (r = put_sin(t, &from, c->a[4], c->a[5])))
+			return r;
+	}
+	if (!(flags & MSG_PEEK)) {
+		sockbuf_consume(&s->sb.rx, &d);
+		s->rx_hint = true;
+	}
+	return (int64_t)((flags & MSG_TRUNC) ? d.len : n);
+}
+
+static int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen)
+{
+	int32_t have;
+	if (ax_vcopy(t, (const void *)ulen, EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if (have < 0)
+		return -E_INVAL;
+	uint32_t len = (uint32_t)have < vlen ? (uint32_t)have : vlen;
+	if (ax_vcopy(EP_NONE, v, t, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, t, (void *)ulen, 4) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
+static void setopt_engine(struct sock *s, uint64_t opt, uint64_t val)
+{
+	struct sk_msg m = { .type = SK_SETOPT, .arg = opt, .arg2 = val };
+	engine_request(s, &m, 0);
+}
+
+static int64_t do_setsockopt(struct lcall *c, struct sock *s)
+{
+	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2];
+	uint64_t uval = c->a[3], len = c->a[4];
+	if (level == SOL_SOCKET && name == SO_RCVTIMEO) {
+		int64_t tv[2];
+		if (len < sizeof(tv))
+			return -E_INVAL;
+		if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, tv, sizeof(tv)) < 0)
+			return -E_FAULT;
+		if (tv[1] < 0 || tv[1] >= 1000000)
+			return -33; /* EDOM, as Linux */
+		s->rcvtimeo_ns = tv[0] < 0 ? 0 : (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000;
+		return 0;
+	}
+	int32_t v;
+	if ((int64_t)len < 4)
+		return -E_INVAL;
+	if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, &v, 4) < 0)
+		return -E_FAULT;
+	if (level == SOL_SOCKET) {
+		switch (name) {
+		case SO_BROADCAST:
+			s->broadcast = v != 0;
+			setopt_engine(s, SKO_BROADCAST, s->broadcast);
+			return 0;
+		case SO_REUSEADDR:
+		case SO_REUSEPORT:
+			s->reuseaddr = v != 0;
+			setopt_engine(s, SKO_REUSEADDR, s->reuseaddr);
+			return 0;
+		case SO_RCVBUF:
+		case SO_SNDBUF:
+			v = v < 1024 ? 1024 : v > (1 << 24) ? 1 << 24 : v;
+			*(name == SO_RCVBUF ? &s->rcvbuf : &s->sndbuf) = v;
+			setopt_engine(s, name == SO_RCVBUF ? SKO_RCVBUF : SKO_SNDBUF, (uint64_t)v);
+			return 0;
+		case SO_SNDTIMEO: case 9 /* KEEPALIVE */: case 13 /* LINGER */:
+			return 0; /* accepted; a datagram send does not wait for the network */
+		}
+		return -E_NOPROTOOPT;
+	}
+	if (level == 0 && (name == 1 /* IP_TOS */ || name == 2 /* IP_TTL */))
+		return 0; /* accepted, not applied yet */
+	return -E_NOPROTOOPT;
+}
+
+static int64_t do_getsockopt(struct lcall *c, struct sock *s)
+{
+	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], v = 0;
+	if (level == SOL_SOCKET && name == SO_RCVTIMEO) {
+		int64_t tv[2] = { (int64_t)(s->rcvtimeo_ns / 1000000000ull), (int64_t)(s->rcvtimeo_ns % 1000000000ull / 1000) };
+		return put_int_opt(c->thread, tv, sizeof(tv), c->a[3], c->a[4]);
+	}
+	if (level != SOL_SOCKET)
+		return -E_NOPROTOOPT;
+	switch (name) {
+	case SO_TYPE: v = SOCK_DGRAM; break;
+	case SO_DOMAIN: v = AF_INET; break;
+	case SO_PROTOCOL: v = 17; break;
+	case SO_ERROR: v = s->error, s->error = 0; break;
+	case SO_BROADCAST: v = s->broadcast; break;
+	case SO_REUSEADDR: case SO_REUSEPORT: v = s->reuseaddr; break;
+	case SO_RCVBUF: v = s->rcvbuf ? 2 * s->rcvbuf : DEFAULT_BUF; break;
+	case SO_SNDBUF: v = s->sndbuf ? 2 * s->sndbuf : DEFAULT_BUF; break;
+	case SO_ACCEPTCONN: v = 0; break;
+	default: return -E_NOPROTOOPT;
+	}
+	return put_int_opt(c->thread, &v, 4, c->a[3], c->a[4]);
+}
+
+static int64_t do_shutdown(struct lcall *c, struct sock *s)
+{
+	uint64_t how = c->a[1];
+	if (how > 2)
+		return -E_INVAL;
+	if (!s->connected)
+		return -E_NOTCONN;
+	s->shut_rd |= how != 1;
+	s->shut_wr |= how != 0;
+	struct sk_msg m = { .type = SK_SHUTDOWN, .arg = how };
+	engine_request(s, &m, 0);
+	calls_retry(s->id); /* blocked receives now see the end */
+	return 0;
+}
+
+int64_t calls_serve(struct lcall *c, struct sock *s)
+{
+	switch (c->nr) {
+	case NR_BIND:
+		return do_bind(c, s);
+	case NR_CONNECT:
+		return do_connect(c, s);
+	case NR_SENDTO:
+	case NR_SENDMSG:
+	case NR_WRITE:
+		return do_send(c, s);
+	case NR_RECVFROM:
+	case NR_RECVMSG:
+	case NR_READ:
+		return do_recv(c, s);
+	case NR_GETSOCKNAME:
+		return put_sin(c->thread, &s->local, c->a[1], c->a[2]);
+	case NR_GETPEERNAME:
+		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -E_NOTCONN;
+	case NR_SETSOCKOPT:
+		return do_setsockopt(c, s);
+	case NR_GETSOCKOPT:
+		return do_getsockopt(c, s);
+	case NR_SHUTDOWN:
+		return do_shutdown(c, s);
+	case NR_LISTEN:
+	case NR_ACCEPT:
+	case 288: /* accept4 */
+		return -E_OPNOTSUPP;
+	}
+	return -E_OPNOTSUPP; /* recvmmsg, sendmmsg: not yet */
+}
+
+void calls_hold(struct lcall *c)
+{
+	if (!hold(c, false))
+		answer(c->thread, -E_AGAIN); /* too many blocked callers */
+}
+
+void calls_retry(uint32_t sock)
+{
+	for (bool progress = true; progress;) {
+		progress = false;
+		for (int i = 0; i < MAX_HELD; i++) {
+			struct held *h = &held[i];
+			if (!h->used || h->answer || (sock && h->c.sock != sock))
+				continue;
+			struct sock *s = sock_find(h->c.sock);
+			int64_t r = s ? calls_serve(&h->c, s) : -E_BADF;
+			if (r == CALL_HELD || r == CALL_TAKEN)
+				continue;
+			h->used = false;
+			answer(h->c.thread, r);
+			progress = true;
+		}
+	}
+}
+
+void calls_answered(uint64_t serial, const struct sk_msg *a)
+{
+	struct sock *s = sock_find(a->sock);
+	struct inaddr got = { 0, a->port };
+	memcpy(&got.addr, a->addr, 4);
+	if (s && a->result == 0 && (a->flags == SK_BIND || a->flags == SK_CONNECT)) {
+		if (a->family == AF_INET) /* the local address udp chose */
+			s->bound = true, s->local = got;
+	}
+	if (!serial) { /* an implicit bind */
+		if (s && a->flags == SK_BIND) {
+			s->binding = false;
+			if (a->result < 0)
+				s->error = (int32_t)-a->result;
+			calls_retry(s->id);
+		}
+		return;
+	}
+	for (int i = 0; i < MAX_HELD; i++) {
+		struct held *h = &held[i];
+		if (!h->used || h->c.serial != serial)
+			continue;
+		h->used = false;
+		if (s && a->result == 0 && h->c.nr == NR_CONNECT) {
+			s->connected = !h->c.a[5];
+			s->peer = s->connected ? (struct inaddr){ (uint32_t)h->c.a[3], (uint16_t)h->c.a[4] } : (struct inaddr){ 0, 0 };
+		}
+		answer(h->c.thread, a->result);
+		calls_retry(a->sock); /* sends waiting for the bind */
+		return;
+	}
+}
+
+void calls_cancel(endpoint_t thread)
+{
+	/* A call waiting for udp's answer (bind, connect) finishes first, as on Linux. */
+	for (int i = 0; i < MAX_HELD; i++)
+		if (held[i].used && !held[i].answer && held[i].c.thread == thread) {
+			held[i].used = false;
+			answer(thread, -LX_ERESTARTSYS);
+		}
+}
+
+void calls_drop_sock(uint32_t sock)
+{
+	for (int i = 0; i < MAX_HELD; i++)
+		if (held[i].used && held[i].c.sock == sock) {
+			held[i].used = false;
+			answer(held[i].c.thread, -E_BADF);
+		}
+}
+
+uint64_t calls_timer(void)
+{
+	uint64_t now = 0, next = UINT64_MAX;
+	for (int i = 0; i < MAX_HELD; i++) {
+		struct held *h = &held[i];
+		if (!h->used || !h->c.deadline)
+			continue;
+		if (!now)
+			now = ax_time_ns();
+		if (h->c.deadline > now) {
+			next = h->c.deadline < next ? h->c.deadline : next;
+			continue;
+		}
+		h->used = false;
+		answer(h->c.thread, -E_AGAIN);
+	}
+	return next == UINT64_MAX ? 0 : next - now;
+}

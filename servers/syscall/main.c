@@ -1,0 +1,109 @@
+/* syscall: the socket front door (README.md). vfs passes the Linux calls on AF_INET
+ * datagram sockets here (KC_LX_PASS); syscall answers the application itself, moving the
+ * data through the socket's shared buffers and asking udp over channels for the rest. */
+#include "syscall.h"
+#include "service.h"
+#include "chan_name.h"
+
+static endpoint_t vfs_ep;
+bool sys_debug; /* `debug` argument: every passed call and udp event is logged */
+static bool vfs_waits; /* vfs has a close for us: sleep in receive, where KC_SENDNB lands */
+
+static bool from_vfs(endpoint_t ep)
+{
+	if (ep && ep == vfs_ep)
+		return true;
+	int64_t r = ax_svc_lookup("vfs", NULL); /* vfs may have been restarted */
+	vfs_ep = r > 0 ? (endpoint_t)r : 0;
+	return ep && ep == vfs_ep;
+}
+
+static void passed_call(struct kmsg *m)
+{
+	struct lcall c = { .thread = m->source, .pid = (uint32_t)m->w[6], .nr = m->type & 0x3ff };
+	memcpy(c.a, m->w, sizeof(c.a));
+	c.sock = (uint32_t)m->w[0];
+	c.vflags = (uint32_t)(m->w[0] >> 32);
+	if (!from_vfs((endpoint_t)(m->w[6] >> 32))) {
+		answer(c.thread, -E_BADF); /* only vfs's sockets come here */
+		return;
+	}
+	int64_t r;
+	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, &r);
+	if (s && !s->closing) {
+		sock_map_into(s, c.thread, c.pid);
+		r = calls_serve(&c, s);
+	} else if (s) {
+		r = -E_BADF;
+	}
+	if (sys_debug)
+		ax_printf("syscall: pid %#x call %u on socket %u: %ld\n", c.pid, c.nr, c.sock,
+			  r == CALL_HELD ? -1000L : r == CALL_TAKEN ? -1001L : (long)r);
+	if (r == CALL_HELD)
+		calls_hold(&c);
+	else if (r != CALL_TAKEN)
+		answer(c.thread, r);
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	if ((m->type & ~0x3ffu) == KMSG_LINUX_PASSED) {
+		passed_call(m);
+	} else if (m->type == SYSCALL_CLOSE && from_vfs(m->source)) {
+		vfs_waits = false;
+		struct sock *s = sock_find((uint32_t)m->w[0]);
+		if (s && !s->closing) {
+			calls_drop_sock(s->id);
+			engine_close(s);
+		}
+	} else if (m->type == CHAN_ATTACH) {
+		engine_message(m);
+	} else if ((m->type & 0xffff0000u) == KMSG_LINUX) {
+		struct kmsg a = { .type = 0, .w = { (uint64_t)-38 } }; /* ENOSYS: not routed here */
+		ax_reply(m->source, &a);
+	}
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (bits & SYSCALL_VFS_BIT)
+		vfs_waits = true; /* udp's wake-ups need nothing: poll runs every turn */
+}
+
+static void on_report(struct ax_evloop *l, const struct kmsg *m)
+{
+	(void)l;
+	if (m->type == KMSG_LINUX_CANCEL)
+		calls_cancel((endpoint_t)m->w[0]);
+}
+
+/* Channel work; before the loop sleeps (in receive, so vfs's KC_SENDNB finds us), the event
+ * channel's sleeping flag goes up so udp rings. */
+static bool poll(struct ax_evloop *l)
+{
+	bool work = engine_poll();
+	l->wait_ns = calls_timer();
+	if (vfs_waits)
+		l->wait_ns = 0; /* timers late by vfs's retry period at most */
+	if (work)
+		return true;
+	if (!engine_may_sleep())
+		return true;
+	return engine_poll(); /* hints that became due after the answers */
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	if (!ax_can_vcopy())
+		ax_printf("syscall: no KC_VCOPY, so every socket call fails (system.conf: kcalls=vcopy)\n");
+	for (int i = 1; i < argc; i++)
+		sys_debug |= !strcmp(argv[i], "debug");
+	engine_init();
+	ax_printf("syscall: ready (syscall/udp.req, syscall/udp.ev)\n");
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
+				.poll = poll };
+	return (int)ax_evloop_run(&l);
+}

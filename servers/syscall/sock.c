@@ -1,0 +1,79 @@
+/* The socket table: each socket's buffer object (lib/net/sockbuf.h), made when syscall
+ * first sees the socket (its first passed call), mapped into each process that calls on it
+ * (shared, read/write: KC_LX_MMAP with LXM_SHARE) and granted to udp (engine.c). */
+#include "syscall.h"
+
+#define RX_SLOTS 256
+#define RX_SIZE (256 * 1024)
+#define TX_SLOTS 64
+#define TX_SIZE (128 * 1024)
+#define LX_PROT_RW 3
+#define LX_MAP_SHARED 1
+
+struct sock socks[MAX_SOCKS];
+
+struct sock *sock_find(uint32_t id)
+{
+	for (int i = 0; id && i < MAX_SOCKS; i++)
+		if (socks[i].id == id)
+			return &socks[i];
+	return NULL;
+}
+
+struct sock *sock_get(uint32_t id, bool make, int64_t *err)
+{
+	struct sock *s = sock_find(id);
+	if (s || !id || !make)
+		return s ? s : (*err = -E_BADF, NULL); /* not made here: an earlier syscall's */
+	for (int i = 0; i < MAX_SOCKS && !s; i++)
+		if (!socks[i].id)
+			s = &socks[i];
+	*err = -E_NOMEM;
+	if (!s)
+		return NULL;
+	size_t bytes = (sockbuf_size(RX_SLOTS, RX_SIZE, TX_SLOTS, TX_SIZE) + 4095) & ~(size_t)4095;
+	int64_t h = ax_mo_create(bytes / 4096, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
+	if (va <= 0) {
+		if (h > 0)
+			ax_mo_destroy(h);
+		return NULL;
+	}
+	if (sockbuf_init((void *)va, bytes, RX_SLOTS, RX_SIZE, TX_SLOTS, TX_SIZE) ||
+	    sockbuf_attach(&s->sb, (void *)va, bytes, SB_APP)) {
+		ax_mo_unmap((uint64_t)va);
+		ax_mo_destroy(h);
+		return NULL;
+	}
+	s->id = id, s->mo = h, s->mem = (void *)va, s->bytes = bytes;
+	return s; /* engine.c opens it at udp */
+}
+
+void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
+{
+	int free = -1;
+	for (int i = 0; i < MAX_MAPPED; i++) {
+		if (s->mapped_pid[i] == pid)
+			return;
+		if (!s->mapped_pid[i] && free < 0)
+			free = i;
+	}
+	if (free < 0)
+		return; /* shared by many processes: the later ones use system calls only */
+	uint64_t pf = LX_PROT_RW | (uint64_t)(LX_MAP_SHARED | LXM_SHARE) << 32;
+	int64_t va = kcall6(KC_LX_MMAP, thread, (uint64_t)s->mo, 0, s->bytes, pf, 0);
+	if (va < 0) {
+		ax_printf("syscall: mapping socket %u's buffers into process %#x: %ld\n", s->id, pid, (long)va);
+		return;
+	}
+	s->mapped_pid[free] = pid, s->mapped_va[free] = (uint64_t)va;
+}
+
+void sock_free(struct sock *s)
+{
+	if (s->engine_handle)
+		s->engine_handle = 0; /* udp drops its grant on SK_CLOSE; destroy revokes it too */
+	ax_mo_unmap((uint64_t)s->mem);
+	ax_mo_destroy(s->mo); /* the creator's destroy revokes every grant */
+	*s = (struct sock){ 0 };
+}

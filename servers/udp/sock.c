@@ -1,0 +1,508 @@
+/* udp's socket table (README.md): requests from syscall, each socket's lwIP pcb, its buffer
+ * object (we are the ENGINE: we consume TX descriptors and produce RX ones), its record in
+ * ds, and the events syscall hears of. */
+#include "udp.h"
+#include "ds_client.h"
+#include "lwip/ip4.h"
+#include "lwip/pbuf.h"
+#include "lwip/udp.h"
+
+void us_sock_pcb_setup(struct us_sock *s);
+
+static uint32_t pcb_laddr(const struct udp_pcb *p) { return ip4_addr_get_u32(ip_2_ip4(&p->local_ip)); }
+static uint32_t pcb_raddr(const struct udp_pcb *p) { return ip4_addr_get_u32(ip_2_ip4(&p->remote_ip)); }
+static bool pcb_connected(const struct udp_pcb *p) { return (p->flags & UDP_FLAGS_CONNECTED) != 0; }
+
+struct us_sock *us_sock_of_pcb(struct udp_pcb *pcb)
+{
+	for (int i = 0; i < US_MAX_SOCKS; i++)
+		if (us.s[i].sock && us.s[i].pcb == pcb)
+			return &us.s[i];
+	return NULL;
+}
+
+static struct us_sock *find(uint32_t sock)
+{
+	for (int i = 0; i < US_MAX_SOCKS; i++)
+		if (sock && us.s[i].sock == sock)
+			return &us.s[i];
+	return NULL;
+}
+
+/* The slot's record in ds ("s.N"), written when it changed; "nslots" when the table grew. */
+static void save(struct us_sock *s)
+{
+	uint32_t slot = (uint32_t)(s - us.s);
+	struct sk_dsrec r = { .sock = s->sock };
+	if (s->sock && s->pcb) {
+		r.laddr = pcb_laddr(s->pcb);
+		r.lport = lwip_htons(s->pcb->local_port);
+		if (pcb_connected(s->pcb)) {
+			r.raddr = pcb_raddr(s->pcb);
+			r.rport = lwip_htons(s->pcb->remote_port);
+		}
+		r.flags = s->flags;
+		r.opts = s->opts;
+	}
+	if (!memcmp(&r, &s->saved, sizeof(r)))
+		return;
+	char key[16];
+	ksnprintf(key, sizeof(key), "s.%u", slot);
+	if (slot >= us.nslots) {
+		char n[12];
+		us.nslots = slot + 1;
+		ksnprintf(n, sizeof(n), "%u", us.nslots);
+		dsc_put("nslots", n, (uint32_t)strlen(n));
+	}
+	if (dsc_put(key, &r, sizeof(r)) == 0)
+		s->saved = r;
+}
+
+static void unmap(struct us_sock *s)
+{
+	if (s->va)
+		ax_mo_unmap((uint64_t)s->va);
+	if (s->handle > 0)
+		ax_mo_destroy(s->handle); /* closes our handle: the grant is dropped */
+	s->va = NULL, s->handle = 0, s->attached = false, s->corrupt = false;
+}
+
+static void sock_free(struct us_sock *s)
+{
+	unmap(s);
+	if (s->pcb)
+		udp_remove(s->pcb);
+	struct sk_dsrec saved = s->saved;
+	memset(s, 0, sizeof(*s));
+	s->saved = saved;
+	save(s);
+}
+
+static struct us_sock *sock_new(uint32_t sock, uint32_t flags)
+{
+	for (int i = 0; i < US_MAX_SOCKS; i++) {
+		struct us_sock *s = &us.s[i];
+		if (s->sock)
+			continue;
+		struct udp_pcb *pcb = udp_new_ip_type(IPADDR_TYPE_V4);
+		if (!pcb)
+			return NULL;
+		struct sk_dsrec saved = s->saved;
+		memset(s, 0, sizeof(*s));
+		s->saved = saved;
+		s->sock = sock, s->flags = flags & (SKF_DGRAM | SKF_INET6), s->pcb = pcb;
+		us_sock_pcb_setup(s);
+		return s;
+	}
+	return NULL;
+}
+
+static void apply_opts(struct us_sock *s)
+{
+	if (s->opts & SKR_BROADCAST)
+		ip_set_option(s->pcb, SOF_BROADCAST);
+	else
+		ip_reset_option(s->pcb, SOF_BROADCAST);
+}
+
+/* After a restart: every socket of the previous incarnation back from ds, bound and
+ * connected as it was, waiting for syscall's SK_OPEN|SKF_REATTACH with a fresh grant. */
+void us_sock_restore(void)
+{
+	char n[DS_VAL_LEN + 1] = { 0 }, key[16]; /* dsc_get fills DS_VAL_LEN bytes */
+	uint32_t len = 0;
+	if (dsc_get("udp", "nslots", n, &len) != 0)
+		return;
+	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
+	uint32_t slots = (uint32_t)ax_atou(n), restored = 0;
+	us.nslots = slots;
+	for (uint32_t i = 0; i < slots && i < US_MAX_SOCKS; i++) {
+		struct sk_dsrec r;
+		len = sizeof(r);
+		ksnprintf(key, sizeof(key), "s.%u", i);
+		if (dsc_get("udp", key, &r, &len) != 0 || len != sizeof(r))
+			continue;
+		struct us_sock *s = &us.s[i];
+		s->saved = r;
+		if (!r.sock || find(r.sock))
+			continue;
+		struct udp_pcb *pcb = udp_new_ip_type(IPADDR_TYPE_V4);
+		if (!pcb)
+			break;
+		s->sock = r.sock, s->flags = r.flags & (SKF_DGRAM | SKF_INET6), s->opts = r.opts, s->pcb = pcb;
+		us_sock_pcb_setup(s);
+		apply_opts(s);
+		ip_addr_t a;
+		if (r.lport) {
+			ip_addr_set_ip4_u32(&a, r.laddr);
+			if (udp_bind(pcb, &a, lwip_ntohs(r.lport)) != ERR_OK)
+				ax_printf("udp: socket %u: cannot bind its port %u again\n", r.sock, lwip_ntohs(r.lport));
+		}
+		if (r.rport) {
+			ip_addr_set_ip4_u32(&a, r.raddr);
+			udp_connect(pcb, &a, lwip_ntohs(r.rport));
+		}
+		s->restored_at = ax_time_ns() | 1;
+		restored++;
+	}
+	us.awaiting_reattach = restored > 0;
+	ax_printf("udp: restored %u sockets from ds (%u slots)\n", restored, slots);
+}
+
+/* Restored sockets syscall never claimed are closed after a while. */
+void us_sock_gc(uint64_t now)
+{
+	if (!us.hello_at || (int64_t)(now - us.hello_at) < (int64_t)US_REATTACH_NS)
+		return;
+	for (int i = 0; i < US_MAX_SOCKS; i++) {
+		struct us_sock *s = &us.s[i];
+		if (s->sock && !s->attached && s->restored_at) {
+			ax_printf("udp: socket %u was not reattached: closed\n", s->sock);
+			sock_free(s);
+		}
+	}
+}
+
+static void push_ev(const struct sk_msg *m)
+{
+	spsc_push_part(&us.evq, m, sizeof(*m));
+	us.ev_pushed = true;
+}
+
+static void answer(const struct sk_msg *q, int64_t result, const struct us_sock *s)
+{
+	struct sk_msg a = { .type = SK_ANSWER, .sock = q->sock, .req = q->req, .result = result };
+	if (s && s->pcb && result == 0) {
+		uint32_t la = pcb_laddr(s->pcb);
+		if (!la && pcb_connected(s->pcb)) { /* the address a route to the peer leaves by */
+			struct netif *n = ip4_route(ip_2_ip4(&s->pcb->remote_ip));
+			la = n ? ip4_addr_get_u32(netif_ip4_addr(n)) : 0;
+		}
+		a.family = US_AF_INET;
+		a.port = lwip_htons(s->pcb->local_port);
+		memcpy(a.addr, &la, 4);
+	}
+	push_ev(&a);
+}
+
+static int64_t lwip_errno(err_t e)
+{
+	switch (e) {
+	case ERR_OK: return 0;
+	case ERR_USE: return -UE_ADDRINUSE;
+	case ERR_MEM: case ERR_BUF: return -UE_NOMEM;
+	case ERR_RTE: return -UE_NETUNREACH;
+	case ERR_VAL: return -UE_ACCES; /* broadcast without SO_BROADCAST */
+	default: return -UE_INVAL;
+	}
+}
+
+static bool local_addr_ok(uint32_t a)
+{
+	if (a == 0 || (a & 0xff) == 127) /* any, or loopback */
+		return true;
+	struct netif *n;
+	NETIF_FOREACH(n)
+		if (ip4_addr_get_u32(netif_ip4_addr(n)) == a)
+			return true;
+	return false;
+}
+
+/* 127.0.0.0/8 or one of our addresses: lwIP's loopback delivers it, ip is not involved. */
+static bool is_local(uint32_t a)
+{
+	return (a & 0xff) == 127 || (a && local_addr_ok(a));
+}
+
+static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
+{
+	int64_t handle = (int64_t)q->arg;
+	uint64_t bytes = q->arg2;
+	struct us_sock *s = find(q->sock);
+	int64_t r = 0;
+	if (!(q->flags & SKF_DGRAM) || (q->flags & SKF_STREAM))
+		r = -UE_PROTONOSUPPORT;
+	else if (q->flags & SKF_INET6)
+		r = -UE_AFNOSUPPORT;
+	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
+		r = -UE_INVAL;
+	else if (s && !(q->flags & SKF_REATTACH))
+		r = -UE_EXIST;
+	else if (!s && !(s = sock_new(q->sock, q->flags)))
+		r = -UE_MFILE;
+	if (r < 0) {
+		if (handle > 0)
+			ax_mo_destroy(handle); /* not ours to keep */
+		return r;
+	}
+	unmap(s); /* a second reattach replaces the first grant */
+	uint64_t pages = (bytes + 4095) / 4096;
+	int64_t va = ax_mo_map(handle, 0, 0, pages, KP_R | KP_W);
+	if (va < 0 || sockbuf_attach(&s->sb, (void *)va, bytes, SB_ENGINE) != 0) {
+		if (va >= 0)
+			ax_mo_unmap((uint64_t)va);
+		if (handle > 0)
+			ax_mo_destroy(handle);
+		if (!s->restored_at)
+			sock_free(s);
+		return va < 0 ? -UE_NOMEM : -UE_INVAL;
+	}
+	s->handle = handle, s->va = (void *)va, s->bytes = bytes, s->attached = true;
+	s->restored_at = 0;
+	s->tx_pending = true; /* whatever the application queued meanwhile */
+	us.awaiting_reattach = false;
+	for (int i = 0; i < US_MAX_SOCKS; i++)
+		if (us.s[i].sock && us.s[i].restored_at && !us.s[i].attached)
+			us.awaiting_reattach = true;
+	save(s);
+	*out = s;
+	return 0;
+}
+
+static int64_t do_bind(const struct sk_msg *q, struct us_sock *s)
+{
+	if (q->family != US_AF_INET)
+		return -UE_AFNOSUPPORT;
+	uint32_t a;
+	memcpy(&a, q->addr, 4);
+	uint16_t port = lwip_ntohs(q->port);
+	if (s->pcb->local_port) /* bound already: the same again is the idempotent resend */
+		return (s->pcb->local_port == port || !port) && pcb_laddr(s->pcb) == a ? 0 : -UE_INVAL;
+	if (!local_addr_ok(a))
+		return -UE_ADDRNOTAVAIL;
+	ip_addr_t ia;
+	ip_addr_set_ip4_u32(&ia, a);
+	return lwip_errno(udp_bind(s->pcb, &ia, port));
+}
+
+static int64_t do_connect(const struct sk_msg *q, struct us_sock *s)
+{
+	if (q->family == 0) {
+		udp_disconnect(s->pcb);
+		return 0;
+	}
+	if (q->family != US_AF_INET)
+		return -UE_AFNOSUPPORT;
+	uint32_t a;
+	memcpy(&a, q->addr, 4);
+	if (!q->port)
+		return -UE_INVAL;
+	ip_addr_t ia;
+	ip_addr_set_ip4_u32(&ia, a);
+	struct netif *n = ip4_route(ip_2_ip4(&ia));
+	if (!(s->opts & SKR_BROADCAST) && (a == 0xffffffffu || (n && ip4_addr_isbroadcast(ip_2_ip4(&ia), n))))
+		return -UE_ACCES;
+	return lwip_errno(udp_connect(s->pcb, &ia, lwip_ntohs(q->port)));
+}
+
+static int64_t do_setopt(const struct sk_msg *q, struct us_sock *s)
+{
+	switch (q->arg) {
+	case SKO_BROADCAST:
+		s->opts = q->arg2 ? s->opts | SKR_BROADCAST : s->opts & ~(uint32_t)SKR_BROADCAST;
+		apply_opts(s);
+		return 0;
+	case SKO_REUSEADDR:
+		if (q->arg2)
+			ip_set_option(s->pcb, SOF_REUSEADDR);
+		else
+			ip_reset_option(s->pcb, SOF_REUSEADDR);
+		return 0;
+	case SKO_RCVBUF:
+	case SKO_SNDBUF:
+		return 0; /* the buffer's geometry is syscall's */
+	default:
+		return -UE_NOPROTOOPT;
+	}
+}
+
+static void request(const struct sk_msg *q)
+{
+	struct us_sock *s = find(q->sock);
+	int64_t r;
+	switch (q->type) {
+	case SK_OPEN:
+		s = NULL;
+		r = do_open(q, &s);
+		answer(q, r, s);
+		return;
+	case SK_TX:
+		if (s)
+			s->tx_pending = true;
+		return;
+	case SK_RXDONE:
+		return; /* datagrams that found no room were dropped; nothing waits */
+	default:
+		break;
+	}
+	if (!s) {
+		if (q->type == SK_BIND || q->type == SK_CONNECT || q->type == SK_SETOPT ||
+		    q->type == SK_CLOSE || q->type == SK_SHUTDOWN)
+			answer(q, q->type == SK_CLOSE ? 0 : -UE_BADF, NULL);
+		else
+			us.c.bad_msgs++;
+		return;
+	}
+	switch (q->type) {
+	case SK_BIND:
+		r = do_bind(q, s);
+		break;
+	case SK_CONNECT:
+		r = do_connect(q, s);
+		break;
+	case SK_SETOPT:
+		r = do_setopt(q, s);
+		break;
+	case SK_SHUTDOWN:
+		if (q->arg > 2) {
+			r = -UE_INVAL;
+			break;
+		}
+		s->shut_rd |= q->arg != 1; /* SHUT_RD 0, SHUT_WR 1, SHUT_RDWR 2 */
+		s->shut_wr |= q->arg != 0;
+		r = 0;
+		break;
+	case SK_CLOSE:
+		sock_free(s);
+		answer(q, 0, NULL);
+		return;
+	default:
+		us.c.bad_msgs++;
+		return;
+	}
+	save(s);
+	answer(q, r, s);
+}
+
+/* Requests from syscall, while there is room for their answers. */
+void us_sys_poll(bool *work)
+{
+	if (!us.sys_ok)
+		return;
+	for (int i = 0; i < 64; i++) {
+		long queued = spsc_count(&us.evq);
+		if (queued < 0 || us.evq.nslots - (uint32_t)queued < 2) {
+			us.retry = true;
+			return;
+		}
+		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
+		int e = spsc_pop(&us.req, &u);
+		if (e == CHAN_EAGAIN)
+			return;
+		if (e < 0) {
+			ax_printf("udp: syscall/udp.req is corrupt (%d): detached, importing again\n", e);
+			us.sys_ok = false;
+			return;
+		}
+		*work = true;
+		request(&u.m);
+	}
+}
+
+/* One socket's TX queue: each descriptor copied once into lwIP's heap (our send pool) and
+ * sent with udp_sendto. A descriptor stays queued while there is no pool memory or no room
+ * in the channel to ip. */
+static void tx_sock(struct us_sock *s, bool *work)
+{
+	for (int n = 0; n < 32; n++) {
+		struct sockbuf_desc d;
+		int err = 0;
+		const void *data = sockbuf_peek(&s->sb.tx, &d, &err);
+		if (!data) {
+			if (err == SOCKBUF_ECORRUPT) {
+				s->corrupt = true, s->ev |= EV_ERR, s->err = -UE_INVAL;
+				us.c.corrupt_bufs++;
+			}
+			s->tx_pending = false;
+			return;
+		}
+		uint32_t da = 0;
+		uint16_t dp = 0;
+		bool conn = pcb_connected(s->pcb);
+		int c = us_txd_check(d.family, d.addr, d.port, d.len, conn, conn ? pcb_raddr(s->pcb) : 0,
+				     lwip_htons(s->pcb->remote_port), &da, &dp);
+		/* Datagrams that leave need ip and room in its channel; those to ourselves do not. */
+		if (c == US_TXD_OK && !is_local(da) && (!us.ip_ok || us_out_space() < 2)) {
+			us.retry = true;
+			return;
+		}
+		*work = true;
+		int64_t r = 0;
+		if (c != US_TXD_OK) {
+			us.c.bad_desc++;
+			r = -us_txd_errno(c);
+		} else if (s->shut_wr) {
+			r = -UE_PIPE;
+		} else {
+			struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)d.len, PBUF_RAM);
+			if (!p) {
+				us.c.tx_nomem++;
+				us.retry = true; /* memory comes back with IPX_TX_DONE */
+				return;
+			}
+			pbuf_take(p, data, (u16_t)d.len); /* the one copy: the application cannot change it now */
+			ip_addr_t ia;
+			ip_addr_set_ip4_u32(&ia, da);
+			uint16_t before = s->pcb->local_port;
+			r = lwip_errno(udp_sendto(s->pcb, p, &ia, lwip_ntohs(dp)));
+			pbuf_free(p);
+			if (r == 0)
+				us.c.tx_dgrams++, us.c.tx_bytes += d.len;
+			else
+				us.c.tx_err++;
+			if (before != s->pcb->local_port) /* sending bound it to an ephemeral port */
+				save(s);
+		}
+		if (r < 0)
+			s->ev |= EV_ERR, s->err = (int32_t)r;
+		sockbuf_consume(&s->sb.tx, &d);
+		s->ev |= EV_TXSPACE;
+	}
+	us.retry = true; /* more than one turn's worth: come back */
+}
+
+void us_tx_poll(bool *work)
+{
+	for (int i = 0; i < US_MAX_SOCKS; i++) {
+		struct us_sock *s = &us.s[i];
+		if (s->sock && s->tx_pending && s->attached && !s->corrupt)
+			tx_sock(s, work);
+	}
+}
+
+/* Pending SK_EVs, one per socket, while there is room. */
+void us_flush_events(void)
+{
+	if (!us.sys_ok)
+		return;
+	for (int i = 0; i < US_MAX_SOCKS; i++) {
+		struct us_sock *s = &us.s[i];
+		if (!s->sock || !s->ev)
+			continue;
+		long queued = spsc_count(&us.evq);
+		if (queued < 0 || us.evq.nslots - (uint32_t)queued < 1) {
+			us.retry = true;
+			return;
+		}
+		struct sk_msg m = { .type = SK_EV, .sock = s->sock, .arg = s->ev,
+				    .result = (s->ev & EV_ERR) ? s->err : 0 };
+		push_ev(&m);
+		s->ev = 0, s->err = 0;
+	}
+}
+
+/* An ICMP error about a datagram a connected socket sent: EV_ERR on that socket (Linux
+ * reports them only to connected sockets). */
+void us_sock_icmp_err(const struct us_icmperr *e)
+{
+	for (int i = 0; i < US_MAX_SOCKS; i++) {
+		struct us_sock *s = &us.s[i];
+		if (!s->sock || !s->pcb || !pcb_connected(s->pcb))
+			continue;
+		if (lwip_htons(s->pcb->local_port) == e->lport && pcb_raddr(s->pcb) == e->rdst &&
+		    lwip_htons(s->pcb->remote_port) == e->rport) {
+			s->ev |= EV_ERR, s->err = -e->err;
+			return;
+		}
+	}
+}

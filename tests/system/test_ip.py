@@ -1,0 +1,133 @@
+"""The ip server (servers/ip, issue 6) on the e1000 driver and QEMU's restricted user
+networking: a DHCP lease from QEMU, pings to the gateway through NETQ_PING (pingtest), 8000-
+byte echoes fragmented both ways, the tables, and recovery: ip and e1000 are killed while
+pinging and the pings resume (ip restores its lease from ds, the driver re-attaches).
+A second test sends malformed frames from the host through a tap device in a network
+namespace of its own (tools/net-ns.sh, tools/net-send.py) and checks ip drops and counts
+them and still answers."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import Guest, ROOT, user_net
+from test_rs import write_conf
+
+MODULES_BASE = ("ds", "console", "e1000", "ip", "pingtest")
+
+
+def conf(ping_args):
+    return f"""# ip system test
+service ds heartbeat=2000
+service console ioports=0x3f8-0x3ff irq=4 control
+service e1000 pci=8086:100e dma heartbeat=1000
+service ip dma heartbeat=2000 args="if=e1000 dhcp pf=none"
+service pingtest restart=never args="{ping_args}"
+"""
+
+
+def modules(name):
+    return (f"rs conf={name}", name) + MODULES_BASE
+
+
+def test_dhcp_ping_fragments_tables_and_restarts():
+    write_conf("iptest.conf", conf("10.0.2.2 count=4 size=8000 interval=100 rounds=12 show"))
+    with Guest("", modules=modules("iptest.conf"), smp=2, net=user_net("e1000")) as g:
+        g.wait_for(r"^ip: e1000: dhcp lease 10\.0\.2\.15/24 gw ", timeout=120)
+        g.wait_for(r"^pingtest: round 1: 4 sent, 4 replies", timeout=120)
+        # kill ip while pinging: rs restarts it, it restores the lease from ds, e1000 re-attaches
+        g.type("service kill ip\r")
+        g.wait_for(r"^ip: e1000: restored 10\.0\.2\.15/24 gw \S+ from ds", timeout=60)
+        g.wait_for(r"^e1000: attached to ip", timeout=60, start=g.output.rfind("restored"))
+        mark = g.mark()
+        g.wait_for(r"^pingtest: round \d+: 4 sent, 4 replies", timeout=120, start=mark)
+        # kill the driver while pinging: it resets the device and says ND_RESET
+        g.type("service kill e1000\r")
+        g.wait_for(r"^ip: e1000: driver reset, mac 52:54:00:12:34:56, link up", timeout=60, start=mark)
+        mark = g.mark()
+        g.wait_for(r"^pingtest: round \d+: 4 sent, 4 replies", timeout=120, start=mark)
+        g.wait_for(r"^pingtest: \| rx_bad_options \d+", timeout=180)
+        out = g.output
+    assert re.search(r"^rs: ip exited", out, re.M) or re.search(r"^rs: restarting ip", out, re.M), out[-3000:]
+    assert re.search(r"^pingtest: done: 12 rounds, (\d+) replies", out, re.M), out[-3000:]
+    replies = int(re.search(r"^pingtest: done: 12 rounds, (\d+) replies", out, re.M).group(1))
+    assert replies >= 40, out[-3000:]  # 48 echoes in 12 rounds; a few may be lost at a kill
+    # 8000-byte echoes: fragmented out, reassembled in
+    assert re.search(r"^pingtest: seq \d+ reply 8000 bytes ttl \d+ rtt \d+ us", out, re.M)
+    m = re.search(r"^pingtest: \| frag_recv (\d+)$", out, re.M)
+    assert m and int(m.group(1)) > 0, out[-3000:]
+    m = re.search(r"^pingtest: \| frag_xmit (\d+)$", out, re.M)
+    assert m and int(m.group(1)) > 0, out[-3000:]
+    # the tables
+    assert re.search(r"^pingtest: \| e1000 10\.0\.2\.15/24 52:54:00:12:34:56 mtu 1500 up dhcp", out, re.M)
+    assert re.search(r"^pingtest: \| 10\.0\.2\.0/24 dev e1000 connected", out, re.M)
+    assert re.search(r"^pingtest: \| 10\.0\.2\.2 52:55:0a:00:02:02 e1000", out, re.M), out[-3000:]
+    assert not re.search(r"lwip: assertion", out)
+
+
+NS = "axolotl-iptest"
+GUEST_MAC = "52:54:00:12:34:56"
+
+
+class NsGuest(Guest):
+    """A Guest whose QEMU runs inside network namespace ns, its NIC on the namespace's tap0."""
+
+    def __init__(self, ns, modules):
+        import threading
+        from conftest import ACCEL, iso_for
+        from qemu_cmd import qemu_command
+        iso = iso_for("", modules)
+        net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
+               "-device", f"e1000,netdev=n0,mac={GUEST_MAC}"]
+        cmd = ["ip", "netns", "exec", ns] + qemu_command(iso, smp=2, mem=512, cpu="max", accel=ACCEL,
+                                                        serial="stdio", net=net)
+        self.name = "test_ip-netns"
+        self._chunks = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self._th = threading.Thread(target=self._reader, daemon=True)
+        self._th.start()
+
+
+def counter(out, name):
+    m = re.findall(rf"^pingtest: \| {name} (\d+)$", out, re.M)
+    assert m, f"counter {name} not shown"
+    return int(m[-1])
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/dev/net/tun"),
+                    reason="needs root, iproute2 and /dev/net/tun for a namespace with a tap device")
+def test_malformed_frames_are_dropped_and_counted():
+    write_conf("iptest-ns.conf", conf("10.9.0.1 count=3 size=2000 interval=300 rounds=6 show").replace(
+        "if=e1000 dhcp pf=none", "if=e1000 addr=10.9.0.2/24 pf=none"))
+    tools = os.path.join(ROOT, "tools")
+    subprocess.run([os.path.join(tools, "net-ns.sh"), "down", NS], check=False)
+    subprocess.run([os.path.join(tools, "net-ns.sh"), "up", NS, "10.9.0.1/24"], check=True)
+    try:
+        with NsGuest(NS, modules("iptest-ns.conf")) as g:
+            g.wait_for(r"^pingtest: ip has e1000 10\.9\.0\.2/24", timeout=120)
+            g.wait_for(r"^ip: e1000: driver attached", timeout=60)
+            r = subprocess.run(["ip", "netns", "exec", NS, sys.executable, os.path.join(tools, "net-send.py"),
+                                "tap0", GUEST_MAC, "10.9.0.1", "10.9.0.2"],
+                               capture_output=True, text=True, timeout=120)
+            assert "net-send: sent 12 malformed frames" in r.stdout, r.stdout + r.stderr
+            assert r.returncode == 0, r.stdout + r.stderr + g.output[-3000:]  # every 8000-byte echo answered
+            g.wait_for(r"^pingtest: \| rx_bad_options \d+", timeout=180)
+            out = g.output
+    finally:
+        subprocess.run([os.path.join(tools, "net-ns.sh"), "down", NS], check=False)
+    # (frames are padded to 60 bytes, so the 10-byte header counts as a bad total length)
+    assert counter(out, "rx_bad_short") >= 1, out[-4000:]
+    assert counter(out, "ip_drop") >= 1         # version 6: lwIP drops it before the hook
+    assert counter(out, "rx_bad_hlen") >= 1
+    assert counter(out, "rx_bad_totlen") >= 2
+    assert counter(out, "rx_bad_csum") >= 1
+    assert counter(out, "rx_bad_frag") >= 1    # the ping of death
+    assert counter(out, "frag_drop") >= 1      # overlapping fragments, dropped by lwIP's reassembly
+    assert re.search(r"^pingtest: done: 6 rounds, (1[5-8]) replies", out, re.M), out[-4000:]
+    assert not re.search(r"rs: ip (crashed|exited)|lwip: assertion", out)

@@ -221,12 +221,14 @@ user: $(USER_PROGS)
 
 # The default image: rs (module 0, the root of the service tree), its configuration, and the
 # services boot/system.conf names.
+NET_MODULES := $(B)/user/e1000 $(B)/user/ip $(B)/user/pf $(B)/user/udp $(B)/user/syscall
 $(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console $(B)/user/vfs \
-		$(B)/user/initrd.cpio $(B)/user/pm $(B)/user/lxstart boot/system.conf tools/mkiso.py boot/grub.cfg
+		$(B)/user/initrd.cpio $(B)/user/pm $(B)/user/lxstart $(NET_MODULES) boot/system.conf boot/pf.conf \
+		tools/mkiso.py boot/grub.cfg
 	tools/mkiso.py $< $@ --cmdline "$(CMDLINE)" --module "$(B)/user/rs conf=system.conf" \
 		--module boot/system.conf --module $(B)/user/ds --module $(B)/user/console \
 		--module $(B)/user/vfs --module $(B)/user/initrd.cpio --module $(B)/user/pm \
-		--module $(B)/user/lxstart
+		--module $(B)/user/lxstart $(foreach m,$(NET_MODULES),--module $(m)) --module boot/pf.conf
 
 run: deps
 	@$(MAKE) --no-print-directory iso

@@ -56,11 +56,23 @@ def main():
     ap.add_argument("--cpu", default=None)
     ap.add_argument("--accel", default="auto")
     ap.add_argument("--uefi", action="store_true")
+    ap.add_argument("--nic", default="e1000", help="NIC model on restricted user networking, or none")
+    ap.add_argument("--fwd", action="append", default=[],
+                    help="host forward PROTO:HOSTPORT:GUESTPORT, bound to 127.0.0.1 (repeatable)")
     ap.add_argument("--print", action="store_true", help="print the command instead of running it")
     a = ap.parse_args()
     # With a terminal, multiplex the monitor on stdio (Ctrl-A X quits); without one, plain serial.
     serial = "mon:stdio" if sys.stdin.isatty() else "stdio"
-    cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, uefi=a.uefi)
+    net = ()
+    if a.nic != "none":
+        # restrict=on: the guest reaches nothing outside this machine; forwards only from
+        # 127.0.0.1.
+        fw = ""
+        for f in a.fwd:
+            proto, hp, gp = f.split(":")
+            fw += f",hostfwd={proto}:127.0.0.1:{int(hp)}-:{int(gp)}"
+        net = ("-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{a.nic},netdev=n0")
+    cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, uefi=a.uefi, net=net)
     if a.print:
         print(" ".join(cmd))
         return

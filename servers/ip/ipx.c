@@ -324,6 +324,9 @@ static void detach(struct ip_transport *t)
 static void attach(struct ip_transport *t)
 {
 	detach(t);
+	/* Retried from the loop until it works: T may not run yet, or may be importing from us
+	 * at this very moment (two calls at each other: the kernel fails one). */
+	t->retry_ns = ax_time_ns() + 500000000ull;
 	if (chan_import(t->name, "out", &t->out_mem) < 0)
 		return;
 	if (chan_import(t->name, "pool.ip", &t->pool_mem) < 0 ||
@@ -351,6 +354,8 @@ void ip_ipx_ds_changed(const char *label)
 static bool t_poll(struct ip_transport *t)
 {
 	bool work = flush_t(t);
+	if (!t->attached && ax_time_ns() >= t->retry_ns)
+		attach(t);
 	if (!t->attached)
 		return work;
 	atomic_store_explicit(&t->out.sh->sleeping, 1, memory_order_relaxed);

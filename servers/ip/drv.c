@@ -245,7 +245,8 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 		netif_set_link_down(&f->netif);
 	if (first) {
 		netif_set_up(&f->netif);
-		if (f->dhcp && !f->bound && !f->dhcp_started) {
+		if (f->dhcp && !f->dhcp_started) {
+			/* After a restart too: the restored lease stays in use while lwIP asks again. */
 			f->dhcp_started = true;
 			dhcp_start(&f->netif);
 		}

@@ -31,7 +31,7 @@ static uint64_t pages_of(uint64_t b) { return (b + 4095) & ~4095ull; }
 
 /* --- transmit --- */
 
-static bool seg_of(const void *p, uint32_t len, struct chan_ptr *out)
+static bool seg_of(const struct ip_if *f, const void *p, uint32_t len, struct chan_ptr *out)
 {
 	uint32_t off;
 	if (ip_in_heap(p, len, &off)) {
@@ -44,8 +44,8 @@ static bool seg_of(const void *p, uint32_t len, struct chan_ptr *out)
 	}
 	for (int i = 0; i < IP_MAX_T; i++) {
 		const struct pool_view *v = &ip.t[i].pool;
-		if (!ip.t[i].attached || !v->bufs)
-			continue;
+		if (!ip.t[i].attached || !v->bufs || v->pool_id == f->refused_pool)
+			continue; /* (a pool the driver cannot use: the frame is copied) */
 		const unsigned char *b = p;
 		if (b >= v->bufs && b + len <= v->bufs + (uint64_t)v->buf_size * v->nbufs) {
 			*out = (struct chan_ptr){ v->pool_id, (uint32_t)(b - v->bufs), len };
@@ -57,14 +57,14 @@ static bool seg_of(const void *p, uint32_t len, struct chan_ptr *out)
 
 /* The frame's pieces as rich pointers, adjacent ones merged; false if they are too many or
  * one is in memory the driver cannot see. */
-static bool segments(struct pbuf *p, struct netdev_msg *m)
+static bool segments(const struct ip_if *f, struct pbuf *p, struct netdev_msg *m)
 {
 	m->nseg = 0;
 	for (struct pbuf *q = p; q; q = q->next) {
 		if (!q->len)
 			continue;
 		struct chan_ptr s;
-		if (!seg_of(q->payload, q->len, &s))
+		if (!seg_of(f, q->payload, q->len, &s))
 			return false;
 		struct chan_ptr *last = m->nseg ? &m->seg[m->nseg - 1] : NULL;
 		if (last && last->pool_id == s.pool_id && last->offset + last->len == s.offset) {
@@ -82,10 +82,10 @@ static int tx_push(struct ip_if *f, uint32_t slot)
 {
 	struct tx_slot *t = &f->tx[slot];
 	struct netdev_msg m = { .type = ND_TX, .id = (uint64_t)t->gen << 32 | slot };
-	if (!segments(t->p, &m)) {
+	if (!segments(f, t->p, &m)) {
 		/* Gather the frame into one heap buffer the driver can see. */
 		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, t->p);
-		if (!c || !segments(c, &m)) {
+		if (!c || !segments(f, c, &m)) {
 			if (c)
 				pbuf_free(c);
 			return -1;
@@ -245,7 +245,8 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 		netif_set_link_down(&f->netif);
 	if (first) {
 		netif_set_up(&f->netif);
-		if (f->dhcp && !f->bound && !f->dhcp_started) {
+		if (f->dhcp && !f->dhcp_started) {
+			/* After a restart too: the restored lease stays in use while lwIP asks again. */
 			f->dhcp_started = true;
 			dhcp_start(&f->netif);
 		}
@@ -324,7 +325,9 @@ static bool if_poll(struct ip_if *f)
 				netif_set_link_down(&f->netif);
 			break;
 		case ND_POOL_ERR:
-			ax_printf("ip: %s: the driver cannot use pool %#x\n", f->name, m.arg);
+			/* Frames from that pool are copied into the heap from now on. */
+			ax_printf("ip: %s: the driver cannot use pool %#x: copying its frames\n", f->name, m.arg);
+			f->refused_pool = m.arg;
 			break;
 		default: f->c.rx_bad_msg++; break;
 		}

@@ -48,6 +48,7 @@ struct ip_if {
 	uint32_t link;
 	uint32_t rx_posted;       /* RX buffers the driver holds */
 	bool pools_sent;
+	uint32_t refused_pool;     /* ND_POOL_ERR: a transport pool the driver cannot use */
 	uint32_t tx_gen;
 	struct tx_slot tx[TX_MAX];
 	uint32_t txq[TX_MAX], txq_head, txq_n; /* slots waiting for room, in order */
@@ -76,6 +77,7 @@ struct ip_transport {
 	struct spsc out;          /* T -> ip */
 	struct pool_view pool;
 	bool attached;            /* out and pool imported */
+	uint64_t retry_ns;        /* not attached: try again then */
 	uint32_t incarnation;
 	struct reqdb rx_db;       /* IPX_RX in flight */
 	struct reqdb_entry rx_ent[IPX_SLOTS];

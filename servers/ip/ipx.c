@@ -315,8 +315,17 @@ static void forget_rx(struct ip_transport *t)
 
 static void detach(struct ip_transport *t)
 {
+	int ti = t_index(t);
+	bool in_use = false;
+	for (int i = 0; i < TX_REFS && !in_use; i++)
+		in_use = x.ref[ti][i].used;
 	chan_unimport(&t->out_mem);
-	chan_unimport(&t->pool_mem);
+	/* Payloads still on their way to a driver point into the pool: keep that mapping (one
+	 * leaked per such restart) rather than pull it from under them. */
+	if (!in_use)
+		chan_unimport(&t->pool_mem);
+	else
+		t->pool_mem.va = NULL;
 	t->attached = false;
 	memset(&t->pool, 0, sizeof(t->pool));
 }
@@ -324,6 +333,9 @@ static void detach(struct ip_transport *t)
 static void attach(struct ip_transport *t)
 {
 	detach(t);
+	/* Retried from the loop until it works: T may not run yet, or may be importing from us
+	 * at this very moment (two calls at each other: the kernel fails one). */
+	t->retry_ns = ax_time_ns() + 500000000ull;
 	if (chan_import(t->name, "out", &t->out_mem) < 0)
 		return;
 	if (chan_import(t->name, "pool.ip", &t->pool_mem) < 0 ||
@@ -343,14 +355,26 @@ static void attach(struct ip_transport *t)
 
 void ip_ipx_ds_changed(const char *label)
 {
-	for (int i = 0; i < IP_MAX_T; i++)
-		if (!strcmp(label, ip.t[i].name))
-			attach(&ip.t[i]);
+	for (int i = 0; i < IP_MAX_T; i++) {
+		struct ip_transport *t = &ip.t[i];
+		if (strcmp(label, t->name))
+			continue;
+		/* Only a new owner (T restarted) is a reason to let go of what we mapped. */
+		struct { uint32_t magic, owner; uint64_t bytes; uint32_t rights, pad; } v;
+		uint32_t len = 0;
+		if (t->attached && dsc_get(t->name, "out", &v, &len) == 0 && len == sizeof(v) &&
+		    v.owner == t->out_mem.owner && dsc_get(t->name, "pool.ip", &v, &len) == 0 &&
+		    len == sizeof(v) && v.owner == t->out_mem.owner)
+			continue;
+		attach(t);
+	}
 }
 
 static bool t_poll(struct ip_transport *t)
 {
 	bool work = flush_t(t);
+	if (!t->attached && ax_time_ns() >= t->retry_ns)
+		attach(t);
 	if (!t->attached)
 		return work;
 	atomic_store_explicit(&t->out.sh->sleeping, 1, memory_order_relaxed);

@@ -1,6 +1,7 @@
 /* ip: the IPv4 server (README.md).
- *   ip if=DRV[,DRV] (dhcp | addr=A.B.C.D/N [gw=A.B.C.D]) [route=NET/N,GW]... [pf=pf|none]
+ *   ip [if=DRV[,DRV]] [dhcp | addr=A.B.C.D/N [gw=A.B.C.D]] [route=NET/N,GW]... [pf=pf|none]
  *      [restarted=N] [hb=H]
+ * Defaults: if=e1000, DHCP unless addr= is given, pf on (packets wait for pf's verdicts). 
  * One lwIP instance (lwipopts.h) in a single-threaded event loop: the drivers' channels,
  * pf's answers and the transports' channels are polled; lwIP's timers run from the loop. */
 #include "ip.h"
@@ -70,7 +71,8 @@ static const char *arg(int argc, char **argv, const char *key)
 static int configure(int argc, char **argv)
 {
 	const char *a;
-	bool dhcp = arg(argc, argv, "dhcp") != NULL;
+	/* No address given: DHCP (QEMU's user networking works out of the box). */
+	bool dhcp = arg(argc, argv, "dhcp") != NULL || !arg(argc, argv, "addr");
 	uint32_t addr = 0, mask = 0, gw = 0;
 	if ((a = arg(argc, argv, "addr"))) {
 		const char *p;
@@ -107,6 +109,8 @@ int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
 	const char *ifs = arg(argc, argv, "if");
+	if (!ifs)
+		ifs = "e1000";
 	const char *pfarg = arg(argc, argv, "pf");
 	int64_t e = ip_mem_init();
 	if (e < 0) {
@@ -139,7 +143,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ax_printf("ip: up, restart %u, %d interface%s, pf %s\n", ax_svc.restarts, ip.nifs, ip.nifs == 1 ? "" : "s",
-		  pf_on ? "on" : "none");
+		  pf_on ? "on (every packet waits for pf's verdict; pf=none passes all)" : "none");
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .wait_ns = 1000000 };
 	return (int)ax_evloop_run(&l);
 }

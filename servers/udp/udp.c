@@ -199,6 +199,14 @@ static bool poll(struct ax_evloop *l)
 			ip_attach();
 		us.next_attach = now + ATTACH_RETRY_NS;
 	}
+	/* ip imports udp/out when ds says it changed. If its import met ours of ip/udp.in (each
+	 * calling the other: the kernel fails one call), it may not try again: publish again. */
+	if (us.ip_ok && us.out_ex.importer != us.ip_owner && now >= us.next_nudge) {
+		if (us.next_nudge)
+			chan_export(&us.out_ex);
+		us.next_nudge = now + 500000000;
+		us.retry = true;
+	}
 	us_ip_poll(&work);
 	us_sys_poll(&work);
 	us_tx_poll(&work);

@@ -262,8 +262,10 @@ int main(int argc, char **argv)
 			us_export_pool_for(argv[i] + 4), named = true;
 	if (!named)
 		us_export_pool_for("e1000");
-	if (ax_svc.restarts)
+	if (ax_svc.restarts) {
+		us_iface_restore();
 		us_sock_restore();
+	}
 	dsc_subscribe("ip", "udp.in");
 	dsc_subscribe("syscall", "udp.req");
 	ax_printf("udp: started (restart %u), send pool %#x of %u KiB\n", ax_svc.restarts, us.pool.v.pool_id,

@@ -101,6 +101,7 @@ void us_ip_forget_tx(void);
 void us_loop_poll(void);
 uint32_t us_out_space(void);
 void us_iface(const struct ipx_iface *f);
+void us_iface_restore(void);
 /* sock.c: the socket table, requests from syscall, socket I/O */
 void us_sock_restore(void);
 void us_sys_poll(bool *work);

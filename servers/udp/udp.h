@@ -89,6 +89,7 @@ struct us_state {
 	uint32_t nslots;            /* high-water mark saved in ds */
 	bool retry;                 /* something waits for room: poll again soon */
 	uint64_t next_attach;       /* when to try importing missing channels again */
+	uint64_t ip_wait_from;      /* since when we wait for ip to import udp/out first */
 	uint64_t next_nudge;        /* when to publish udp/out again if ip has not imported it */
 	struct us_counters c;
 };

@@ -8,6 +8,15 @@
 #include "lwip/pbuf.h"
 #include "lwip/stats.h"
 #include "lwip/udp.h"
+#include "ds_client.h"
+
+/* An interface as saved in ds ("if.N"): after a restart the packets waiting in ip's channel
+ * are ahead of ip's IPX_IFACE, and lwIP needs the address to accept them. */
+struct us_ifrec {
+	uint32_t addr, mask, gw, mtu;
+	uint8_t up, ifindex, pad[6];
+};
+_Static_assert(sizeof(struct us_ifrec) <= 24, "one ds value");
 
 void *us_lwip_heap;
 static struct netif nif[US_MAX_IF];
@@ -93,6 +102,10 @@ void us_iface(const struct ipx_iface *f)
 	} else {
 		netif_set_down(n);
 	}
+	struct us_ifrec r = { f->addr, f->mask, f->gw, f->mtu, f->up, f->ifindex, { 0 } };
+	char key[16];
+	ksnprintf(key, sizeof(key), "if.%u", f->ifindex);
+	dsc_put(key, &r, sizeof(r));
 	/* the default: the first interface that is up */
 	struct netif *def = NULL;
 	for (int i = 0; i < US_MAX_IF && !def; i++)
@@ -105,6 +118,22 @@ void us_iface(const struct ipx_iface *f)
 	us_export_pool_for(drv);
 	us_fmt_ip4(ip, f->addr);
 	ax_printf("udp: interface %u (%s) %s mtu %u %s\n", f->ifindex, drv, ip, f->mtu, f->up ? "up" : "down");
+}
+
+/* After a restart: the interfaces as the previous incarnation last heard of them. */
+void us_iface_restore(void)
+{
+	for (uint8_t i = 0; i < US_MAX_IF; i++) {
+		union { struct us_ifrec r; uint8_t raw[DS_VAL_LEN]; } u;
+		uint32_t len = 0;
+		char key[16];
+		ksnprintf(key, sizeof(key), "if.%u", i);
+		if (dsc_get("udp", key, &u, &len) != 0 || len != sizeof(u.r) || u.r.ifindex != i)
+			continue;
+		struct ipx_iface f = { .type = IPX_IFACE, .ifindex = i, .up = u.r.up, .addr = u.r.addr,
+				       .mask = u.r.mask, .gw = u.r.gw, .mtu = u.r.mtu };
+		us_iface(&f);
+	}
 }
 
 /* The interface a packet to dst came in on, as lwIP needs one: the one with that address,

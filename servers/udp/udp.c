@@ -147,6 +147,7 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 		if (!strcmp(label, "ip") && us.ip_ok && export_owner("ip", "udp.in") != us.ip_owner) {
 			ax_printf("udp: ip changed (restarted): importing its channel and pools again\n");
 			ip_detach();
+			us.ip_wait_from = ax_time_ns();
 			us.next_attach = 0;
 		} else if (!strcmp(label, "syscall") && us.sys_ok && export_owner("syscall", "udp.req") != us.sys_owner) {
 			ax_printf("udp: syscall changed: importing its channels again\n");
@@ -195,9 +196,21 @@ static bool poll(struct ax_evloop *l)
 	if ((!us.ip_ok || !us.sys_ok) && now >= us.next_attach) {
 		if (!us.sys_ok)
 			sys_attach();
-		if (!us.ip_ok)
+		/* ip imports udp/out when it sees it in ds; we import ip/udp.in after that (or
+		 * after 2 s), so the two imports (each a call to the other) never cross. */
+		if (!us.ip_ok && ((us.out_ex.importer && us.pool_ip_ex.importer) || now - us.ip_wait_from > 2000000000ull))
 			ip_attach();
 		us.next_attach = now + ATTACH_RETRY_NS;
+	}
+	/* ip imports udp/out when ds says it changed. If its import met ours of ip/udp.in (each
+	 * calling the other: the kernel fails one call), it may not try again: publish again. */
+	if (us.ip_ok && us.out_ex.importer != us.ip_owner && now >= us.next_nudge) {
+		if (us.next_nudge) {
+			ax_printf("udp: ip has not imported udp/out: publishing it again\n");
+			chan_export(&us.out_ex);
+		}
+		us.next_nudge = now + 500000000;
+		us.retry = true;
 	}
 	us_ip_poll(&work);
 	us_sys_poll(&work);
@@ -254,12 +267,15 @@ int main(int argc, char **argv)
 			us_export_pool_for(argv[i] + 4), named = true;
 	if (!named)
 		us_export_pool_for("e1000");
-	if (ax_svc.restarts)
+	if (ax_svc.restarts) {
+		us_iface_restore();
 		us_sock_restore();
+	}
 	dsc_subscribe("ip", "udp.in");
 	dsc_subscribe("syscall", "udp.req");
 	ax_printf("udp: started (restart %u), send pool %#x of %u KiB\n", ax_svc.restarts, us.pool.v.pool_id,
 		  us.pool.v.buf_size / 1024);
+	us.ip_wait_from = ax_time_ns();
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll };
 	return (int)ax_evloop_run(&l);
 }

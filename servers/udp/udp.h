@@ -89,6 +89,8 @@ struct us_state {
 	uint32_t nslots;            /* high-water mark saved in ds */
 	bool retry;                 /* something waits for room: poll again soon */
 	uint64_t next_attach;       /* when to try importing missing channels again */
+	uint64_t ip_wait_from;      /* since when we wait for ip to import udp/out first */
+	uint64_t next_nudge;        /* when to publish udp/out again if ip has not imported it */
 	struct us_counters c;
 };
 extern struct us_state us;
@@ -100,6 +102,7 @@ void us_ip_forget_tx(void);
 void us_loop_poll(void);
 uint32_t us_out_space(void);
 void us_iface(const struct ipx_iface *f);
+void us_iface_restore(void);
 /* sock.c: the socket table, requests from syscall, socket I/O */
 void us_sock_restore(void);
 void us_sys_poll(bool *work);

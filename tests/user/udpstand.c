@@ -259,7 +259,7 @@ static void ip_attach(void)
 static void ip_counters(bool sockets)
 {
 	int64_t ep = ax_svc_lookup("udp", NULL);
-	char line[200];
+	char line[400];
 	size_t at = 0;
 	for (uint64_t i = 0; ep > 0 && i < 32; i++) {
 		struct kmsg m = { .type = NETQ_SHOW, .w = { NQ_COUNTERS, i } };
@@ -268,7 +268,8 @@ static void ip_counters(bool sockets)
 		char t[NETQ_TEXT + 1] = { 0 };
 		memcpy(t, m.w, NETQ_TEXT);
 		if (!strncmp(t, "no_port", 7) || !strncmp(t, "csum_err", 8) || !strncmp(t, "malformed", 9) ||
-		    !strncmp(t, "bad_desc", 8))
+		    !strncmp(t, "bad_desc", 8) || !strncmp(t, "rx_", 3) || !strncmp(t, "stale", 5) ||
+		    !strncmp(t, "tx_nomem", 8) || !strncmp(t, "not_ours", 8))
 			at += (size_t)ksnprintf(line + at, sizeof(line) - at, "%s, ", t);
 	}
 	ax_printf("udpstand-ip: udp counters: %s\n", line);

@@ -62,6 +62,15 @@ static void pool_drop(int i)
 	memset(p, 0, sizeof(*p));
 }
 
+/* A ds name into a 16-byte field: at most 15 characters, NUL-padded (src may be shorter). */
+static void name_copy(char dst[16], const char *src)
+{
+	size_t n = 0;
+	for (; n < 15 && src[n]; n++)
+		dst[n] = src[n];
+	memset(dst + n, 0, 16 - n);
+}
+
 /* Imports label/key as pool id into slot i; 0 or an error. The bus address is that of a
  * MOF_DMA object, physically contiguous: page 0's address plus the header. */
 static int64_t pool_import(int i, uint32_t id, const char *label, const char *key)
@@ -83,8 +92,8 @@ static int64_t pool_import(int i, uint32_t id, const char *label, const char *ke
 		return r;
 	}
 	p->id = id;
-	memcpy(p->label, label, 16);
-	memcpy(p->key, key, 16);
+	name_copy(p->label, label);
+	name_copy(p->key, key);
 	p->bus = (uint64_t)pa + POOL_HDR_SIZE;
 	return 0;
 }
@@ -136,7 +145,6 @@ static int64_t attach(void)
 		if (r == 0) {
 			memcpy(&hdr, tmp.va, sizeof(hdr));
 			chan_unimport(&tmp);
-			ax_mo_destroy(tmp.handle);
 			r = hdr.magic == POOL_MAGIC ? pool_import(0, hdr.pool_id, "ip", kr) : -KE_INVAL;
 		}
 	}

@@ -7,23 +7,8 @@
 
 #define NR_READ 0
 #define NR_WRITE 1
-#define NR_CONNECT 42
-#define NR_ACCEPT 43
-#define NR_SENDTO 44
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
-#define NR_SHUTDOWN 48
-#define NR_BIND 49
-#define NR_LISTEN 50
-#define NR_GETSOCKNAME 51
-#define NR_GETPEERNAME 52
-#define NR_SETSOCKOPT 54
-#define NR_GETSOCKOPT 55
+#include "lx_socket.h"
 
-#define MSG_PEEK 2
-#define MSG_TRUNC 0x20
-#define MSG_DONTWAIT 0x40
 #define SOL_SOCKET 1
 #define SO_REUSEADDR 2
 #define SO_TYPE 3

@@ -15,24 +15,7 @@
 #include "service.h"
 #include "../syscall/syscall_proto.h"
 
-#define NR_SOCKET 41
-#define NR_CONNECT 42
-#define NR_ACCEPT 43
-#define NR_SENDTO 44
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
-#define NR_SHUTDOWN 48
-#define NR_BIND 49
-#define NR_LISTEN 50
-#define NR_GETSOCKNAME 51
-#define NR_GETPEERNAME 52
-#define NR_SOCKETPAIR 53
-#define NR_SETSOCKOPT 54
-#define NR_GETSOCKOPT 55
-#define NR_ACCEPT4 288
-#define NR_RECVMMSG 299
-#define NR_SENDMMSG 307
+#include "lx_socket.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -48,7 +31,6 @@
 #define SO_ACCEPTCONN 30
 #define SO_PROTOCOL 38
 #define SO_DOMAIN 39
-#define MSG_DONTWAIT 0x40
 
 #define E_NOTSOCK 88
 #define E_DESTADDRREQ 89

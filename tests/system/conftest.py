@@ -202,14 +202,22 @@ def user_net(model="e1000", fwds=()):
     return ["-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{model},netdev=n0"]
 
 
+def tap_net(model="e1000", mac="52:54:00:12:34:56"):
+    """QEMU arguments for one NIC on the tap0 device of the network namespace QEMU runs in
+    (tools/net-ns.sh makes it; Guest(netns=...) runs QEMU there)."""
+    return ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no", "-device", f"{model},netdev=n0,mac={mac}"]
+
+
 class Guest:
     """A running Axolotl for tests that act on it while it runs (network clients, typing):
     wait_for(regex) blocks until the serial log matches, type(text) types into the serial
     port, output is the log so far. QEMU is killed by PID in close() (use `with`)."""
 
-    def __init__(self, cmdline, modules=(), smp=2, cpu="max", mem=512, net=(), name=None):
+    def __init__(self, cmdline, modules=(), smp=2, cpu="max", mem=512, net=(), name=None, netns=None):
         iso = iso_for(cmdline, modules)
         cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", net=net)
+        if netns:  # QEMU inside a network namespace the test made (its NIC on tap_net())
+            cmd = ["ip", "netns", "exec", netns] + cmd
         self.name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}")[:150]
         self._chunks = []
         self._cond = threading.Condition()

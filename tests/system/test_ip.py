@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import Guest, ROOT, user_net
+from conftest import Guest, ROOT, tap_net, user_net
 from test_rs import write_conf
 
 MODULES_BASE = ("ds", "console", "e1000", "ip", "pingtest")
@@ -96,26 +96,6 @@ NS = "axolotl-iptest"
 GUEST_MAC = "52:54:00:12:34:56"
 
 
-class NsGuest(Guest):
-    """A Guest whose QEMU runs inside network namespace ns, its NIC on the namespace's tap0."""
-
-    def __init__(self, ns, modules):
-        import threading
-        from conftest import ACCEL, iso_for
-        from qemu_cmd import qemu_command
-        iso = iso_for("", modules)
-        net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
-               "-device", f"e1000,netdev=n0,mac={GUEST_MAC}"]
-        cmd = ["ip", "netns", "exec", ns] + qemu_command(iso, smp=2, mem=512, cpu="max", accel=ACCEL,
-                                                        serial="stdio", net=net)
-        self.name = "test_ip-netns"
-        self._chunks = []
-        self._cond = threading.Condition()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
-        self._th = threading.Thread(target=self._reader, daemon=True)
-        self._th.start()
-
 
 def counter(out, name):
     m = re.findall(rf"^pingtest: \| {name} (\d+)$", out, re.M)
@@ -132,7 +112,7 @@ def test_malformed_frames_are_dropped_and_counted():
     subprocess.run([os.path.join(tools, "net-ns.sh"), "down", NS], check=False)
     subprocess.run([os.path.join(tools, "net-ns.sh"), "up", NS, "10.9.0.1/24"], check=True)
     try:
-        with NsGuest(NS, modules("iptest-ns.conf")) as g:
+        with Guest("", modules("iptest-ns.conf"), net=tap_net(mac=GUEST_MAC), netns=NS, name="test_ip-netns") as g:
             g.wait_for(r"^ip: e1000: driver attached", timeout=120)
             r = subprocess.run(["ip", "netns", "exec", NS, sys.executable, os.path.join(tools, "net-send.py"),
                                 "tap0", GUEST_MAC, "10.9.0.1", "10.9.0.2"],

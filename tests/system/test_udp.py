@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import Guest, ROOT, USER_DIR, boot
+from conftest import Guest, ROOT, USER_DIR, boot, tap_net
 from test_rs import write_conf
 
 BASE_MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall")
@@ -159,29 +159,6 @@ def real_stack():
     return all(os.path.exists(os.path.join(USER_DIR, p)) for p in REAL)
 
 
-class NsGuest(Guest):
-    """A Guest whose QEMU runs inside network namespace ns, its NIC on the namespace's tap0:
-    QEMU's user networking cannot carry this test (with restrict=on, slirp drops every UDP
-    datagram the guest sends that is not DHCP or TFTP, echoes to a hostfwd included)."""
-
-    def __init__(self, ns, modules, name):
-        import subprocess
-        import threading
-        from conftest import ACCEL, iso_for
-        from qemu_cmd import qemu_command
-        iso = iso_for("", modules)
-        net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
-               "-device", f"e1000,netdev=n0,mac={GUEST_MAC}"]
-        cmd = ["ip", "netns", "exec", ns] + qemu_command(iso, smp=2, mem=512, cpu="max", accel=ACCEL,
-                                                        serial="stdio", net=net)
-        self.name = name
-        self._chunks = []
-        self._cond = threading.Condition()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
-        self._th = threading.Thread(target=self._reader, daemon=True)
-        self._th.start()
-
 
 @pytest.mark.skipif(not real_stack(), reason="needs the e1000, ip and udp servers (branches drv, ip, udp)")
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not os.path.exists("/dev/net/tun"),
@@ -204,7 +181,7 @@ def test_udp_echo_with_a_host_client_restarts_and_a_pf_rule():
     subprocess.run([os.path.join(tools, "net-ns.sh"), "up", NS, "10.9.1.1/24"], check=True)
     client = None
     try:
-        with NsGuest(NS, mods, "udp-echo-netns") as g:
+        with Guest("", mods, net=tap_net(mac=GUEST_MAC), netns=NS, name="udp-echo-netns") as g:
             g.wait_for(r"^udpecho: listening on 7$", timeout=240)
             g.wait_for(r"^ip: e1000: driver attached", timeout=120)
             g.wait_for(r"^ip: attached to udp", timeout=120)  # packets for port 7 reach udp

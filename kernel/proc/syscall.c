@@ -235,7 +235,8 @@ static int64_t msg_in(struct kmsg *m, const void *u)
 {
 	if (copy_from_user(m, u, sizeof(*m)))
 		return -KE_FAULT;
-	return m->type >= KMSG_KERNEL ? -KE_INVAL : 0; /* kernel-only types are never forged */
+	/* kernel-only types are never forged; negative errnos as types are replies */
+	return m->type >= KMSG_KERNEL && m->type < KMSG_KERNEL_END ? -KE_INVAL : 0;
 }
 
 /* Which arguments of each call are endpoints (bit i: argument i). */

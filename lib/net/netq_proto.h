@@ -11,8 +11,8 @@
  * NETQ_PING (ip only): w[0] = IPv4 address (network order in the low 32 bits), w[1] =
  * count (1..100), w[2] = payload bytes (0..65000), w[3] = interval in ms (10..10000).
  * Reply type NETQ_OK, w[0] = session id, or a negative errno. NETQ_PING_STATUS: w[0] =
- * session id, w[1] = sequence number -> NETQ_OK with w[0] = state (NQP_WAIT, NQP_REPLY,
- * NQP_LOST), w[1] = round trip in microseconds, w[2] = reply bytes, w[3] = TTL, w[4] =
+ * session id, w[1] = sequence number (from 1, as icmp_seq on the wire) -> NETQ_OK with w[0] = state (NQP_WAIT, NQP_REPLY,
+ * NQP_LOST), w[1] = round trip in microseconds, w[2] = reply payload bytes, w[3] = TTL, w[4] =
  * number of sequence numbers sent so far; -ENOENT for an unknown session. ip forgets a
  * session 30 s after its last echo.
  *

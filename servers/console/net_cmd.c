@@ -225,7 +225,8 @@ int ping_main(int argc, char **argv)
 				char t[24];
 				uint64_t rtt = m.w[1];
 				print_ms(t, sizeof(t), rtt);
-				ax_printf("%llu bytes from %s: icmp_seq=%llu ttl=%llu time=%s ms\n", (unsigned long long)m.w[2],
+				/* Linux counts the ICMP header (8 bytes) with the payload */
+				ax_printf("%llu bytes from %s: icmp_seq=%llu ttl=%llu time=%s ms\n", (unsigned long long)m.w[2] + 8,
 					  target, (unsigned long long)seq, (unsigned long long)m.w[3], t);
 				received++;
 				sum += rtt;

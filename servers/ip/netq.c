@@ -59,6 +59,7 @@ static u8_t icmp_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_add
 		struct ping *s = &pings[i];
 		if (!s->used || s->ident != ident)
 			continue;
+		seq--; /* on the wire, as in netq_proto.h, echoes count from 1; our table from 0 */
 		if (seq < s->sent && s->state[seq] == NQP_WAIT) {
 			uint64_t now = ax_time_ns();
 			s->state[seq] = NQP_REPLY;
@@ -87,7 +88,7 @@ static void ping_send(struct ping *s)
 	uint8_t *b = p->payload; /* PBUF_RAM: one piece */
 	b[0] = ICMP_ECHO, b[1] = 0, b[2] = b[3] = 0;
 	b[4] = (uint8_t)(s->ident >> 8), b[5] = (uint8_t)s->ident;
-	b[6] = (uint8_t)(seq >> 8), b[7] = (uint8_t)seq;
+	b[6] = (uint8_t)((seq + 1) >> 8), b[7] = (uint8_t)(seq + 1);
 	for (uint32_t i = 0; i < s->size; i++)
 		b[8 + i] = (uint8_t)(i + seq);
 	u16_t c = inet_chksum(b, p->len);
@@ -323,7 +324,7 @@ void ip_netq(struct kmsg *m)
 		break;
 	case NETQ_PING_STATUS: {
 		struct ping *s = session(m->w[0]);
-		uint64_t seq = m->w[1];
+		uint64_t seq = m->w[1] - 1; /* asked from 1; 0 wraps and waits forever */
 		memset(m->w, 0, sizeof(m->w));
 		if (!s) {
 			m->type = (uint32_t)-ENOENT_;

@@ -1,14 +1,16 @@
 """The default image (boot/system.conf, what `make run` boots): rs starts ds, the console,
-vfs and pm, and pm starts busybox's ash on the serial terminal. The test types at the
-prompt like a user: ls, cat, a pipeline, a background job and kill, ^C of a foreground
-program, and the monitor behind Ctrl-]."""
+vfs, the network stack and pm, and pm starts busybox's ash on the serial terminal. The test
+types at the prompt like a user: ls, cat, a pipeline, a background job and kill, ^C of a
+foreground program, and the monitor behind Ctrl-], where it pings QEMU's gateway and
+looks at the interface (restricted user networking, as `make run`)."""
 import os
 import re
 
-from conftest import ROOT, boot
+from conftest import ROOT, boot, user_net
 from test_rs import write_conf
 
-MODULES = ("rs conf=system.conf", "system.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart")
+MODULES = ("rs conf=system.conf", "system.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart",
+           "e1000", "ip", "pf", "udp", "syscall", "pf.conf")
 PROMPT = r"(?#partial)/ # $"
 
 
@@ -27,10 +29,13 @@ def test_busybox_shell_on_the_serial_console():
         (PROMPT, "echo back $?\r"),
         (r"^back \d+$", "\x1d"),
         (r"console: monitor", "service list\r"),
-        (r"^pm +running", "\x1d"),
+        (r"^pm +running", "ping -c 3 10.0.2.2\r"),
+        (r"packets transmitted", "ifconfig\r"),
+        (r"10\.0\.2\.15", "\x1d"),
         (r"console: terminal", "echo done\r"),
     ]
-    r = boot("", smp=2, modules=MODULES, timeout=300, script=script, until=r"(?m)^done$")
+    write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
+    r = boot("", smp=2, modules=MODULES, timeout=300, script=script, until=r"(?m)^done$", net=user_net("e1000"))
     out = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", r.output.replace("\r", ""))  # ls colours
     tail = out[-4000:]
     listing = out[out.index("/ # ls /"):out.index("/ # cat /etc/passwd")].split()
@@ -43,4 +48,7 @@ def test_busybox_shell_on_the_serial_console():
     assert re.search(r"^back 130$", out, re.M), tail
     assert re.search(r"^done$", out, re.M), tail
     assert re.search(r"^pm +running ", out, re.M), tail  # the monitor's service list
+    # the network: a DHCP lease from QEMU, the gateway answers every ping
+    assert re.search(r"^ip: e1000: dhcp lease 10\.0\.2\.15/24", out, re.M), tail
+    assert re.search(r"^3 packets transmitted, 3 received, 0% packet loss", out, re.M), tail
     assert "panic" not in out.lower(), tail

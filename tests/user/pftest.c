@@ -298,7 +298,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		} else if (dead) {
 			r.w[0] = ms >= (seq - 1) * t.ping_interval + 1000 ? NQP_LOST : NQP_WAIT;
 		} else {
-			r.w[0] = NQP_REPLY, r.w[1] = 512, r.w[2] = t.ping_size + 8, r.w[3] = 255;
+			r.w[0] = NQP_REPLY, r.w[1] = 512, r.w[2] = t.ping_size, r.w[3] = 255;
 		}
 		r.w[4] = sent;
 	} else {

@@ -117,9 +117,9 @@ int main(int argc, char **argv)
 			sleep_ms(500);
 			continue;
 		}
-		uint64_t sid = m.w[0], seq = 0, got = 0;
+		uint64_t sid = m.w[0], seq = 1, got = 0;
 		bool forgotten = false;
-		while (seq < count) {
+		while (seq <= count) {
 			struct kmsg s = { .type = NETQ_PING_STATUS, .w = { sid, seq } };
 			if (ask(&s) < 0) {
 				forgotten = true;

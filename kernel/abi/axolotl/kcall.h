@@ -170,9 +170,11 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
  * ignored, as Linux does. A server holding no call from the thread ignores the report. */
 #define KMSG_LINUX_CANCEL 0xffff0004u
 #define LX_ERESTARTSYS 512
-/* Message types at or above KMSG_KERNEL come only from the kernel: KC_SEND, KC_CALL,
- * KC_SENDNB and KC_REPLY refuse them (-EINVAL). */
+/* Message types from KMSG_KERNEL up to KMSG_KERNEL_END come only from the kernel: KC_SEND,
+ * KC_CALL, KC_SENDNB and KC_REPLY refuse them (-EINVAL). The types above, -4095..-1 as
+ * 32-bit values, stay free for servers' error replies (a negative errno as the type). */
 #define KMSG_KERNEL 0xffff0000u
+#define KMSG_KERNEL_END 0xfffff000u
 /* A forwarded Linux call a POSIX server passed on with KC_LX_PASS (docs/kernel-api.md,
  * "Passing a held call"): type KMSG_LINUX_PASSED | nr, w[0..5] as the passer wrote them,
  * w[6] = the calling process's id (low 32 bits) | the passer's endpoint << 32, source = the

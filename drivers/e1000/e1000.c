@@ -62,15 +62,6 @@ static void pool_drop(int i)
 	memset(p, 0, sizeof(*p));
 }
 
-/* A ds name into a 16-byte field: at most 15 characters, NUL-padded (src may be shorter). */
-static void name_copy(char dst[16], const char *src)
-{
-	size_t n = 0;
-	for (; n < 15 && src[n]; n++)
-		dst[n] = src[n];
-	memset(dst + n, 0, 16 - n);
-}
-
 /* Imports label/key as pool id into slot i; 0 or an error. The bus address is that of a
  * MOF_DMA object, physically contiguous: page 0's address plus the header. */
 static int64_t pool_import(int i, uint32_t id, const char *label, const char *key)
@@ -92,8 +83,8 @@ static int64_t pool_import(int i, uint32_t id, const char *label, const char *ke
 		return r;
 	}
 	p->id = id;
-	name_copy(p->label, label);
-	name_copy(p->key, key);
+	ax_strpad(p->label, sizeof(p->label), label); /* ds names: 1..15 characters, checked */
+	ax_strpad(p->key, sizeof(p->key), key);
 	p->bus = (uint64_t)pa + POOL_HDR_SIZE;
 	return 0;
 }

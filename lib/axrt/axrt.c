@@ -9,16 +9,24 @@ __attribute__((noreturn)) void ax_exit(int status)
 
 int ax_write(const char *s, size_t n) { return (int)kcall2(KC_DEBUG_WRITE, (uint64_t)s, n); }
 
-int ax_printf(const char *fmt, ...)
+int ax_vprintf(const char *fmt, va_list ap)
 {
 	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = kvsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	if (n < 0)
+		return n;
 	if (n > (int)sizeof(buf) - 1)
 		n = sizeof(buf) - 1;
 	return ax_write(buf, (size_t)n);
+}
+
+int ax_printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = ax_vprintf(fmt, ap);
+	va_end(ap);
+	return n;
 }
 
 void ax_out_flush(struct ax_outbuf *o)

@@ -76,6 +76,7 @@ static inline uint64_t ax_rdtsc(void)
 
 /* Console output through KC_DEBUG_WRITE; one call per formatted line stays unbroken. */
 int ax_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int ax_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int ax_write(const char *s, size_t n);
 /* Console output gathered in a buffer and written in one piece (so it is not interleaved
  * with other output): put appends, writing out first when the buffer is full; flush writes

@@ -26,13 +26,10 @@ uint32_t lwip_port_rand(void)
 
 void lwip_port_diag(const char *fmt, ...)
 {
-	char line[160];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = kvsnprintf(line, sizeof(line), fmt, ap);
+	ax_vprintf(fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		ax_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 void lwip_port_assert(const char *msg, int line, const char *file)

@@ -118,6 +118,14 @@ class _Typist:
         self.thread.join(5)
 
 
+def save_log(name, text):
+    """Keeps a run's serial log as build/test-logs/NAME.log."""
+    log_dir = os.path.join(ROOT, "build", "test-logs")
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, name + ".log"), "w") as f:
+        f.write(text)
+
+
 def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False, modules=(),
          script=None, net=()):
     """Boots Axolotl, returns a Run once QEMU exits, `until` (a regex) appears in the serial
@@ -165,10 +173,7 @@ def boot(cmdline, smp=2, cpu="max", mem=512, timeout=180, until=None, uefi=False
             except OSError:
                 pass
     out = "".join(chunks)
-    log_dir = os.path.join(ROOT, "build", "test-logs")
-    os.makedirs(log_dir, exist_ok=True)
-    with open(os.path.join(log_dir, re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}-smp{smp}-{cpu}")[:150] + ".log"), "w") as f:
-        f.write(out)
+    save_log(re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}-smp{smp}-{cpu}")[:150], out)
     return Run(out, proc.returncode, elapsed)
 
 
@@ -274,10 +279,7 @@ class Guest:
             self.proc.stdin.close()
         except OSError:
             pass
-        log_dir = os.path.join(ROOT, "build", "test-logs")
-        os.makedirs(log_dir, exist_ok=True)
-        with open(os.path.join(log_dir, self.name + ".log"), "w") as f:
-            f.write(self.output)
+        save_log(self.name, self.output)
 
     def __enter__(self):
         return self

@@ -1,4 +1,4 @@
-/* syscall <-> the socket engines (udp now, tcp next): socket control over two channels;
+/* syscall <-> the socket engines (udp, tcp): socket control over two channels;
  * socket data never passes here, it moves through each socket's buffers (sockbuf.h).
  * T below is the engine's service name.
  *
@@ -21,7 +21,12 @@
  * (a socket T has no record of gets its bind/connect replayed by syscall, which keeps them
  * too). Requests that were in flight are failed by syscall with -EINTR... or resent if
  * idempotent (bind, connect, setopt: resent). Restart of syscall: not supported in this
- * issue (its socket table is the application's fd state). */
+ * issue (its socket table is the application's fd state).
+ * tcp's restart: only listeners are in ds. syscall replays a listener's options, SK_BIND and
+ * SK_LISTEN (tcp answers 0 for the listener it restored already); a stream socket that was
+ * connected or connecting is not replayed: tcp, given SKF_REATTACH for a stream socket it
+ * has no record of, sends SK_EV EV_ERR|EV_HUP with -ECONNRESET (the connection died with
+ * the old tcp); an unconnected, unbound one just goes on. */
 #pragma once
 #include <stdint.h>
 
@@ -38,7 +43,15 @@ enum sk_type {
 	SK_TX = 5,       /* sock: new descriptors in its TX queue (hint, no answer) */
 	SK_RXDONE = 6,   /* sock: RX space was freed (hint, no answer) */
 	SK_CLOSE = 7,    /* sock: forget it; T drops its grant (answered) */
-	SK_SHUTDOWN = 8, /* sock, arg = SHUT_RD/WR/RDWR */
+	SK_SHUTDOWN = 8, /* sock, arg = SHUT_RD/WR/RDWR (datagram sockets; a stream's SHUT_WR
+	                    is an SBD_FIN descriptor in its TX ring, in order with its data) */
+	SK_LISTEN = 9,   /* stream sock (bound, or bound here to an ephemeral port), arg =
+	                    backlog: answered (addr/port = the local address) */
+	SK_ACCEPT = 10,  /* sock = a new stream socket (SK_OPENed just before), arg = the
+	                    listening socket: the listener's oldest pending connection becomes
+	                    this socket (its data since arrival goes into the new RX ring).
+	                    Answer: 0 with addr/port = the peer, arg = local IPv4 (network order),
+	                    arg2 = local port (network order); -EAGAIN if none is pending. */
 	/* T -> syscall */
 	SK_ANSWER = 16,  /* req, result (0 or -errno); addr/port = the local address after
 	                    SK_BIND/SK_CONNECT */
@@ -49,14 +62,41 @@ enum sk_type {
 #define SKF_STREAM 2
 #define SKF_INET6 4
 #define SKF_REATTACH 8
-/* Options (Linux values where there is one). */
-enum { SKO_BROADCAST = 6, SKO_RCVBUF = 8, SKO_SNDBUF = 7, SKO_REUSEADDR = 2 };
+/* Options: SOL_SOCKET ones by their Linux number, IPPROTO_TCP ones as SKO_TCP | number.
+ * SKO_LINGER's value: onoff << 32 | seconds. */
+enum { SKO_BROADCAST = 6, SKO_RCVBUF = 8, SKO_SNDBUF = 7, SKO_REUSEADDR = 2, SKO_KEEPALIVE = 9,
+       SKO_LINGER = 13 };
+#define SKO_TCP 0x100
+enum { SKO_TCP_NODELAY = SKO_TCP | 1, SKO_TCP_MAXSEG = SKO_TCP | 2, SKO_TCP_CORK = SKO_TCP | 3,
+       SKO_TCP_KEEPIDLE = SKO_TCP | 4, SKO_TCP_KEEPINTVL = SKO_TCP | 5, SKO_TCP_KEEPCNT = SKO_TCP | 6 };
 /* Events. */
 #define EV_RX 1      /* new data or a new datagram in the RX queue */
 #define EV_TXSPACE 2 /* TX space was freed */
 #define EV_ERR 4     /* an error is pending: result holds -errno (e.g. -ECONNREFUSED) */
-#define EV_HUP 8
+#define EV_HUP 8      /* the connection is gone (reset, or closed both ways): no more data */
+#define EV_ACCEPT 16  /* a listener: result = connections pending now (0: none any more) */
 
+/* Streams (tcp), in short:
+ *  - connect: SK_CONNECT is answered when the handshake ends (0) or fails (-ECONNREFUSED,
+ *    -ETIMEDOUT, -ENETUNREACH, -EADDRINUSE...); a non-blocking connect is syscall's business
+ *    (it answers the application EINPROGRESS and waits for the same answer).
+ *  - data: TX descriptors are pieces of the stream (no address); the engine may take a
+ *    piece in parts and frees its bytes when it has copied them into its own send buffers.
+ *    RX descriptors are received pieces; the engine opens its receive window only as the
+ *    consumer releases RX bytes (SK_RXDONE), so what the window allows always fits.
+ *  - end: SBD_FIN descriptors (sockbuf.h) in TX (shutdown SHUT_WR) and RX (peer's FIN).
+ *    A reset or a failure after the connection was up: SK_EV EV_ERR|EV_HUP, result -errno
+ *    (-ECONNRESET, -ETIMEDOUT, -EPIPE).
+ *  - SK_CLOSE on a stream: the application has let go. The engine sends what is left in
+ *    TX, then FIN (or a reset with SKO_LINGER on and 0 seconds, or when RX held unread
+ *    data, as Linux does) and answers once it no longer needs the buffer (all of TX copied
+ *    into its send buffers; bounded: after 60 s it resets the connection and answers). The
+ *    connection then finishes in the engine (FIN_WAIT, TIME_WAIT) with no socket.
+ *  - SK_CLOSE on a listener drops (resets) its pending connections.
+ *  - a connection arrives on a listener: the engine completes the handshake (backlog full:
+ *    the SYN is ignored, as Linux does), keeps it pending with whatever data arrives, and
+ *    sends SK_EV EV_ACCEPT with the pending count; syscall answers accept() by opening a
+ *    new socket and SK_ACCEPT. */
 struct sk_msg {
 	uint16_t type;
 	uint16_t flags;
@@ -72,7 +112,8 @@ struct sk_msg {
 };
 _Static_assert(sizeof(struct sk_msg) <= SK_SLOT, "one slot");
 
-/* An engine's socket table in ds (udp now, tcp's listeners next): key "s.N" under the
+/* An engine's socket table in ds (udp's sockets; tcp's listeners: flags SKF_STREAM|SKR_LISTEN,
+ * the backlog in opts): key "s.N" under the
  * engine's label for table slot N (dense from 0; key "nslots" holds the high-water mark as a
  * decimal string), value one struct sk_dsrec; a freed slot is rewritten with sock = 0.
  * The engine restores itself from it after a restart, and pf rebuilds its connection
@@ -88,3 +129,4 @@ struct sk_dsrec {
 };
 _Static_assert(sizeof(struct sk_dsrec) == 24, "one ds value");
 #define SKR_BROADCAST 1
+#define SKR_LISTEN 0x100

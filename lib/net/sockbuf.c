@@ -142,6 +142,20 @@ int sockbuf_commit(struct sockbuf_side *s, uint32_t len, const struct sockbuf_de
 	return r;
 }
 
+uint32_t sockbuf_room(struct sockbuf_side *s)
+{
+	int64_t used = in_use(s);
+	long queued = spsc_count(&s->q);
+	if (!s->producer || used < 0 || queued < 0 || (uint64_t)queued >= s->q.nslots)
+		return 0;
+	uint32_t pos = (uint32_t)(s->produced % s->size), to_end = s->size - pos;
+	uint32_t free = s->size - (uint32_t)used;
+	uint32_t here = free < to_end ? free : to_end;           /* from pos, no wrap */
+	uint32_t wrapped = free > to_end ? free - to_end : 0;    /* from 0, skipping the end */
+	uint32_t best = here > wrapped ? here : wrapped;
+	return best > s->size / 2 ? s->size / 2 : best;
+}
+
 uint32_t sockbuf_space(struct sockbuf_side *s)
 {
 	int64_t used = in_use(s);

@@ -52,6 +52,12 @@ struct sockbuf_desc {
 };
 _Static_assert(sizeof(struct sockbuf_desc) == SOCKBUF_SLOT, "one slot");
 #define SBD_TRUNC 1 /* RX: the datagram was longer than len (the rest was dropped) */
+/* Streams (tcp): a descriptor is a piece of the byte stream; pieces may be consumed in part
+ * by the consumer (it keeps its own offset in the oldest one). A zero-length descriptor
+ * with SBD_FIN ends the stream: TX: the application shut down writing (the engine sends FIN
+ * after everything before it); RX: the peer's FIN arrived after all the data before it
+ * (every later read returns 0). */
+#define SBD_FIN 2
 
 /* A side as one party sees it. */
 struct sockbuf_side {
@@ -84,6 +90,9 @@ void *sockbuf_alloc(struct sockbuf_side *s, uint32_t len, int *err);
  * pointer; d's end/off/len are filled in here. 0 or CHAN_EAGAIN (queue full: nothing
  * published, alloc again later). */
 int sockbuf_commit(struct sockbuf_side *s, uint32_t len, const struct sockbuf_desc *d);
+/* Producer: the largest len sockbuf_alloc accepts now (a stream producer cuts its bytes to
+ * it): 0 when the area or the descriptor queue is full. */
+uint32_t sockbuf_room(struct sockbuf_side *s);
 /* Producer: bytes and descriptors free now (for poll's POLLOUT). */
 uint32_t sockbuf_space(struct sockbuf_side *s);
 

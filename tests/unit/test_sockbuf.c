@@ -96,6 +96,32 @@ static void flow_control(void)
 	free(m);
 }
 
+/* sockbuf_room: the largest piece a stream producer may cut now, wrap included. */
+static void stream_room(void)
+{
+	size_t len;
+	void *m = sb_new(4, 1000, 4, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	unsigned char b[500] = { 0 };
+	int err = 0;
+	CHECK(sockbuf_room(&e.rx) == 500);  /* half the area at most */
+	CHECK(sockbuf_room(&a.rx) == 0);    /* not the producer */
+	CHECK(put(&e.rx, b, 450, 1) == 0);
+	CHECK(put(&e.rx, b, 450, 2) == 0);
+	CHECK(sockbuf_room(&e.rx) == 100);  /* 100 left at the end, nothing behind */
+	REQUIRE(sockbuf_alloc(&e.rx, sockbuf_room(&e.rx), &err));
+	struct sockbuf_desc d;
+	REQUIRE(sockbuf_peek(&a.rx, &d, &err));
+	sockbuf_consume(&a.rx, &d);          /* 450 free at the start, 100 at the end */
+	uint32_t r = sockbuf_room(&e.rx);
+	CHECK(r == 450);                     /* the 450 freed at the start, skipping the 100 at the end */
+	CHECK(put(&e.rx, b, r, 3) == 0);
+	CHECK(put(&e.rx, b, 0, 4) == 0);     /* the fourth slot */
+	CHECK(sockbuf_room(&e.rx) == 0);     /* queue full */
+	free(m);
+}
+
 static void lying_peer(void)
 {
 	size_t len;
@@ -213,6 +239,7 @@ int main(void)
 	RUN(geometry);
 	RUN(round_trip_and_wrap);
 	RUN(flow_control);
+	RUN(stream_room);
 	RUN(lying_peer);
 	RUN(reattach_after_restart);
 	RUN(random_model);

@@ -1,13 +1,11 @@
-/* The Linux socket calls on a UDP socket, with Linux's errno values. Data moves through the
- * socket's buffers: a send copies from the application into the TX data area (KC_VCOPY)
- * and commits a descriptor; a receive copies the oldest RX datagram out. A call that cannot
- * finish now is held (the application stays blocked in its call) and served again when udp
- * answers or says something changed on the socket (calls_retry). */
+/* The Linux socket calls, with Linux's errno values: those common to both kinds of socket
+ * (names, options, bind) and datagram data (stream.c has the stream ones). Data moves
+ * through the socket's buffers: a send copies from the application into the TX data area
+ * (KC_VCOPY) and commits a descriptor; a receive copies the oldest RX datagram out. A call
+ * that cannot finish now is held (the application stays blocked in its call) and served
+ * again when the engine answers or says something changed on the socket (calls_retry). */
 #include "syscall.h"
 
-#define NR_READ 0
-#define NR_WRITE 1
-#include "lx_socket.h"
 
 #define SOL_SOCKET 1
 #define SO_REUSEADDR 2
@@ -22,17 +20,26 @@
 #define SO_ACCEPTCONN 30
 #define SO_PROTOCOL 38
 #define SO_DOMAIN 39
+#define SO_KEEPALIVE 9
+#define SO_LINGER 13
 #define SOCK_DGRAM 2
+#define SOCK_STREAM 1
+#define IPPROTO_TCP 6
 #define IOV_MAX 1024
 #define DEFAULT_BUF 212992 /* Linux's default socket buffer size */
 
 /* Held calls. */
-#define MAX_HELD 128
-static struct held {
+#define MAX_HELD 1024
+struct held {
 	bool used;
-	bool answer;   /* waits for udp's answer (bind, connect); else for data or space */
+	bool answer;   /* waits for the engine's answer (bind, connect); else for data or space */
 	struct lcall c;
-} held[MAX_HELD];
+};
+static struct held held[MAX_HELD];
+
+const uint16_t opt_names[NOPTS] = { SKO_BROADCAST, SKO_REUSEADDR, SKO_RCVBUF, SKO_SNDBUF, SKO_KEEPALIVE, SKO_LINGER,
+				    SKO_TCP_NODELAY, SKO_TCP_MAXSEG, SKO_TCP_CORK, SKO_TCP_KEEPIDLE,
+				    SKO_TCP_KEEPINTVL, SKO_TCP_KEEPCNT };
 static uint64_t next_serial = 1;
 
 void answer(endpoint_t thread, int64_t r)
@@ -55,8 +62,10 @@ static struct held *hold(struct lcall *c, bool for_answer)
 }
 
 
+struct held *calls_hold_for_answer(struct lcall *c) { return hold(c, true); }
+
 /* Reads a sockaddr_in: 0, -EFAULT, -EINVAL, -EAFNOSUPPORT; *unspec for AF_UNSPEC. */
-static int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec)
+int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec)
 {
 	uint8_t b[16] = { 0 };
 	if ((int64_t)len < 0 || len > 128)
@@ -80,7 +89,7 @@ static int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr
 }
 
 /* Writes a sockaddr_in and its length the Linux way (truncated to the caller's buffer). */
-static int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen)
+int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen)
 {
 	uint8_t b[16] = { AF_INET, 0 };
 	memcpy(b + 2, &a->port, 2);
@@ -99,7 +108,7 @@ static int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uin
 
 static bool is_broadcast(const struct inaddr *a) { return a->addr == 0xffffffffu; }
 
-static void addr_msg(struct sk_msg *m, const struct inaddr *a)
+void addr_msg(struct sk_msg *m, const struct inaddr *a)
 {
 	m->family = AF_INET, m->port = a->port;
 	memcpy(m->addr, &a->addr, 4);
@@ -142,31 +151,20 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	return CALL_TAKEN;
 }
 
-static bool nonblocking(const struct lcall *c, uint64_t flags)
+bool nonblocking(const struct lcall *c, uint64_t flags)
 {
 	return (c->vflags & SYSP_NONBLOCK) || (flags & MSG_DONTWAIT);
 }
 
-/* A msghdr's fields (x86-64 layout). */
-struct lx_msghdr {
-	uint64_t name;
-	uint32_t namelen, pad;
-	uint64_t iov, iovlen, control, controllen;
-	int32_t flags, pad2;
-};
-struct lx_iovec {
-	uint64_t base, len;
-};
-
-/* The iovec of a msghdr (up to IOV_MAX entries, read in pieces) and its total length. */
-static int64_t iov_total(endpoint_t t, const struct lx_msghdr *mh, uint64_t *total)
+/* An iovec (up to IOV_MAX entries, read in pieces) and its total length. */
+int64_t iov_total(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t *total)
 {
-	if (mh->iovlen > IOV_MAX)
+	if (iovlen > IOV_MAX)
 		return -E_MSGSIZE;
 	*total = 0;
-	for (uint64_t i = 0; i < mh->iovlen; i++) {
+	for (uint64_t i = 0; i < iovlen; i++) {
 		struct lx_iovec v;
-		if (ax_vcopy(t, (const void *)(mh->iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
+		if (ax_vcopy(t, (const void *)(iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
 			return -E_FAULT;
 		if ((int64_t)v.len < 0)
 			return -E_INVAL;
@@ -177,13 +175,17 @@ static int64_t iov_total(endpoint_t t, const struct lx_msghdr *mh, uint64_t *tot
 	return 0;
 }
 
-/* Copies len bytes between buf (ours) and the iovec (out: to the application). */
-static int64_t iov_copy(endpoint_t t, const struct lx_msghdr *mh, unsigned char *buf, uint64_t len, bool out)
+int64_t iov_copy(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t skip, unsigned char *buf, uint64_t len, bool out)
 {
-	for (uint64_t i = 0; i < mh->iovlen && len; i++) {
+	for (uint64_t i = 0; i < iovlen && len; i++) {
 		struct lx_iovec v;
-		if (ax_vcopy(t, (const void *)(mh->iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
+		if (ax_vcopy(t, (const void *)(iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
 			return -E_FAULT;
+		if (skip >= v.len) {
+			skip -= v.len;
+			continue;
+		}
+		v.base += skip, v.len -= skip, skip = 0;
 		uint64_t n = v.len < len ? v.len : len;
 		int64_t r = out ? ax_vcopy(EP_NONE, buf, t, (void *)v.base, n) : ax_vcopy(t, (const void *)v.base, EP_NONE, buf, n);
 		if (r < 0)
@@ -213,7 +215,11 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
 			return -E_FAULT;
 		flags = c->a[2], uaddr = mh.name, alen = mh.namelen;
-		if ((r = iov_total(t, &mh, &len)))
+		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
+			return r;
+	} else if (c->nr == NR_WRITEV) {
+		mh.iov = c->a[1], mh.iovlen = c->a[2];
+		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
 	} else {
 		buf = c->a[1], len = c->a[2];
@@ -251,7 +257,7 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
 	if (!p)
 		return err == CHAN_EINVAL ? -E_MSGSIZE : -E_NOMEM;
-	r = c->nr == NR_SENDMSG ? iov_copy(t, &mh, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -E_FAULT : 0;
+	r = mh.iov ? iov_copy(t, mh.iov, mh.iovlen, 0, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -E_FAULT : 0;
 	if (r)
 		return r; /* nothing committed: the space is offered again */
 	struct sockbuf_desc d = { 0 };
@@ -279,7 +285,11 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
 			return -E_FAULT;
 		flags = c->a[2];
-		if ((r = iov_total(t, &mh, &len)))
+		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
+			return r;
+	} else if (c->nr == NR_READV) {
+		mh.iov = c->a[1], mh.iovlen = c->a[2];
+		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
 	} else {
 		len = c->a[2];
@@ -318,8 +328,11 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 		from.port = d.port;
 		memcpy(&from.addr, d.addr, 4);
 	}
-	if (c->nr == NR_RECVMSG) {
-		if ((r = iov_copy(t, &mh, (unsigned char *)p, n, true)))
+	if (c->nr == NR_READV) {
+		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
+			return r;
+	} else if (c->nr == NR_RECVMSG) {
+		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
 			return r;
 		uint8_t b[16] = { AF_INET, 0 };
 		memcpy(b + 2, &from.port, 2);
@@ -345,7 +358,7 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 	return (int64_t)((flags & MSG_TRUNC) ? d.len : n);
 }
 
-static int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen)
+int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen)
 {
 	int32_t have;
 	if (ax_vcopy(t, (const void *)ulen, EP_NONE, &have, 4) < 0)
@@ -358,9 +371,11 @@ static int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t 
 	return 0;
 }
 
-static void setopt_engine(struct sock *s, uint64_t opt, uint64_t val)
+void setopt_engine(struct sock *s, int opt, uint64_t val)
 {
-	struct sk_msg m = { .type = SK_SETOPT, .arg = opt, .arg2 = val };
+	s->opt_set |= 1u << opt;
+	s->opt_val[opt] = val;
+	struct sk_msg m = { .type = SK_SETOPT, .arg = opt_names[opt], .arg2 = val };
 	engine_request(s, &m, 0);
 }
 
@@ -388,22 +403,49 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 		switch (name) {
 		case SO_BROADCAST:
 			s->broadcast = v != 0;
-			setopt_engine(s, SKO_BROADCAST, s->broadcast);
+			setopt_engine(s, OPT_BROADCAST, s->broadcast);
 			return 0;
 		case SO_REUSEADDR:
 		case SO_REUSEPORT:
 			s->reuseaddr = v != 0;
-			setopt_engine(s, SKO_REUSEADDR, s->reuseaddr);
+			setopt_engine(s, OPT_REUSEADDR, s->reuseaddr);
 			return 0;
 		case SO_RCVBUF:
 		case SO_SNDBUF:
 			v = v < 1024 ? 1024 : v > (1 << 24) ? 1 << 24 : v;
 			*(name == SO_RCVBUF ? &s->rcvbuf : &s->sndbuf) = v;
-			setopt_engine(s, name == SO_RCVBUF ? SKO_RCVBUF : SKO_SNDBUF, (uint64_t)v);
+			setopt_engine(s, name == SO_RCVBUF ? OPT_RCVBUF : OPT_SNDBUF, (uint64_t)v);
 			return 0;
-		case SO_SNDTIMEO: case 9 /* KEEPALIVE */: case 13 /* LINGER */:
-			return 0; /* accepted; a datagram send does not wait for the network */
+		case SO_KEEPALIVE:
+			setopt_engine(s, OPT_KEEPALIVE, v != 0);
+			return 0;
+		case SO_LINGER: {
+			int32_t l[2];
+			if (len < sizeof(l))
+				return -E_INVAL;
+			if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, l, sizeof(l)) < 0)
+				return -E_FAULT;
+			setopt_engine(s, OPT_LINGER, (uint64_t)(l[0] != 0) << 32 | (uint32_t)(l[1] < 0 ? 0 : l[1]));
+			return 0;
 		}
+		case SO_SNDTIMEO:
+			return 0; /* accepted; not applied */
+		}
+		return -E_NOPROTOOPT;
+	}
+	if (level == IPPROTO_TCP && s->stream) {
+		static const int tcp_opts[] = { [1] = OPT_NODELAY, [2] = OPT_MAXSEG, [3] = OPT_CORK, [4] = OPT_KEEPIDLE,
+						[5] = OPT_KEEPINTVL, [6] = OPT_KEEPCNT };
+		if (name >= 1 && name <= 6) {
+			if (name == 2 && (v < 88 || v > 32767))
+				return -E_INVAL;
+			if (name >= 4 && (v < 1 || v > 32767))
+				return -E_INVAL;
+			setopt_engine(s, tcp_opts[name], (uint64_t)v);
+			return 0;
+		}
+		if (name == 9 /* DEFER_ACCEPT */ || name == 12 /* QUICKACK */ || name == 13 /* CONGESTION */ || name == 23 /* FASTOPEN */)
+			return 0; /* accepted; lwIP has one congestion control, no fast open */
 		return -E_NOPROTOOPT;
 	}
 	if (level == 0 && (name == 1 /* IP_TOS */ || name == 2 /* IP_TTL */))
@@ -418,18 +460,25 @@ static int64_t do_getsockopt(struct lcall *c, struct sock *s)
 		int64_t tv[2] = { (int64_t)(s->rcvtimeo_ns / 1000000000ull), (int64_t)(s->rcvtimeo_ns % 1000000000ull / 1000) };
 		return put_int_opt(c->thread, tv, sizeof(tv), c->a[3], c->a[4]);
 	}
+	if (level == SOL_SOCKET && name == SO_LINGER) {
+		int32_t l[2] = { (int32_t)(s->opt_val[OPT_LINGER] >> 32), (int32_t)(uint32_t)s->opt_val[OPT_LINGER] };
+		return put_int_opt(c->thread, l, sizeof(l), c->a[3], c->a[4]);
+	}
+	if (level == IPPROTO_TCP && s->stream)
+		return stream_getsockopt(c, s, name);
 	if (level != SOL_SOCKET)
 		return -E_NOPROTOOPT;
 	switch (name) {
-	case SO_TYPE: v = SOCK_DGRAM; break;
+	case SO_TYPE: v = s->stream ? SOCK_STREAM : SOCK_DGRAM; break;
 	case SO_DOMAIN: v = AF_INET; break;
-	case SO_PROTOCOL: v = 17; break;
-	case SO_ERROR: v = s->error, s->error = 0; break;
+	case SO_PROTOCOL: v = s->stream ? 6 : 17; break;
+	case SO_KEEPALIVE: v = (int32_t)s->opt_val[OPT_KEEPALIVE]; break;
+	case SO_ERROR: v = s->error, s->error = 0; ready_changed(s); break;
 	case SO_BROADCAST: v = s->broadcast; break;
 	case SO_REUSEADDR: case SO_REUSEPORT: v = s->reuseaddr; break;
 	case SO_RCVBUF: v = s->rcvbuf ? 2 * s->rcvbuf : DEFAULT_BUF; break;
 	case SO_SNDBUF: v = s->sndbuf ? 2 * s->sndbuf : DEFAULT_BUF; break;
-	case SO_ACCEPTCONN: v = 0; break;
+	case SO_ACCEPTCONN: v = s->listening; break;
 	default: return -E_NOPROTOOPT;
 	}
 	return put_int_opt(c->thread, &v, 4, c->a[3], c->a[4]);
@@ -452,6 +501,11 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 
 int64_t calls_serve(struct lcall *c, struct sock *s)
 {
+	if (s->stream) {
+		int64_t r = stream_serve(c, s);
+		if (r != CALL_NOT_STREAM)
+			return r;
+	}
 	switch (c->nr) {
 	case NR_BIND:
 		return do_bind(c, s);
@@ -460,10 +514,12 @@ int64_t calls_serve(struct lcall *c, struct sock *s)
 	case NR_SENDTO:
 	case NR_SENDMSG:
 	case NR_WRITE:
+	case NR_WRITEV:
 		return do_send(c, s);
 	case NR_RECVFROM:
 	case NR_RECVMSG:
 	case NR_READ:
+	case NR_READV:
 		return do_recv(c, s);
 	case NR_GETSOCKNAME:
 		return put_sin(c->thread, &s->local, c->a[1], c->a[2]);
@@ -477,10 +533,22 @@ int64_t calls_serve(struct lcall *c, struct sock *s)
 		return do_shutdown(c, s);
 	case NR_LISTEN:
 	case NR_ACCEPT:
-	case 288: /* accept4 */
+	case NR_ACCEPT4:
 		return -E_OPNOTSUPP;
 	}
 	return -E_OPNOTSUPP; /* recvmmsg, sendmmsg: not yet */
+}
+
+void calls_event(struct sock *s, uint64_t ev, int64_t result)
+{
+	if ((ev & EV_ERR) && result < 0 && result > -4096)
+		s->error = (int32_t)-result;
+	if (ev & EV_HUP)
+		s->hup = true;
+	if (ev & EV_ACCEPT)
+		s->pending = result > 0 && result < (1 << 20) ? (uint32_t)result : 0;
+	calls_retry(s->id);
+	ready_changed(s);
 }
 
 void calls_hold(struct lcall *c)
@@ -499,10 +567,13 @@ void calls_retry(uint32_t sock)
 				continue;
 			struct sock *s = sock_find(h->c.sock);
 			int64_t r = s ? calls_serve(&h->c, s) : -E_BADF;
-			if (r == CALL_HELD || r == CALL_TAKEN)
+			if (s)
+				ready_changed(s);
+			if (r == CALL_HELD)
 				continue;
-			h->used = false;
-			answer(h->c.thread, r);
+			h->used = false; /* CALL_TAKEN: it waits for an answer in a slot of its own now */
+			if (r != CALL_TAKEN && r != CALL_DONE)
+				answer(h->c.thread, r);
 			progress = true;
 		}
 	}
@@ -513,9 +584,25 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 	struct sock *s = sock_find(a->sock);
 	struct inaddr got = { 0, a->port };
 	memcpy(&got.addr, a->addr, 4);
-	if (s && a->result == 0 && (a->flags == SK_BIND || a->flags == SK_CONNECT)) {
-		if (a->family == AF_INET) /* the local address udp chose */
+	if (s && a->result == 0 && (a->flags == SK_BIND || a->flags == SK_CONNECT || a->flags == SK_LISTEN)) {
+		if (a->family == AF_INET) /* the local address the engine chose */
 			s->bound = true, s->local = got;
+	}
+	if (s)
+		ready_changed(s);
+	struct held *h = NULL;
+	for (int i = 0; serial && i < MAX_HELD && !h; i++)
+		if (held[i].used && held[i].c.serial == serial)
+			h = &held[i];
+	if (!h && s && s->stream && a->flags == SK_CONNECT) {
+		stream_connect_done(s, a); /* a non-blocking connect, or one a signal ended */
+		return;
+	}
+	if (h && s && s->stream) {
+		h->used = false;
+		stream_answered(&h->c, s, a);
+		calls_retry(a->sock);
+		return;
 	}
 	if (!serial) { /* an implicit bind */
 		if (s && a->flags == SK_BIND) {
@@ -526,10 +613,7 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 		}
 		return;
 	}
-	for (int i = 0; i < MAX_HELD; i++) {
-		struct held *h = &held[i];
-		if (!h->used || h->c.serial != serial)
-			continue;
+	if (h) {
 		h->used = false;
 		if (s && a->result == 0 && h->c.nr == NR_CONNECT) {
 			s->connected = !h->c.a[5];
@@ -537,27 +621,35 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 		}
 		answer(h->c.thread, a->result);
 		calls_retry(a->sock); /* sends waiting for the bind */
-		return;
 	}
+}
+
+/* A held call ends without its result: what it started is undone or goes on alone. */
+static void end_held(struct held *h, int64_t r)
+{
+	h->used = false;
+	struct sock *s = sock_find(h->c.sock);
+	if (!(s && s->stream && stream_cancelled(&h->c, r)))
+		answer(h->c.thread, r);
 }
 
 void calls_cancel(endpoint_t thread)
 {
-	/* A call waiting for udp's answer (bind, connect) finishes first, as on Linux. */
-	for (int i = 0; i < MAX_HELD; i++)
-		if (held[i].used && !held[i].answer && held[i].c.thread == thread) {
-			held[i].used = false;
-			answer(thread, -LX_ERESTARTSYS);
-		}
+	/* A datagram call waiting for the engine's answer (bind, connect) finishes first, as
+	 * on Linux; a stream's connect is interrupted (it goes on: a non-blocking one now). */
+	for (int i = 0; i < MAX_HELD; i++) {
+		struct held *h = &held[i];
+		struct sock *s = h->used ? sock_find(h->c.sock) : NULL;
+		if (h->used && h->c.thread == thread && (!h->answer || (s && s->stream && h->c.nr == NR_CONNECT)))
+			end_held(h, -LX_ERESTARTSYS);
+	}
 }
 
 void calls_drop_sock(uint32_t sock)
 {
 	for (int i = 0; i < MAX_HELD; i++)
-		if (held[i].used && held[i].c.sock == sock) {
-			held[i].used = false;
-			answer(held[i].c.thread, -E_BADF);
-		}
+		if (held[i].used && held[i].c.sock == sock)
+			end_held(&held[i], -E_BADF);
 }
 
 uint64_t calls_timer(void)
@@ -573,8 +665,7 @@ uint64_t calls_timer(void)
 			next = h->c.deadline < next ? h->c.deadline : next;
 			continue;
 		}
-		h->used = false;
-		answer(h->c.thread, -E_AGAIN);
+		end_held(h, h->c.done ? (int64_t)h->c.done : -E_AGAIN);
 	}
 	return next == UINT64_MAX ? 0 : next - now;
 }

@@ -1,11 +1,13 @@
-/* The channels to udp (lib/net/sock_proto.h): syscall owns and exports syscall/udp.req
- * (it produces) and syscall/udp.ev (it consumes); udp imports both.
+/* The channels to the socket engines, udp and tcp (lib/net/sock_proto.h): syscall owns and
+ * exports syscall/T.req (it produces) and syscall/T.ev (it consumes) for each; T imports both.
  *
- * Requests wait in `reqs` until udp is ready (attached and said SK_HELLO) and the request
- * queue has room; each pushed one has a reqdb id. A socket's SK_OPEN always goes before any
- * of its other requests. When a new udp attaches, the old one's requests are aborted
- * (reqdb_abort_peer) and go again, every socket is opened again (SKF_REATTACH, a fresh
- * grant) with its bind, connect and options replayed, so applications keep their sockets. */
+ * Requests wait in `reqs` until their engine is ready (attached and said SK_HELLO) and its
+ * request queue has room; each pushed one has a reqdb id. A socket's SK_OPEN always goes
+ * before any of its other requests. When a new instance of an engine attaches, the old
+ * one's requests are aborted (reqdb_abort_peer) and go again, every socket of that engine is
+ * opened again (SKF_REATTACH, a fresh grant) with its state replayed (udp: bind, connect,
+ * options; tcp: a listener's options, bind and listen — connections die with the old tcp),
+ * so applications keep their sockets. */
 #include "syscall.h"
 #include "chan_name.h"
 #include "chan_axolotl.h"
@@ -14,18 +16,20 @@
 
 #define MAX_REQS 256
 
-static struct {
+static struct engine {
+	const char *name;
 	struct spsc req, ev;
 	struct chan_export req_ex, ev_ex;
 	struct chan_axolotl_peer peer;
 	struct chan_platform plat;
-	endpoint_t udp;          /* the importer of udp.req: the current udp, 0: none yet */
+	endpoint_t ep;           /* the importer of T.req: the current instance, 0: none yet */
 	bool hello;              /* it said SK_HELLO: requests may flow */
+	bool kick;               /* something was pushed this turn: ring it */
 	struct reqdb db;
 	struct reqdb_entry dbe[MAX_REQS];
-	uint64_t next_seq;
-	uint64_t bad;            /* malformed or unknown messages from udp */
-} e;
+	uint64_t bad;            /* malformed or unknown messages from it */
+} engines[ENGINES] = { [ENG_UDP] = { .name = "udp" }, [ENG_TCP] = { .name = "tcp" } };
+static uint64_t next_seq;
 
 static struct ereq {
 	bool used;
@@ -35,30 +39,38 @@ static struct ereq {
 	uint64_t serial;         /* the held Linux call waiting for the answer, or 0 */
 } reqs[MAX_REQS];
 
-bool engine_ready(void) { return e.udp && e.hello; }
+static bool ready(const struct engine *e) { return e->ep && e->hello; }
+bool engine_ready(int eng) { return ready(&engines[eng]); }
+
+/* Every socket of engine e is unopened: a new instance gets them all again. */
+static void forget_opens(struct engine *e)
+{
+	for (int i = 0; i < MAX_SOCKS; i++)
+		if (socks[i].id && &engines[socks[i].eng] == e)
+			socks[i].opened = false, socks[i].engine_handle = 0;
+}
 
 static void on_req_attach(struct chan_export *x, endpoint_t importer)
 {
-	(void)x;
-	if (importer == e.udp)
+	struct engine *e = x->ctx;
+	if (importer == e->ep)
 		return;
-	ax_printf("syscall: udp %#x attached (was %#x)\n", (unsigned)importer, (unsigned)e.udp);
-	if (e.udp)
-		reqdb_abort_peer(&e.db, e.udp); /* each goes again after the hello (abort_req) */
-	e.udp = importer;
-	e.peer.ep = importer;
-	e.hello = false;
-	for (int i = 0; i < MAX_SOCKS; i++)
-		socks[i].opened = false, socks[i].engine_handle = 0;
+	ax_printf("syscall: %s %#x attached (was %#x)\n", e->name, (unsigned)importer, (unsigned)e->ep);
+	if (e->ep)
+		reqdb_abort_peer(&e->db, e->ep); /* each goes again after the hello (abort_req) */
+	e->ep = importer;
+	e->peer.ep = importer;
+	e->hello = false;
+	forget_opens(e);
 }
 
 static void abort_req(void *ctx, uint64_t id)
 {
 	(void)id;
 	struct ereq *r = ctx;
-	r->id = 0; /* waits to be pushed to the next udp */
+	r->id = 0; /* waits to be pushed to the engine's next instance */
 	struct sock *s = sock_find(r->m.sock);
-	if (r->m.type == SK_CLOSE) { /* the udp that held it is gone: nobody maps it now */
+	if (r->m.type == SK_CLOSE) { /* the engine that held it is gone: nobody maps it now */
 		r->used = false;
 		if (s && s->closing)
 			sock_free(s);
@@ -67,19 +79,25 @@ static void abort_req(void *ctx, uint64_t id)
 
 void engine_init(void)
 {
-	reqdb_init(&e.db, e.dbe, MAX_REQS);
-	e.peer.bits = SYSCALL_WAKE_BIT;
-	chan_axolotl_platform(&e.plat, &e.peer);
-	e.req_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "udp", .on_attach = on_req_attach };
-	e.ev_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "udp" };
-	ax_strpad(e.req_ex.key, sizeof(e.req_ex.key), "udp.req");
-	ax_strpad(e.ev_ex.key, sizeof(e.ev_ex.key), "udp.ev");
-	int64_t r = chan_create(&e.req_ex, SK_SLOT, SK_SLOTS, SPSC_PRODUCER, &e.req);
-	r = r ? r : chan_create(&e.ev_ex, SK_SLOT, SK_SLOTS, SPSC_CONSUMER, &e.ev);
-	r = r ? r : chan_export(&e.req_ex);
-	r = r ? r : chan_export(&e.ev_ex);
-	if (r)
-		ax_printf("syscall: exporting syscall/udp.req and udp.ev failed (%ld): no udp\n", (long)r);
+	for (int i = 0; i < ENGINES; i++) {
+		struct engine *e = &engines[i];
+		reqdb_init(&e->db, e->dbe, MAX_REQS);
+		e->peer.bits = SYSCALL_WAKE_BIT;
+		chan_axolotl_platform(&e->plat, &e->peer);
+		e->req_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = e->name, .on_attach = on_req_attach, .ctx = e };
+		e->ev_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = e->name };
+		char key[16];
+		ksnprintf(key, sizeof(key), "%s.req", e->name);
+		ax_strpad(e->req_ex.key, sizeof(e->req_ex.key), key);
+		ksnprintf(key, sizeof(key), "%s.ev", e->name);
+		ax_strpad(e->ev_ex.key, sizeof(e->ev_ex.key), key);
+		int64_t r = chan_create(&e->req_ex, SK_SLOT, SK_SLOTS, SPSC_PRODUCER, &e->req);
+		r = r ? r : chan_create(&e->ev_ex, SK_SLOT, SK_SLOTS, SPSC_CONSUMER, &e->ev);
+		r = r ? r : chan_export(&e->req_ex);
+		r = r ? r : chan_export(&e->ev_ex);
+		if (r)
+			ax_printf("syscall: exporting syscall/%s.req and .ev failed (%ld): no %s\n", e->name, (long)r, e->name);
+	}
 }
 
 void engine_message(struct kmsg *m) { chan_export_serve(m); }
@@ -89,57 +107,71 @@ void engine_request(struct sock *s, struct sk_msg *m, uint64_t serial)
 	for (int i = 0; i < MAX_REQS; i++)
 		if (!reqs[i].used) {
 			m->sock = s->id;
-			reqs[i] = (struct ereq){ true, 0, e.next_seq++, *m, serial };
+			reqs[i] = (struct ereq){ true, 0, next_seq++, *m, serial };
 			return;
 		}
-	ax_printf("syscall: too many requests to udp: dropped one\n");
+	ax_printf("syscall: too many requests to the engines: dropped one\n");
 	struct sk_msg a = { .type = SK_ANSWER, .flags = m->type, .sock = s->id, .result = -E_AGAIN };
 	calls_answered(serial, &a);
 }
 
-/* Hints and requests that are not answered go straight onto the queue. */
-static bool push(const struct sk_msg *m) { return spsc_push(&e.req, m) == 0; }
+static struct engine *engine_of(const struct sock *s) { return &engines[s->eng]; }
 
-/* SK_OPEN of s for the current udp (a fresh grant), then its state replayed. */
+/* Hints and requests that are not answered go straight onto the queue. */
+static bool push(struct engine *e, const struct sk_msg *m)
+{
+	bool ok = spsc_push(&e->req, m) == 0;
+	e->kick |= ok;
+	return ok;
+}
+
+/* Our own request (an open or a replay), answered to nobody. */
+static void push_own(struct engine *e, struct sk_msg *m)
+{
+	m->req = reqdb_add(&e->db, e->ep, NULL, NULL);
+	push(e, m);
+}
+
+static void replay_addr(struct engine *e, struct sock *s, uint16_t type, const struct inaddr *a)
+{
+	struct sk_msg b = { .type = type, .sock = s->id, .family = AF_INET, .port = a->port };
+	memcpy(b.addr, &a->addr, 4);
+	push_own(e, &b);
+}
+
+/* SK_OPEN of s for the engine's current instance (a fresh grant), then its state replayed. */
 static bool open_sock(struct sock *s)
 {
-	if (spsc_count(&e.req) > SK_SLOTS - 8)
+	struct engine *e = engine_of(s);
+	if (spsc_count(&e->req) > SK_SLOTS - 16)
 		return false; /* room for the whole group, or none of it now */
 	if (!s->engine_handle) {
-		int64_t h = ax_mo_grant(s->mo, e.udp, KP_R | KP_W);
+		int64_t h = ax_mo_grant(s->mo, e->ep, KP_R | KP_W);
 		if (h <= 0) {
-			ax_printf("syscall: granting socket %u's buffers to udp: %ld\n", s->id, (long)h);
+			ax_printf("syscall: granting socket %u's buffers to %s: %ld\n", s->id, e->name, (long)h);
 			return false;
 		}
 		s->engine_handle = h;
 	}
-	struct sk_msg m = { .type = SK_OPEN, .flags = SKF_DGRAM | (s->ever_opened ? SKF_REATTACH : 0),
+	struct sk_msg m = { .type = SK_OPEN, .flags = (s->stream ? SKF_STREAM : SKF_DGRAM) | (s->ever_opened ? SKF_REATTACH : 0),
 			    .sock = s->id, .arg = (uint64_t)s->engine_handle, .arg2 = s->bytes };
-	uint64_t id = reqdb_add(&e.db, e.udp, NULL, NULL);
-	m.req = id;
-	push(&m);
-	if (s->ever_opened) { /* udp may not have this socket's record: tell it all again */
+	push_own(e, &m);
+	if (s->ever_opened) { /* the engine may not have this socket's record: tell it again */
 		struct sk_msg o = { .type = SK_SETOPT, .sock = s->id };
-		uint64_t opts[][2] = { { SKO_BROADCAST, s->broadcast }, { SKO_REUSEADDR, s->reuseaddr },
-				       { SKO_RCVBUF, (uint64_t)s->rcvbuf }, { SKO_SNDBUF, (uint64_t)s->sndbuf } };
-		for (int i = 0; i < 4; i++)
-			if (opts[i][1]) {
-				o.arg = opts[i][0], o.arg2 = opts[i][1], o.req = reqdb_add(&e.db, e.udp, NULL, NULL);
-				push(&o);
+		for (int i = 0; i < NOPTS; i++)
+			if (s->opt_set & (1u << i)) {
+				o.arg = opt_names[i], o.arg2 = s->opt_val[i];
+				push_own(e, &o);
 			}
-		if (s->bound) {
-			struct sk_msg b = { .type = SK_BIND, .sock = s->id, .family = AF_INET, .port = s->local.port };
-			memcpy(b.addr, &s->local.addr, 4);
-			b.req = reqdb_add(&e.db, e.udp, NULL, NULL);
-			push(&b);
+		if (s->bound && (!s->stream || s->listening))
+			replay_addr(e, s, SK_BIND, &s->local);
+		if (s->connected && !s->stream)
+			replay_addr(e, s, SK_CONNECT, &s->peer);
+		if (s->listening) {
+			struct sk_msg l = { .type = SK_LISTEN, .sock = s->id, .arg = (uint64_t)s->backlog };
+			push_own(e, &l);
 		}
-		if (s->connected) {
-			struct sk_msg b = { .type = SK_CONNECT, .sock = s->id, .family = AF_INET, .port = s->peer.port };
-			memcpy(b.addr, &s->peer.addr, 4);
-			b.req = reqdb_add(&e.db, e.udp, NULL, NULL);
-			push(&b);
-		}
-		s->tx_hint = true; /* whatever the old udp left in TX */
+		s->tx_hint = true; /* whatever the old instance left in TX */
 		s->rx_hint = true;
 	}
 	s->opened = s->ever_opened = true;
@@ -153,85 +185,95 @@ void engine_close(struct sock *s)
 		if (reqs[i].used && !reqs[i].id && reqs[i].m.sock == s->id)
 			reqs[i].used = false;
 	s->closing = true;
-	if (!s->opened || !engine_ready()) {
-		sock_free(s); /* no udp maps it (a restarted udp's ds record: see README) */
+	if (!s->opened || !ready(engine_of(s))) {
+		sock_free(s); /* no engine maps it (a restarted engine's ds record: see README) */
 		return;
 	}
 	struct sk_msg m = { .type = SK_CLOSE, .sock = s->id };
 	engine_request(s, &m, 0); /* freed when answered */
 }
 
-static struct ereq *oldest_waiting(void)
+/* The oldest request waiting whose socket's engine is not held back (bit per engine). */
+static struct ereq *oldest_waiting(unsigned held_back)
 {
 	struct ereq *best = NULL;
-	for (int i = 0; i < MAX_REQS; i++)
-		if (reqs[i].used && !reqs[i].id && (!best || reqs[i].seq < best->seq))
-			best = &reqs[i];
+	for (int i = 0; i < MAX_REQS; i++) {
+		if (!reqs[i].used || reqs[i].id || (best && reqs[i].seq > best->seq))
+			continue;
+		struct sock *s = sock_find(reqs[i].m.sock);
+		if (s && (held_back & (1u << s->eng)))
+			continue;
+		best = &reqs[i];
+	}
 	return best;
 }
 
-/* Pushes what waits; true if anything went. */
+/* Pushes what waits (in order of making; a request for an engine that is not ready, or
+ * whose queue is full, holds back the later ones: order matters within a socket); true if
+ * anything went. */
 static bool push_requests(void)
 {
 	bool any = false;
-	if (!engine_ready())
-		return false;
 	for (int i = 0; i < MAX_SOCKS; i++) {
 		struct sock *s = &socks[i];
-		if (s->id && !s->opened && !s->closing) {
-			if (!open_sock(s))
-				return any;
+		if (s->id && !s->opened && !s->closing && ready(engine_of(s)) && open_sock(s))
 			any = true;
-		}
 	}
-	for (struct ereq *r; (r = oldest_waiting());) {
+	unsigned held_back = 0; /* engines whose next request cannot go now: their later ones wait */
+	for (struct ereq *r; (r = oldest_waiting(held_back));) {
 		struct sock *s = sock_find(r->m.sock);
-		if (!s || !s->opened) { /* its socket went, or a close for a udp that never had it */
+		if (!s || (!s->opened && s->closing)) { /* its socket went, or a close for an engine that never had it */
 			r->used = false;
 			if (s && s->closing)
 				sock_free(s);
 			continue;
 		}
-		uint64_t id = reqdb_add(&e.db, e.udp, abort_req, r);
-		if (!id)
-			break;
+		struct engine *e = engine_of(s);
+		uint64_t id = s->opened && ready(e) ? reqdb_add(&e->db, e->ep, abort_req, r) : 0;
+		if (!id) {
+			held_back |= 1u << s->eng;
+			continue;
+		}
 		r->m.req = id;
-		if (!push(&r->m)) {
-			reqdb_take(&e.db, id);
-			break;
+		if (!push(e, &r->m)) {
+			reqdb_take(&e->db, id);
+			held_back |= 1u << s->eng;
+			continue;
 		}
 		r->id = id;
 		any = true;
 	}
 	for (int i = 0; i < MAX_SOCKS; i++) {
 		struct sock *s = &socks[i];
-		if (s->id && s->opened && s->tx_hint) {
+		if (!s->id || !s->opened || !ready(engine_of(s)))
+			continue;
+		if (s->tx_hint) {
 			struct sk_msg m = { .type = SK_TX, .sock = s->id };
-			if (!push(&m))
-				break;
+			if (!push(engine_of(s), &m))
+				continue;
 			s->tx_hint = false, any = true;
 		}
-		if (s->id && s->opened && s->rx_hint) {
+		if (s->rx_hint) {
 			struct sk_msg m = { .type = SK_RXDONE, .sock = s->id };
-			if (!push(&m))
-				break;
+			if (!push(engine_of(s), &m))
+				continue;
 			s->rx_hint = false, any = true;
 		}
 	}
 	return any;
 }
 
-static void answered(const struct sk_msg *a)
+static void answered(struct engine *e, const struct sk_msg *a)
 {
-	const struct reqdb_entry *x = reqdb_take(&e.db, a->req);
+	const struct reqdb_entry *x = reqdb_take(&e->db, a->req);
 	if (!x) {
-		e.bad++; /* late (from a dead udp's request) or forged */
+		e->bad++; /* late (from a dead instance's request) or forged */
 		return;
 	}
 	struct ereq *r = x->ctx;
 	if (!r) { /* our own: an open or a replay */
 		if (a->result < 0)
-			ax_printf("syscall: udp refused socket %u's open or restore: %ld\n", a->sock, (long)a->result);
+			ax_printf("syscall: %s refused socket %u's open or restore: %ld\n", e->name, a->sock, (long)a->result);
 		return;
 	}
 	r->used = false;
@@ -240,66 +282,82 @@ static void answered(const struct sk_msg *a)
 		sock_free(s);
 	else
 		calls_answered(r->serial, &(struct sk_msg){ .type = SK_ANSWER, .flags = r->m.type, .sock = r->m.sock,
-							    .result = a->result, .family = a->family, .port = a->port,
+							    .result = a->result, .arg = a->arg, .arg2 = a->arg2,
+							    .family = a->family, .port = a->port,
 							    .addr = { a->addr[0], a->addr[1], a->addr[2], a->addr[3] } });
 }
 
-static void event(const struct sk_msg *m)
+static void event(struct engine *e, const struct sk_msg *m)
 {
 	struct sock *s = sock_find(m->sock);
-	if (!s) {
-		e.bad++;
+	if (!s || engine_of(s) != e) {
+		e->bad++;
 		return;
 	}
-	if ((m->arg & EV_ERR) && m->result < 0 && m->result > -4096)
-		s->error = (int32_t)-m->result;
-	calls_retry(s->id);
+	calls_event(s, m->arg, m->result);
+}
+
+static bool poll_engine(struct engine *e)
+{
+	bool any = false;
+	struct sk_msg m;
+	for (int n = 0; n < 256; n++) {
+		int r = spsc_pop(&e->ev, &m); /* a private copy: check it before use */
+		if (r == CHAN_EAGAIN)
+			break;
+		if (r < 0) {
+			ax_printf("syscall: syscall/%s.ev is corrupt (%d): waiting for a new %s\n", e->name, r, e->name);
+			e->hello = false;
+			break;
+		}
+		any = true;
+		if (sys_debug)
+			ax_printf("syscall: from %s: type %u sock %u req %#lx result %ld arg %#lx\n", e->name, m.type, m.sock,
+				  (unsigned long)m.req, (long)m.result, (unsigned long)m.arg);
+		if (m.type == SK_ANSWER)
+			answered(e, &m);
+		else if (m.type == SK_EV)
+			event(e, &m);
+		else if (m.type == SK_HELLO && e->ep) {
+			ax_printf("syscall: %s says hello (incarnation %lu)\n", e->name, (unsigned long)m.arg);
+			if (e->hello) { /* the same importer again (it restarted within our notice) */
+				reqdb_abort_peer(&e->db, e->ep);
+				forget_opens(e);
+			}
+			e->hello = true;
+		} else
+			e->bad++;
+	}
+	return any;
 }
 
 bool engine_poll(void)
 {
 	bool any = push_requests();
-	if (any)
-		chan_kick(&e.req, &e.plat);
-	struct sk_msg m;
-	for (int n = 0; n < 256; n++) {
-		int r = spsc_pop(&e.ev, &m); /* a private copy: check it before use */
-		if (r == CHAN_EAGAIN)
-			break;
-		if (r < 0) {
-			ax_printf("syscall: syscall/udp.ev is corrupt (%d): waiting for a new udp\n", r);
-			e.hello = false;
-			break;
-		}
-		any = true;
-		if (sys_debug)
-			ax_printf("syscall: from udp: type %u sock %u req %#lx result %ld arg %#lx\n", m.type, m.sock,
-				  (unsigned long)m.req, (long)m.result, (unsigned long)m.arg);
-		if (m.type == SK_ANSWER)
-			answered(&m);
-		else if (m.type == SK_EV)
-			event(&m);
-		else if (m.type == SK_HELLO && e.udp) {
-			ax_printf("syscall: udp says hello (incarnation %lu)\n", (unsigned long)m.arg);
-			if (e.hello) { /* the same importer again (it restarted within our notice) */
-				reqdb_abort_peer(&e.db, e.udp);
-				for (int i = 0; i < MAX_SOCKS; i++)
-					socks[i].opened = false, socks[i].engine_handle = 0;
-			}
-			e.hello = true;
-		} else
-			e.bad++;
+	for (int i = 0; i < ENGINES; i++) {
+		struct engine *e = &engines[i];
+		if (!e->ev.sh)
+			continue; /* its channels could not be made */
+		if (e->kick)
+			chan_kick(&e->req, &e->plat);
+		e->kick = false;
+		any |= poll_engine(e);
 	}
 	return any;
 }
 
 bool engine_may_sleep(void)
 {
-	atomic_store_explicit(&e.ev.sh->sleeping, 1, memory_order_relaxed);
+	for (int i = 0; i < ENGINES; i++)
+		if (engines[i].ev.sh)
+			atomic_store_explicit(&engines[i].ev.sh->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (spsc_count(&e.ev) != 0) {
-		atomic_store_explicit(&e.ev.sh->sleeping, 0, memory_order_relaxed);
-		return false;
-	}
-	return true;
+	bool empty = true;
+	for (int i = 0; i < ENGINES; i++)
+		empty &= !engines[i].ev.sh || spsc_count(&engines[i].ev) == 0;
+	if (!empty)
+		for (int i = 0; i < ENGINES; i++)
+			if (engines[i].ev.sh)
+				atomic_store_explicit(&engines[i].ev.sh->sleeping, 0, memory_order_relaxed);
+	return empty;
 }

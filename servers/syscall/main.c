@@ -5,17 +5,14 @@
 #include "service.h"
 #include "chan_name.h"
 
-static endpoint_t vfs_ep;
-bool sys_debug; /* `debug` argument: every passed call and udp event is logged */
+bool sys_debug; /* `debug` argument: every passed call and engine event is logged */
 static bool vfs_waits; /* vfs has a close for us: sleep in receive, where KC_SENDNB lands */
 
 static bool from_vfs(endpoint_t ep)
 {
-	if (ep && ep == vfs_ep)
+	if (ep && ep == vfs_endpoint())
 		return true;
-	int64_t r = ax_svc_lookup("vfs", NULL); /* vfs may have been restarted */
-	vfs_ep = r > 0 ? (endpoint_t)r : 0;
-	return ep && ep == vfs_ep;
+	return ep && ep == vfs_endpoint_again(); /* vfs may have been restarted */
 }
 
 static void passed_call(struct kmsg *m)
@@ -29,10 +26,11 @@ static void passed_call(struct kmsg *m)
 		return;
 	}
 	int64_t r;
-	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, &r);
+	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, c.vflags & SYSP_STREAM, &r);
 	if (s && !s->closing) {
 		sock_map_into(s, c.thread, c.pid);
 		r = calls_serve(&c, s);
+		ready_changed(s);
 	} else if (s) {
 		r = -E_BADF;
 	}
@@ -41,7 +39,7 @@ static void passed_call(struct kmsg *m)
 			  r == CALL_HELD ? -1000L : r == CALL_TAKEN ? -1001L : (long)r);
 	if (r == CALL_HELD)
 		calls_hold(&c);
-	else if (r != CALL_TAKEN)
+	else if (r != CALL_TAKEN && r != CALL_DONE)
 		answer(c.thread, r);
 }
 
@@ -84,6 +82,7 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 static bool poll(struct ax_evloop *l)
 {
 	bool work = engine_poll();
+	work |= vfsside_poll();
 	l->wait_ns = calls_timer();
 	if (vfs_waits)
 		l->wait_ns = 0; /* timers late by vfs's retry period at most */
@@ -99,10 +98,13 @@ int main(int argc, char **argv)
 	ax_svc_init(argc, argv);
 	if (!ax_can_vcopy())
 		ax_printf("syscall: no KC_VCOPY, so every socket call fails (system.conf: kcalls=vcopy)\n");
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		sys_debug |= !strcmp(argv[i], "debug");
+		sys_map_apps |= !strcmp(argv[i], "map");
+	}
 	engine_init();
-	ax_printf("syscall: ready (syscall/udp.req, syscall/udp.ev)\n");
+	vfsside_init();
+	ax_printf("syscall: ready (syscall/udp.req, .ev, syscall/tcp.req, .ev, syscall/vfs.ev)\n");
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
 				.poll = poll };
 	return (int)ax_evloop_run(&l);

@@ -1,16 +1,16 @@
 /* The socket table: each socket's buffer object (lib/net/sockbuf.h), made when syscall
- * first sees the socket (its first passed call), mapped into each process that calls on it
- * (shared, read/write: KC_LX_MMAP with LXM_SHARE) and granted to udp (engine.c). */
+ * first sees the socket (its first passed call, or an accept), mapped into each process that
+ * calls on it when asked (shared, read/write: KC_LX_MMAP with LXM_SHARE) and granted to its
+ * engine, udp or tcp (engine.c). */
 #include "syscall.h"
 
-#define RX_SLOTS 256
-#define RX_SIZE (256 * 1024)
-#define TX_SLOTS 64
-#define TX_SIZE (128 * 1024)
+/* Geometry: datagram sockets, stream sockets (a TCP window of 128 KiB fits half the RX ring). */
+static const uint32_t geometry[2][4] = { { 256, 256 * 1024, 64, 128 * 1024 }, { 512, 256 * 1024, 256, 256 * 1024 } };
 #define LX_PROT_RW 3
 #define LX_MAP_SHARED 1
 
 struct sock socks[MAX_SOCKS];
+bool sys_map_apps;
 
 struct sock *sock_find(uint32_t id)
 {
@@ -20,7 +20,7 @@ struct sock *sock_find(uint32_t id)
 	return NULL;
 }
 
-struct sock *sock_get(uint32_t id, bool make, int64_t *err)
+struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err)
 {
 	struct sock *s = sock_find(id);
 	if (s || !id || !make)
@@ -31,7 +31,8 @@ struct sock *sock_get(uint32_t id, bool make, int64_t *err)
 	*err = -E_NOMEM;
 	if (!s)
 		return NULL;
-	size_t bytes = (sockbuf_size(RX_SLOTS, RX_SIZE, TX_SLOTS, TX_SIZE) + 4095) & ~(size_t)4095;
+	const uint32_t *g = geometry[stream];
+	size_t bytes = (sockbuf_size(g[0], g[1], g[2], g[3]) + 4095) & ~(size_t)4095;
 	int64_t h = ax_mo_create(bytes / 4096, 0);
 	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
 	if (va <= 0) {
@@ -39,18 +40,24 @@ struct sock *sock_get(uint32_t id, bool make, int64_t *err)
 			ax_mo_destroy(h);
 		return NULL;
 	}
-	if (sockbuf_init((void *)va, bytes, RX_SLOTS, RX_SIZE, TX_SLOTS, TX_SIZE) ||
+	if (sockbuf_init((void *)va, bytes, g[0], g[1], g[2], g[3]) ||
 	    sockbuf_attach(&s->sb, (void *)va, bytes, SB_APP)) {
 		ax_mo_unmap((uint64_t)va);
 		ax_mo_destroy(h);
 		return NULL;
 	}
 	s->id = id, s->mo = h, s->mem = (void *)va, s->bytes = bytes;
-	return s; /* engine.c opens it at udp */
+	s->stream = stream, s->eng = stream ? ENG_TCP : ENG_UDP;
+	return s; /* engine.c opens it at its engine */
 }
 
 void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
 {
+	/* Nothing in an application reads its socket's buffers until lib/sock (the user-space
+	 * socket library) does; and nothing unmaps them from the application when the socket
+	 * closes but the library. So, for now, only when asked (docs/decisions.md). */
+	if (!sys_map_apps)
+		return;
 	int free = -1;
 	for (int i = 0; i < MAX_MAPPED; i++) {
 		if (s->mapped_pid[i] == pid)

@@ -1,14 +1,18 @@
 /* syscall: the socket front door (README.md). Shared state of its files:
  *   main.c    the loop: passed Linux calls, vfs's closes, signals, channel work
  *   sock.c    the socket table: buffers (created, mapped into applications, granted)
- *   engine.c  the channels to udp (sock_proto.h): requests, answers, events, udp restarts
- *   calls.c   the Linux socket calls themselves, and the calls that wait (held) */
+ *   engine.c  the channels to udp and tcp (sock_proto.h): requests, answers, events, restarts
+ *   calls.c   the Linux socket calls common to both kinds, datagram data, held calls
+ *   stream.c  the calls of stream sockets: listen, accept, connect, stream data, sendfile
+ *   vfsside.c what vfs learns from us: readiness (for poll/select/epoll), accepted
+ *             sockets and sendfile results (the call passed back, KC_LX_PASS) */
 #pragma once
 #include "axrt.h"
 #include "evloop.h"
 #include "sockbuf.h"
 #include "sock_proto.h"
 #include "syscall_proto.h"
+#include "lx_socket.h"
 
 /* Linux errno values. */
 #define E_PERM 1
@@ -30,9 +34,13 @@
 #define E_NETDOWN 100
 #define E_ISCONN 106
 #define E_NOTCONN 107
+#define E_CONNRESET 104
+#define E_ALREADY 114
+#define E_INPROGRESS 115
+#define E_CONNABORTED 103
 
 #define AF_INET 2
-#define MAX_SOCKS 128
+#define MAX_SOCKS 1024
 #define MAX_MAPPED 4  /* processes a socket's buffer is mapped into */
 #define UDP_MAX 65507 /* the largest UDP payload over IPv4 */
 
@@ -41,8 +49,16 @@ struct inaddr {
 	uint16_t port; /* network order */
 };
 
+enum { ENG_UDP, ENG_TCP, ENGINES };
+/* Options told to the engine (and replayed to a restarted one): index -> SKO_* name. */
+enum { OPT_BROADCAST, OPT_REUSEADDR, OPT_RCVBUF, OPT_SNDBUF, OPT_KEEPALIVE, OPT_LINGER, OPT_NODELAY,
+       OPT_MAXSEG, OPT_CORK, OPT_KEEPIDLE, OPT_KEEPINTVL, OPT_KEEPCNT, NOPTS };
+extern const uint16_t opt_names[NOPTS];
+
 struct sock {
 	uint32_t id;              /* vfs's socket id; 0: a free slot */
+	uint8_t eng;              /* ENG_UDP or ENG_TCP */
+	bool stream;
 	int64_t mo;               /* the buffer object (our handle) */
 	void *mem;
 	uint64_t bytes;
@@ -58,6 +74,20 @@ struct sock {
 	uint64_t rcvtimeo_ns;     /* SO_RCVTIMEO, 0: none */
 	int32_t error;            /* pending SO_ERROR (an EV_ERR), a positive errno */
 	bool shut_rd, shut_wr;
+	uint32_t opt_set;         /* OPT_* bits set by the application (replayed) */
+	uint64_t opt_val[NOPTS];
+	/* streams */
+	bool listening;
+	int32_t backlog;
+	uint32_t pending;         /* connections waiting for accept (the engine's EV_ACCEPT) */
+	bool connecting;          /* SK_CONNECT in flight */
+	bool was_connected;       /* connected once (stays true after a reset) */
+	bool peer_fin;            /* the peer's FIN was read: every read returns 0 */
+	bool hup;                 /* EV_HUP: the connection is gone */
+	bool fin_sent;            /* our SBD_FIN is in TX (shutdown SHUT_WR) */
+	uint32_t rx_off;          /* bytes already read of the oldest RX piece */
+	uint32_t ready;           /* POLL* bits vfs last heard (vfsside.c) */
+	bool ready_told;
 	bool closing;             /* no descriptor left: freed when udp has let go (SK_CLOSE) */
 	bool tx_hint, rx_hint;    /* SK_TX / SK_RXDONE to push */
 	uint32_t mapped_pid[MAX_MAPPED];
@@ -74,23 +104,33 @@ struct lcall {
 	uint64_t a[6];            /* a[0] is the socket id word */
 	uint64_t deadline;        /* SO_RCVTIMEO's end (KC_TIME ns), 0: none */
 	uint64_t serial;          /* names a held call to engine.c (never reused), 0: none */
+	uint64_t done;            /* stream send: bytes already queued (a held send goes on) */
+	uint32_t newsock;         /* accept: the socket made for the connection, 0: none yet */
 };
 /* A call's outcome: a result to answer now, or one of these. */
 #define CALL_HELD INT64_MIN          /* must wait for data or space: hold it */
-#define CALL_TAKEN (INT64_MIN + 1)   /* held already, waiting for udp's answer */
+#define CALL_TAKEN (INT64_MIN + 1)   /* held already, waiting for the engine's answer */
+#define CALL_DONE (INT64_MIN + 3)    /* answered already (passed back to vfs): forget it */
+/* Linux call numbers beyond lx_socket.h's. */
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDFILE 40
 
 extern bool sys_debug;
 
 /* sock.c */
 extern struct sock socks[MAX_SOCKS];
 struct sock *sock_find(uint32_t id);
-struct sock *sock_get(uint32_t id, bool make, int64_t *err); /* make: SYSP_NEW */
+struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err); /* make: SYSP_NEW */
 void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid);
 void sock_free(struct sock *s);
+extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */
 
 /* engine.c */
 void engine_init(void);
-bool engine_ready(void);              /* udp attached and said hello */
+bool engine_ready(int eng);           /* the engine attached and said hello */
 /* A request to udp for socket s about the held call `serial` (0: syscall's own: an
  * implicit bind, an option). Pushed when udp is ready; the answer goes to calls_answered. */
 void engine_request(struct sock *s, struct sk_msg *m, uint64_t serial);
@@ -102,7 +142,49 @@ bool engine_may_sleep(void);
 
 /* calls.c */
 int64_t calls_serve(struct lcall *c, struct sock *s);
+void calls_event(struct sock *s, uint64_t ev, int64_t result); /* an engine's SK_EV */
+struct held *calls_hold_for_answer(struct lcall *c); /* NULL: too many held calls */
+void setopt_engine(struct sock *s, int opt, uint64_t val);
+bool nonblocking(const struct lcall *c, uint64_t flags);
+int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen);
+int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec);
+void addr_msg(struct sk_msg *m, const struct inaddr *a);
+/* A msghdr's fields (x86-64 layout) and iovecs. */
+struct lx_msghdr {
+	uint64_t name;
+	uint32_t namelen, pad;
+	uint64_t iov, iovlen, control, controllen;
+	int32_t flags, pad2;
+};
+struct lx_iovec {
+	uint64_t base, len;
+};
+int64_t iov_total(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t *total);
+/* Copies len bytes between buf (ours) and the iovec from byte skip on (out: to the app). */
+int64_t iov_copy(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t skip, unsigned char *buf, uint64_t len, bool out);
+
+/* stream.c */
+int64_t stream_serve(struct lcall *c, struct sock *s);  /* CALL_NOT_STREAM: a common call */
+#define CALL_NOT_STREAM (INT64_MIN + 2)
+void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a); /* its held call */
+void stream_connect_done(struct sock *s, const struct sk_msg *a);              /* non-blocking */
+int64_t stream_getsockopt(struct lcall *c, struct sock *s, int32_t name);
+int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen);
+/* A held stream call ends with r (a signal, a close): an accept's new socket goes; a
+ * sendfile is passed back to vfs (true: answered so). */
+bool stream_cancelled(struct lcall *c, int64_t r);
+uint32_t stream_ready(struct sock *s);                /* POLL* bits now */
+
+/* vfsside.c */
+void vfsside_init(void);
+void ready_changed(struct sock *s);      /* look at s's readiness again (pushed from poll) */
+bool vfsside_poll(void);                 /* pushes what changed; true if it did work */
+/* Passes the held call back to vfs (KC_LX_PASS), which answers it: w = its words. */
+int64_t vfs_pass_back(endpoint_t thread, uint32_t nr, const uint64_t w[6]);
+endpoint_t vfs_endpoint(void);       /* the vfs we serve (looked up once) */
+endpoint_t vfs_endpoint_again(void); /* looked up again (it may have restarted) */
 void calls_hold(struct lcall *c);
+struct held;
 void calls_retry(uint32_t sock);      /* data or space may be there now (0: every socket) */
 void calls_answered(uint64_t serial, const struct sk_msg *a);
 void calls_cancel(endpoint_t thread);

@@ -1,0 +1,499 @@
+/* The calls of stream (TCP) sockets, with Linux's semantics and errno values: listen,
+ * accept (the new socket is made here and the call passed back to vfs, which makes its
+ * descriptor), connect (blocking, or non-blocking with EINPROGRESS), the stream's data
+ * (pieces of the byte stream in the socket's rings; a read may take part of a piece, a
+ * blocking write goes on until all of it is queued), shutdown (an SBD_FIN piece, in order
+ * with the data), sendfile (bytes vfs staged), TCP options and what poll sees. The engine's
+ * side of all this is lib/net/sock_proto.h; the common calls are in calls.c. */
+#include "syscall.h"
+
+#define SOCK_NONBLOCK 04000
+#define SOCK_CLOEXEC 02000000
+#define MSG_PEEK 2
+#define MSG_WAITALL 0x100
+#define PIECE_MAX (64 * 1024)   /* bytes per TX piece (at most half the TX ring anyway) */
+#define SOMAXCONN 4096
+
+/* POLL* bits (Linux's). */
+#define POLLIN 0x001
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLRDNORM 0x040
+#define POLLWRNORM 0x100
+#define POLLRDHUP 0x2000
+
+/* Linux's TCP states (tcp_info.tcpi_state). */
+enum { TCPS_ESTABLISHED = 1, TCPS_SYN_SENT = 2, TCPS_CLOSE = 7, TCPS_CLOSE_WAIT = 8, TCPS_LISTEN = 10 };
+
+static int64_t do_listen(struct lcall *c, struct sock *s)
+{
+	if (s->connected || s->connecting || s->was_connected)
+		return -E_INVAL;
+	int64_t backlog = (int32_t)c->a[1];
+	backlog = backlog < 0 || backlog > SOMAXCONN ? SOMAXCONN : backlog;
+	c->a[1] = (uint64_t)backlog;
+	struct held *h = calls_hold_for_answer(c);
+	if (!h)
+		return -E_AGAIN;
+	struct sk_msg m = { .type = SK_LISTEN, .arg = (uint64_t)backlog };
+	engine_request(s, &m, c->serial);
+	return CALL_TAKEN;
+}
+
+static int64_t do_accept(struct lcall *c, struct sock *s)
+{
+	if (c->nr == NR_ACCEPT4 && (c->a[3] & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC)))
+		return -E_INVAL;
+	if (!s->listening)
+		return -E_INVAL;
+	if (s->error) { /* the listener died with tcp and could not be restored */
+		int64_t r = -s->error;
+		s->error = 0;
+		return r;
+	}
+	if (!s->pending)
+		return nonblocking(c, 0) ? -E_AGAIN : CALL_HELD;
+	int64_t err;
+	struct sock *n = c->newsock ? sock_find(c->newsock) : NULL;
+	if (!n) {
+		uint32_t id = (uint32_t)c->a[4];
+		if (!id || sock_find(id))
+			return -E_INVAL; /* vfs gives a fresh id with every accept */
+		n = sock_get(id, true, true, &err);
+		if (!n)
+			return err;
+		c->newsock = id;
+	}
+	s->pending--;
+	struct held *h = calls_hold_for_answer(c);
+	if (!h) {
+		stream_cancelled(c, 0);
+		return -E_AGAIN;
+	}
+	struct sk_msg m = { .type = SK_ACCEPT, .arg = s->id };
+	engine_request(n, &m, c->serial);
+	return CALL_TAKEN;
+}
+
+static int64_t do_connect(struct lcall *c, struct sock *s)
+{
+	struct inaddr a = { 0, 0 };
+	bool unspec;
+	int64_t r = get_sin(c->thread, c->a[1], c->a[2], &a, &unspec);
+	if (r)
+		return r;
+	if (unspec)
+		return -E_INVAL; /* dissolving a TCP connection this way is not offered */
+	if (s->listening || s->connected || s->was_connected)
+		return -E_ISCONN;
+	if (s->connecting)
+		return -E_ALREADY;
+	if (!a.port)
+		return -111; /* ECONNREFUSED: nothing listens on port 0 */
+	s->peer = a;
+	s->connecting = true;
+	s->error = 0;
+	struct sk_msg m = { .type = SK_CONNECT };
+	addr_msg(&m, &a);
+	ready_changed(s);
+	if (nonblocking(c, 0)) {
+		engine_request(s, &m, 0); /* stream_connect_done takes the answer */
+		return -E_INPROGRESS;
+	}
+	struct held *h = calls_hold_for_answer(c);
+	if (!h) {
+		s->connecting = false;
+		return -E_AGAIN;
+	}
+	engine_request(s, &m, c->serial);
+	return CALL_TAKEN;
+}
+
+static void connected(struct sock *s, const struct sk_msg *a)
+{
+	s->connecting = false;
+	if (a->result == 0) {
+		s->connected = s->was_connected = true;
+		s->bound = true;
+	}
+	ready_changed(s);
+}
+
+void stream_connect_done(struct sock *s, const struct sk_msg *a)
+{
+	connected(s, a);
+	if (a->result < 0 && a->result > -4096)
+		s->error = (int32_t)-a->result; /* SO_ERROR, and the next call */
+	calls_retry(s->id);
+}
+
+/* An accepted connection's socket is ready: the peer's address to the application, the
+ * call back to vfs for the descriptor. */
+static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)
+{
+	n->connected = n->was_connected = n->bound = true;
+	memcpy(&n->peer.addr, a->addr, 4);
+	n->peer.port = a->port;
+	n->local.addr = (uint32_t)a->arg;
+	n->local.port = (uint16_t)a->arg2;
+	int64_t r = c->a[1] ? put_sin(c->thread, &n->peer, c->a[1], c->a[2]) : 0;
+	if (r)
+		return r;
+	sock_map_into(n, c->thread, c->pid);
+	uint64_t w[6] = { n->id, c->nr == NR_ACCEPT4 ? c->a[3] : 0, stream_ready(n) };
+	n->ready = (uint32_t)w[2], n->ready_told = true;
+	r = vfs_pass_back(c->thread, NR_ACCEPT4, w);
+	return r < 0 ? -E_NOMEM : CALL_DONE;
+}
+
+void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a)
+{
+	int64_t r = a->result;
+	switch (c->nr) {
+	case NR_LISTEN:
+		if (r == 0)
+			s->listening = true, s->backlog = (int32_t)c->a[1];
+		break;
+	case NR_CONNECT:
+		connected(s, a);
+		break;
+	case NR_ACCEPT:
+	case NR_ACCEPT4: {
+		struct sock *n = sock_find(c->newsock);
+		if (r == -E_AGAIN && n) { /* it went away before we asked: wait for the next */
+			c->serial = 0;
+			calls_hold(c);
+			return;
+		}
+		r = r == 0 && n ? accepted(c, n, a) : r == 0 ? -E_CONNABORTED : r;
+		if (r != CALL_DONE)
+			stream_cancelled(c, r);
+		break;
+	}
+	}
+	if (r != CALL_DONE)
+		answer(c->thread, r);
+}
+
+bool stream_cancelled(struct lcall *c, int64_t r)
+{
+	if ((c->nr == NR_ACCEPT || c->nr == NR_ACCEPT4) && c->newsock) {
+		struct sock *n = sock_find(c->newsock);
+		c->newsock = 0;
+		if (n && !n->closing)
+			engine_close(n); /* a connection it took from the backlog is closed */
+	}
+	if (c->nr == NR_SENDFILE) { /* vfs frees what it staged */
+		uint64_t w[6] = { (uint64_t)(c->done ? (int64_t)c->done : r), c->a[1], !c->a[3] };
+		vfs_pass_back(c->thread, NR_SENDFILE, w);
+		return true;
+	}
+	return false;
+}
+
+/* Where a send's bytes come from: the application's buffer or iovec, or vfs's staging. */
+struct source {
+	endpoint_t from;
+	uint64_t buf, iov, iovlen;
+};
+
+static int64_t source_copy(const struct source *src, uint64_t skip, unsigned char *p, uint64_t n)
+{
+	if (src->iov)
+		return iov_copy(src->from, src->iov, src->iovlen, skip, p, n, false);
+	return ax_vcopy(src->from, (const void *)(src->buf + skip), EP_NONE, p, n) < 0 ? -E_FAULT : 0;
+}
+
+/* Queues len bytes from src into TX, going on from c->done: the total, or CALL_HELD (a
+ * blocking call waits for room), -EAGAIN, -EPIPE... */
+static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source *src, uint64_t len, uint64_t flags)
+{
+	if (s->error) {
+		int64_t r = c->done ? (int64_t)c->done : -s->error;
+		s->error = 0;
+		return r;
+	}
+	if (s->shut_wr || s->fin_sent || s->hup)
+		return c->done ? (int64_t)c->done : -E_PIPE;
+	if (!s->connected) {
+		if (s->connecting)
+			return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
+		return -E_PIPE;
+	}
+	while (c->done < len) {
+		uint32_t room = sockbuf_room(&s->sb.tx);
+		uint64_t n = len - c->done;
+		n = n < room ? n : room;
+		n = n < PIECE_MAX ? n : PIECE_MAX;
+		if (!n)
+			break;
+		int err;
+		unsigned char *p = sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err);
+		if (!p)
+			break;
+		int64_t r = source_copy(src, c->done, p, n);
+		if (r)
+			return c->done ? (int64_t)c->done : r;
+		struct sockbuf_desc d = { 0 };
+		if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d))
+			break;
+		c->done += n;
+		s->tx_hint = true;
+	}
+	if (c->done == len)
+		return (int64_t)len;
+	ready_changed(s);
+	if (nonblocking(c, flags))
+		return c->done ? (int64_t)c->done : -E_AGAIN;
+	return CALL_HELD;
+}
+
+static int64_t stream_send(struct lcall *c, struct sock *s)
+{
+	struct source src = { .from = c->thread };
+	uint64_t len = 0, flags = 0;
+	int64_t r;
+	if (c->nr == NR_SENDMSG) {
+		struct lx_msghdr mh;
+		if (ax_vcopy(c->thread, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
+			return -E_FAULT;
+		src.iov = mh.iov, src.iovlen = mh.iovlen, flags = c->a[2];
+	} else if (c->nr == NR_WRITEV) {
+		src.iov = c->a[1], src.iovlen = c->a[2];
+	} else {
+		src.buf = c->a[1], len = c->a[2];
+		if (c->nr == NR_SENDTO)
+			flags = c->a[3];
+		if ((int64_t)len < 0)
+			return -E_INVAL;
+	}
+	if (src.iov && (r = iov_total(c->thread, src.iov, src.iovlen, &len)))
+		return r;
+	if (!len && !s->error)
+		return s->connected || !s->was_connected ? 0 : -E_PIPE;
+	return queue_bytes(c, s, &src, len, flags);
+}
+
+static int64_t do_sendfile(struct lcall *c, struct sock *s)
+{
+	struct source src = { .from = vfs_endpoint(), .buf = c->a[1] };
+	uint64_t len = c->a[2] < SYSP_SENDFILE_MAX ? c->a[2] : SYSP_SENDFILE_MAX;
+	int64_t r = len ? queue_bytes(c, s, &src, len, 0) : 0;
+	if (r == CALL_HELD)
+		return r;
+	if (r > 0 && c->a[3]) { /* the offset pointer: advanced here, vfs's file position stays */
+		uint64_t off = c->a[4] + (uint64_t)r;
+		if (ax_vcopy(EP_NONE, &off, c->thread, (void *)c->a[3], 8) < 0)
+			r = -E_FAULT;
+	}
+	uint64_t w[6] = { (uint64_t)r, c->a[1], !c->a[3] };
+	return vfs_pass_back(c->thread, NR_SENDFILE, w) < 0 ? -E_NOMEM : CALL_DONE;
+}
+
+/* Copies up to len stream bytes into the application from byte c->done of its buffer. */
+static int64_t stream_recv(struct lcall *c, struct sock *s)
+{
+	endpoint_t t = c->thread;
+	uint64_t flags = 0, len = 0, iov = 0, iovlen = 0, buf = 0;
+	struct lx_msghdr mh = { 0 };
+	int64_t r;
+	if (c->nr == NR_RECVMSG) {
+		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
+			return -E_FAULT;
+		iov = mh.iov, iovlen = mh.iovlen, flags = c->a[2];
+	} else if (c->nr == NR_READV) {
+		iov = c->a[1], iovlen = c->a[2];
+	} else {
+		buf = c->a[1], len = c->a[2];
+		if (c->nr == NR_RECVFROM)
+			flags = c->a[3];
+		if ((int64_t)len < 0)
+			return -E_INVAL;
+	}
+	if (iov && (r = iov_total(t, iov, iovlen, &len)))
+		return r;
+	if (s->listening || (!s->connected && !s->connecting && !s->was_connected))
+		return -E_NOTCONN;
+	uint64_t got = c->done;
+	bool peek = flags & MSG_PEEK;
+	while (got < len && !s->peer_fin && !s->shut_rd) {
+		struct sockbuf_desc d;
+		int err;
+		const unsigned char *p = sockbuf_peek(&s->sb.rx, &d, &err);
+		if (!p && err != CHAN_EAGAIN)
+			return got ? (int64_t)got : -5; /* EIO: the engine wrote impossible pieces */
+		if (!p)
+			break;
+		if (d.flags & SBD_FIN) {
+			if (peek)
+				break;
+			s->peer_fin = true; /* every read from now on returns 0 */
+			sockbuf_consume(&s->sb.rx, &d);
+			s->rx_hint = true;
+			break;
+		}
+		if (s->rx_off > d.len)
+			return got ? (int64_t)got : -5;
+		uint64_t n = d.len - s->rx_off;
+		n = n < len - got ? n : len - got;
+		r = iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p + s->rx_off, n, true)
+			: ax_vcopy(EP_NONE, p + s->rx_off, t, (void *)(buf + got), n) < 0 ? -E_FAULT : 0;
+		if (r)
+			return got ? (int64_t)got : r;
+		got += n;
+		if (peek)
+			break;
+		s->rx_off += (uint32_t)n;
+		if (s->rx_off == d.len) {
+			sockbuf_consume(&s->sb.rx, &d);
+			s->rx_off = 0;
+			s->rx_hint = true;
+		}
+	}
+	ready_changed(s);
+	bool waitall = (flags & MSG_WAITALL) && !peek && !nonblocking(c, flags);
+	if (got && (!waitall || got == len || s->peer_fin || s->error || s->hup)) {
+		if (c->nr == NR_RECVMSG) { /* no address, no control data for a stream */
+			mh.namelen = 0, mh.controllen = 0, mh.flags = 0;
+			if (ax_vcopy(EP_NONE, &mh, t, (void *)c->a[1], sizeof(mh)) < 0)
+				return -E_FAULT;
+		} else if (c->nr == NR_RECVFROM && c->a[4] && c->a[5]) {
+			uint32_t zero = 0;
+			ax_vcopy(EP_NONE, &zero, t, (void *)c->a[5], 4);
+		}
+		return (int64_t)got;
+	}
+	c->done = got;
+	if (got)
+		return CALL_HELD; /* MSG_WAITALL: the rest */
+	if (s->peer_fin || s->shut_rd || !len)
+		return 0;
+	if (s->error) {
+		r = -s->error;
+		s->error = 0;
+		return r;
+	}
+	if (s->hup)
+		return 0;
+	if (nonblocking(c, flags))
+		return -E_AGAIN;
+	if (c->deadline && ax_time_ns() >= c->deadline)
+		return -E_AGAIN; /* SO_RCVTIMEO ran out */
+	if (!c->deadline && s->rcvtimeo_ns)
+		c->deadline = ax_time_ns() + s->rcvtimeo_ns;
+	return CALL_HELD;
+}
+
+/* SHUT_WR: an SBD_FIN piece after the data (the engine sends FIN when it gets there). */
+static void queue_fin(struct sock *s)
+{
+	if (s->fin_sent || !s->connected)
+		return;
+	struct sockbuf_desc d = { .flags = SBD_FIN };
+	if (sockbuf_commit(&s->sb.tx, 0, &d) == 0)
+		s->fin_sent = true, s->tx_hint = true;
+}
+
+static int64_t do_shutdown(struct lcall *c, struct sock *s)
+{
+	uint64_t how = c->a[1];
+	if (how > 2)
+		return -E_INVAL;
+	if (!s->connected && !s->listening)
+		return -E_NOTCONN;
+	s->shut_rd |= how != 1;
+	s->shut_wr |= how != 0;
+	if (s->shut_wr)
+		queue_fin(s);
+	calls_retry(s->id); /* blocked receives now see the end */
+	ready_changed(s);
+	return 0;
+}
+
+int64_t stream_getsockopt(struct lcall *c, struct sock *s, int32_t name)
+{
+	int32_t v;
+	switch (name) {
+	case 1: v = (int32_t)s->opt_val[OPT_NODELAY]; break;
+	case 2: v = s->opt_set & (1u << OPT_MAXSEG) ? (int32_t)s->opt_val[OPT_MAXSEG] : s->connected ? 1460 : 536; break;
+	case 3: v = (int32_t)s->opt_val[OPT_CORK]; break;
+	case 4: v = s->opt_set & (1u << OPT_KEEPIDLE) ? (int32_t)s->opt_val[OPT_KEEPIDLE] : 7200; break;
+	case 5: v = s->opt_set & (1u << OPT_KEEPINTVL) ? (int32_t)s->opt_val[OPT_KEEPINTVL] : 75; break;
+	case 6: v = s->opt_set & (1u << OPT_KEEPCNT) ? (int32_t)s->opt_val[OPT_KEEPCNT] : 9; break;
+	case 11: { /* TCP_INFO: the state and the fields we know (Linux's first 104 bytes) */
+		uint8_t info[104] = { 0 };
+		info[0] = s->listening ? TCPS_LISTEN : s->connecting ? TCPS_SYN_SENT
+			: s->connected && !s->hup ? (s->peer_fin ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED) : TCPS_CLOSE;
+		uint32_t rto = 200000, mss = 1460, pmtu = 1500, cwnd = 10;
+		memcpy(info + 8, &rto, 4);
+		memcpy(info + 16, &mss, 4);
+		memcpy(info + 20, &mss, 4);
+		memcpy(info + 60, &pmtu, 4);
+		memcpy(info + 80, &cwnd, 4);
+		memcpy(info + 84, &mss, 4);
+		return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
+	}
+	case 13: { /* TCP_CONGESTION: lwIP's one */
+		char name16[16] = "reno";
+		return put_int_opt(c->thread, name16, sizeof(name16), c->a[3], c->a[4]);
+	}
+	default:
+		return -E_NOPROTOOPT;
+	}
+	return put_int_opt(c->thread, &v, 4, c->a[3], c->a[4]);
+}
+
+uint32_t stream_ready(struct sock *s)
+{
+	if (s->listening)
+		return s->pending || s->error ? POLLIN | POLLRDNORM : 0;
+	if (s->connecting)
+		return 0;
+	if (!s->connected) /* never connected, or a connect that failed: as Linux reports it */
+		return POLLOUT | POLLWRNORM | POLLHUP | (s->error ? POLLERR : 0);
+	uint32_t bits = 0;
+	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->shut_rd)
+		bits |= POLLIN | POLLRDNORM;
+	if (s->peer_fin)
+		bits |= POLLRDHUP;
+	if (s->error)
+		bits |= POLLERR;
+	if (s->hup || (s->peer_fin && s->shut_wr))
+		bits |= POLLHUP | POLLIN | POLLRDNORM;
+	if (!s->shut_wr && !s->hup && sockbuf_room(&s->sb.tx) >= 4096)
+		bits |= POLLOUT | POLLWRNORM;
+	if (s->hup || s->shut_wr)
+		bits |= POLLOUT | POLLWRNORM; /* a write does not wait: it fails at once */
+	return bits;
+}
+
+int64_t stream_serve(struct lcall *c, struct sock *s)
+{
+	switch (c->nr) {
+	case NR_LISTEN:
+		return do_listen(c, s);
+	case NR_ACCEPT:
+	case NR_ACCEPT4:
+		return do_accept(c, s);
+	case NR_CONNECT:
+		return do_connect(c, s);
+	case NR_SENDTO:
+	case NR_SENDMSG:
+	case NR_WRITE:
+	case NR_WRITEV:
+		return stream_send(c, s);
+	case NR_RECVFROM:
+	case NR_RECVMSG:
+	case NR_READ:
+	case NR_READV:
+		return stream_recv(c, s);
+	case NR_SENDFILE:
+		return do_sendfile(c, s);
+	case NR_SHUTDOWN:
+		return do_shutdown(c, s);
+	case NR_GETPEERNAME:
+		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -E_NOTCONN;
+	}
+	return CALL_NOT_STREAM;
+}

@@ -1,0 +1,121 @@
+/* What vfs learns from us (syscall_proto.h). vfs keeps the descriptors and answers poll,
+ * select and epoll for every kind of file, sockets included, so it needs each socket's
+ * readiness: we keep what we last told it per socket and push a struct sysp_ready whenever
+ * that changes (syscall/vfs.ev, exported to vfs), then notify SYSCALL_READY_BIT. And the
+ * calls whose end is vfs's business (accept makes a descriptor, sendfile moves a file
+ * position and frees vfs's staging) are passed back to vfs with KC_LX_PASS. */
+#include "syscall.h"
+#include "chan_name.h"
+#include "service.h"
+#include "spsc.h"
+
+#define POLLIN 0x001
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLRDNORM 0x040
+#define POLLWRNORM 0x100
+
+static struct {
+	struct spsc q;
+	struct chan_export ex;
+	bool ok;
+	endpoint_t vfs;        /* the importer: the vfs to notify */
+	uint32_t ndirty;       /* sockets whose readiness may have changed */
+	uint64_t overflows;    /* pushes that found the channel full (retried) */
+} v;
+static bool dirty[MAX_SOCKS];
+
+endpoint_t vfs_endpoint(void)
+{
+	if (!v.vfs) {
+		int64_t r = ax_svc_lookup("vfs", NULL);
+		v.vfs = r > 0 ? (endpoint_t)r : 0;
+	}
+	return v.vfs;
+}
+
+endpoint_t vfs_endpoint_again(void)
+{
+	v.vfs = 0;
+	return vfs_endpoint();
+}
+
+static void on_attach(struct chan_export *x, endpoint_t importer)
+{
+	(void)x;
+	v.vfs = importer;
+	for (int i = 0; i < MAX_SOCKS; i++) /* a new vfs knows nothing: tell it all again */
+		if (socks[i].id)
+			socks[i].ready_told = false, dirty[i] = true, v.ndirty++;
+}
+
+void vfsside_init(void)
+{
+	v.ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "vfs", .on_attach = on_attach };
+	ax_strpad(v.ex.key, sizeof(v.ex.key), "vfs.ev");
+	int64_t r = chan_create(&v.ex, sizeof(struct sysp_ready), SYSP_READY_SLOTS, SPSC_PRODUCER, &v.q);
+	r = r ? r : chan_export(&v.ex);
+	v.ok = r == 0;
+	if (r)
+		ax_printf("syscall: exporting syscall/vfs.ev failed (%ld): poll never sees sockets ready\n", (long)r);
+}
+
+void vfsside_message(struct kmsg *m) { chan_export_serve(m); }
+
+static uint32_t dgram_ready(struct sock *s)
+{
+	uint32_t bits = 0;
+	if (sockbuf_ready(&s->sb.rx) || s->error || s->shut_rd)
+		bits |= POLLIN | POLLRDNORM;
+	if (sockbuf_space(&s->sb.tx) > 0)
+		bits |= POLLOUT | POLLWRNORM;
+	return bits | (s->error ? POLLERR : 0);
+}
+
+void ready_changed(struct sock *s)
+{
+	int i = (int)(s - socks);
+	if (i >= 0 && i < MAX_SOCKS && !dirty[i])
+		dirty[i] = true, v.ndirty++;
+}
+
+bool vfsside_poll(void)
+{
+	if (!v.ndirty || !v.ok)
+		return false;
+	bool pushed = false;
+	for (int i = 0; i < MAX_SOCKS && v.ndirty; i++) {
+		if (!dirty[i])
+			continue;
+		struct sock *s = &socks[i];
+		if (s->id && !s->closing) {
+			uint32_t bits = s->stream ? stream_ready(s) : dgram_ready(s);
+			if (!s->ready_told || bits != s->ready) {
+				struct sysp_ready r = { s->id, bits };
+				if (spsc_push(&v.q, &r) != 0) {
+					v.overflows++;
+					break; /* the rest stay dirty: next turn */
+				}
+				s->ready = bits, s->ready_told = true, pushed = true;
+			}
+		}
+		dirty[i] = false, v.ndirty--;
+	}
+	if (pushed && vfs_endpoint())
+		ax_notify(v.vfs, SYSCALL_READY_BIT);
+	return pushed;
+}
+
+int64_t vfs_pass_back(endpoint_t thread, uint32_t nr, const uint64_t w[6])
+{
+	struct kmsg m = { .type = nr };
+	memcpy(m.w, w, 6 * sizeof(uint64_t));
+	for (int tries = 0; tries < 2; tries++) {
+		endpoint_t ep = vfs_endpoint();
+		int64_t r = ep ? kcall6(KC_LX_PASS, thread, ep, (uint64_t)&m, 0, 0, 0) : -KE_DEADSRCDST;
+		if (r != -KE_DEADSRCDST)
+			return r;
+		v.vfs = 0; /* vfs restarted? look again */
+	}
+	return -KE_DEADSRCDST;
+}

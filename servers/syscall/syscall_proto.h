@@ -43,7 +43,7 @@ struct sysp_ready {
 	uint32_t bits;
 };
 #define SYSP_READY_SLOTS 4096
-#define SYSP_SENDFILE_MAX (64 * 1024)
+#define SYSP_SENDFILE_MAX (60 * 1024) /* vfs stages it in one 64 KiB heap block */
 #define SYSCALL_READY_BIT (1ull << 44)
 /* syscall -> udp (and tcp): the notification bit that rings udp after pushing on
  * syscall/udp.req while udp sleeps (any bit would wake it; this one says why). */

@@ -13,8 +13,6 @@
 #define NR_IOCTL 16
 #define NR_PREAD64 17
 #define NR_PWRITE64 18
-#define NR_READV 19
-#define NR_WRITEV 20
 #define NR_DUP 32
 #define NR_DUP2 33
 #define NR_FCNTL 72
@@ -66,6 +64,8 @@ static void drop(struct ofile *f)
 	ramfs_release(f->node);
 	ax_free(f);
 }
+
+void vfs_put(struct ofile *f) { drop(f); }
 
 void vfs_drop(struct ofile *f)
 {
@@ -342,6 +342,8 @@ static int64_t call(struct client *c, struct vcall *v)
 	case NR_READV:
 	case NR_WRITEV:
 		return f ? vector(c, f, a[1], a[2], nr == NR_WRITEV) : -E_BADF;
+	case NR_SENDFILE:
+		return f ? sock_sendfile(c, f, file_of(c, a[1])) : -E_BADF;
 	case NR_CLOSE:
 		return close_fd(c, a[0]);
 	case NR_LSEEK: {

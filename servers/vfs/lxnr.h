@@ -2,6 +2,9 @@
  * ABI; calls.c has the first ones it served under the same names). */
 #pragma once
 
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDFILE 40
 #define NR_POLL 7
 #define NR_SELECT 23
 #define NR_LINK 86

@@ -120,7 +120,7 @@ static int make(struct rnode *dir, const char *name, uint32_t mode, uint16_t mag
 int procfs_init(struct rnode *root)
 {
 	struct rnode *proc, *self, *fd, *n;
-	char name[4];
+	char name[8];
 	total_frames = (uint64_t)kcall2(KC_INFO, KI_FREE_FRAMES, 0); /* what was free at our start */
 	int r = make(root, "proc", S_IFDIR_ | 0555, 0, &proc);
 	r = r ? r : make(proc, "meminfo", S_IFREG_ | 0444, PROC_MEMINFO, &n);

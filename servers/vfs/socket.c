@@ -14,6 +14,8 @@
 #include "lxnr.h"
 #include "service.h"
 #include "../syscall/syscall_proto.h"
+#include "chan_name.h"
+#include "spsc.h"
 
 #include "lx_socket.h"
 
@@ -49,12 +51,15 @@
 #define E_PIPE 32
 
 #define MAX_OPTS 16
-#define MAX_SOCKS 256
+#define MAX_SOCKS 1024
 
 struct vsock {
 	int family, type, proto;
 	uint32_t passed;  /* syscall's socket: the id its calls carry (0: served here) */
 	bool introduced;  /* syscall has had a call on it (it made the socket then) */
+	bool ready_known; /* syscall told its readiness: `ready` (POLL* bits) */
+	uint32_t ready;
+	struct rnode *node;
 	bool bound, listening;
 	uint8_t addr[28]; /* sockaddr_in or sockaddr_in6, port in network order at 2 */
 	struct { int32_t level, name; uint32_t len; uint8_t val[16]; } opt[MAX_OPTS];
@@ -70,23 +75,100 @@ static uint32_t next_passed_id = 1;
 static uint32_t closes[MAX_CLOSES]; /* closed passed sockets syscall has not heard of */
 static int nclose;
 
+/* syscall/vfs.ev: readiness records from syscall (imported when we first find syscall). */
+static struct chan_import ready_imp;
+static struct spsc ready_q;
+static bool ready_ok;
+/* Records for sockets we do not know yet (an accepted one whose call is on its way). */
+#define ORPHANS 64
+static struct sysp_ready orphans[ORPHANS];
+static unsigned next_orphan;
+
+static void import_ready(void)
+{
+	if (ready_ok) {
+		chan_unimport(&ready_imp);
+		ready_ok = false;
+	}
+	if (chan_import("syscall", "vfs.ev", &ready_imp) == 0) {
+		ready_ok = spsc_attach(&ready_q, ready_imp.va, ready_imp.bytes, SPSC_CONSUMER) == 0;
+		if (!ready_ok)
+			chan_unimport(&ready_imp);
+	}
+}
+
 static endpoint_t find_syscall(void)
 {
 	if (!syscall_ep) {
 		int64_t ep = ax_svc_lookup("syscall", NULL);
 		syscall_ep = ep > 0 ? (endpoint_t)ep : 0;
+		if (syscall_ep)
+			import_ready();
 	}
 	return syscall_ep;
 }
 
-/* Hands the call being served to syscall with the socket id in place of the descriptor. */
-static int64_t pass(struct ofile *f, struct vsock *s)
+/* Whether the stack serves stream sockets (a `tcp` service runs). */
+static bool tcp_runs(void) { return ax_svc_lookup("tcp", NULL) > 0; }
+
+static struct vsock *passed_sock(uint32_t id)
+{
+	for (int i = 0; id && i < MAX_SOCKS; i++)
+		if (socks[i] && socks[i]->passed == id)
+			return socks[i];
+	return NULL;
+}
+
+static void set_ready(struct vsock *s, uint32_t bits)
+{
+	s->ready = bits, s->ready_known = true;
+	if (s->node)
+		s->node->events++; /* epoll's edge-triggered registrations see a change */
+}
+
+void sock_ready_input(void)
+{
+	struct sysp_ready r;
+	bool any = false;
+	for (int n = 0; ready_ok && n < SYSP_READY_SLOTS; n++) {
+		int e = spsc_pop(&ready_q, &r);
+		if (e == CHAN_EAGAIN)
+			break;
+		if (e < 0) {
+			ax_printf("vfs: syscall/vfs.ev is corrupt (%d): importing it again\n", e);
+			import_ready();
+			break;
+		}
+		struct vsock *s = passed_sock(r.id);
+		if (s)
+			set_ready(s, r.bits);
+		else
+			orphans[next_orphan++ % ORPHANS] = r;
+		any = true;
+	}
+	if (any)
+		vfs_kick();
+}
+
+static uint32_t new_passed_id(void)
+{
+	uint32_t id = next_passed_id++;
+	next_passed_id += !next_passed_id; /* never 0 */
+	return id;
+}
+
+/* Hands the call being served to syscall with the socket id in place of the descriptor
+ * (and args in place of its arguments, if given). */
+static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 {
 	struct vcall *v = vfs_cur_call;
 	struct kmsg m = { .type = v->nr };
-	memcpy(m.w, v->a, sizeof(v->a));
-	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW);
+	memcpy(m.w, args ? args : v->a, sizeof(v->a));
+	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW) |
+			 (s->type == SOCK_STREAM ? SYSP_STREAM : 0);
 	m.w[0] = s->passed | (uint64_t)flags << 32;
+	if (v->nr == NR_ACCEPT || v->nr == NR_ACCEPT4) /* the accepted socket's id */
+		m.w[4] = new_passed_id();
 	for (int tries = 0; tries < 2; tries++) {
 		endpoint_t ep = find_syscall();
 		if (!ep)
@@ -101,6 +183,150 @@ static int64_t pass(struct ofile *f, struct vsock *s)
 		syscall_ep = 0; /* restarted? look again */
 	}
 	return -100; /* ENETDOWN: the socket's server is gone, and its sockets with it */
+}
+
+static int64_t pass(struct ofile *f, struct vsock *s) { return pass_args(f, s, NULL); }
+static struct vsock *sock_of(const struct ofile *f);
+static void close_passed(uint32_t id);
+
+/* sendfile's staging: the in file's bytes, read here, which syscall copies from our memory
+ * into the socket; freed when syscall passes the call back. */
+struct stage {
+	struct ofile *in;      /* held (a reference) until then */
+	uint64_t bytes;
+	unsigned char data[];
+};
+#define MAX_STAGES 32
+static struct stage *stages[MAX_STAGES];
+
+int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
+{
+	const uint64_t *a = vfs_cur_call->a;
+	struct vsock *s = sock_of(out);
+	if (!in)
+		return -E_BADF;
+	if (!s || !s->passed || vfs_kind(in->node) != S_IFREG_ || (in->flags & 3) == 1 /* O_WRONLY */)
+		return -E_INVAL; /* only a regular file into a network socket */
+	uint64_t off = in->off;
+	if (a[2] && ax_vcopy(c->ep, (const void *)a[2], EP_NONE, &off, 8) < 0)
+		return -E_FAULT;
+	if ((int64_t)off < 0)
+		return -E_INVAL;
+	uint64_t count = a[3] < SYSP_SENDFILE_MAX ? a[3] : SYSP_SENDFILE_MAX;
+	if (off >= in->node->size || !count)
+		return 0;
+	int slot = -1;
+	for (int i = 0; i < MAX_STAGES && slot < 0; i++)
+		if (!stages[i])
+			slot = i;
+	struct stage *st = slot < 0 ? NULL : ax_malloc(sizeof(*st) + count);
+	if (!st)
+		return -E_AGAIN; /* many sendfiles at once: the caller tries again */
+	int64_t n = ramfs_read(in->node, off, st->data, count);
+	if (n <= 0) {
+		ax_free(st);
+		return n;
+	}
+	st->in = in, st->bytes = (uint64_t)n;
+	in->refs++;
+	stages[slot] = st;
+	uint64_t args[6] = { a[0], (uint64_t)st->data, (uint64_t)n, a[2], off, 0 };
+	int64_t r = pass_args(out, s, args);
+	if (r != VFS_PASSED) {
+		stages[slot] = NULL;
+		vfs_put(in);
+		ax_free(st);
+	}
+	return r;
+}
+
+static void answer_thread(endpoint_t t, int64_t r)
+{
+	struct kmsg m = { .type = 0, .w = { (uint64_t)r } };
+	ax_reply(t, &m);
+}
+
+/* sendfile back from syscall: w[0] = result, w[1] = the staged bytes, w[2] = advance. */
+static void sendfile_back(struct kmsg *m)
+{
+	for (int i = 0; i < MAX_STAGES; i++) {
+		struct stage *st = stages[i];
+		if (!st || (uint64_t)st->data != m->w[1])
+			continue;
+		int64_t r = (int64_t)m->w[0];
+		if (r > (int64_t)st->bytes)
+			r = -E_INVAL; /* impossible: syscall took more than it was given */
+		if (m->w[2] && r > 0)
+			st->in->off += (uint64_t)r;
+		stages[i] = NULL;
+		vfs_put(st->in);
+		ax_free(st);
+		answer_thread(m->source, r);
+		return;
+	}
+	answer_thread(m->source, -E_INVAL); /* no such staging: nothing to free */
+}
+
+/* accept back from syscall: w[0] = the new socket's id (the one we gave), w[1] = accept4's
+ * flags, w[2] = its readiness now. */
+static void accept_back(struct kmsg *m)
+{
+	uint32_t id = (uint32_t)m->w[0];
+	uint64_t flags = m->w[1];
+	struct client *c = vfs_client(m->w[6] & 0xffffffffu, false);
+	struct vsock *s = c && id && !passed_sock(id) ? ax_calloc(1, sizeof(*s)) : NULL;
+	int slot = -1;
+	for (int i = 0; s && i < MAX_SOCKS && slot < 0; i++)
+		if (!socks[i])
+			slot = i;
+	if (!s || slot < 0) {
+		ax_free(s);
+		if (id)
+			close_passed(id);
+		answer_thread(m->source, slot < 0 && s ? -24 /* EMFILE */ : -E_NOMEM);
+		return;
+	}
+	*s = (struct vsock){ .family = AF_INET, .type = SOCK_STREAM, .proto = 6, .passed = id, .introduced = true,
+			     .bound = true, .ready = (uint32_t)m->w[2], .ready_known = true };
+	s->addr[0] = AF_INET;
+	socks[slot] = s;
+	c->ep = m->source;
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(flags & SOCK_NONBLOCK), flags & SOCK_CLOEXEC, &s->node);
+	if (fd < 0) {
+		socks[slot] = NULL; /* closed (syscall told) and freed already */
+	} else {
+		for (unsigned i = 0; i < ORPHANS; i++) /* readiness that came before this call */
+			if (orphans[(next_orphan + i) % ORPHANS].id == id)
+				set_ready(s, orphans[(next_orphan + i) % ORPHANS].bits);
+	}
+	answer_thread(m->source, fd);
+}
+
+void sock_passed_back(struct kmsg *m)
+{
+	if (!syscall_ep || (endpoint_t)(m->w[6] >> 32) != syscall_ep) {
+		answer_thread(m->source, -E_INVAL); /* only syscall passes calls back to us */
+		return;
+	}
+	uint32_t nr = m->type & 0x3ffu;
+	if (nr == NR_ACCEPT4)
+		accept_back(m);
+	else if (nr == NR_SENDFILE)
+		sendfile_back(m);
+	else
+		answer_thread(m->source, -E_INVAL);
+}
+
+/* A passed socket whose descriptor is gone or never came: syscall forgets it. */
+static void close_passed(uint32_t id)
+{
+	if (nclose == MAX_CLOSES)
+		sock_flush_closes();
+	if (nclose < MAX_CLOSES)
+		closes[nclose++] = id;
+	else
+		ax_printf("vfs: too many socket closes for syscall: socket %u leaks\n", id);
+	sock_flush_closes();
 }
 
 bool sock_flush_closes(void)
@@ -152,13 +378,11 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 		return -E_NOMEM;
 	s->family = (int)family, s->type = base, s->proto = base == SOCK_STREAM ? 6 : 17;
 	s->addr[0] = (uint8_t)family;
-	if (family == AF_INET && base == SOCK_DGRAM && find_syscall()) {
-		s->passed = next_passed_id++;
-		next_passed_id += !next_passed_id; /* never 0 */
-	}
+	if (family == AF_INET && find_syscall() && (base == SOCK_DGRAM || tcp_runs()))
+		s->passed = new_passed_id();
 	socks[slot] = s;
-	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, NULL);
-	if (fd == -E_NOMEM)
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, &s->node);
+	if (fd < 0)
 		socks[slot] = NULL; /* freed already */
 	return fd;
 }
@@ -166,15 +390,8 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 void sock_closed(struct rnode *n)
 {
 	const struct vsock *s = n->priv;
-	if (s && s->passed) {
-		if (nclose == MAX_CLOSES)
-			sock_flush_closes();
-		if (nclose < MAX_CLOSES)
-			closes[nclose++] = s->passed;
-		else
-			ax_printf("vfs: too many socket closes for syscall: socket %u leaks\n", s->passed);
-		sock_flush_closes();
-	}
+	if (s && s->passed)
+		close_passed(s->passed);
 	for (int i = 0; i < MAX_SOCKS; i++)
 		if (socks[i] == n->priv)
 			socks[i] = NULL;
@@ -354,8 +571,10 @@ static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
 int64_t sock_transfer(struct ofile *f, bool write)
 {
 	struct vsock *s = sock_of(f);
-	if (s->passed) /* read and write go to syscall whole; readv and the rest: issue 7 */
-		return vfs_cur_call && vfs_cur_call->nr <= 1 ? pass(f, s) : -E_OPNOTSUPP;
+	if (s->passed) { /* read, write, readv, writev go to syscall whole */
+		uint32_t nr = vfs_cur_call ? vfs_cur_call->nr : ~0u;
+		return nr <= 1 || nr == NR_READV || nr == NR_WRITEV ? pass(f, s) : -29 /* ESPIPE: pread, pwrite */;
+	}
 	if (s->type == SOCK_STREAM)
 		return write ? -E_PIPE : -E_NOTCONN;
 	return write ? -E_DESTADDRREQ : nothing_arrives(f, 0);
@@ -364,6 +583,10 @@ int64_t sock_transfer(struct ofile *f, bool write)
 uint32_t sock_poll(const struct ofile *f)
 {
 	const struct vsock *s = sock_of(f);
+	if (s->passed && s->ready_known)
+		return s->ready;
+	if (s->passed && s->type == SOCK_DGRAM)
+		return POLLOUT | POLLWRNORM; /* until syscall says more */
 	if (s->listening)
 		return 0;
 	/* An unconnected stream socket is writable and hung up, as Linux reports it; a

@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "tty.h"
 #include "tty_proto.h"
+#include "../syscall/syscall_proto.h"
 
 struct rnode *vfs_root;
 
@@ -193,6 +194,11 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		retry_held(); /* a process that ended may have held a pipe's other end */
 		return;
 	}
+	if ((m->type & ~0x3ffu) == KMSG_LINUX_PASSED) {
+		sock_passed_back(m); /* syscall finishing an accept or a sendfile */
+		retry_held();
+		return;
+	}
 	if ((m->type & 0xffff0000u) != KMSG_LINUX)
 		return;
 	struct vcall v = { .nr = m->type & 0xffff, .thread = m->source };
@@ -229,6 +235,8 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 	(void)l;
 	if (bits & TTY_INPUT_BIT)
 		tty_input();
+	if (bits & SYSCALL_READY_BIT)
+		sock_ready_input();
 }
 
 /* Each turn of the loop: calls whose time ran out are answered (held calls, the terminal's

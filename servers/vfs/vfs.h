@@ -3,7 +3,7 @@
 #include "axrt.h"
 #include "ramfs.h"
 
-#define MAX_FDS 64
+#define MAX_FDS 1024
 #define MAX_CLIENTS 64
 #include "vfs_proto.h"
 
@@ -185,6 +185,13 @@ void vfs_close_all(struct client *c);
 int64_t sock_call(struct client *c, struct vcall *v);
 int64_t sock_transfer(struct ofile *f, bool write);
 uint32_t sock_poll(const struct ofile *f);
+/* sendfile(out, in): to a socket passed to syscall only (-EINVAL otherwise). */
+int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in);
+/* syscall's readiness records arrived (SYSCALL_READY_BIT); a call syscall passed back. */
+void sock_ready_input(void);
+void sock_passed_back(struct kmsg *m);
+/* Gives back a reference to an open file (its last one closes it). */
+void vfs_put(struct ofile *f);
 void sock_closed(struct rnode *n);
 /* Tells syscall about closed sockets it has not heard of yet; true while some remain
  * (vfs.c's loop then tries again soon). */

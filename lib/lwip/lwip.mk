@@ -36,6 +36,16 @@ $(1)_CFLAGS += $(LWIP_INC) -I$(2)
 $(1)_DEPS += $(LWIP_STAMP)
 endef
 
+# lwip_xport NAME, OPTS_DIR: a socket engine's ip/syscall side and event loop (xport.c,
+# xport.h), compiled with NAME's lwipopts.h; call after lwip_instance.
+define lwip_xport
+$(B)/obj/$(1)/lwip/xport.o: lib/lwip/xport.c lib/lwip/xport.h $(B)/kflags | $(LWIP_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -Ilib/lwip -Ilib/net -Ikernel -c $$< -o $$@
+$(1)_EXTRA_OBJS += $(B)/obj/$(1)/lwip/xport.o
+$(1)_CFLAGS += -Ilib/lwip
+endef
+
 # The files of the IPv4 core every instance needs; add the protocols on top.
 LWIP_CORE := core/init.c core/def.c core/inet_chksum.c core/ip.c core/mem.c core/memp.c \
 	core/netif.c core/pbuf.c core/timeouts.c core/ipv4/ip4.c core/ipv4/ip4_addr.c

@@ -2,6 +2,7 @@
 include lib/lwip/lwip.mk
 udp_SRCS := servers/udp/udp.c servers/udp/net.c servers/udp/sock.c servers/udp/netq.c servers/udp/pkt.c
 $(eval $(call lwip_instance,udp,servers/udp,$(LWIP_CORE) core/udp.c core/stats.c))
+$(eval $(call lwip_xport,udp,servers/udp))
 udp_CFLAGS += -Ilib/net -Ikernel
 udp_EXTRA_OBJS += $(NET_SOCKBUF_OBJ)
 $(eval $(call native_prog,udp))

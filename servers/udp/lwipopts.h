@@ -45,11 +45,11 @@
 #define PBUF_LINK_HLEN 0
 #define PBUF_LINK_ENCAPSULATION_HLEN 0
 
-/* Memory: the heap in the send pool (udp.c sets us_lwip_heap before lwip_init). */
+/* Memory: the heap in the send pool (lib/lwip/xport.c sets xp_lwip_heap before lwip_init). */
 #define MEM_ALIGNMENT 8
 #define MEM_SIZE (2 * 1024 * 1024)
-#define LWIP_RAM_HEAP_POINTER us_lwip_heap
-extern void *us_lwip_heap;
+#define LWIP_RAM_HEAP_POINTER xp_lwip_heap
+extern void *xp_lwip_heap;
 #define MEMP_MEM_MALLOC 0
 #define MEMP_NUM_PBUF 64 /* PBUF_REF headers for received packets (one at a time) */
 #define MEMP_NUM_UDP_PCB 48 /* US_MAX_SOCKS */

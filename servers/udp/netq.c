@@ -3,12 +3,14 @@
 #include "netq_proto.h"
 #include "lwip/udp.h"
 
-static const struct { const char *name; size_t off; } counters[] = {
-#define C(f) { #f, offsetof(struct us_counters, f) }
+static const struct { const char *name; const uint64_t *v; } counters[] = {
+#define C(f) { #f, &us.c.f }
+#define X(f) { #f, &xp.c.f }
 	C(rx_dgrams), C(rx_bytes), C(tx_dgrams), C(tx_bytes), C(no_port), C(csum_err), C(malformed),
-	C(not_ours), C(rx_full), C(rx_unattached), C(bad_ptr), C(bad_desc), C(tx_err), C(tx_nomem),
-	C(icmp_err), C(corrupt_bufs), C(bad_msgs), C(stale_tx_done),
+	C(not_ours), C(rx_full), C(rx_unattached), X(bad_ptr), C(bad_desc), C(tx_err), C(tx_nomem),
+	C(icmp_err), C(corrupt_bufs), C(bad_msgs), X(bad_ipx), X(stale_tx_done),
 #undef C
+#undef X
 };
 
 static bool sock_line(uint64_t line, char *buf)
@@ -45,7 +47,7 @@ void us_netq(struct kmsg *m)
 		have = line < sizeof(counters) / sizeof(counters[0]);
 		if (have)
 			ksnprintf(buf, NETQ_TEXT, "%s %llu", counters[line].name,
-				  (unsigned long long)*(const uint64_t *)((const char *)&us.c + counters[line].off));
+				  (unsigned long long)*counters[line].v);
 	} else if (topic == NQ_SOCKETS) {
 		have = sock_line(line, buf);
 	} else {

@@ -145,14 +145,14 @@ void us_sock_restore(void)
 		s->restored_at = ax_time_ns() | 1;
 		restored++;
 	}
-	us.awaiting_reattach = restored > 0;
+	xp.awaiting_reattach = restored > 0;
 	ax_printf("udp: restored %u sockets from ds (%u slots)\n", restored, slots);
 }
 
 /* Restored sockets syscall never claimed are closed after a while. */
 void us_sock_gc(uint64_t now)
 {
-	if (!us.hello_at || (int64_t)(now - us.hello_at) < (int64_t)US_REATTACH_NS)
+	if (!xp.hello_at || (int64_t)(now - xp.hello_at) < (int64_t)US_REATTACH_NS)
 		return;
 	for (int i = 0; i < US_MAX_SOCKS; i++) {
 		struct us_sock *s = &us.s[i];
@@ -163,11 +163,7 @@ void us_sock_gc(uint64_t now)
 	}
 }
 
-static void push_ev(const struct sk_msg *m)
-{
-	spsc_push_part(&us.evq, m, sizeof(*m));
-	us.ev_pushed = true;
-}
+static void push_ev(const struct sk_msg *m) { xport_push_ev(m); }
 
 static void answer(const struct sk_msg *q, int64_t result, const struct us_sock *s)
 {
@@ -250,10 +246,10 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 	s->handle = handle, s->va = (void *)va, s->bytes = bytes, s->attached = true;
 	s->restored_at = 0;
 	s->tx_pending = true; /* whatever the application queued meanwhile */
-	us.awaiting_reattach = false;
+	xp.awaiting_reattach = false;
 	for (int i = 0; i < US_MAX_SOCKS; i++)
 		if (us.s[i].sock && us.s[i].restored_at && !us.s[i].attached)
-			us.awaiting_reattach = true;
+			xp.awaiting_reattach = true;
 	save(s);
 	*out = s;
 	return 0;
@@ -377,21 +373,21 @@ static void request(const struct sk_msg *q)
 /* Requests from syscall, while there is room for their answers. */
 void us_sys_poll(bool *work)
 {
-	if (!us.sys_ok)
+	if (!xp.sys_ok)
 		return;
 	for (int i = 0; i < 64; i++) {
-		long queued = spsc_count(&us.evq);
-		if (queued < 0 || us.evq.nslots - (uint32_t)queued < 2) {
-			us.retry = true;
+		long queued = spsc_count(&xp.evq);
+		if (queued < 0 || xp.evq.nslots - (uint32_t)queued < 2) {
+			xp.retry = true;
 			return;
 		}
 		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
-		int e = spsc_pop(&us.req, &u);
+		int e = spsc_pop(&xp.req, &u);
 		if (e == CHAN_EAGAIN)
 			return;
 		if (e < 0) {
 			ax_printf("udp: syscall/udp.req is corrupt (%d): detached, importing again\n", e);
-			us.sys_ok = false;
+			xp.sys_ok = false;
 			return;
 		}
 		*work = true;
@@ -422,8 +418,8 @@ static void tx_sock(struct us_sock *s, bool *work)
 		int c = us_txd_check(d.family, d.addr, d.port, d.len, conn, conn ? pcb_raddr(s->pcb) : 0,
 				     lwip_htons(s->pcb->remote_port), &da, &dp);
 		/* Datagrams that leave need ip and room in its channel; those to ourselves do not. */
-		if (c == US_TXD_OK && !is_local(da) && (!us.ip_ok || us_out_space() < 2)) {
-			us.retry = true;
+		if (c == US_TXD_OK && !is_local(da) && (!xp.ip_ok || xport_out_space() < 2)) {
+			xp.retry = true;
 			return;
 		}
 		*work = true;
@@ -437,7 +433,7 @@ static void tx_sock(struct us_sock *s, bool *work)
 			struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)d.len, PBUF_RAM);
 			if (!p) {
 				us.c.tx_nomem++;
-				us.retry = true; /* memory comes back with IPX_TX_DONE */
+				xp.retry = true; /* memory comes back with IPX_TX_DONE */
 				return;
 			}
 			pbuf_take(p, data, (u16_t)d.len); /* the one copy: the application cannot change it now */
@@ -458,7 +454,7 @@ static void tx_sock(struct us_sock *s, bool *work)
 		sockbuf_consume(&s->sb.tx, &d);
 		s->ev |= EV_TXSPACE;
 	}
-	us.retry = true; /* more than one turn's worth: come back */
+	xp.retry = true; /* more than one turn's worth: come back */
 }
 
 void us_tx_poll(bool *work)
@@ -473,15 +469,15 @@ void us_tx_poll(bool *work)
 /* Pending SK_EVs, one per socket, while there is room. */
 void us_flush_events(void)
 {
-	if (!us.sys_ok)
+	if (!xp.sys_ok)
 		return;
 	for (int i = 0; i < US_MAX_SOCKS; i++) {
 		struct us_sock *s = &us.s[i];
 		if (!s->sock || !s->ev)
 			continue;
-		long queued = spsc_count(&us.evq);
-		if (queued < 0 || us.evq.nslots - (uint32_t)queued < 1) {
-			us.retry = true;
+		long queued = spsc_count(&xp.evq);
+		if (queued < 0 || xp.evq.nslots - (uint32_t)queued < 1) {
+			xp.retry = true;
 			return;
 		}
 		struct sk_msg m = { .type = SK_EV, .sock = s->sock, .arg = s->ev,

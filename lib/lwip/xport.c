@@ -1,0 +1,553 @@
+/* A socket engine's ip and syscall side and its event loop (xport.h). Compiled once per
+ * engine, with that engine's lwipopts.h (lib/lwip/lwip.mk, lwip_xport). */
+#include "xport.h"
+#include "lwipopts.h"
+#include "lwip/init.h"
+#include "lwip/ip4.h"
+#include "lwip/netif.h"
+#include "lwip/pbuf.h"
+#include "lwip/timeouts.h"
+#include "ds_client.h"
+#include "ds_proto.h"
+#include "service.h"
+#include "netq_proto.h"
+#include "netdev_proto.h"
+
+struct xport xp;
+void *xp_lwip_heap;
+
+#define ATTACH_RETRY_NS 100000000ull
+
+/* An interface as saved in ds ("if.N"): after a restart the packets waiting in ip's channel
+ * are ahead of ip's IPX_IFACE, and lwIP needs the address to accept them. */
+struct xp_ifrec {
+	uint32_t addr, mask, gw, mtu;
+	uint8_t up, ifindex, pad[6];
+};
+_Static_assert(sizeof(struct xp_ifrec) <= 24, "one ds value");
+
+static struct netif nif[XP_MAX_IF];
+static bool nif_added[XP_MAX_IF];
+
+void xport_fmt_ip4(char *buf, uint32_t a)
+{
+	const uint8_t *b = (const uint8_t *)&a;
+	ksnprintf(buf, 16, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+}
+
+uint32_t xport_out_space(void)
+{
+	long n = spsc_count(&xp.out);
+	return n < 0 ? 0 : xp.out.nslots - (uint32_t)n;
+}
+
+uint32_t xport_ev_space(void)
+{
+	long n = spsc_count(&xp.evq);
+	return !xp.sys_ok || n < 0 ? 0 : xp.evq.nslots - (uint32_t)n;
+}
+
+void xport_push_ev(const struct sk_msg *m)
+{
+	spsc_push_part(&xp.evq, m, sizeof(*m));
+	xp.ev_pushed = true;
+}
+
+/* ---- the netifs and the packets lwIP sends ---- */
+
+static bool in_heap(const void *p, size_t len)
+{
+	const unsigned char *b = xp.pool.v.bufs, *q = p;
+	return q >= b && (uint64_t)(q - b) + len <= xp.pool.v.buf_size;
+}
+
+static void tx_abort(void *ctx, uint64_t id)
+{
+	(void)id;
+	pbuf_free(ctx);
+}
+
+/* lwIP's IP layer finished a packet: hand it to ip, keep the pbuf until IPX_TX_DONE (lwIP's
+ * TCP does not rewrite a segment whose pbuf is still referenced). */
+static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
+{
+	(void)n, (void)dst;
+	if (!xp.ip_ok || xport_out_space() == 0)
+		return ERR_MEM;
+	struct pbuf *q = p;
+	if (p->next || !in_heap(p->payload, p->len)) /* a chain (TCP appends), or not ours */
+		if (!(q = pbuf_clone(PBUF_RAW, PBUF_RAM, p)))
+			return ERR_MEM;
+	if (q == p)
+		pbuf_ref(p);
+	uint64_t id = reqdb_add(&xp.txdb, 1, tx_abort, q);
+	if (id == REQDB_NONE) {
+		pbuf_free(q);
+		return ERR_MEM;
+	}
+	struct ipx_msg m = { .type = IPX_TX, .id = id };
+	m.pkt = (struct chan_ptr){ xp.pool.v.pool_id, (uint32_t)((unsigned char *)q->payload - xp.pool.v.bufs), q->len };
+	spsc_push_part(&xp.out, &m, sizeof(m)); /* room was checked */
+	xp.out_pushed = true;
+	return ERR_OK;
+}
+
+static err_t nif_init(struct netif *n)
+{
+	n->output = nif_output;
+	n->name[0] = 'i', n->name[1] = 'p';
+	n->flags = NETIF_FLAG_BROADCAST;
+	return ERR_OK;
+}
+
+/* The send pool for the driver an IPX_IFACE names (ip announces it as T/pool.DRV). */
+static void export_pool_for(const char *drv)
+{
+	char key[16];
+	if (!drv[0] || ksnprintf(key, sizeof(key), "pool.%s", drv) >= (int)sizeof(key))
+		return;
+	for (int i = 0; i < xp.ndrv; i++)
+		if (!strcmp(xp.pool_drv_ex[i].key, key))
+			return;
+	if (xp.ndrv == XP_MAX_DRV)
+		return;
+	struct chan_export *e = &xp.pool_drv_ex[xp.ndrv++];
+	*e = xp.pool_ip_ex;
+	memset(e->key, 0, sizeof(e->key));
+	memcpy(e->key, key, strlen(key));
+	e->peer = e->key + 5; /* the driver's service name */
+	e->on_attach = NULL, e->importer = 0, e->importer_handle = 0;
+	chan_export(e);
+}
+
+/* IPX_IFACE: mirror the interface (address, mask, gateway, MTU, up). */
+static void iface(const struct ipx_iface *f)
+{
+	if (f->ifindex >= XP_MAX_IF)
+		return;
+	struct netif *n = &nif[f->ifindex];
+	ip4_addr_t a, m, g;
+	a.addr = f->addr, m.addr = f->mask, g.addr = f->gw;
+	if (!nif_added[f->ifindex]) {
+		if (!netif_add(n, &a, &m, &g, NULL, nif_init, ip4_input))
+			return;
+		nif_added[f->ifindex] = true;
+	} else {
+		netif_set_addr(n, &a, &m, &g);
+	}
+	n->mtu = (u16_t)(f->mtu > 65535 ? 65535 : f->mtu);
+	if (f->up && f->addr) {
+		netif_set_up(n);
+		netif_set_link_up(n);
+	} else {
+		netif_set_down(n);
+	}
+	struct xp_ifrec r = { f->addr, f->mask, f->gw, f->mtu, f->up, f->ifindex, { 0 } };
+	char key[16];
+	ksnprintf(key, sizeof(key), "if.%u", f->ifindex);
+	dsc_put(key, &r, sizeof(r));
+	/* the default: the first interface that is up */
+	struct netif *def = NULL;
+	for (int i = 0; i < XP_MAX_IF && !def; i++)
+		if (nif_added[i] && netif_is_up(&nif[i]))
+			def = &nif[i];
+	netif_set_default(def);
+	char ip[16], drv[17];
+	memcpy(drv, f->name, 16);
+	drv[16] = 0;
+	export_pool_for(drv);
+	xport_fmt_ip4(ip, f->addr);
+	ax_printf("%s: interface %u (%s) %s mtu %u %s\n", xp.ops->name, f->ifindex, drv, ip, f->mtu,
+		  f->up ? "up" : "down");
+}
+
+/* After a restart: the interfaces as the previous incarnation last heard of them. */
+static void iface_restore(void)
+{
+	for (uint8_t i = 0; i < XP_MAX_IF; i++) {
+		union { struct xp_ifrec r; uint8_t raw[DS_VAL_LEN]; } u;
+		uint32_t len = 0;
+		char key[16];
+		ksnprintf(key, sizeof(key), "if.%u", i);
+		if (dsc_get(xp.ops->name, key, &u, &len) != 0 || len != sizeof(u.r) || u.r.ifindex != i)
+			continue;
+		struct ipx_iface f = { .type = IPX_IFACE, .ifindex = i, .up = u.r.up, .addr = u.r.addr,
+				       .mask = u.r.mask, .gw = u.r.gw, .mtu = u.r.mtu };
+		iface(&f);
+	}
+}
+
+struct netif *xport_input_netif(uint32_t dst)
+{
+	for (int i = 0; i < XP_MAX_IF; i++)
+		if (nif_added[i] && netif_is_up(&nif[i]) && nif[i].ip_addr.addr == dst)
+			return &nif[i];
+	return netif_default;
+}
+
+/* ---- messages from ip ---- */
+
+static void rx_done(uint64_t id, int32_t arg)
+{
+	struct ipx_msg m = { .type = IPX_RX_DONE, .arg = arg, .id = id };
+	spsc_push_part(&xp.out, &m, sizeof(m));
+	xp.out_pushed = true;
+}
+
+static const unsigned char *resolve(struct chan_ptr p)
+{
+	const unsigned char *b = pool_resolve(&xp.ip_rx, p);
+	return b ? b : pool_resolve(&xp.ip_heap, p);
+}
+
+void xport_forget_tx(void)
+{
+	uint32_t n = reqdb_abort_peer(&xp.txdb, 1);
+	if (n)
+		ax_printf("%s: %u packets in flight to the previous ip forgotten\n", xp.ops->name, n);
+}
+
+/* Messages from ip, while there is room to answer them. */
+static void ip_poll(bool *work)
+{
+	if (!xp.ip_ok)
+		return;
+	/* After our restart, packets for the restored sockets would be dropped until syscall
+	 * reattaches their buffers: they wait in ip's channel for a short while instead. */
+	if (xp.awaiting_reattach) {
+		if (xp.hello_at && ax_time_ns() - xp.hello_at < XP_HOLD_RX_NS) {
+			xp.retry = true;
+			return;
+		}
+		xp.awaiting_reattach = false;
+	}
+	for (int i = 0; i < 64; i++) {
+		if (xport_out_space() < 8) { /* an answer, and what lwIP sends while handling it */
+			xp.retry = true;
+			return;
+		}
+		union { struct ipx_msg m; struct ipx_iface f; uint8_t raw[IPX_SLOT]; } u;
+		int e = spsc_pop(&xp.in, &u);
+		if (e == CHAN_EAGAIN)
+			return;
+		if (e < 0) {
+			ax_printf("%s: ip/%s.in is corrupt (%d): detached, importing again\n", xp.ops->name,
+				  xp.ops->name, e);
+			xp.ip_ok = false;
+			return;
+		}
+		*work = true;
+		switch (u.m.type) {
+		case IPX_RX:
+		case IPX_ICMP_ERR: {
+			const unsigned char *b = resolve(u.m.pkt);
+			int32_t answer = 0;
+			if (!b)
+				xp.c.bad_ptr++;
+			else if (u.m.type == IPX_RX)
+				answer = xp.ops->rx(&u.m, b);
+			else
+				xp.ops->icmp(b, u.m.pkt.len);
+			rx_done(u.m.id, answer);
+			break;
+		}
+		case IPX_TX_DONE: {
+			const struct reqdb_entry *t = reqdb_take(&xp.txdb, u.m.id);
+			if (t)
+				pbuf_free(t->ctx);
+			else
+				xp.c.stale_tx_done++;
+			break;
+		}
+		case IPX_IFACE:
+			iface(&u.f);
+			break;
+		case IPX_HELLO:
+			if (xp.ip_incarnation >= 0 && xp.ip_incarnation != u.m.arg)
+				xport_forget_tx();
+			xp.ip_incarnation = u.m.arg;
+			break;
+		default:
+			xp.c.bad_ipx++;
+		}
+	}
+}
+
+/* ---- attaching to ip and syscall ---- */
+
+static uint32_t export_owner(const char *label, const char *key)
+{
+	uint32_t v[6] = { 0 }, len = sizeof(v);
+	return dsc_get(label, key, v, &len) == 0 && len >= 8 ? v[1] : 0;
+}
+
+static void ip_detach(void)
+{
+	chan_unimport(&xp.in_imp);
+	chan_unimport(&xp.rx_imp);
+	chan_unimport(&xp.heap_imp);
+	xp.ip_ok = false;
+	xp.ip_owner = 0;
+}
+
+static void sys_detach(void)
+{
+	chan_unimport(&xp.req_imp);
+	chan_unimport(&xp.ev_imp);
+	xp.sys_ok = false;
+	xp.sys_owner = 0;
+}
+
+static void key_of(char *key, size_t n, const char *suffix)
+{
+	ksnprintf(key, n, "%s%s", xp.ops->name, suffix);
+}
+
+/* ip's channel and pools; then IPX_HELLO (ip answers with IPX_IFACE). */
+static void ip_attach(void)
+{
+	ip_detach();
+	char kin[16], krx[16], kheap[16];
+	ksnprintf(kin, sizeof(kin), "%s.in", xp.ops->name);
+	ksnprintf(krx, sizeof(krx), "rx.%s", xp.ops->name);
+	ksnprintf(kheap, sizeof(kheap), "heap.%s", xp.ops->name);
+	if (chan_import("ip", kin, &xp.in_imp) < 0 || chan_import("ip", krx, &xp.rx_imp) < 0 ||
+	    chan_import("ip", kheap, &xp.heap_imp) < 0)
+		goto fail;
+	if (spsc_attach(&xp.in, xp.in_imp.va, xp.in_imp.bytes, SPSC_CONSUMER) < 0 || xp.in.slot_size != IPX_SLOT ||
+	    pool_attach(&xp.ip_rx, xp.rx_imp.va, xp.rx_imp.bytes) < 0 ||
+	    pool_attach(&xp.ip_heap, xp.heap_imp.va, xp.heap_imp.bytes) < 0) {
+		ax_printf("%s: ip's channel or pools are malformed\n", xp.ops->name);
+		goto fail;
+	}
+	xp.ip_ok = true;
+	xp.ip_owner = xp.in_imp.owner;
+	if (!xp.ip_peer.ep)
+		xp.ip_peer.ep = xp.in_imp.owner;
+	struct ipx_msg h = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts };
+	spsc_push_part(&xp.out, &h, sizeof(h));
+	xp.out_pushed = true;
+	ax_printf("%s: attached to ip (endpoint %#x)\n", xp.ops->name, xp.ip_owner);
+	return;
+fail:
+	ip_detach();
+}
+
+/* syscall's two channels; then SK_HELLO (syscall reattaches every socket it has with us). */
+static void sys_attach(void)
+{
+	sys_detach();
+	char kreq[16], kev[16];
+	key_of(kreq, sizeof(kreq), ".req");
+	key_of(kev, sizeof(kev), ".ev");
+	if (chan_import("syscall", kreq, &xp.req_imp) < 0 || chan_import("syscall", kev, &xp.ev_imp) < 0)
+		goto fail;
+	if (spsc_attach(&xp.req, xp.req_imp.va, xp.req_imp.bytes, SPSC_CONSUMER) < 0 || xp.req.slot_size != SK_SLOT ||
+	    spsc_attach(&xp.evq, xp.ev_imp.va, xp.ev_imp.bytes, SPSC_PRODUCER) < 0 || xp.evq.slot_size != SK_SLOT) {
+		ax_printf("%s: syscall's channels are malformed\n", xp.ops->name);
+		goto fail;
+	}
+	xp.sys_ok = true;
+	xp.sys_owner = xp.req_imp.owner;
+	xp.sys_peer.ep = xp.req_imp.owner;
+	struct sk_msg h = { .type = SK_HELLO, .arg = ax_svc.restarts };
+	spsc_push_part(&xp.evq, &h, sizeof(h));
+	xp.ev_pushed = true;
+	xp.hello_at = ax_time_ns();
+	ax_printf("%s: attached to syscall (endpoint %#x)\n", xp.ops->name, xp.sys_owner);
+	return;
+fail:
+	sys_detach();
+}
+
+static void on_out_attach(struct chan_export *e, endpoint_t importer)
+{
+	(void)e;
+	xp.ip_peer.ep = importer;
+}
+
+static int64_t make_pool(void)
+{
+	uint64_t pages = (POOL_HDR_SIZE + xp.ops->heap_bytes + 4096 + 4095) / 4096;
+	int64_t h = ax_mo_create(pages, MOF_DMA);
+	if (h == -KE_PERM) {
+		ax_printf("%s: no DMA privilege: the send pool is ordinary memory (no NIC can send from it)\n",
+			  xp.ops->name);
+		h = ax_mo_create(pages, 0);
+	}
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, pages, KP_R | KP_W) : h;
+	if (va < 0)
+		return va;
+	uint32_t id = POOLID(xp.ops->poolid_kind, ax_svc.restarts);
+	/* One buffer spanning the pool: lwIP's heap allocates inside it, so any packet it
+	 * built is one rich pointer. */
+	if (pool_init(&xp.pool, id, (void *)va, pages * 4096, (uint32_t)(pages * 4096 - POOL_HDR_SIZE), 1,
+		      xp.pool_priv, sizeof(xp.pool_priv)) != 1)
+		return -KE_INVAL;
+	xp.pool_ip_ex = (struct chan_export){ .handle = h, .bytes = pages * 4096, .rights = KP_R, .peer = "ip" };
+	ax_strpad(xp.pool_ip_ex.key, sizeof(xp.pool_ip_ex.key), "pool.ip");
+	return chan_export(&xp.pool_ip_ex);
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (!(bits & DS_NOTIFY_BIT))
+		return;
+	char label[DS_NAME_LEN], key[DS_NAME_LEN], kin[16], kreq[16];
+	ksnprintf(kin, sizeof(kin), "%s.in", xp.ops->name);
+	key_of(kreq, sizeof(kreq), ".req");
+	while (dsc_check(label, key) == 0) {
+		if (!strcmp(label, "ip") && xp.ip_ok && export_owner("ip", kin) != xp.ip_owner) {
+			ax_printf("%s: ip changed (restarted): importing its channel and pools again\n", xp.ops->name);
+			ip_detach();
+			xp.ip_wait_from = ax_time_ns();
+			xp.next_attach = 0;
+		} else if (!strcmp(label, "syscall") && xp.sys_ok && export_owner("syscall", kreq) != xp.sys_owner) {
+			ax_printf("%s: syscall changed: importing its channels again\n", xp.ops->name);
+			sys_detach();
+			xp.next_attach = 0;
+		}
+	}
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	if (chan_export_serve(m))
+		return;
+	if (m->type == NETQ_SHOW) {
+		xp.ops->netq(m);
+		return;
+	}
+	memset(m->w, 0, sizeof(m->w));
+	m->type = (uint32_t)-KE_NOSYS;
+	ax_reply(m->source, m);
+}
+
+static void set_flags(uint32_t v)
+{
+	if (xp.ip_ok)
+		atomic_store_explicit(&xp.in.sh->sleeping, v, memory_order_relaxed);
+	if (xp.sys_ok)
+		atomic_store_explicit(&xp.req.sh->sleeping, v, memory_order_relaxed);
+}
+
+static bool inputs_waiting(void)
+{
+	return (xp.ip_ok && spsc_count(&xp.in) > 0) || (xp.sys_ok && spsc_count(&xp.req) > 0);
+}
+
+/* Two input channels, one doorbell to wait on: each channel's "sleeping" flag is raised when
+ * a poll found nothing (then both producers ring us by notification), lowered while there
+ * is work (lib/chan/README.md, "Going to sleep"; the same fence-then-recheck). The sleep is
+ * bounded by lwIP's next timeout. */
+static bool poll(struct ax_evloop *l)
+{
+	bool work = false;
+	xp.retry = false;
+	set_flags(0);
+	uint64_t now = ax_time_ns();
+	if ((!xp.ip_ok || !xp.sys_ok) && now >= xp.next_attach) {
+		if (!xp.sys_ok)
+			sys_attach();
+		/* ip imports T/out when it sees it in ds; we import ip/T.in after that (or after
+		 * 2 s), so the two imports (each a call to the other) never cross. */
+		if (!xp.ip_ok && ((xp.out_ex.importer && xp.pool_ip_ex.importer) || now - xp.ip_wait_from > 2000000000ull))
+			ip_attach();
+		xp.next_attach = now + ATTACH_RETRY_NS;
+	}
+	/* ip imports T/out when ds says it changed. If its import met ours of ip/T.in (each
+	 * calling the other: the kernel fails one call), it may not try again: publish again. */
+	if (xp.ip_ok && xp.out_ex.importer != xp.ip_owner && now >= xp.next_nudge) {
+		if (xp.next_nudge) {
+			ax_printf("%s: ip has not imported %s/out: publishing it again\n", xp.ops->name, xp.ops->name);
+			chan_export(&xp.out_ex);
+		}
+		xp.next_nudge = now + 500000000;
+		xp.retry = true;
+	}
+	ip_poll(&work);
+	xp.ops->sys_poll(&work);
+	xp.ops->tx_poll(&work);
+	netif_poll_all(); /* what we sent ourselves (127.0.0.0/8, our addresses) */
+#if LWIP_TIMERS
+	sys_check_timeouts();
+#endif
+	xp.ops->flush_events();
+	if (xp.out_pushed && xp.ip_ok)
+		chan_kick(&xp.out, &xp.ip_plat);
+	if (xp.ev_pushed && xp.sys_ok)
+		chan_kick(&xp.evq, &xp.sys_plat);
+	xp.out_pushed = xp.ev_pushed = false;
+	xp.ops->gc(now);
+	l->doorbell = xp.ip_ok ? (const volatile uint64_t *)(const void *)&xp.in.sh->bell :
+		      xp.sys_ok ? (const volatile uint64_t *)(const void *)&xp.req.sh->bell : NULL;
+	l->sleeping = NULL;
+	if (!work) {
+		set_flags(1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (inputs_waiting()) {
+			set_flags(0);
+			work = true;
+		}
+	}
+	uint64_t wait = xp.retry ? 1000000 : (!xp.ip_ok || !xp.sys_ok) ? ATTACH_RETRY_NS :
+			xp.hello_at ? 1000000000 : 0;
+#if LWIP_TIMERS
+	u32_t ms = sys_timeouts_sleeptime();
+	if (ms != SYS_TIMEOUTS_SLEEPTIME_INFINITE && (!wait || (uint64_t)ms * 1000000 < wait))
+		wait = ms ? (uint64_t)ms * 1000000 : 1000000;
+#endif
+	l->wait_ns = wait;
+	return work;
+}
+
+int64_t xport_start(int argc, char **argv, const struct xport_ops *ops)
+{
+	xp.ops = ops;
+	xp.ip_incarnation = -1;
+	xp.ip_peer.bits = xp.sys_peer.bits = XP_WAKE_BIT;
+	chan_axolotl_platform(&xp.ip_plat, &xp.ip_peer);
+	chan_axolotl_platform(&xp.sys_plat, &xp.sys_peer);
+	int64_t e = make_pool();
+	if (e < 0) {
+		ax_printf("%s: cannot make its send pool: %lld\n", ops->name, (long long)e);
+		return e;
+	}
+	xp_lwip_heap = xp.pool.v.bufs;
+	lwip_init();
+	reqdb_init(&xp.txdb, xp.txdb_e, XP_TX_INFLIGHT);
+	xp.out_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "ip", .on_attach = on_out_attach };
+	ax_strpad(xp.out_ex.key, sizeof(xp.out_ex.key), "out");
+	if ((e = chan_create(&xp.out_ex, IPX_SLOT, IPX_SLOTS, SPSC_PRODUCER, &xp.out)) < 0 ||
+	    (e = chan_export(&xp.out_ex)) < 0) {
+		ax_printf("%s: cannot export %s/out: %lld\n", ops->name, ops->name, (long long)e);
+		return e;
+	}
+	/* The drivers ip will announce our pool to: exported now, before ip tells them (an
+	 * IPX_IFACE naming another driver exports for it too). */
+	bool named = false;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "drv=", 4))
+			export_pool_for(argv[i] + 4), named = true;
+	if (!named)
+		export_pool_for("e1000");
+	if (ax_svc.restarts)
+		iface_restore();
+	return 0;
+}
+
+int xport_run(void)
+{
+	char kin[16], kreq[16];
+	ksnprintf(kin, sizeof(kin), "%s.in", xp.ops->name);
+	key_of(kreq, sizeof(kreq), ".req");
+	dsc_subscribe("ip", kin);
+	dsc_subscribe("syscall", kreq);
+	ax_printf("%s: started (restart %u), send pool %#x of %u KiB\n", xp.ops->name, ax_svc.restarts,
+		  xp.pool.v.pool_id, xp.pool.v.buf_size / 1024);
+	xp.ip_wait_from = ax_time_ns();
+	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll };
+	return (int)ax_evloop_run(&l);
+}

@@ -1,0 +1,107 @@
+/* The half of a socket engine (udp, tcp) that faces ip and syscall, one implementation
+ * compiled into each engine's lwIP instance (lib/lwip/README.md "xport"):
+ *  - start-up: the send pool (lwIP's heap, MOF_DMA), exported to ip and the drivers; T/out;
+ *  - ip: importing ip/T.in and ip's pools in the right order, the netifs mirroring ip's
+ *    interfaces (saved in ds as "if.N"), IPX_* messages, the netif output that ships
+ *    IPX_TX, the IPX_TX_DONE bookkeeping, ip's restarts (IPX_HELLO);
+ *  - syscall: importing syscall/T.req and syscall/T.ev, SK_HELLO, re-importing on change;
+ *  - the event loop: two input channels and one doorbell, lwIP's loopback and timers.
+ * The engine supplies what is its own (struct xport_ops): received packets, ICMP errors,
+ * requests, socket TX, events, NETQ. T is ops->name. */
+#pragma once
+#include "axrt.h"
+#include "spsc.h"
+#include "pool.h"
+#include "reqdb.h"
+#include "chan_name.h"
+#include "chan_axolotl.h"
+#include "evloop.h"
+#include "sock_proto.h"
+#include "ipx_proto.h"
+
+#define XP_MAX_IF 4
+#define XP_MAX_DRV 2     /* drivers we export the send pool to */
+#define XP_TX_INFLIGHT 1024
+#define XP_WAKE_BIT (1ull << 40) /* "a channel from T has messages" */
+#define XP_HOLD_RX_NS 1000000000ull /* ip's packets wait this long for the reattaches */
+
+struct xport_ops {
+	const char *name;     /* "udp", "tcp": our label; the channels' names */
+	uint32_t poolid_kind; /* POOLID_UDP, POOLID_TCP */
+	uint64_t heap_bytes;  /* lwIP's MEM_SIZE: the send pool holds it */
+	/* IPX_RX: pkt is the packet in ip's pool (read-only; copy what you check). Returns
+	 * IPX_RX_DONE's arg (0 or IPX_UNREACH_PORT); nothing of ip's may be kept after. */
+	int32_t (*rx)(const struct ipx_msg *m, const unsigned char *pkt);
+	/* IPX_ICMP_ERR: the ICMP message, len bytes (pkt resolved already). */
+	void (*icmp)(const unsigned char *pkt, uint32_t len);
+	/* One loop turn: requests from syscall, socket TX, events (each may set xp.retry). */
+	void (*sys_poll)(bool *work);
+	void (*tx_poll)(bool *work);
+	void (*flush_events)(void);
+	void (*gc)(uint64_t now);
+	void (*netq)(struct kmsg *m);
+};
+
+struct xport_counters {
+	uint64_t bad_ptr, bad_ipx, stale_tx_done;
+};
+
+struct xport {
+	const struct xport_ops *ops;
+	/* ip: its channel to us and its pools (imported), our channel to it (exported) */
+	struct chan_import in_imp, rx_imp, heap_imp;
+	struct spsc in;
+	struct pool_view ip_rx, ip_heap;
+	bool ip_ok;
+	uint32_t ip_owner;          /* endpoint that exported ip/T.in */
+	int64_t ip_incarnation;     /* from its last IPX_HELLO, -1 before the first */
+	struct chan_export out_ex;
+	struct spsc out;
+	struct chan_axolotl_peer ip_peer;
+	struct chan_platform ip_plat;
+	bool out_pushed;
+	/* syscall: both channels imported */
+	struct chan_import req_imp, ev_imp;
+	struct spsc req, evq;
+	bool sys_ok;
+	uint32_t sys_owner;
+	struct chan_axolotl_peer sys_peer;
+	struct chan_platform sys_plat;
+	bool ev_pushed;
+	uint64_t hello_at;          /* when SK_HELLO went to syscall */
+	bool awaiting_reattach;     /* restored sockets wait for syscall: hold ip's packets */
+	/* the send pool: lwIP's heap */
+	struct pool_owner pool;
+	uint32_t pool_priv[4];
+	struct chan_export pool_ip_ex, pool_drv_ex[XP_MAX_DRV];
+	int ndrv;
+	/* TX packets ip has not answered: ctx = the pbuf */
+	struct reqdb txdb;
+	struct reqdb_entry txdb_e[XP_TX_INFLIGHT];
+	bool retry;                 /* something waits for room: poll again soon */
+	uint64_t next_attach;       /* when to try importing missing channels again */
+	uint64_t ip_wait_from;      /* since when we wait for ip to import T/out first */
+	uint64_t next_nudge;        /* when to publish T/out again if ip has not imported it */
+	struct xport_counters c;
+};
+extern struct xport xp;
+extern void *xp_lwip_heap;  /* LWIP_RAM_HEAP_POINTER of every engine */
+
+/* Start: the send pool, lwIP, T/out, the pool for the drivers (drv= arguments, default
+ * e1000), after a restart the interfaces from ds. 0 or a negative error (printed). */
+int64_t xport_start(int argc, char **argv, const struct xport_ops *ops);
+/* The event loop (after the engine restored its sockets). */
+int xport_run(void);
+
+/* Room in T/out (IPX messages). */
+uint32_t xport_out_space(void);
+/* Room in syscall/T.ev; push one message there (room checked by the caller). */
+uint32_t xport_ev_space(void);
+void xport_push_ev(const struct sk_msg *m);
+/* The interface a packet to dst came in on, as lwIP needs one (that address, else the
+ * default); NULL when there is none. */
+struct netif *xport_input_netif(uint32_t dst);
+/* Every TX of ours is done (ip restarted). */
+void xport_forget_tx(void);
+/* Dotted quad of a network-order address (buf >= 16 bytes). */
+void xport_fmt_ip4(char *buf, uint32_t addr);

@@ -1,0 +1,65 @@
+/* tcp's pure code (no lwIP, no kernel calls; host-tested in tests/unit/test_tcp_seg.c): the
+ * headers of a packet ip hands up, the RX ring accounting that opens the receive window as
+ * the application consumes, and the text lines of NETQ_SHOW. Everything works on private
+ * copies: callers copy shared memory out first. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TS_AF_INET 2
+#define TS_IPPROTO_TCP 6
+#define TS_HDR_COPY 80 /* an IPv4 header with options plus the fixed TCP header */
+
+/* What a received IPv4/TCP packet says about itself (addresses, ports in network order). */
+struct ts_seginfo {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint16_t hlen;     /* IP header bytes */
+	uint16_t thlen;    /* TCP header bytes (data offset) */
+	uint32_t tot_len;  /* IP total length */
+};
+enum ts_seg_err {
+	TS_SEG_OK = 0,
+	TS_SEG_SHORT = -1,    /* fewer bytes than the headers or the IP length need */
+	TS_SEG_VERSION = -2,  /* not IPv4, or an IP header length below 20 */
+	TS_SEG_PROTO = -3,    /* not TCP */
+	TS_SEG_FRAGMENT = -4, /* a fragment (ip reassembles before handing up) */
+	TS_SEG_DOFF = -5      /* TCP data offset below 5 or past the IP payload */
+};
+/* Checks the first `have` bytes (a private copy, at most TS_HDR_COPY) of a packet of `len`
+ * bytes. TS_SEG_OK and *info filled, or an error. */
+int ts_tcp_check(const uint8_t *hdr, size_t have, size_t len, struct ts_seginfo *info);
+
+/* The RX ring in stream bytes. The ring counts `produced` and `released` in its own bytes,
+ * which include the skips (a message that does not fit before the area's end starts at 0;
+ * sockbuf.h). Skips not yet released are recorded (the end of the message after each, its
+ * length); given the consumer's `released`, returns the stream bytes the consumer is done
+ * with (data = stream bytes ever placed) and drops the records it passed. */
+struct ts_ring {
+	uint64_t produced, data;
+	uint32_t n;
+	uint64_t end[8];
+	uint32_t skip[8];
+};
+uint64_t ts_ring_consumed(struct ts_ring *r, uint64_t released);
+/* A message of len stream bytes was committed and the ring's produced moved from `before` to
+ * `after`: records its skip (false if the record table is full: the caller then counts the
+ * skip as consumed at once, so the window opens a little early, never late). */
+bool ts_ring_commit(struct ts_ring *r, uint64_t before, uint64_t after, uint32_t len);
+
+/* Dotted quad of a network-order address (buf >= 16 bytes). */
+void ts_fmt_ip4(char *buf, uint32_t addr);
+/* One line of NETQ_SHOW NQ_SOCKETS, at most NETQ_TEXT (56) bytes:
+ * "slot sock state local remote rxq txq" (sock "-" for a pending or closed connection). */
+struct ts_connview {
+	int slot;              /* -1: a connection no socket has any more */
+	uint32_t sock;
+	const char *state;
+	uint32_t laddr, raddr; /* network order */
+	uint16_t lport, rport; /* host order */
+	uint32_t rxq, txq;
+};
+void ts_fmt_conn(char *buf, size_t n, const struct ts_connview *v);
+/* lwIP's tcp_state number as a short name. */
+const char *ts_state_name(int state);

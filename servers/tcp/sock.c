@@ -1,0 +1,635 @@
+/* tcp's socket table (README.md): requests from syscall (sock_proto.h), each socket's pcb and
+ * buffer object (we are the ENGINE: we consume TX, produce RX), closing, listeners in ds and
+ * their restore, and the events syscall hears of. */
+#include "tcp.h"
+#include "ds_client.h"
+#include "lwip/ip4.h"
+#include "lwip/netif.h"
+#include "lwip/tcp.h"
+#include "lwip/priv/tcp_priv.h"
+
+int ts_connect_start(struct ts_sock *s, const ip_addr_t *a, uint16_t port);
+
+static struct ts_sock *find(uint32_t sock)
+{
+	for (int i = 0; sock && i < TS_SLOTS; i++)
+		if (ts.s[i].kind == TK_SOCK && ts.s[i].sock == sock)
+			return &ts.s[i];
+	return NULL;
+}
+
+static int attached_count(void)
+{
+	int n = 0;
+	for (int i = 0; i < TS_SLOTS; i++)
+		n += ts.s[i].kind == TK_SOCK && ts.s[i].attached;
+	return n;
+}
+
+int ts_pending_count(const struct ts_sock *l)
+{
+	int n = 0, li = (int)(l - ts.s);
+	for (int i = 0; i < TS_SLOTS; i++)
+		n += ts.s[i].kind == TK_PENDING && ts.s[i].lst == li;
+	return n;
+}
+
+void ts_set_err(struct ts_sock *s, int32_t err, bool hup)
+{
+	s->ev |= EV_ERR, s->err = err;
+	if (hup)
+		s->ev |= EV_HUP, s->hup = true;
+}
+
+static uint32_t laddr_of(const struct tcp_pcb *p) { return ip4_addr_get_u32(ip_2_ip4(&p->local_ip)); }
+static uint32_t raddr_of(const struct tcp_pcb *p) { return ip4_addr_get_u32(ip_2_ip4(&p->remote_ip)); }
+
+/* The slot's record in ds ("s.N"): listeners only (SKF_STREAM|SKR_LISTEN, opts = backlog). */
+void ts_save(struct ts_sock *s)
+{
+	uint32_t slot = (uint32_t)(s - ts.s);
+	struct sk_dsrec r = { 0 };
+	if (s->kind == TK_SOCK && s->listening && s->pcb) {
+		r.sock = s->sock;
+		r.laddr = laddr_of(s->pcb);
+		r.lport = lwip_htons(s->pcb->local_port);
+		r.flags = SKF_STREAM | SKR_LISTEN;
+		r.opts = s->backlog;
+	}
+	if (!memcmp(&r, &s->saved, sizeof(r)))
+		return;
+	char key[16];
+	ksnprintf(key, sizeof(key), "s.%u", slot);
+	if (slot >= ts.nslots) {
+		char n[12];
+		ts.nslots = slot + 1;
+		ksnprintf(n, sizeof(n), "%u", ts.nslots);
+		dsc_put("nslots", n, (uint32_t)strlen(n));
+	}
+	if (dsc_put(key, &r, sizeof(r)) == 0)
+		s->saved = r;
+}
+
+static void unmap(struct ts_sock *s)
+{
+	if (s->va)
+		ax_mo_unmap((uint64_t)s->va);
+	if (s->handle > 0)
+		ax_mo_destroy(s->handle); /* closes our handle: the grant is dropped */
+	s->va = NULL, s->handle = 0, s->attached = false, s->corrupt = false;
+}
+
+/* Forgets the socket: its pcb (a listener's pending connections are reset), its buffer. */
+void ts_sock_free(struct ts_sock *s)
+{
+	if (s->listening) {
+		int li = (int)(s - ts.s);
+		for (int i = 0; i < TS_SLOTS; i++) {
+			struct ts_sock *e = &ts.s[i];
+			if (e->kind == TK_PENDING && e->lst == li) {
+				if (e->pcb)
+					tcp_backlog_accepted(e->pcb);
+				ts_abort(e);
+				ts_pend_free(e);
+				memset(e, 0, offsetof(struct ts_sock, saved));
+			}
+		}
+	}
+	ts_abort(s);
+	unmap(s);
+	ts_pend_free(s);
+	memset(s, 0, offsetof(struct ts_sock, saved));
+	ts_save(s);
+}
+
+void ts_answer(uint32_t sock, uint64_t req, int64_t result, const struct ts_sock *s)
+{
+	struct sk_msg a = { .type = SK_ANSWER, .sock = sock, .req = req, .result = result };
+	if (s && s->pcb && result == 0) {
+		uint32_t la = laddr_of(s->pcb);
+		a.family = TS_AF_INET;
+		a.port = lwip_htons(s->pcb->local_port);
+		memcpy(a.addr, &la, 4);
+	}
+	xport_push_ev(&a);
+}
+
+static bool local_addr_ok(uint32_t a)
+{
+	if (a == 0 || (a & 0xff) == 127) /* any, or loopback */
+		return true;
+	struct netif *n;
+	NETIF_FOREACH(n)
+		if (ip4_addr_get_u32(netif_ip4_addr(n)) == a)
+			return true;
+	return false;
+}
+
+static void apply_opts(struct ts_sock *s)
+{
+	struct tcp_pcb *p = s->pcb;
+	if (!p || s->listening)
+		return;
+	if (s->opts & TO_REUSEADDR)
+		ip_set_option(p, SOF_REUSEADDR);
+	else
+		ip_reset_option(p, SOF_REUSEADDR);
+	if (s->opts & TO_KEEPALIVE)
+		ip_set_option(p, SOF_KEEPALIVE);
+	else
+		ip_reset_option(p, SOF_KEEPALIVE);
+	/* TCP_CORK has no lwIP equivalent: it keeps Nagle on (small pieces coalesce) */
+	if ((s->opts & TO_NODELAY) && !(s->opts & TO_CORK))
+		tcp_nagle_disable(p);
+	else
+		tcp_nagle_enable(p);
+	if (s->keepidle)
+		p->keep_idle = s->keepidle * 1000;
+	if (s->keepintvl)
+		p->keep_intvl = s->keepintvl * 1000;
+	if (s->keepcnt)
+		p->keep_cnt = s->keepcnt;
+	if (s->maxseg && p->state == CLOSED)
+		p->mss = (u16_t)s->maxseg;
+}
+
+/* The socket's pcb, made on first need (an accepted socket never needs its own). */
+static int64_t need_pcb(struct ts_sock *s)
+{
+	if (s->pcb)
+		return 0;
+	if (s->connected || s->hup)
+		return -TE_INVAL;
+	if (!(s->pcb = tcp_new_ip_type(IPADDR_TYPE_V4)))
+		return -TE_NOMEM;
+	ts_pcb_setup(s);
+	apply_opts(s);
+	return 0;
+}
+
+static int64_t lwip_errno(err_t e)
+{
+	switch (e) {
+	case ERR_OK: return 0;
+	case ERR_USE: return -TE_ADDRINUSE;
+	case ERR_MEM: case ERR_BUF: return -TE_NOMEM;
+	case ERR_RTE: return -TE_NETUNREACH;
+	case ERR_ISCONN: return -TE_ISCONN;
+	case ERR_ALREADY: return -TE_ALREADY;
+	default: return -TE_INVAL;
+	}
+}
+
+static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
+{
+	int64_t handle = (int64_t)q->arg;
+	uint64_t bytes = q->arg2;
+	struct ts_sock *s = find(q->sock);
+	bool unknown_reattach = false;
+	int64_t r = 0;
+	if (!(q->flags & SKF_STREAM) || (q->flags & SKF_DGRAM))
+		r = -TE_PROTONOSUPPORT;
+	else if (q->flags & SKF_INET6)
+		r = -TE_AFNOSUPPORT;
+	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
+		r = -TE_INVAL;
+	else if (s && !(q->flags & SKF_REATTACH))
+		r = -TE_EXIST;
+	else if (!(s && s->attached) && attached_count() >= TS_MAX_SOCKS)
+		r = -TE_MFILE;
+	else if (!s) {
+		for (int i = 0; i < TS_SLOTS && !s; i++)
+			if (ts.s[i].kind == TK_FREE)
+				s = &ts.s[i];
+		if (!s)
+			r = -TE_MFILE;
+		else {
+			memset(s, 0, offsetof(struct ts_sock, saved));
+			s->kind = TK_SOCK, s->sock = q->sock, s->flags = q->flags & (SKF_STREAM | SKF_INET6);
+			unknown_reattach = (q->flags & SKF_REATTACH) != 0;
+		}
+	}
+	if (r < 0) {
+		if (handle > 0)
+			ax_mo_destroy(handle); /* not ours to keep */
+		return r;
+	}
+	unmap(s); /* a second reattach replaces the first grant */
+	uint64_t pages = (bytes + 4095) / 4096;
+	int64_t va = ax_mo_map(handle, 0, 0, pages, KP_R | KP_W);
+	if (va < 0 || sockbuf_attach(&s->sb, (void *)va, bytes, SB_ENGINE) != 0) {
+		if (va >= 0)
+			ax_mo_unmap((uint64_t)va);
+		if (handle > 0)
+			ax_mo_destroy(handle);
+		if (!s->restored_at)
+			ts_sock_free(s);
+		return va < 0 ? -TE_NOMEM : -TE_INVAL;
+	}
+	s->handle = handle, s->va = (void *)va, s->bytes = bytes, s->attached = true;
+	/* the ring continues where its published indices stand */
+	s->rx_released = atomic_load_explicit(s->sb.rx.released, memory_order_acquire);
+	s->ring = (struct ts_ring){ .produced = s->sb.rx.produced, .data = s->sb.rx.produced };
+	s->rx_recved = s->ring.data;
+	if (s->rx_released > s->sb.rx.produced)
+		s->rx_released = s->sb.rx.produced;
+	s->tx_pending = true;
+	if (s->restored_at && s->listening && ts_pending_count(s))
+		s->ev |= EV_ACCEPT; /* connections arrived before syscall came back */
+	s->restored_at = 0;
+	if (unknown_reattach) /* its connection (if it had one) died with the old tcp */
+		ts_set_err(s, -TE_CONNRESET, true);
+	*out = s;
+	return 0;
+}
+
+static int64_t do_bind(const struct sk_msg *q, struct ts_sock *s)
+{
+	if (q->family != TS_AF_INET)
+		return -TE_AFNOSUPPORT;
+	uint32_t a;
+	memcpy(&a, q->addr, 4);
+	uint16_t port = lwip_ntohs(q->port);
+	if (s->pcb && s->pcb->local_port) /* bound already: the same again is the idempotent resend */
+		return (s->pcb->local_port == port || !port) && laddr_of(s->pcb) == a ? 0 : -TE_INVAL;
+	if (s->connected || s->connecting)
+		return -TE_INVAL;
+	if (!local_addr_ok(a))
+		return -TE_ADDRNOTAVAIL;
+	/* Linux: SO_REUSEADDR never lets a second socket bind next to a listener */
+	for (int i = 0; port && i < TS_SLOTS; i++) {
+		struct ts_sock *o = &ts.s[i];
+		if (o != s && o->kind == TK_SOCK && o->listening && o->pcb && o->pcb->local_port == port &&
+		    (!a || !laddr_of(o->pcb) || laddr_of(o->pcb) == a))
+			return -TE_ADDRINUSE;
+	}
+	int64_t r = need_pcb(s);
+	if (r < 0)
+		return r;
+	ip_addr_t ia;
+	ip_addr_set_ip4_u32(&ia, a);
+	return lwip_errno(tcp_bind(s->pcb, &ia, port));
+}
+
+static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
+{
+	uint64_t bl = q->arg < 1 ? 1 : q->arg > 255 ? 255 : q->arg;
+	if (s->listening) {
+		s->backlog = (uint16_t)bl;
+		tcp_backlog_set(s->pcb, (u8_t)bl);
+		return 0;
+	}
+	if (s->connected || s->connecting || s->hup)
+		return -TE_INVAL;
+	int64_t r = need_pcb(s);
+	if (r < 0)
+		return r;
+	if (!s->pcb->local_port && (r = lwip_errno(tcp_bind(s->pcb, IP4_ADDR_ANY, 0))) < 0)
+		return r;
+	err_t e = ERR_OK;
+	ip_set_option(s->pcb, SOF_REUSEADDR); /* a listener restored after a restart binds again */
+	struct tcp_pcb *l = tcp_listen_with_backlog_and_err(s->pcb, (u8_t)bl, &e);
+	if (!l)
+		return lwip_errno(e);
+	s->pcb = l, s->listening = true, s->backlog = (uint16_t)bl;
+	ts_listen_setup(s);
+	return 0;
+}
+
+static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later)
+{
+	if (q->family != TS_AF_INET)
+		return q->family == 0 ? -TE_INVAL : -TE_AFNOSUPPORT;
+	if (s->listening || s->connected)
+		return -TE_ISCONN;
+	if (s->connecting)
+		return -TE_ALREADY;
+	uint32_t a;
+	memcpy(&a, q->addr, 4);
+	if (!q->port)
+		return -TE_CONNREFUSED;
+	if (!a)
+		a = lwip_htonl(0x7f000001); /* Linux: 0.0.0.0 is this host */
+	ip_addr_t ia;
+	ip_addr_set_ip4_u32(&ia, a);
+	if (!ip4_route(ip_2_ip4(&ia)))
+		return -TE_NETUNREACH;
+	s->hup = false;
+	int64_t r = need_pcb(s);
+	if (r < 0)
+		return r;
+	apply_opts(s);
+	r = lwip_errno(ts_connect_start(s, &ia, lwip_ntohs(q->port)));
+	if (r == 0) {
+		s->connecting = true, s->connect_req = q->req;
+		*later = true;
+	}
+	return r;
+}
+
+static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_msg *a)
+{
+	struct ts_sock *l = find((uint32_t)q->arg);
+	if (!l || !l->listening)
+		return -TE_INVAL;
+	if (s == l || s->listening || s->connected || s->connecting || !s->attached)
+		return -TE_INVAL;
+	struct ts_sock *e = NULL;
+	int li = (int)(l - ts.s);
+	for (int i = 0; i < TS_SLOTS; i++)
+		if (ts.s[i].kind == TK_PENDING && ts.s[i].lst == li && (!e || ts.s[i].seq < e->seq))
+			e = &ts.s[i];
+	if (!e)
+		return -TE_AGAIN;
+	if (s->pcb) { /* made for options: not needed, the connection has its own */
+		ts_pcb_orphan(s->pcb);
+		tcp_close(s->pcb);
+	}
+	s->pcb = e->pcb, s->connected = true, s->rx_fin = e->rx_fin, s->hup = false;
+	s->pend = e->pend, s->pend_off = e->pend_off, s->pend_len = e->pend_len, s->pend_cap = e->pend_cap;
+	s->opts |= l->opts & (TO_NODELAY | TO_KEEPALIVE);
+	bool alive = s->pcb != NULL;
+	memset(e, 0, offsetof(struct ts_sock, saved));
+	l->ev |= EV_ACCEPT; /* the count changed */
+	if (alive) {
+		tcp_backlog_accepted(s->pcb);
+		ts_pcb_setup(s);
+		apply_opts(s);
+		uint32_t la = laddr_of(s->pcb), ra = raddr_of(s->pcb);
+		uint16_t lp = lwip_htons(s->pcb->local_port);
+		a->family = TS_AF_INET, a->port = lwip_htons(s->pcb->remote_port);
+		memcpy(a->addr, &ra, 4);
+		a->arg = la, a->arg2 = lp;
+	}
+	ts_rx_place(s);
+	return 0;
+}
+
+static int64_t do_setopt(const struct sk_msg *q, struct ts_sock *s)
+{
+	uint64_t v = q->arg2;
+	uint32_t bit = 0;
+	switch (q->arg) {
+	case SKO_REUSEADDR: bit = TO_REUSEADDR; break;
+	case SKO_KEEPALIVE: bit = TO_KEEPALIVE; break;
+	case SKO_TCP_NODELAY: bit = TO_NODELAY; break;
+	case SKO_TCP_CORK: bit = TO_CORK; break;
+	case SKO_LINGER:
+		s->opts = (v >> 32) ? s->opts | TO_LINGER : s->opts & ~(uint32_t)TO_LINGER;
+		s->linger_s = (uint32_t)v;
+		return 0;
+	case SKO_TCP_MAXSEG:
+		if (v < 88 || v > TCP_MSS)
+			return -TE_INVAL;
+		s->maxseg = (uint32_t)v;
+		break;
+	case SKO_TCP_KEEPIDLE:
+	case SKO_TCP_KEEPINTVL:
+		if (v < 1 || v > 32767)
+			return -TE_INVAL;
+		*(q->arg == SKO_TCP_KEEPIDLE ? &s->keepidle : &s->keepintvl) = (uint32_t)v;
+		break;
+	case SKO_TCP_KEEPCNT:
+		if (v < 1 || v > 127)
+			return -TE_INVAL;
+		s->keepcnt = (uint32_t)v;
+		break;
+	case SKO_RCVBUF:
+	case SKO_SNDBUF:
+		return 0; /* the buffer's geometry is syscall's */
+	default:
+		return -TE_NOPROTOOPT;
+	}
+	if (bit)
+		s->opts = v ? s->opts | bit : s->opts & ~bit;
+	apply_opts(s);
+	if (s->opts & TO_CORK && !(v) && q->arg == SKO_TCP_CORK && s->pcb)
+		tcp_output(s->pcb); /* uncorked: what waits goes */
+	return 0;
+}
+
+/* SK_CLOSE: a listener or an unconnected socket goes at once; a connection with unread data
+ * or SO_LINGER 0 is reset; otherwise TX drains into lwIP first (ts_close_poll). */
+static bool do_close(const struct sk_msg *q, struct ts_sock *s)
+{
+	s->close_req = q->req;
+	s->close_at = ax_time_ns() | 1;
+	if (s->listening || !s->pcb || !s->connected || s->corrupt) {
+		ts_sock_free(s);
+		return true;
+	}
+	if (((s->opts & TO_LINGER) && s->linger_s == 0) || ts_rx_unread(s)) {
+		ts_abort(s); /* RST, as Linux does */
+		ts_sock_free(s);
+		return true;
+	}
+	s->closing = true;
+	s->tx_pending = true;
+	return false;
+}
+
+/* Closing sockets whose TX is drained: FIN (tcp_close), answer, the pcb finishes alone. */
+static void close_poll(uint64_t now)
+{
+	for (int i = 0; i < TS_SLOTS; i++) {
+		struct ts_sock *s = &ts.s[i];
+		if (s->kind != TK_SOCK || !s->closing)
+			continue;
+		bool expired = now - s->close_at > TS_CLOSE_NS;
+		bool drained = !s->attached || s->corrupt || !sockbuf_ready(&s->sb.tx);
+		if (!xport_ev_space()) {
+			xp.retry = true;
+			return;
+		}
+		if (expired) {
+			ts_abort(s);
+		} else if (!drained && s->pcb) {
+			continue;
+		} else if (s->pcb) {
+			struct tcp_pcb *p = s->pcb;
+			ts_pcb_orphan(p);
+			if (tcp_close(p) != ERR_OK) { /* no memory for the FIN: later */
+				ts_pcb_setup(s);
+				xp.retry = true;
+				continue;
+			}
+			s->pcb = NULL;
+		}
+		uint32_t sock = s->sock;
+		uint64_t req = s->close_req;
+		ts_sock_free(s);
+		ts_answer(sock, req, 0, NULL);
+	}
+}
+
+static void request(const struct sk_msg *q)
+{
+	struct ts_sock *s = find(q->sock);
+	struct sk_msg a = { .type = SK_ANSWER, .sock = q->sock, .req = q->req };
+	int64_t r;
+	switch (q->type) {
+	case SK_OPEN:
+		s = NULL;
+		r = do_open(q, &s);
+		ts_answer(q->sock, q->req, r, NULL);
+		return;
+	case SK_TX:
+		if (s)
+			s->tx_pending = true;
+		return;
+	case SK_RXDONE:
+		if (s) {
+			ts_rx_window(s);
+			ts_rx_place(s);
+		}
+		return;
+	default:
+		break;
+	}
+	if (!s) {
+		if (q->type >= SK_BIND && q->type <= SK_ACCEPT)
+			ts_answer(q->sock, q->req, q->type == SK_CLOSE ? 0 : -TE_BADF, NULL);
+		else
+			ts.c.bad_msgs++;
+		return;
+	}
+	if (s->closing) {
+		ts_answer(q->sock, q->req, -TE_BADF, NULL);
+		return;
+	}
+	bool later = false;
+	switch (q->type) {
+	case SK_BIND:
+		r = do_bind(q, s);
+		break;
+	case SK_LISTEN:
+		r = do_listen(q, s);
+		break;
+	case SK_CONNECT:
+		r = do_connect(q, s, &later);
+		break;
+	case SK_ACCEPT:
+		r = do_accept(q, s, &a);
+		if (r == 0) {
+			xport_push_ev(&a);
+			return;
+		}
+		break;
+	case SK_SETOPT:
+		r = do_setopt(q, s);
+		break;
+	case SK_SHUTDOWN: /* a stream's SHUT_WR is an SBD_FIN in its TX ring; SHUT_RD: nothing to do */
+		r = q->arg > 2 ? -TE_INVAL : (s->connected && !s->hup) ? 0 : -TE_NOTCONN;
+		break;
+	case SK_CLOSE:
+		if (do_close(q, s))
+			ts_answer(q->sock, q->req, 0, NULL);
+		return;
+	default:
+		ts.c.bad_msgs++;
+		return;
+	}
+	ts_save(s);
+	if (!later)
+		ts_answer(q->sock, q->req, r, s);
+}
+
+/* Requests from syscall, while there is room for their answers. */
+void ts_sys_poll(bool *work)
+{
+	if (!xp.sys_ok)
+		return;
+	close_poll(ax_time_ns());
+	for (int i = 0; i < 64; i++) {
+		if (xport_ev_space() < 4) {
+			xp.retry = true;
+			return;
+		}
+		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
+		int e = spsc_pop(&xp.req, &u);
+		if (e == CHAN_EAGAIN)
+			return;
+		if (e < 0) {
+			ax_printf("tcp: syscall/tcp.req is corrupt (%d): detached, importing again\n", e);
+			xp.sys_ok = false;
+			return;
+		}
+		*work = true;
+		request(&u.m);
+	}
+	xp.retry = true;
+}
+
+/* Pending SK_EVs, one per socket per loop turn, while there is room. */
+void ts_flush_events(void)
+{
+	if (!xp.sys_ok)
+		return;
+	for (int i = 0; i < TS_SLOTS; i++) {
+		struct ts_sock *s = &ts.s[i];
+		if (s->kind != TK_SOCK || !s->ev)
+			continue;
+		if (xport_ev_space() < 2) {
+			xp.retry = true;
+			return;
+		}
+		struct sk_msg m = { .type = SK_EV, .sock = s->sock, .arg = s->ev };
+		m.result = (s->ev & EV_ERR) ? s->err : (s->ev & EV_ACCEPT) ? ts_pending_count(s) : 0;
+		xport_push_ev(&m);
+		s->ev = 0, s->err = 0;
+	}
+}
+
+/* Restored listeners syscall never claimed are closed after a while; a close that waited
+ * too long resets (close_poll). */
+void ts_gc(uint64_t now)
+{
+	if (!xp.hello_at || (int64_t)(now - xp.hello_at) < (int64_t)TS_REATTACH_NS)
+		return;
+	for (int i = 0; i < TS_SLOTS; i++) {
+		struct ts_sock *s = &ts.s[i];
+		if (s->kind == TK_SOCK && !s->attached && s->restored_at) {
+			ax_printf("tcp: listener %u was not reattached: closed\n", s->sock);
+			ts_sock_free(s);
+		}
+	}
+}
+
+/* After a restart: the listeners back from ds, listening before we say SK_HELLO. */
+void ts_restore(void)
+{
+	char n[DS_VAL_LEN + 1] = { 0 }, key[16];
+	uint32_t len = 0;
+	if (dsc_get("tcp", "nslots", n, &len) != 0)
+		return;
+	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
+	uint32_t slots = (uint32_t)ax_atou(n), restored = 0;
+	ts.nslots = slots;
+	for (uint32_t i = 0; i < slots && i < TS_SLOTS; i++) {
+		struct sk_dsrec r;
+		len = sizeof(r);
+		ksnprintf(key, sizeof(key), "s.%u", i);
+		if (dsc_get("tcp", key, &r, &len) != 0 || len != sizeof(r))
+			continue;
+		struct ts_sock *s = &ts.s[i];
+		s->saved = r;
+		if (!r.sock || !(r.flags & SKR_LISTEN) || find(r.sock))
+			continue;
+		s->kind = TK_SOCK, s->sock = r.sock, s->flags = SKF_STREAM, s->opts = TO_REUSEADDR;
+		struct sk_msg b = { .type = SK_BIND, .family = TS_AF_INET, .port = r.lport };
+		memcpy(b.addr, &r.laddr, 4);
+		struct sk_msg l = { .type = SK_LISTEN, .arg = r.opts };
+		int64_t e = do_bind(&b, s);
+		if (e == 0)
+			e = do_listen(&l, s);
+		if (e < 0) {
+			ax_printf("tcp: listener %u: cannot listen on port %u again (%lld)\n", r.sock, lwip_ntohs(r.lport),
+				  (long long)e);
+			ts_sock_free(s);
+			continue;
+		}
+		s->restored_at = ax_time_ns() | 1;
+		restored++;
+	}
+	ax_printf("tcp: restored %u listeners from ds (%u slots)\n", restored, slots);
+}

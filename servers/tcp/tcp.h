@@ -1,0 +1,112 @@
+/* The tcp server's state (README.md): the socket table (syscall's sockets, and connections a
+ * listener accepted that no socket has taken yet) and the counters. The channels to ip and
+ * syscall, the send pool and the loop are lib/lwip/xport's. One thread; lwIP is called only
+ * from here. */
+#pragma once
+#include "xport.h"
+#include "sockbuf.h"
+#include "seg.h"
+
+#define TS_MAX_SOCKS 48   /* attached sockets: each buffer takes one of our 64 memory handles */
+#define TS_SLOTS 192      /* table entries: sockets plus pending (not yet accepted) connections */
+#define TS_REATTACH_NS (30ull * 1000000000) /* restored listeners syscall does not claim go */
+#define TS_CLOSE_NS (60ull * 1000000000)    /* SK_CLOSE's bound on draining TX */
+
+/* Linux errno values for answers and events. */
+enum { TE_BADF = 9, TE_AGAIN = 11, TE_NOMEM = 12, TE_EXIST = 17, TE_INVAL = 22, TE_MFILE = 24,
+       TE_PIPE = 32, TE_NOPROTOOPT = 92, TE_PROTONOSUPPORT = 93, TE_OPNOTSUPP = 95,
+       TE_AFNOSUPPORT = 97, TE_ADDRINUSE = 98, TE_ADDRNOTAVAIL = 99, TE_NETUNREACH = 101,
+       TE_CONNABORTED = 103, TE_CONNRESET = 104, TE_ISCONN = 106, TE_NOTCONN = 107,
+       TE_TIMEDOUT = 110, TE_CONNREFUSED = 111, TE_HOSTUNREACH = 113, TE_ALREADY = 114 };
+
+struct tcp_pcb;
+struct pbuf;
+enum ts_kind { TK_FREE = 0, TK_SOCK, TK_PENDING };
+
+struct ts_sock {
+	uint8_t kind;          /* TK_* */
+	uint32_t sock;         /* syscall's id (0 for a pending connection) */
+	uint32_t flags;        /* SKF_* it was opened with */
+	struct tcp_pcb *pcb;   /* NULL: none yet, or the connection is gone */
+	bool listening;
+	bool connecting;       /* SK_CONNECT waits for the handshake */
+	bool connected;        /* was established (data may flow) */
+	bool attached;         /* its buffer object is mapped */
+	bool corrupt;          /* the application broke its buffer: no more I/O on it */
+	bool tx_pending;       /* TX descriptors may wait */
+	bool rx_fin;           /* the peer's FIN arrived (after the data in pend) */
+	bool rx_fin_placed;    /* ... and is in the RX ring as SBD_FIN */
+	bool tx_fin_sent;      /* an SBD_FIN from TX became tcp_shutdown */
+	bool hup;              /* the connection is gone (reset, failed, closed both ways) */
+	bool closing;          /* SK_CLOSE: drain TX, then FIN and answer */
+	uint8_t ev;            /* EV_* bits not yet told to syscall */
+	int32_t err;           /* the pending EV_ERR's -errno */
+	uint64_t connect_req, close_req; /* requests answered later */
+	uint64_t close_at;     /* when SK_CLOSE came */
+	/* options (kept here too: the pcb may come later) */
+	uint32_t opts;         /* TO_* */
+	uint32_t keepidle, keepintvl, keepcnt, maxseg, linger_s;
+	uint16_t backlog;
+	/* the buffer */
+	int64_t handle;
+	void *va;
+	uint64_t bytes;
+	struct sockbuf sb;
+	uint32_t tx_off;       /* bytes of the oldest TX descriptor already given to lwIP */
+	uint64_t rx_released;  /* the consumer's `released` we last read */
+	struct ts_ring ring;   /* stream bytes in the RX ring (seg.h) */
+	uint64_t rx_recved;    /* stream bytes we told lwIP about (tcp_recved) */
+	uint8_t *pend;         /* received bytes not yet in the ring (our heap): a connection not
+				  yet accepted, or a ring that was full */
+	uint32_t pend_off, pend_len, pend_cap;
+	/* a pending connection: its listener's slot and arrival order */
+	int32_t lst;
+	uint64_t seq;
+	uint64_t restored_at;  /* a listener restored from ds, waiting for syscall */
+	struct sk_dsrec saved; /* what ds holds for this slot */
+};
+#define TO_REUSEADDR 1
+#define TO_KEEPALIVE 2
+#define TO_NODELAY 4
+#define TO_CORK 8
+#define TO_LINGER 16
+
+struct ts_counters {
+	uint64_t rx_bytes, tx_bytes, accepts, connects, connect_fail, resets_in, aborts, timeouts;
+	uint64_t malformed, not_ours, csum_err, rx_nomem, rx_detached, tx_nomem, bad_desc, corrupt_bufs;
+	uint64_t bad_msgs, icmp_err, accept_drops;
+};
+
+struct ts_state {
+	struct ts_sock s[TS_SLOTS];
+	uint32_t nslots;  /* ds high-water mark */
+	uint64_t seq;     /* arrival order of pending connections */
+	struct ts_counters c;
+};
+extern struct ts_state ts;
+
+/* rx.c: packets from ip into lwIP */
+int32_t ts_rx(const struct ipx_msg *m, const unsigned char *pkt);
+void ts_icmp(const unsigned char *pkt, uint32_t len);
+/* sock.c: the table, requests from syscall, events, ds */
+void ts_sys_poll(bool *work);
+void ts_flush_events(void);
+void ts_gc(uint64_t now);
+void ts_restore(void);
+void ts_save(struct ts_sock *s);
+void ts_sock_free(struct ts_sock *s);
+void ts_answer(uint32_t sock, uint64_t req, int64_t result, const struct ts_sock *s);
+void ts_set_err(struct ts_sock *s, int32_t err, bool hup);
+int ts_pending_count(const struct ts_sock *l);
+/* stream.c: lwIP callbacks, the data both ways, closing */
+void ts_pcb_setup(struct ts_sock *s);
+void ts_pcb_orphan(struct tcp_pcb *pcb);
+void ts_listen_setup(struct ts_sock *s);
+void ts_tx_poll(bool *work);
+void ts_rx_place(struct ts_sock *s);
+void ts_rx_window(struct ts_sock *s);
+bool ts_rx_unread(struct ts_sock *s);
+void ts_abort(struct ts_sock *s);
+void ts_pend_free(struct ts_sock *s);
+/* netq.c */
+void ts_netq(struct kmsg *m);

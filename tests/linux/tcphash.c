@@ -4,7 +4,9 @@
  *   send N         the client sends N bytes; the answer is their CRC-32 (zlib's), as
  *                  8 hex digits and a newline
  *   recv N SEED    the server sends N bytes of the stream of SEED (below), then closes
- * Anything else is answered `error` and closed. The stream of SEED is made of 64 KiB blocks:
+ * Anything else is answered `error` and closed. After a transfer the server waits (30 s at
+ * most) for the client to close first, so TIME_WAIT stays on the client's side and a
+ * thousand short connections leave nothing behind in the server's stack. The stream of SEED is made of 64 KiB blocks:
  * a base block of xorshift64 output from SEED, with block k's first 8 bytes replaced by k
  * (little-endian), so no two blocks are alike. Transfers of 1 MiB or more are logged:
  * `tcphash: #K send N crc C` / `tcphash: #K recv N SEED done|short`. Builds for Axolotl
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define BLOCK 65536
@@ -90,6 +93,15 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* Waits for the client's end of stream, discarding anything it still sends. */
+static void wait_for_close(int fd)
+{
+	struct timeval tv = { 30, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
 static void serve(int fd, unsigned long id)
 {
 	char line[80], out[32];
@@ -117,6 +129,7 @@ static void serve(int fd, unsigned long id)
 		write_all(fd, out, strlen(out));
 		if (n >= (1u << 20))
 			printf("tcphash: #%lu send %llu crc %08x\n", id, n, crc);
+		wait_for_close(fd);
 	} else if (sscanf(line, "recv %llu %llu", &n, &seed) == 2) {
 		make_base(seed);
 		unsigned long long sent = 0;
@@ -130,6 +143,8 @@ static void serve(int fd, unsigned long id)
 		}
 		if (n >= (1u << 20))
 			printf("tcphash: #%lu recv %llu %llu %s\n", id, n, seed, sent == n ? "done" : "short");
+		if (sent == n)
+			wait_for_close(fd);
 	} else {
 		write_all(fd, "error\n", 6);
 		printf("tcphash: #%lu bad header\n", id);

@@ -73,8 +73,8 @@ def tcphash_send(host, port, n, seed=1, progress=None, timeout=60):
 
 def tcphash_recv(host, port, n, seed=1, progress=None, timeout=60):
     """Receives n bytes of the stream of seed from tcphash on one connection and compares
-    them byte for byte; returns (ok, bytes received, offset of the first piece that
-    differs, or None)."""
+    them byte for byte; then closes first (half-close, and a check that nothing follows).
+    Returns (ok, bytes received, offset of the first piece that differs, or None)."""
     want = stream(n, seed)
     pending = b""
     got = 0
@@ -83,6 +83,8 @@ def tcphash_recv(host, port, n, seed=1, progress=None, timeout=60):
     with _connect(host, port, timeout) as s:
         s.sendall(b"recv %d %d\n" % (n, seed))
         while True:
+            if got == n:
+                s.shutdown(socket.SHUT_WR)  # our end first: TIME_WAIT stays here
             r = s.recv_into(buf)
             if r == 0:
                 break

@@ -173,10 +173,18 @@ $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
-INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest
-$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS)
+INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
+	$(B)/user/tcphash
+# lighttpd's large test file, /srv/www/4mib.bin: made at build time (deterministic, not
+# committed); the small one is rootfs/srv/www/hello.txt.
+$(B)/www/4mib.bin: tools/mkdata.py
 	@mkdir -p $(dir $@)
-	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t))
+	tools/mkdata.py 4194304 $@
+WWW_FILES := $(B)/www/4mib.bin
+$(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS) $(WWW_FILES)
+	@mkdir -p $(dir $@)
+	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t)) \
+		$(foreach f,$(WWW_FILES),--file /srv/www/$(notdir $(f))=$(f))
 USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
 
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
@@ -230,11 +238,15 @@ $(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console $
 		--module $(B)/user/vfs --module $(B)/user/initrd.cpio --module $(B)/user/pm \
 		--module $(B)/user/lxstart $(foreach m,$(NET_MODULES),--module $(m)) --module boot/pf.conf
 
+# /etc/rc's applications, forwarded from 127.0.0.1 on the host (README.md): lighttpd,
+# memcached, iperf, tcphash.
+RUN_FWDS := tcp:8080:80 tcp:11211:11211 tcp:5001:5001 tcp:7000:7000
 run: deps
 	@$(MAKE) --no-print-directory iso
 	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2
+	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports)" >&2
 	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
-		$(if $(CPU),--cpu $(CPU))
+		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f))
 
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).

@@ -9,6 +9,9 @@ qemu-system-x86 ovmf python3 python3-pytest dpkg-dev musl-tools linux-libc-dev"
 # The application ports (apps/ports): autotools for the recipes that regenerate their build
 # files, g++ and glibc's static libraries for iperf, glibc's <sys/queue.h> for lighttpd.
 PKGS="$PKGS autoconf automake libtool g++ libc6-dev"
+# The TCP application tests' host clients (tests/system/test_tcp_apps.py): curl, and iperf 2
+# against the guest's iperf server.
+PKGS="$PKGS curl iperf"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then

@@ -17,6 +17,7 @@ static const char help_text[] = "commands:\n"
 	"  ifconfig | route | arp      ip's interfaces, routing table, ARP cache\n"
 	"  ping [-c N] [-s SIZE] [-i MS] ADDR  ICMP echo from ip (default 4 of 56 bytes, 1 s apart)\n"
 	"  netstat                     the counters of every network service that runs\n"
+	"  mem                         the kernel's free frames, memory objects and threads\n"
 	"  pf rules|states|counters    pf's numbered rules with matches, connection table, counters\n"
 	"  pf add RULE | pf del N      add a rule at the end (48 characters at most) / delete rule N\n"
 	"  pf flush | pf reload        drop every rule (all pass) / take pf.conf's rules again\n"
@@ -30,6 +31,17 @@ static int help(int argc, char **argv)
 	return 0;
 }
 
+/* One line, for people and for the leak tests (tests/system/test_tcp_apps.py). */
+static int mem(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	int64_t frames = kcall1(KC_INFO, KI_FREE_FRAMES), objs = kcall1(KC_INFO, KI_MEMOBJS),
+		threads = kcall1(KC_INFO, KI_THREADS);
+	ax_printf("mem: free_frames %lld (%lld KiB) memobjs %lld threads %lld\n", (long long)frames,
+		  (long long)frames * 4, (long long)objs, (long long)threads);
+	return frames < 0 || objs < 0;
+}
+
 static const struct {
 	const char *name;
 	int (*main)(int argc, char **argv);
@@ -41,6 +53,7 @@ static const struct {
 	{ "arp", arp_main },
 	{ "ping", ping_main },
 	{ "netstat", netstat_main },
+	{ "mem", mem },
 	{ "pf", pf_main },
 };
 

@@ -239,8 +239,8 @@ $(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console $
 		--module $(B)/user/lxstart $(foreach m,$(NET_MODULES),--module $(m)) --module boot/pf.conf
 
 # /etc/rc's applications, forwarded from 127.0.0.1 on the host (README.md): lighttpd,
-# memcached, iperf, tcphash.
-RUN_FWDS := tcp:8080:80 tcp:11211:11211 tcp:5001:5001 tcp:7000:7000
+# memcached, iperf, tcphash (PROTO:HOSTPORT:GUESTPORT; `make run RUN_FWDS=` for none).
+RUN_FWDS ?= tcp:8080:80 tcp:11211:11211 tcp:5001:5001 tcp:7000:7000
 run: deps
 	@$(MAKE) --no-print-directory iso
 	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2

@@ -229,7 +229,7 @@ user: $(USER_PROGS)
 
 # The default image: rs (module 0, the root of the service tree), its configuration, and the
 # services boot/system.conf names.
-NET_MODULES := $(B)/user/e1000 $(B)/user/ip $(B)/user/pf $(B)/user/udp $(B)/user/syscall
+NET_MODULES := $(B)/user/e1000 $(B)/user/ip $(B)/user/pf $(B)/user/udp $(B)/user/tcp $(B)/user/syscall
 $(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console $(B)/user/vfs \
 		$(B)/user/initrd.cpio $(B)/user/pm $(B)/user/lxstart $(NET_MODULES) boot/system.conf boot/pf.conf \
 		tools/mkiso.py boot/grub.cfg

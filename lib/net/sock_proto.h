@@ -75,6 +75,8 @@ enum { SKO_TCP_NODELAY = SKO_TCP | 1, SKO_TCP_MAXSEG = SKO_TCP | 2, SKO_TCP_CORK
 #define EV_ERR 4     /* an error is pending: result holds -errno (e.g. -ECONNREFUSED) */
 #define EV_HUP 8      /* the connection is gone (reset, or closed both ways): no more data */
 #define EV_ACCEPT 16  /* a listener: result = connections pending now (0: none any more) */
+#define EV_FIN 32     /* a stream: the peer's FIN is in the RX ring now, after its data (poll's
+                         POLLRDHUP before the application has read up to it) */
 
 /* Streams (tcp), in short:
  *  - connect: SK_CONNECT is answered when the handshake ends (0) or fails (-ECONNREFUSED,

@@ -541,8 +541,14 @@ int64_t calls_serve(struct lcall *c, struct sock *s)
 
 void calls_event(struct sock *s, uint64_t ev, int64_t result)
 {
+	if (ev & EV_FIN)
+		s->fin_queued = true;
 	if ((ev & EV_ERR) && result < 0 && result > -4096)
 		s->error = (int32_t)-result;
+	if (s->error == E_CONNRESET && s->fin_queued)
+		s->error = E_PIPE; /* reset after the peer's FIN (CLOSE_WAIT): EPIPE, as Linux */
+	if (ev & (EV_RX | EV_ACCEPT | EV_HUP | EV_ERR | EV_FIN))
+		s->ready_told = false; /* an arrival: vfs hears of it even if the bits stay (EPOLLET) */
 	if (ev & EV_HUP)
 		s->hup = true;
 	if (ev & EV_ACCEPT)
@@ -572,6 +578,7 @@ void calls_retry(uint32_t sock)
 			if (r == CALL_HELD)
 				continue;
 			h->used = false; /* CALL_TAKEN: it waits for an answer in a slot of its own now */
+			vfsside_poll(); /* readiness first, as in main.c */
 			if (r != CALL_TAKEN && r != CALL_DONE)
 				answer(h->c.thread, r);
 			progress = true;

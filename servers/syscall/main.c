@@ -37,6 +37,9 @@ static void passed_call(struct kmsg *m)
 	if (sys_debug)
 		ax_printf("syscall: pid %#x call %u on socket %u: %ld\n", c.pid, c.nr, c.sock,
 			  r == CALL_HELD ? -1000L : r == CALL_TAKEN ? -1001L : (long)r);
+	/* vfs hears of the socket's readiness before the application gets its answer, so its
+	 * next poll sees the state this call left (vfs drains syscall/vfs.ev at every poll). */
+	vfsside_poll();
 	if (r == CALL_HELD)
 		calls_hold(&c);
 	else if (r != CALL_TAKEN && r != CALL_DONE)

@@ -11,6 +11,7 @@
 #define SOCK_CLOEXEC 02000000
 #define MSG_PEEK 2
 #define MSG_WAITALL 0x100
+#define MSG_TRUNC 0x20
 #define PIECE_MAX (64 * 1024)   /* bytes per TX piece (at most half the TX ring anyway) */
 #define SOMAXCONN 4096
 
@@ -85,6 +86,16 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 		return r;
 	if (unspec)
 		return -E_INVAL; /* dissolving a TCP connection this way is not offered */
+	if (s->nb_connect && !s->connecting) { /* a non-blocking connect ended: its result, once */
+		s->nb_connect = false;
+		if (s->error) {
+			int64_t e = -s->error;
+			s->error = 0;
+			return e;
+		}
+		if (s->connected)
+			return 0;
+	}
 	if (s->listening || s->connected || s->was_connected)
 		return -E_ISCONN;
 	if (s->connecting)
@@ -98,6 +109,7 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	addr_msg(&m, &a);
 	ready_changed(s);
 	if (nonblocking(c, 0)) {
+		s->nb_connect = true;
 		engine_request(s, &m, 0); /* stream_connect_done takes the answer */
 		return -E_INPROGRESS;
 	}
@@ -337,7 +349,8 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 			return got ? (int64_t)got : -5;
 		uint64_t n = d.len - s->rx_off;
 		n = n < len - got ? n : len - got;
-		r = iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p + s->rx_off, n, true)
+		r = (flags & MSG_TRUNC) ? 0 /* a stream's MSG_TRUNC discards the bytes */
+			: iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p + s->rx_off, n, true)
 			: ax_vcopy(EP_NONE, p + s->rx_off, t, (void *)(buf + got), n) < 0 ? -E_FAULT : 0;
 		if (r)
 			return got ? (int64_t)got : r;
@@ -453,13 +466,13 @@ uint32_t stream_ready(struct sock *s)
 	if (!s->connected) /* never connected, or a connect that failed: as Linux reports it */
 		return POLLOUT | POLLWRNORM | POLLHUP | (s->error ? POLLERR : 0);
 	uint32_t bits = 0;
-	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->shut_rd)
+	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->fin_queued || s->shut_rd)
 		bits |= POLLIN | POLLRDNORM;
-	if (s->peer_fin)
+	if (s->peer_fin || s->fin_queued)
 		bits |= POLLRDHUP;
 	if (s->error)
 		bits |= POLLERR;
-	if (s->hup || (s->peer_fin && s->shut_wr))
+	if (s->hup || ((s->peer_fin || s->fin_queued) && s->shut_wr))
 		bits |= POLLHUP | POLLIN | POLLRDNORM;
 	if (!s->shut_wr && !s->hup && sockbuf_room(&s->sb.tx) >= 4096)
 		bits |= POLLOUT | POLLWRNORM;

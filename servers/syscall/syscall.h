@@ -83,6 +83,8 @@ struct sock {
 	bool connecting;          /* SK_CONNECT in flight */
 	bool was_connected;       /* connected once (stays true after a reset) */
 	bool peer_fin;            /* the peer's FIN was read: every read returns 0 */
+	bool fin_queued;          /* the peer's FIN is in RX (EV_FIN), maybe behind data */
+	bool nb_connect;          /* a non-blocking connect whose end was not yet reported */
 	bool hup;                 /* EV_HUP: the connection is gone */
 	bool fin_sent;            /* our SBD_FIN is in TX (shutdown SHUT_WR) */
 	uint32_t rx_off;          /* bytes already read of the oldest RX piece */

@@ -71,9 +71,11 @@
 #define MEMP_NUM_TCP_SEG 32768
 
 /* Memory: the heap in the send pool (lib/lwip/xport.c sets xp_lwip_heap before
- * lwip_init): 128 connections with full send buffers. */
+ * lwip_init). 8 MiB: a DMA pool is physically contiguous, and 24 MiB could not be found in
+ * a 512 MiB guest running the whole stack; connections that find it full wait
+ * (ERR_MEM: retried as acknowledgements free it). */
 #define MEM_ALIGNMENT 8
-#define MEM_SIZE (24 * 1024 * 1024)
+#define MEM_SIZE (8 * 1024 * 1024)
 #define LWIP_RAM_HEAP_POINTER xp_lwip_heap
 extern void *xp_lwip_heap;
 #define MEMP_MEM_MALLOC 0

@@ -106,7 +106,7 @@ void ts_rx_place(struct ts_sock *s)
 		if (sockbuf_alloc(&s->sb.rx, 0, &err) && sockbuf_commit(&s->sb.rx, 0, &d) == 0) {
 			ts_ring_commit(&s->ring, before, s->sb.rx.produced, 0);
 			s->rx_fin_placed = true;
-			s->ev |= EV_RX;
+			s->ev |= EV_RX | EV_FIN;
 		}
 	}
 }

@@ -242,6 +242,7 @@ static int64_t timespec_ns(struct client *c, uint64_t uts, int64_t *err)
 
 int64_t epoll_call(struct client *c, struct vcall *v)
 {
+	sock_ready_drain(); /* what syscall said before answering the caller's last call */
 	const uint64_t *a = v->a;
 	int64_t ms = (int32_t)a[3] < 0 ? -1 : (int64_t)(int32_t)a[3] * 1000000, err, t;
 	switch (v->nr) {

@@ -125,6 +125,8 @@ static int64_t select_fds(struct client *c, struct vcall *v, int64_t nfds, const
 
 int64_t poll_call(struct client *c, struct vcall *v)
 {
+	if (v->nr == NR_POLL || v->nr == NR_PPOLL || v->nr == NR_SELECT || v->nr == NR_PSELECT6)
+		sock_ready_drain(); /* what syscall said before answering the caller's last call */
 	const uint64_t *a = v->a;
 	int64_t err, t;
 	uint64_t sig[2] = { 0, 0 };

@@ -128,6 +128,12 @@ static void set_ready(struct vsock *s, uint32_t bits)
 
 void sock_ready_input(void)
 {
+	if (sock_ready_drain())
+		vfs_kick();
+}
+
+bool sock_ready_drain(void)
+{
 	struct sysp_ready r;
 	bool any = false;
 	for (int n = 0; ready_ok && n < SYSP_READY_SLOTS; n++) {
@@ -146,8 +152,7 @@ void sock_ready_input(void)
 			orphans[next_orphan++ % ORPHANS] = r;
 		any = true;
 	}
-	if (any)
-		vfs_kick();
+	return any;
 }
 
 static uint32_t new_passed_id(void)
@@ -366,7 +371,7 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 	if (base != SOCK_STREAM && base != SOCK_DGRAM)
 		return -E_SOCKTNOSUPPORT;
 	if (proto && proto != (base == SOCK_STREAM ? 6u : 17u))
-		return proto == 6 || proto == 17 ? -E_PROTOTYPE : -E_PROTONOSUPPORT;
+		return -E_PROTONOSUPPORT; /* TCP for a datagram socket or UDP for a stream: as Linux */
 	int slot = -1;
 	for (int i = 0; i < MAX_SOCKS && slot < 0; i++)
 		if (!socks[i])

@@ -189,6 +189,8 @@ uint32_t sock_poll(const struct ofile *f);
 int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in);
 /* syscall's readiness records arrived (SYSCALL_READY_BIT); a call syscall passed back. */
 void sock_ready_input(void);
+/* The same inside a call (no held call is retried): true if records came. */
+bool sock_ready_drain(void);
 void sock_passed_back(struct kmsg *m);
 /* Gives back a reference to an open file (its last one closes it). */
 void vfs_put(struct ofile *f);

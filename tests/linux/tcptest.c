@@ -497,7 +497,7 @@ static void polls(void)
 	p = (struct pollfd){ s, POLLIN | POLLOUT | POLLRDHUP, 0 };
 	check("poll_conn_writable", poll(&p, 1, 0) == 1 && p.revents == POLLOUT);
 	send(c, "ping", 4, 0);
-	p.revents = 0;
+	p = (struct pollfd){ s, POLLIN | POLLRDHUP, 0 }; /* not POLLOUT: it would end the wait at once */
 	check("poll_conn_readable", poll(&p, 1, 5000) == 1 && (p.revents & POLLIN) && !(p.revents & (POLLHUP | POLLRDHUP)));
 	FD_ZERO(&r);
 	FD_SET(s, &r);

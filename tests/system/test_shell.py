@@ -11,7 +11,7 @@ from conftest import ROOT, Guest, boot, user_net
 from test_rs import write_conf
 
 MODULES = ("rs conf=system.conf", "system.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart",
-           "e1000", "ip", "pf", "udp", "syscall", "pf.conf")
+           "e1000", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
 PROMPT = r"(?#partial)/ # $"
 
 

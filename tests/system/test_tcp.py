@@ -1,0 +1,41 @@
+"""Stream sockets through vfs, syscall and tcp (servers/syscall/README.md, servers/tcp):
+tcptest (tests/linux/tcptest.c, whose every check also passes on Linux itself) runs under
+Axolotl over tcp's loopback (127.0.0.1: no ip, no NIC): errno semantics, accept/accept4,
+blocking and non-blocking connect, data flags, shutdown, poll/select/epoll on passed
+sockets, 4 MiB both ways, 200 connections, fork, sendfile. The checks are grouped so that
+a failure names its group."""
+import re
+
+import pytest
+
+from conftest import boot
+from test_rs import write_conf
+
+MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall", "tcp")
+
+
+def conf(run):
+    return ("service ds heartbeat=2000\n"
+            "service console ioports=0x3f8-0x3ff irq=4 control\n"
+            "service vfs kcalls=vcopy\n"
+            "service syscall kcalls=vcopy\n"
+            "service tcp dma heartbeat=2000 backoff=20\n"
+            'service pm kcalls=vcopy args="run=%s" restart=never\n' % run)
+
+
+@pytest.mark.parametrize("group", ["calls", "conn", "data", "poll", "bulk"])
+def test_tcp_socket_calls_through_syscall_and_tcp(group):
+    name = "tcptest-%s.conf" % group
+    write_conf(name, conf("/bin/tcptest " + group))
+    r = boot("", smp=2, modules=("rs conf=" + name, name) + MODULES, timeout=300,
+             until=r"^tcptest: \d+ passed, \d+ failed$")
+    out = r.output.replace("axolotl> ", "")
+    tail = out[-5000:]
+    res = dict((n, s) for s, n in re.findall(r"^TCPTEST (PASS|FAIL) (\S+)$", out, re.M))
+    failed = {k: v for k, v in res.items() if v != "PASS"}
+    assert res and not failed, (failed, tail)
+    m = re.search(r"^tcptest: (\d+) passed, (\d+) failed$", out, re.M)
+    assert m and int(m.group(2)) == 0 and int(m.group(1)) >= 5, tail
+    # the calls went through syscall and tcp, not vfs's network-less sockets
+    assert re.search(r"^syscall: tcp \S+ attached", out, re.M), tail
+    assert "panic" not in out.lower() and "lwip: assertion" not in out, tail

@@ -185,6 +185,31 @@ struct netif *xport_input_netif(uint32_t dst)
 	return netif_default;
 }
 
+/* What we sent ourselves (127.0.0.0/8, our addresses), queued on the netifs by lwIP's
+ * loopback: the packets queued now, not those their handling queues (a TCP connection to
+ * ourselves would otherwise keep netif_poll busy as long as data flows). */
+static bool loop_poll(void)
+{
+	bool any = false;
+	struct netif *n;
+	NETIF_FOREACH(n) {
+		struct pbuf *in = n->loop_first;
+		n->loop_first = n->loop_last = NULL;
+		while (in) {
+			struct pbuf *end = in; /* a packet is a chain ending where len == tot_len */
+			while (end->len != end->tot_len && end->next)
+				end = end->next;
+			struct pbuf *next = end->next;
+			end->next = NULL;
+			if (n->input(in, n) != ERR_OK)
+				pbuf_free(in);
+			in = next;
+			any = true;
+		}
+	}
+	return any;
+}
+
 /* ---- messages from ip ---- */
 
 static void rx_done(uint64_t id, int32_t arg)
@@ -470,7 +495,7 @@ static bool poll(struct ax_evloop *l)
 	ip_poll(&work);
 	xp.ops->sys_poll(&work);
 	xp.ops->tx_poll(&work);
-	netif_poll_all(); /* what we sent ourselves (127.0.0.0/8, our addresses) */
+	work |= loop_poll();
 #if LWIP_TIMERS
 	sys_check_timeouts();
 #endif

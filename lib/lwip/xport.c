@@ -72,7 +72,7 @@ static void tx_abort(void *ctx, uint64_t id)
 static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
 	(void)n, (void)dst;
-	if (!xp.ip_ok || xport_out_space() == 0)
+	if (!xp.ip_ok || xport_out_space() <= XP_OUT_RESERVE) /* the answers to ip come first */
 		return ERR_MEM;
 	struct pbuf *q = p;
 	if (p->next || !in_heap(p->payload, p->len)) /* a chain (TCP appends), or not ours */
@@ -136,7 +136,9 @@ static void iface(const struct ipx_iface *f)
 		netif_set_addr(n, &a, &m, &g);
 	}
 	n->mtu = (u16_t)(f->mtu > 65535 ? 65535 : f->mtu);
-	if (f->up && f->addr) {
+	/* Up as soon as it has an address: ip does not announce its link changes again, and it
+	 * is ip that knows whether a packet can leave (it fails the IPX_TX if not). */
+	if (f->addr) {
 		netif_set_up(n);
 		netif_set_link_up(n);
 	} else {
@@ -247,7 +249,7 @@ static void ip_poll(bool *work)
 		xp.awaiting_reattach = false;
 	}
 	for (int i = 0; i < 64; i++) {
-		if (xport_out_space() < 8) { /* an answer, and what lwIP sends while handling it */
+		if (xport_out_space() <= XP_OUT_RESERVE) { /* room for the answer (nif_output leaves it) */
 			xp.retry = true;
 			return;
 		}

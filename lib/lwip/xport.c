@@ -72,7 +72,7 @@ static void tx_abort(void *ctx, uint64_t id)
 static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
 	(void)n, (void)dst;
-	if (!xp.ip_ok || xport_out_space() == 0)
+	if (!xp.ip_ok || xport_out_space() <= XP_OUT_RESERVE) /* the answers to ip come first */
 		return ERR_MEM;
 	struct pbuf *q = p;
 	if (p->next || !in_heap(p->payload, p->len)) /* a chain (TCP appends), or not ours */
@@ -136,7 +136,9 @@ static void iface(const struct ipx_iface *f)
 		netif_set_addr(n, &a, &m, &g);
 	}
 	n->mtu = (u16_t)(f->mtu > 65535 ? 65535 : f->mtu);
-	if (f->up && f->addr) {
+	/* Up as soon as it has an address: ip does not announce its link changes again, and it
+	 * is ip that knows whether a packet can leave (it fails the IPX_TX if not). */
+	if (f->addr) {
 		netif_set_up(n);
 		netif_set_link_up(n);
 	} else {
@@ -185,6 +187,31 @@ struct netif *xport_input_netif(uint32_t dst)
 	return netif_default;
 }
 
+/* What we sent ourselves (127.0.0.0/8, our addresses), queued on the netifs by lwIP's
+ * loopback: the packets queued now, not those their handling queues (a TCP connection to
+ * ourselves would otherwise keep netif_poll busy as long as data flows). */
+static bool loop_poll(void)
+{
+	bool any = false;
+	struct netif *n;
+	NETIF_FOREACH(n) {
+		struct pbuf *in = n->loop_first;
+		n->loop_first = n->loop_last = NULL;
+		while (in) {
+			struct pbuf *end = in; /* a packet is a chain ending where len == tot_len */
+			while (end->len != end->tot_len && end->next)
+				end = end->next;
+			struct pbuf *next = end->next;
+			end->next = NULL;
+			if (n->input(in, n) != ERR_OK)
+				pbuf_free(in);
+			in = next;
+			any = true;
+		}
+	}
+	return any;
+}
+
 /* ---- messages from ip ---- */
 
 static void rx_done(uint64_t id, int32_t arg)
@@ -222,7 +249,7 @@ static void ip_poll(bool *work)
 		xp.awaiting_reattach = false;
 	}
 	for (int i = 0; i < 64; i++) {
-		if (xport_out_space() < 8) { /* an answer, and what lwIP sends while handling it */
+		if (xport_out_space() <= XP_OUT_RESERVE) { /* room for the answer (nif_output leaves it) */
 			xp.retry = true;
 			return;
 		}
@@ -470,7 +497,7 @@ static bool poll(struct ax_evloop *l)
 	ip_poll(&work);
 	xp.ops->sys_poll(&work);
 	xp.ops->tx_poll(&work);
-	netif_poll_all(); /* what we sent ourselves (127.0.0.0/8, our addresses) */
+	work |= loop_poll();
 #if LWIP_TIMERS
 	sys_check_timeouts();
 #endif

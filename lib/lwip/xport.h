@@ -23,6 +23,7 @@
 #define XP_MAX_DRV 2     /* drivers we export the send pool to */
 #define XP_TX_INFLIGHT 1024
 #define XP_WAKE_BIT (1ull << 40) /* "a channel from T has messages" */
+#define XP_OUT_RESERVE 4 /* T/out slots lwIP's output leaves free for IPX_RX_DONE */
 #define XP_HOLD_RX_NS 1000000000ull /* ip's packets wait this long for the reattaches */
 
 struct xport_ops {

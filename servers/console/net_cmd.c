@@ -120,6 +120,9 @@ int netstat_main(int argc, char **argv)
 		found++;
 		ax_printf("%s:\n", net_services[i]);
 		failed += show("netstat", net_services[i], ep, NQ_COUNTERS, "  ") < 0;
+		/* the socket engines list their sockets and connections too */
+		if (!strcmp(net_services[i], "udp") || !strcmp(net_services[i], "tcp"))
+			failed += show("netstat", net_services[i], ep, NQ_SOCKETS, "  ") < 0;
 	}
 	if (!found)
 		ax_printf("netstat: no network service is running\n");

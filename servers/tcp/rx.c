@@ -1,6 +1,7 @@
 /* tcp's packets from ip (README.md "Where the bytes go"): headers checked on a private copy,
- * then fed to ip4_input where they lie in ip's pool (read-only), wrapped in a custom PBUF_REF
- * (lib/lwip/xport.c resolved the pointer and answers IPX_RX_DONE after us). The receive
+ * copied into our heap (lwIP's tcp_input rewrites them), the payload fed to ip4_input where it
+ * lies in ip's pool (read-only), chained as a custom PBUF_REF (lib/lwip/xport.c resolved the
+ * pointer and answers IPX_RX_DONE after us). The receive
  * callback (stream.c) copies the data out at once; what lwIP keeps beyond the call (an
  * out-of-order segment) is copied into our heap before we return, so nothing of ip's is
  * referenced after IPX_RX_DONE. */
@@ -45,36 +46,54 @@ static bool detach(struct rx_pbuf *r)
 
 int32_t ts_rx(const struct ipx_msg *m, const unsigned char *b)
 {
-	uint8_t hdr[TS_HDR_COPY];
-	size_t have = m->pkt.len < sizeof(hdr) ? m->pkt.len : sizeof(hdr);
-	memcpy(hdr, b, have);
+	/* lwIP's tcp_input rewrites the TCP header in place (byte order): the headers are copied
+	 * into our heap (and checked there), the payload stays in ip's pool, chained by reference. */
+	uint32_t copy = m->pkt.len < 120 ? m->pkt.len : 120; /* the longest IP + TCP headers */
+	struct pbuf *h = m->pkt.len <= 65535 ? pbuf_alloc(PBUF_RAW, (u16_t)copy, PBUF_RAM) : NULL;
+	if (!h) {
+		if (m->pkt.len > 65535)
+			ts.c.malformed++;
+		else
+			ts.c.rx_nomem++;
+		return 0;
+	}
+	memcpy(h->payload, b, copy);
 	struct ts_seginfo si;
 	struct netif *n = NULL;
-	if (m->pkt.len > 65535 || ts_tcp_check(hdr, have, m->pkt.len, &si) != TS_SEG_OK) {
+	if (ts_tcp_check(h->payload, copy, m->pkt.len, &si) != TS_SEG_OK || (uint32_t)si.hlen + si.thlen > copy) {
 		ts.c.malformed++;
+		pbuf_free(h);
 		return 0;
 	}
 	if (!(n = xport_input_netif(si.dst))) {
 		ts.c.not_ours++;
+		pbuf_free(h);
 		return 0;
 	}
-	struct rx_pbuf *r = mem_malloc(sizeof(*r));
-	if (!r) {
-		ts.c.rx_nomem++;
-		return 0;
+	uint32_t hdrs = (uint32_t)si.hlen + si.thlen, rest = m->pkt.len - hdrs;
+	pbuf_realloc(h, (u16_t)hdrs);
+	struct rx_pbuf *r = NULL;
+	struct pbuf *p = NULL;
+	if (rest) {
+		if (!(r = mem_malloc(sizeof(*r)))) {
+			ts.c.rx_nomem++;
+			pbuf_free(h);
+			return 0;
+		}
+		r->pc.custom_free_function = rx_pbuf_free;
+		r->orig = b + hdrs, r->len = rest, r->copy = NULL;
+		p = pbuf_alloced_custom(PBUF_RAW, (u16_t)rest, PBUF_REF, &r->pc, (void *)(uintptr_t)(b + hdrs),
+					(u16_t)rest); /* lwIP only reads the payload */
+		pbuf_ref(p); /* ours: tells us afterwards whether lwIP kept it */
+		pbuf_cat(h, p);
 	}
-	r->pc.custom_free_function = rx_pbuf_free;
-	r->orig = b, r->len = m->pkt.len, r->copy = NULL;
-	struct pbuf *p = pbuf_alloced_custom(PBUF_RAW, (u16_t)m->pkt.len, PBUF_REF, &r->pc,
-					     (void *)(uintptr_t)b, (u16_t)m->pkt.len); /* lwIP only reads it */
 	NETIF_SET_CHECKSUM_CTRL(n, (m->flags & IPXF_L4_CSUM_OK) ? (NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_CHECK_TCP)
 							 : NETIF_CHECKSUM_ENABLE_ALL);
 	STAT_COUNTER chk = lwip_stats.tcp.chkerr;
-	pbuf_ref(p); /* ours: tells us afterwards whether lwIP kept it */
-	ip4_input(p, n);
+	ip4_input(h, n);
 	if (lwip_stats.tcp.chkerr != chk)
 		ts.c.csum_err++;
-	if (p->ref > 1) {
+	if (p && p->ref > 1) {
 		ts.c.rx_detached++;
 		if (!detach(r)) {
 			/* No heap for the copy: drop every out-of-order queue (the peers send again). */
@@ -87,7 +106,8 @@ int32_t ts_rx(const struct ipx_msg *m, const unsigned char *b)
 			}
 		}
 	}
-	pbuf_free(p);
+	if (p)
+		pbuf_free(p);
 	return 0;
 }
 

@@ -126,9 +126,9 @@ def real_stack():
 def test_tcp_echo_of_20_mib_with_a_host_client():
     conf = ("service ds heartbeat=2000\n"
             "service console ioports=0x3f8-0x3ff irq=4 control\n"
-            "service e1000 pci=8086:100e dma heartbeat=3000\n"
-            'service ip dma heartbeat=3000 args="if=e1000 addr=10.9.2.2/24 pf=none"\n'
-            "service tcp dma heartbeat=3000 backoff=20\n"
+            "service e1000 pci=8086:100e dma heartbeat=10000\n"
+            'service ip dma heartbeat=10000 args="if=e1000 addr=10.9.2.2/24 pf=none"\n'
+            "service tcp dma heartbeat=10000 backoff=20\n"
             'service syscall binary=tcpstand args="role=echo port=7"\n')
     write_conf("tcpecho.conf", conf)
     mods = ("rs conf=tcpecho.conf", "tcpecho.conf", "ds", "console") + REAL

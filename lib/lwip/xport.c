@@ -300,6 +300,42 @@ static void ip_poll(bool *work)
 	}
 }
 
+/* ---- the socket table in ds ---- */
+
+void xport_table_put(uint32_t slot, const struct sk_dsrec *r, struct sk_dsrec *saved)
+{
+	if (!memcmp(r, saved, sizeof(*r)))
+		return;
+	char key[16];
+	ksnprintf(key, sizeof(key), "s.%u", slot);
+	if (slot >= xp.table_slots) {
+		char n[12];
+		xp.table_slots = slot + 1;
+		ksnprintf(n, sizeof(n), "%u", xp.table_slots);
+		dsc_put("nslots", n, (uint32_t)strlen(n));
+	}
+	if (dsc_put(key, r, sizeof(*r)) == 0)
+		*saved = *r;
+}
+
+uint32_t xport_table_slots(void)
+{
+	char n[DS_VAL_LEN + 1] = { 0 }; /* dsc_get fills DS_VAL_LEN bytes */
+	uint32_t len = 0;
+	if (dsc_get(xp.ops->name, "nslots", n, &len) != 0)
+		return 0;
+	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
+	return xp.table_slots = (uint32_t)ax_atou(n);
+}
+
+bool xport_table_get(uint32_t slot, struct sk_dsrec *r)
+{
+	char key[16];
+	uint32_t len = sizeof(*r);
+	ksnprintf(key, sizeof(key), "s.%u", slot);
+	return dsc_get(xp.ops->name, key, r, &len) == 0 && len == sizeof(*r);
+}
+
 /* ---- attaching to ip and syscall ---- */
 
 static uint32_t export_owner(const char *label, const char *key)

@@ -83,6 +83,7 @@ struct xport {
 	uint64_t next_attach;       /* when to try importing missing channels again */
 	uint64_t ip_wait_from;      /* since when we wait for ip to import T/out first */
 	uint64_t next_nudge;        /* when to publish T/out again if ip has not imported it */
+	uint32_t table_slots;       /* the socket table's high-water mark saved in ds */
 	struct xport_counters c;
 };
 extern struct xport xp;
@@ -104,5 +105,11 @@ void xport_push_ev(const struct sk_msg *m);
 struct netif *xport_input_netif(uint32_t dst);
 /* Every TX of ours is done (ip restarted). */
 void xport_forget_tx(void);
+/* The engine's socket table in ds (sock_proto.h, struct sk_dsrec): slot's record is
+ * written when it differs from *saved (then *saved = *r), "nslots" when the table grew. */
+void xport_table_put(uint32_t slot, const struct sk_dsrec *r, struct sk_dsrec *saved);
+/* After a restart: the high-water mark (0: no table), then each slot's record (false: none). */
+uint32_t xport_table_slots(void);
+bool xport_table_get(uint32_t slot, struct sk_dsrec *r);
 /* Dotted quad of a network-order address (buf >= 16 bytes). */
 void xport_fmt_ip4(char *buf, uint32_t addr);

@@ -56,18 +56,7 @@ void ts_save(struct ts_sock *s)
 		r.flags = SKF_STREAM | SKR_LISTEN;
 		r.opts = s->backlog;
 	}
-	if (!memcmp(&r, &s->saved, sizeof(r)))
-		return;
-	char key[16];
-	ksnprintf(key, sizeof(key), "s.%u", slot);
-	if (slot >= ts.nslots) {
-		char n[12];
-		ts.nslots = slot + 1;
-		ksnprintf(n, sizeof(n), "%u", ts.nslots);
-		dsc_put("nslots", n, (uint32_t)strlen(n));
-	}
-	if (dsc_put(key, &r, sizeof(r)) == 0)
-		s->saved = r;
+	xport_table_put(slot, &r, &s->saved);
 }
 
 static void unmap(struct ts_sock *s)
@@ -598,18 +587,10 @@ void ts_gc(uint64_t now)
 /* After a restart: the listeners back from ds, listening before we say SK_HELLO. */
 void ts_restore(void)
 {
-	char n[DS_VAL_LEN + 1] = { 0 }, key[16];
-	uint32_t len = 0;
-	if (dsc_get("tcp", "nslots", n, &len) != 0)
-		return;
-	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
-	uint32_t slots = (uint32_t)ax_atou(n), restored = 0;
-	ts.nslots = slots;
+	uint32_t slots = xport_table_slots(), restored = 0;
 	for (uint32_t i = 0; i < slots && i < TS_SLOTS; i++) {
 		struct sk_dsrec r;
-		len = sizeof(r);
-		ksnprintf(key, sizeof(key), "s.%u", i);
-		if (dsc_get("tcp", key, &r, &len) != 0 || len != sizeof(r))
+		if (!xport_table_get(i, &r))
 			continue;
 		struct ts_sock *s = &ts.s[i];
 		s->saved = r;

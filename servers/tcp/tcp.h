@@ -79,7 +79,6 @@ struct ts_counters {
 
 struct ts_state {
 	struct ts_sock s[TS_SLOTS];
-	uint32_t nslots;  /* ds high-water mark */
 	uint64_t seq;     /* arrival order of pending connections */
 	struct ts_counters c;
 };

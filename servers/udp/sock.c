@@ -44,18 +44,7 @@ static void save(struct us_sock *s)
 		r.flags = s->flags;
 		r.opts = s->opts;
 	}
-	if (!memcmp(&r, &s->saved, sizeof(r)))
-		return;
-	char key[16];
-	ksnprintf(key, sizeof(key), "s.%u", slot);
-	if (slot >= us.nslots) {
-		char n[12];
-		us.nslots = slot + 1;
-		ksnprintf(n, sizeof(n), "%u", us.nslots);
-		dsc_put("nslots", n, (uint32_t)strlen(n));
-	}
-	if (dsc_put(key, &r, sizeof(r)) == 0)
-		s->saved = r;
+	xport_table_put(slot, &r, &s->saved);
 }
 
 static void unmap(struct us_sock *s)
@@ -109,18 +98,10 @@ static void apply_opts(struct us_sock *s)
  * connected as it was, waiting for syscall's SK_OPEN|SKF_REATTACH with a fresh grant. */
 void us_sock_restore(void)
 {
-	char n[DS_VAL_LEN + 1] = { 0 }, key[16]; /* dsc_get fills DS_VAL_LEN bytes */
-	uint32_t len = 0;
-	if (dsc_get("udp", "nslots", n, &len) != 0)
-		return;
-	n[len < DS_VAL_LEN ? len : DS_VAL_LEN] = 0;
-	uint32_t slots = (uint32_t)ax_atou(n), restored = 0;
-	us.nslots = slots;
+	uint32_t slots = xport_table_slots(), restored = 0;
 	for (uint32_t i = 0; i < slots && i < US_MAX_SOCKS; i++) {
 		struct sk_dsrec r;
-		len = sizeof(r);
-		ksnprintf(key, sizeof(key), "s.%u", i);
-		if (dsc_get("udp", key, &r, &len) != 0 || len != sizeof(r))
+		if (!xport_table_get(i, &r))
 			continue;
 		struct us_sock *s = &us.s[i];
 		s->saved = r;

@@ -42,7 +42,6 @@ struct us_counters {
 
 struct us_state {
 	struct us_sock s[US_MAX_SOCKS];
-	uint32_t nslots;            /* high-water mark saved in ds */
 	struct us_counters c;
 };
 extern struct us_state us;

@@ -151,6 +151,24 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	return CALL_TAKEN;
 }
 
+int64_t take_error(struct sock *s)
+{
+	int64_t r = -s->error;
+	s->error = 0;
+	return r;
+}
+
+int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags)
+{
+	if (nonblocking(c, flags))
+		return -E_AGAIN;
+	if (c->deadline && ax_time_ns() >= c->deadline)
+		return -E_AGAIN; /* SO_RCVTIMEO ran out */
+	if (!c->deadline && s->rcvtimeo_ns)
+		c->deadline = ax_time_ns() + s->rcvtimeo_ns;
+	return CALL_HELD;
+}
+
 bool nonblocking(const struct lcall *c, uint64_t flags)
 {
 	return (c->vflags & SYSP_NONBLOCK) || (flags & MSG_DONTWAIT);
@@ -226,11 +244,8 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		if (c->nr == NR_SENDTO)
 			flags = c->a[3], uaddr = c->a[4], alen = c->a[5];
 	}
-	if (s->error) { /* an asynchronous error (ICMP) is reported by the next call */
-		r = -s->error;
-		s->error = 0;
-		return r;
-	}
+	if (s->error) /* an asynchronous error (ICMP) is reported by the next call */
+		return take_error(s);
 	if (s->shut_wr)
 		return -E_PIPE;
 	struct inaddr to = s->peer;
@@ -304,20 +319,11 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 	if (!p && err != CHAN_EAGAIN)
 		return -5; /* EIO: udp wrote impossible descriptors into this socket */
 	if (!p) {
-		if (s->error) {
-			r = -s->error;
-			s->error = 0;
-			return r;
-		}
+		if (s->error)
+			return take_error(s);
 		if (s->shut_rd)
 			return 0;
-		if (nonblocking(c, flags))
-			return -E_AGAIN;
-		if (c->deadline && ax_time_ns() >= c->deadline)
-			return -E_AGAIN; /* SO_RCVTIMEO ran out */
-		if (!c->deadline && s->rcvtimeo_ns)
-			c->deadline = ax_time_ns() + s->rcvtimeo_ns;
-		return CALL_HELD;
+		return wait_for_data(c, s, flags);
 	}
 	uint64_t n = d.len < len ? d.len : len;
 	if (sys_debug)

@@ -15,15 +15,6 @@
 #define PIECE_MAX (64 * 1024)   /* bytes per TX piece (at most half the TX ring anyway) */
 #define SOMAXCONN 4096
 
-/* POLL* bits (Linux's). */
-#define POLLIN 0x001
-#define POLLOUT 0x004
-#define POLLERR 0x008
-#define POLLHUP 0x010
-#define POLLRDNORM 0x040
-#define POLLWRNORM 0x100
-#define POLLRDHUP 0x2000
-
 /* Linux's TCP states (tcp_info.tcpi_state). */
 enum { TCPS_ESTABLISHED = 1, TCPS_SYN_SENT = 2, TCPS_CLOSE = 7, TCPS_CLOSE_WAIT = 8, TCPS_LISTEN = 10 };
 
@@ -48,11 +39,8 @@ static int64_t do_accept(struct lcall *c, struct sock *s)
 		return -E_INVAL;
 	if (!s->listening)
 		return -E_INVAL;
-	if (s->error) { /* the listener died with tcp and could not be restored */
-		int64_t r = -s->error;
-		s->error = 0;
-		return r;
-	}
+	if (s->error) /* the listener died with tcp and could not be restored */
+		return take_error(s);
 	if (!s->pending)
 		return nonblocking(c, 0) ? -E_AGAIN : CALL_HELD;
 	int64_t err;
@@ -88,11 +76,8 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 		return -E_INVAL; /* dissolving a TCP connection this way is not offered */
 	if (s->nb_connect && !s->connecting) { /* a non-blocking connect ended: its result, once */
 		s->nb_connect = false;
-		if (s->error) {
-			int64_t e = -s->error;
-			s->error = 0;
-			return e;
-		}
+		if (s->error)
+			return take_error(s);
 		if (s->connected)
 			return 0;
 	}
@@ -222,9 +207,8 @@ static int64_t source_copy(const struct source *src, uint64_t skip, unsigned cha
 static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source *src, uint64_t len, uint64_t flags)
 {
 	if (s->error) {
-		int64_t r = c->done ? (int64_t)c->done : -s->error;
-		s->error = 0;
-		return r;
+		int64_t e = take_error(s);
+		return c->done ? (int64_t)c->done : e;
 	}
 	if (s->shut_wr || s->fin_sent || s->hup)
 		return c->done ? (int64_t)c->done : -E_PIPE;
@@ -382,20 +366,11 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 		return CALL_HELD; /* MSG_WAITALL: the rest */
 	if (s->peer_fin || s->shut_rd || !len)
 		return 0;
-	if (s->error) {
-		r = -s->error;
-		s->error = 0;
-		return r;
-	}
+	if (s->error)
+		return take_error(s);
 	if (s->hup)
 		return 0;
-	if (nonblocking(c, flags))
-		return -E_AGAIN;
-	if (c->deadline && ax_time_ns() >= c->deadline)
-		return -E_AGAIN; /* SO_RCVTIMEO ran out */
-	if (!c->deadline && s->rcvtimeo_ns)
-		c->deadline = ax_time_ns() + s->rcvtimeo_ns;
-	return CALL_HELD;
+	return wait_for_data(c, s, flags);
 }
 
 /* SHUT_WR: an SBD_FIN piece after the data (the engine sends FIN when it gets there). */

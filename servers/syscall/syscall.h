@@ -113,6 +113,14 @@ struct lcall {
 #define CALL_HELD INT64_MIN          /* must wait for data or space: hold it */
 #define CALL_TAKEN (INT64_MIN + 1)   /* held already, waiting for the engine's answer */
 #define CALL_DONE (INT64_MIN + 3)    /* answered already (passed back to vfs): forget it */
+/* poll's bits (Linux's), as vfs keeps them for a socket. */
+#define POLLIN 0x001
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLRDNORM 0x040
+#define POLLWRNORM 0x100
+#define POLLRDHUP 0x2000
 /* Linux call numbers beyond lx_socket.h's. */
 #define NR_READ 0
 #define NR_WRITE 1
@@ -148,6 +156,11 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result); /* an engine's SK
 struct held *calls_hold_for_answer(struct lcall *c); /* NULL: too many held calls */
 void setopt_engine(struct sock *s, int opt, uint64_t val);
 bool nonblocking(const struct lcall *c, uint64_t flags);
+/* The pending asynchronous error as -errno, cleared (it is reported once); 0 if none. */
+int64_t take_error(struct sock *s);
+/* A receive that found nothing: EAGAIN (non-blocking, or SO_RCVTIMEO ran out), else
+ * CALL_HELD with SO_RCVTIMEO's deadline started. */
+int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags);
 int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen);
 int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec);
 void addr_msg(struct sk_msg *m, const struct inaddr *a);

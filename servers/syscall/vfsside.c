@@ -9,12 +9,6 @@
 #include "service.h"
 #include "spsc.h"
 
-#define POLLIN 0x001
-#define POLLOUT 0x004
-#define POLLERR 0x008
-#define POLLRDNORM 0x040
-#define POLLWRNORM 0x100
-
 static struct {
 	struct spsc q;
 	struct chan_export ex;

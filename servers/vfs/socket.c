@@ -245,12 +245,6 @@ int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
 	return r;
 }
 
-static void answer_thread(endpoint_t t, int64_t r)
-{
-	struct kmsg m = { .type = 0, .w = { (uint64_t)r } };
-	ax_reply(t, &m);
-}
-
 /* sendfile back from syscall: w[0] = result, w[1] = the staged bytes, w[2] = advance. */
 static void sendfile_back(struct kmsg *m)
 {
@@ -266,10 +260,10 @@ static void sendfile_back(struct kmsg *m)
 		stages[i] = NULL;
 		vfs_put(st->in);
 		ax_free(st);
-		answer_thread(m->source, r);
+		vfs_answer(m->source, r);
 		return;
 	}
-	answer_thread(m->source, -E_INVAL); /* no such staging: nothing to free */
+	vfs_answer(m->source, -E_INVAL); /* no such staging: nothing to free */
 }
 
 /* accept back from syscall: w[0] = the new socket's id (the one we gave), w[1] = accept4's
@@ -288,7 +282,7 @@ static void accept_back(struct kmsg *m)
 		ax_free(s);
 		if (id)
 			close_passed(id);
-		answer_thread(m->source, slot < 0 && s ? -24 /* EMFILE */ : -E_NOMEM);
+		vfs_answer(m->source, slot < 0 && s ? -24 /* EMFILE */ : -E_NOMEM);
 		return;
 	}
 	*s = (struct vsock){ .family = AF_INET, .type = SOCK_STREAM, .proto = 6, .passed = id, .introduced = true,
@@ -304,13 +298,13 @@ static void accept_back(struct kmsg *m)
 			if (orphans[(next_orphan + i) % ORPHANS].id == id)
 				set_ready(s, orphans[(next_orphan + i) % ORPHANS].bits);
 	}
-	answer_thread(m->source, fd);
+	vfs_answer(m->source, fd);
 }
 
 void sock_passed_back(struct kmsg *m)
 {
 	if (!syscall_ep || (endpoint_t)(m->w[6] >> 32) != syscall_ep) {
-		answer_thread(m->source, -E_INVAL); /* only syscall passes calls back to us */
+		vfs_answer(m->source, -E_INVAL); /* only syscall passes calls back to us */
 		return;
 	}
 	uint32_t nr = m->type & 0x3ffu;
@@ -319,7 +313,7 @@ void sock_passed_back(struct kmsg *m)
 	else if (nr == NR_SENDFILE)
 		sendfile_back(m);
 	else
-		answer_thread(m->source, -E_INVAL);
+		vfs_answer(m->source, -E_INVAL);
 }
 
 /* A passed socket whose descriptor is gone or never came: syscall forgets it. */

@@ -30,7 +30,7 @@ uint64_t vfs_now(void)
 	return r == 0 ? (uint64_t)ts[0] * 1000000000ull + (uint64_t)ts[1] : 0;
 }
 
-static void answer(endpoint_t to, int64_t r)
+void vfs_answer(endpoint_t to, int64_t r)
 {
 	struct kmsg m = { .type = 0 };
 	m.w[0] = (uint64_t)r;
@@ -77,7 +77,7 @@ static void retry_held(void)
 			if (r == VFS_BLOCK)
 				continue;
 			h->pid = 0;
-			answer(h->v.thread, r);
+			vfs_answer(h->v.thread, r);
 			progress = true; /* it may have unblocked another one */
 		}
 		progress |= retry_again;
@@ -105,7 +105,7 @@ static uint64_t held_timer(void)
 		h->v.expired = true;
 		int64_t r = serve(h->pid, &h->v);
 		h->pid = 0;
-		answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
+		vfs_answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
 	}
 	return next == UINT64_MAX ? 0 : next - now;
 }
@@ -128,7 +128,7 @@ static void cancel(endpoint_t thread)
 	for (int i = 0; i < MAX_HELD; i++)
 		if (held[i].pid && held[i].v.thread == thread) {
 			held[i].pid = 0;
-			answer(thread, -LX_ERESTARTSYS);
+			vfs_answer(thread, -LX_ERESTARTSYS);
 		}
 	tty_cancel(thread);
 }
@@ -219,7 +219,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		}
 		r = -E_AGAIN; /* too many blocked callers */
 	}
-	answer(m->source, r);
+	vfs_answer(m->source, r);
 	retry_held();
 }
 

@@ -192,6 +192,8 @@ void sock_ready_input(void);
 /* The same inside a call (no held call is retried): true if records came. */
 bool sock_ready_drain(void);
 void sock_passed_back(struct kmsg *m);
+/* Answers a Linux call held by vfs (the thread gets r). */
+void vfs_answer(endpoint_t to, int64_t r);
 /* Gives back a reference to an open file (its last one closes it). */
 void vfs_put(struct ofile *f);
 void sock_closed(struct rnode *n);

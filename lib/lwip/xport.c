@@ -199,10 +199,16 @@ static bool loop_poll(void)
 		n->loop_first = n->loop_last = NULL;
 		while (in) {
 			struct pbuf *end = in; /* a packet is a chain ending where len == tot_len */
+			u16_t clen = 1;
 			while (end->len != end->tot_len && end->next)
-				end = end->next;
+				end = end->next, clen++;
 			struct pbuf *next = end->next;
 			end->next = NULL;
+#if LWIP_LOOPBACK_MAX_PBUFS
+			n->loop_cnt_current = (u16_t)(n->loop_cnt_current - clen); /* as netif_poll does */
+#endif
+			(void)clen;
+			in->if_idx = netif_get_index(n);
 			if (n->input(in, n) != ERR_OK)
 				pbuf_free(in);
 			in = next;

@@ -6,7 +6,7 @@
   data), both closed; a connect to a port nobody listens on is refused (-ECONNREFUSED).
   Then tcp is killed: it restores the listener from ds before its SK_HELLO, syscall's replay
   of bind and listen is answered 0, and a new connection is accepted on the same listener
-  socket and carries 256 KiB each way.
+  socket and carries 256 KiB each way. Requests in the wrong state get the Linux errno.
 - With the real e1000 and ip on a tap device in a network namespace the test creates and
   deletes: a host client sends 20 MiB to the stand-in's echo listener and checks the hash of
   what comes back (bounded in time); tcp's counters are printed."""
@@ -49,6 +49,10 @@ def test_tcp_loopback_streams_and_a_listener_surviving_a_restart():
     assert re.search(r"^tcpstand: socket 2 connected from port \d+: 0$", out, re.M), tail
     assert re.search(r"^tcpstand: socket 3 accepted: peer port \d+, local 127\.0\.0\.1:5000: 0$", out, re.M), tail
     assert re.search(r"^tcpstand: connect to a closed port: -111$", out, re.M), tail
+    # requests in the wrong state: connect on a listener, accept with nothing pending and
+    # on a socket that is not a listener, an unknown socket, an unknown option
+    bad = [int(v) for v in re.findall(r"^tcpstand: bad request \d+: (-?\d+)$", out, re.M)]
+    assert bad == [-106, -11, -22, -9, -92], (bad, tail)
     m = re.search(r"^tcpstand: transfer: (\d+) bytes each way in (\d+) ms \((\d+) KiB/s\), got (\d+) and (\d+), "
                   r"corrupt (\d+), FIN seen by both$", out, re.M)
     assert m, tail

@@ -72,7 +72,7 @@ static struct {
 	int connected, accepted;
 } sy;
 
-enum { T_NONE, T_OPEN, T_SETOPT, T_BIND, T_LISTEN, T_CONNECT, T_REFUSED, T_ACCEPT, T_CLOSE };
+enum { T_NONE, T_OPEN, T_SETOPT, T_BIND, T_LISTEN, T_CONNECT, T_REFUSED, T_ACCEPT, T_CLOSE, T_BAD };
 
 static void kick(void)
 {
@@ -258,6 +258,10 @@ static void sys_answer(const struct sk_msg *m)
 {
 	int tag = sy.tag[m->req % 1024];
 	uint32_t id = sy.tagsock[m->req % 1024];
+	if (tag == T_BAD) {
+		ax_printf("tcpstand: bad request %llu: %lld\n", (unsigned long long)m->req, (long long)m->result);
+		return;
+	}
 	if (m->result < 0 && tag != T_REFUSED)
 		ax_printf("tcpstand: request %llu (tag %d, socket %u) failed: %lld\n", (unsigned long long)m->req, tag, id,
 			  (long long)m->result);
@@ -266,6 +270,12 @@ static void sys_answer(const struct sk_msg *m)
 		ax_printf("tcpstand: socket %u listening on port %u: %lld\n", id, be16(m->port), (long long)m->result);
 		if (sy.stage == 0) {
 			sy.stage = 1;
+			/* requests in the wrong state, before anything connects */
+			sk(SK_CONNECT, 1, LOOP_IP, 5000, 0, 0, T_BAD);  /* a listener: -EISCONN */
+			sk(SK_ACCEPT, 4, 0, 0, 1, 0, T_BAD);            /* nothing pending: -EAGAIN */
+			sk(SK_ACCEPT, 4, 0, 0, 2, 0, T_BAD);            /* not a listener: -EINVAL */
+			sk(SK_BIND, 9, 0, 5002, 0, 0, T_BAD);           /* unknown socket: -EBADF */
+			sk(SK_SETOPT, 4, 0, 0, 0x7777, 1, T_BAD);       /* unknown option: -ENOPROTOOPT */
 			sk(SK_CONNECT, 2, LOOP_IP, 5000, 0, 0, T_CONNECT);
 			sk(SK_CONNECT, 4, LOOP_IP, 5001, 0, 0, T_REFUSED);
 		} else if (sy.stage == 10) {

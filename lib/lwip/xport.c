@@ -306,6 +306,28 @@ static void ip_poll(bool *work)
 	}
 }
 
+/* ---- socket buffers ---- */
+
+int64_t xport_sockbuf_map(int64_t handle, uint64_t bytes, struct sockbuf *sb, void **va)
+{
+	uint64_t pages = (bytes + 4095) / 4096;
+	int64_t v = ax_mo_map(handle, 0, 0, pages, KP_R | KP_W);
+	if (v >= 0 && sockbuf_attach(sb, (void *)v, bytes, SB_ENGINE) == 0) {
+		*va = (void *)v;
+		return 0;
+	}
+	xport_sockbuf_unmap(v >= 0 ? (void *)v : NULL, handle);
+	return v < 0 ? -12 /* ENOMEM */ : -22 /* EINVAL */;
+}
+
+void xport_sockbuf_unmap(void *va, int64_t handle)
+{
+	if (va)
+		ax_mo_unmap((uint64_t)va);
+	if (handle > 0)
+		ax_mo_destroy(handle); /* closes our handle: the grant is dropped */
+}
+
 /* ---- the socket table in ds ---- */
 
 void xport_table_put(uint32_t slot, const struct sk_dsrec *r, struct sk_dsrec *saved)

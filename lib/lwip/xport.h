@@ -17,6 +17,7 @@
 #include "chan_axolotl.h"
 #include "evloop.h"
 #include "sock_proto.h"
+#include "sockbuf.h"
 #include "ipx_proto.h"
 
 #define XP_MAX_IF 4
@@ -105,6 +106,12 @@ void xport_push_ev(const struct sk_msg *m);
 struct netif *xport_input_netif(uint32_t dst);
 /* Every TX of ours is done (ip restarted). */
 void xport_forget_tx(void);
+/* A socket's buffer syscall granted us (SK_OPEN: handle, bytes), mapped and attached as the
+ * engine's side: 0 with *va, or -ENOMEM (no mapping) / -EINVAL (not a socket buffer); on
+ * failure the handle is closed (the grant dropped). */
+int64_t xport_sockbuf_map(int64_t handle, uint64_t bytes, struct sockbuf *sb, void **va);
+/* Unmaps it and closes the handle (either may be absent). */
+void xport_sockbuf_unmap(void *va, int64_t handle);
 /* The engine's socket table in ds (sock_proto.h, struct sk_dsrec): slot's record is
  * written when it differs from *saved (then *saved = *r), "nslots" when the table grew. */
 void xport_table_put(uint32_t slot, const struct sk_dsrec *r, struct sk_dsrec *saved);

@@ -49,10 +49,7 @@ static void save(struct us_sock *s)
 
 static void unmap(struct us_sock *s)
 {
-	if (s->va)
-		ax_mo_unmap((uint64_t)s->va);
-	if (s->handle > 0)
-		ax_mo_destroy(s->handle); /* closes our handle: the grant is dropped */
+	xport_sockbuf_unmap(s->va, s->handle);
 	s->va = NULL, s->handle = 0, s->attached = false, s->corrupt = false;
 }
 
@@ -213,18 +210,14 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 		return r;
 	}
 	unmap(s); /* a second reattach replaces the first grant */
-	uint64_t pages = (bytes + 4095) / 4096;
-	int64_t va = ax_mo_map(handle, 0, 0, pages, KP_R | KP_W);
-	if (va < 0 || sockbuf_attach(&s->sb, (void *)va, bytes, SB_ENGINE) != 0) {
-		if (va >= 0)
-			ax_mo_unmap((uint64_t)va);
-		if (handle > 0)
-			ax_mo_destroy(handle);
+	void *va;
+	int64_t e = xport_sockbuf_map(handle, bytes, &s->sb, &va);
+	if (e) {
 		if (!s->restored_at)
 			sock_free(s);
-		return va < 0 ? -UE_NOMEM : -UE_INVAL;
+		return e;
 	}
-	s->handle = handle, s->va = (void *)va, s->bytes = bytes, s->attached = true;
+	s->handle = handle, s->va = va, s->bytes = bytes, s->attached = true;
 	s->restored_at = 0;
 	s->tx_pending = true; /* whatever the application queued meanwhile */
 	xp.awaiting_reattach = false;

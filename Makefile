@@ -3,7 +3,7 @@
 
 ACCEL ?= auto
 SMP ?= 4
-MEM ?= 512
+MEM ?= 1024
 CPU ?=
 CMDLINE ?=
 B := build

@@ -106,11 +106,16 @@ uint64_t pmm_alloc_zeroed(void)
 	return p;
 }
 
+#define PMM_SMALL_RUN 64 /* frames (256 KiB) */
+
 uint64_t pmm_alloc_contig(uint64_t n, uint64_t align, uint64_t limit_phys)
 {
 	uint64_t f = spin_lock_irqsave(&lock);
-	uint64_t frame = fbm_alloc_contig(&bm, n, MAX(align / PAGE_SIZE, 1),
-					  limit_phys ? limit_phys / PAGE_SIZE : UINT64_MAX);
+	/* Small runs (kernel heap blocks, stacks) from the top like single frames; large ones
+	 * (DMA pools a restarted server needs again) from the bottom, which stays unbroken. */
+	uint64_t frame = !limit_phys && n < PMM_SMALL_RUN ? fbm_alloc_contig_top(&bm, n, MAX(align / PAGE_SIZE, 1))
+			 : fbm_alloc_contig(&bm, n, MAX(align / PAGE_SIZE, 1),
+					    limit_phys ? limit_phys / PAGE_SIZE : UINT64_MAX);
 	spin_unlock_irqrestore(&lock, f);
 	return frame == UINT64_MAX ? 0 : frame * PAGE_SIZE;
 }
@@ -131,6 +136,14 @@ void pmm_free_contig(uint64_t phys, uint64_t n)
 }
 
 uint64_t pmm_free_frames(void) { return READ_ONCE(bm.nfree); }
+
+uint64_t pmm_longest_free_run(void)
+{
+	uint64_t f = spin_lock_irqsave(&lock);
+	uint64_t n = fbm_longest_free_run(&bm);
+	spin_unlock_irqrestore(&lock, f);
+	return n;
+}
 uint64_t pmm_total_usable(void) { return usable_bytes; }
 uint64_t pmm_max_phys(void) { return max_phys; }
 

@@ -14,6 +14,8 @@ uint64_t pmm_alloc_contig(uint64_t n, uint64_t align, uint64_t limit_phys);
 void pmm_free(uint64_t phys);
 void pmm_free_contig(uint64_t phys, uint64_t n);
 uint64_t pmm_free_frames(void);
+/* The longest run of free frames (pmm_alloc_contig can give at most this many). */
+uint64_t pmm_longest_free_run(void);
 uint64_t pmm_total_usable(void); /* bytes of usable RAM in the memory map */
 uint64_t pmm_max_phys(void);     /* end of the highest usable region */
 

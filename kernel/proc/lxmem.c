@@ -42,12 +42,12 @@ static void install(struct proc *p, const struct mapping *m, uint64_t first, uin
  * object. 0 or -ENOMEM (no free mapping slot). */
 static int64_t split_at(struct proc *p, uint32_t i, uint64_t at)
 {
-	struct mapping *m = &p->maps[i];
-	uint64_t end = m->va + m->npages * PAGE_SIZE;
-	if (at <= m->va || at >= end)
+	uint64_t end = p->maps[i].va + p->maps[i].npages * PAGE_SIZE;
+	if (at <= p->maps[i].va || at >= end)
 		return 0;
-	if (p->nmaps == MAX_MAPPINGS)
+	if (!proc_maps_room(p))
 		return -LX_ENOMEM;
+	struct mapping *m = &p->maps[i]; /* after the table may have moved */
 	uint64_t left = (at - m->va) / PAGE_SIZE;
 	struct mapping right = *m;
 	right.va = at;

@@ -7,6 +7,7 @@
 #include "proc/memcall.h"
 #include "proc/proc.h"
 #include "mm/aspace.h"
+#include "mm/heap.h"
 #include "mm/pmm.h"
 #include "mm/vmm.h"
 #include "lib/string.h"
@@ -15,21 +16,29 @@
 
 static struct mo_handle *handle_get(struct proc *p, uint64_t h)
 {
-	if (h == 0 || h > MAX_HANDLES || !p->handles[h - 1].mo)
+	if (h == 0 || h > p->handles_cap || !p->handles[h - 1].mo)
 		return NULL;
 	return &p->handles[h - 1];
 }
 
 static int64_t handle_new(struct proc *p, struct memobj *mo, uint32_t rights, bool creator, endpoint_t granter)
 {
-	for (uint32_t i = 0; i < MAX_HANDLES; i++) {
-		if (p->handles[i].mo)
-			continue;
-		memobj_get(mo);
-		p->handles[i] = (struct mo_handle){ mo, rights, creator, granter };
-		return i + 1;
+	uint32_t i = 0;
+	while (i < p->handles_cap && p->handles[i].mo)
+		i++;
+	if (i == p->handles_cap) { /* full: the table doubles, up to MAX_HANDLES */
+		uint32_t cap = p->handles_cap ? p->handles_cap * 2 : 16;
+		struct mo_handle *n = cap <= MAX_HANDLES ? kzalloc(cap * sizeof(*n)) : NULL;
+		if (!n)
+			return -KE_NOMEM;
+		if (p->handles_cap)
+			memcpy(n, p->handles, p->handles_cap * sizeof(*n));
+		kfree(p->handles);
+		p->handles = n, p->handles_cap = cap;
 	}
-	return -KE_NOMEM;
+	memobj_get(mo);
+	p->handles[i] = (struct mo_handle){ mo, rights, creator, granter };
+	return i + 1;
 }
 
 /* Drops handle h of p and every mapping made through it. */
@@ -131,7 +140,7 @@ static int64_t mo_destroy(struct proc *p, uint64_t h)
 			struct proc *q = threads[i].proc;
 			if (threads[i].state == T_FREE || !q || q->main != &threads[i])
 				continue;
-			for (uint32_t k = 1; k <= MAX_HANDLES; k++)
+			for (uint32_t k = 1; k <= q->handles_cap; k++)
 				if (q->handles[k - 1].mo == mo && !(q == p && k == h))
 					handle_close(q, k);
 		}

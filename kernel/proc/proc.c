@@ -97,8 +97,17 @@ uint64_t proc_find_va(struct proc *p, uint64_t npages)
 {
 	if (!npages || npages > (MAP_AREA_TOP - MAP_AREA_BASE) / PAGE_SIZE)
 		return 0;
-	/* First fit above the highest mapping in the area, else the lowest gap; a guard page
-	 * separates neighbours so an overrun faults instead of corrupting another object. */
+	/* First fit above the highest mapping in the area (one pass: a server with a mapping per
+	 * socket makes thousands), else the lowest gap; a guard page separates neighbours so an
+	 * overrun faults instead of corrupting another object. */
+	uint64_t top = MAP_AREA_BASE;
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		uint64_t end = p->maps[i].va + (p->maps[i].npages + 1) * PAGE_SIZE;
+		if (end > top && p->maps[i].va < MAP_AREA_TOP)
+			top = end;
+	}
+	if (top <= MAP_AREA_TOP && npages <= (MAP_AREA_TOP - top) / PAGE_SIZE)
+		return top;
 	uint64_t va = MAP_AREA_BASE;
 	for (bool moved = true; moved;) {
 		moved = false;
@@ -116,10 +125,27 @@ uint64_t proc_find_va(struct proc *p, uint64_t npages)
 	return va;
 }
 
+bool proc_maps_room(struct proc *p)
+{
+	if (p->nmaps < p->maps_cap)
+		return true;
+	if (p->maps_cap >= MAX_MAPPINGS)
+		return false;
+	uint32_t cap = p->maps_cap ? p->maps_cap * 2 : 32;
+	struct mapping *n = kmalloc(cap * sizeof(*n));
+	if (!n)
+		return false;
+	if (p->nmaps)
+		memcpy(n, p->maps, p->nmaps * sizeof(*n));
+	kfree(p->maps);
+	p->maps = n, p->maps_cap = cap;
+	return true;
+}
+
 static int map_range(struct proc *p, uint64_t va, const uint64_t *frames, uint64_t pa, uint64_t npages,
 		     uint64_t flags)
 {
-	if (p->nmaps == MAX_MAPPINGS)
+	if (!proc_maps_room(p))
 		return -KE_NOMEM;
 	if (!npages || (va & (PAGE_SIZE - 1)) || va >= USER_TOP || npages > (USER_TOP - va) / PAGE_SIZE)
 		return -KE_INVAL;
@@ -149,7 +175,7 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 		return -KE_INVAL;
 	/* No access (PROT_NONE): the range is reserved, no page-table entry made. */
 	int r = prot ? map_range(p, va, mo->frames + first_page, 0, npages, proc_prot_flags(prot))
-		     : p->nmaps == MAX_MAPPINGS ? -KE_NOMEM : !range_free(p, va, npages) ? -KE_BUSY : 0;
+		     : !proc_maps_room(p) ? -KE_NOMEM : !range_free(p, va, npages) ? -KE_BUSY : 0;
 	if (r)
 		return r;
 	memobj_get(mo);
@@ -187,11 +213,13 @@ void proc_unmap_all(struct proc *p)
 		if (p->maps[i].mo)
 			memobj_put(p->maps[i].mo);
 	p->nmaps = 0;
-	for (uint32_t h = 0; h < MAX_HANDLES; h++) {
+	for (uint32_t h = 0; h < p->handles_cap; h++)
 		if (p->handles[h].mo)
 			memobj_put(p->handles[h].mo);
-		p->handles[h].mo = NULL;
-	}
+	kfree(p->maps);
+	kfree(p->handles);
+	p->maps = NULL, p->handles = NULL;
+	p->maps_cap = p->handles_cap = 0;
 }
 
 struct proc *proc_child(struct thread *me, endpoint_t ep, int64_t *err)

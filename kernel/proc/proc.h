@@ -8,8 +8,10 @@
 #include <axolotl/kcall.h>
 
 #define MAX_THREADS 1024 /* endpoint slots */
-#define MAX_MAPPINGS 256 /* per process */
-#define MAX_HANDLES 64   /* memory-object handles per process */
+/* Per process; both tables start small and double as needed (a network server holds one
+ * handle and one mapping per socket buffer). */
+#define MAX_MAPPINGS 8192
+#define MAX_HANDLES 4096 /* memory-object handles */
 #define THREAD_KSTACK_PAGES 4
 #define NPRIO 8
 
@@ -71,9 +73,10 @@ struct proc {
 	endpoint_t id;             /* the first thread's endpoint: names the process for good */
 	uint32_t nthreads;
 	endpoint_t parent;         /* receives exit and fault reports */
-	struct mapping maps[MAX_MAPPINGS];
-	uint32_t nmaps;
-	struct mo_handle handles[MAX_HANDLES];
+	struct mapping *maps;      /* nmaps used of maps_cap (proc_maps_room grows it) */
+	uint32_t nmaps, maps_cap;
+	struct mo_handle *handles; /* handles_cap slots; handle h is slot h - 1 */
+	uint32_t handles_cap;
 	uint64_t kcalls_allowed;   /* bit per native call number (bit 63: all above 62) */
 	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
 	endpoint_t linux_servers[LINUX_SERVERS]; /* its POSIX servers (KPRIV_LINUX), 0: none */
@@ -156,6 +159,9 @@ int proc_map(struct proc *p, uint64_t va, struct memobj *mo, uint64_t first_page
 int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uint32_t prot, uint64_t cache);
 /* Removes mapping i of p (unmaps, flushes, drops the object reference). */
 void proc_unmap_index(struct proc *p, uint32_t i);
+/* Room in p's mapping table for one more (grown if needed; pointers into p->maps are stale
+ * afterwards): false at MAX_MAPPINGS or when the kernel heap is out. */
+bool proc_maps_room(struct proc *p);
 /* Page-table flags (write, no-execute) for PROT_* bits. */
 uint64_t proc_prot_flags(uint32_t prot);
 /* A free, page-aligned user range of npages for mappings without a fixed address, or 0. */

@@ -160,6 +160,8 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return (int64_t)pmm_free_frames();
 	case KI_MEMOBJS:
 		return (int64_t)memobj_live;
+	case KI_FREE_RUN:
+		return (int64_t)pmm_longest_free_run();
 	case KI_THREADS: {
 		int64_t n = 0;
 		for (uint32_t i = 1; i < MAX_THREADS; i++)

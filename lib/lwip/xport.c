@@ -61,6 +61,31 @@ static bool in_heap(const void *p, size_t len)
 	return q >= b && (uint64_t)(q - b) + len <= xp.pool.v.buf_size;
 }
 
+/* Checksums on ip's interfaces: lwIP leaves a TCP segment's to ip or the NIC (nif_output
+ * sends it IPXF_CSUM_PARTIAL) and checks everything it receives that the NIC did not. */
+#define NIF_CSUM (NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_GEN_TCP)
+
+void xport_rx_csum(struct netif *n, bool nic_checked, uint16_t l4_check)
+{
+	NETIF_SET_CHECKSUM_CTRL(n, nic_checked ? (NIF_CSUM & ~l4_check) : NIF_CSUM);
+}
+
+/* A TCP segment lwIP left without its checksum: the pseudo-header sum goes into the field
+ * (folded, not complemented, as Linux's CHECKSUM_PARTIAL); ip or the NIC adds the rest. */
+static bool tcp_partial(unsigned char *b, uint32_t len)
+{
+	uint32_t ihl = (uint32_t)(b[0] & 15) * 4;
+	if (len < 40 || b[9] != 6 || ihl < 20 || ihl + 20 > len)
+		return false;
+	uint32_t s = 6 + (len - ihl);
+	for (int i = 12; i < 20; i += 2)
+		s += (uint32_t)b[i] << 8 | b[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	b[ihl + 16] = (unsigned char)(s >> 8), b[ihl + 17] = (unsigned char)s;
+	return true;
+}
+
 static void tx_abort(void *ctx, uint64_t id)
 {
 	(void)id;
@@ -71,7 +96,7 @@ static void tx_abort(void *ctx, uint64_t id)
  * TCP does not rewrite a segment whose pbuf is still referenced). */
 static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
-	(void)n, (void)dst;
+	(void)dst;
 	if (!xp.ip_ok || xport_out_space() <= XP_OUT_RESERVE) /* the answers to ip come first */
 		return ERR_MEM;
 	struct pbuf *q = p;
@@ -86,6 +111,8 @@ static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 		return ERR_MEM;
 	}
 	struct ipx_msg m = { .type = IPX_TX, .id = id };
+	if (!(n->chksum_flags & NETIF_CHECKSUM_GEN_TCP) && tcp_partial(q->payload, q->len))
+		m.flags = IPXF_CSUM_PARTIAL;
 	m.pkt = (struct chan_ptr){ xp.pool.v.pool_id, (uint32_t)((unsigned char *)q->payload - xp.pool.v.bufs), q->len };
 	spsc_push_part(&xp.out, &m, sizeof(m)); /* room was checked */
 	xp.out_pushed = true;
@@ -95,6 +122,7 @@ static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 static err_t nif_init(struct netif *n)
 {
 	n->output = nif_output;
+	NETIF_SET_CHECKSUM_CTRL(n, NIF_CSUM);
 	n->name[0] = 'i', n->name[1] = 'p';
 	n->flags = NETIF_FLAG_BROADCAST;
 	return ERR_OK;
@@ -209,6 +237,8 @@ static bool loop_poll(void)
 #endif
 			(void)clen;
 			in->if_idx = netif_get_index(n);
+			if (n->output == nif_output) /* to our own address: lwIP left the TCP checksum out */
+				xport_rx_csum(n, true, NETIF_CHECKSUM_CHECK_TCP);
 			if (n->input(in, n) != ERR_OK)
 				pbuf_free(in);
 			in = next;
@@ -216,6 +246,17 @@ static bool loop_poll(void)
 		}
 	}
 	return any;
+}
+
+/* Packets lwIP looped back after loop_poll (its timers' ACKs and retransmissions) are
+ * delivered in the next turn, not after the next sleep. */
+static bool loop_waiting(void)
+{
+	struct netif *n;
+	NETIF_FOREACH(n)
+		if (n->loop_first)
+			return true;
+	return false;
 }
 
 /* ---- messages from ip ---- */
@@ -565,6 +606,7 @@ static bool poll(struct ax_evloop *l)
 #if LWIP_TIMERS
 	sys_check_timeouts();
 #endif
+	work |= loop_waiting();
 	xp.ops->flush_events();
 	if (xp.out_pushed && xp.ip_ok)
 		chan_kick(&xp.out, &xp.ip_plat);

@@ -104,6 +104,10 @@ void xport_push_ev(const struct sk_msg *m);
 /* The interface a packet to dst came in on, as lwIP needs one (that address, else the
  * default); NULL when there is none. */
 struct netif *xport_input_netif(uint32_t dst);
+/* Before lwIP takes a packet from ip on n: its transport checksum (l4_check, a
+ * NETIF_CHECKSUM_CHECK_* bit) is checked unless the NIC did (IPXF_L4_CSUM_OK). */
+struct netif;
+void xport_rx_csum(struct netif *n, bool nic_checked, uint16_t l4_check);
 /* Every TX of ours is done (ip restarted). */
 void xport_forget_tx(void);
 /* A socket's buffer syscall granted us (SK_OPEN: handle, bytes), mapped and attached as the

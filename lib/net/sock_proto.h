@@ -52,6 +52,11 @@ enum sk_type {
 	                    this socket (its data since arrival goes into the new RX ring).
 	                    Answer: 0 with addr/port = the peer, arg = local IPv4 (network order),
 	                    arg2 = local port (network order); -EAGAIN if none is pending. */
+	SK_INFO = 11,    /* stream sock: the connection's state for TCP_INFO. Answer 0 with
+	                    arg = Linux TCP state | retransmits << 8 | MSS << 16 | cwnd (bytes) << 32,
+	                    arg2 = RTO (ms) | smoothed RTT (ms) << 32, addr = four uint32: send
+	                    window, receive window, ssthresh (bytes), segments unacknowledged;
+	                    -ENOTCONN without a connection */
 	/* T -> syscall */
 	SK_ANSWER = 16,  /* req, result (0 or -errno); addr/port = the local address after
 	                    SK_BIND/SK_CONNECT */

@@ -37,8 +37,9 @@ static int mem(int argc, char **argv)
 	(void)argc, (void)argv;
 	int64_t frames = kcall1(KC_INFO, KI_FREE_FRAMES), objs = kcall1(KC_INFO, KI_MEMOBJS),
 		threads = kcall1(KC_INFO, KI_THREADS);
-	ax_printf("mem: free_frames %lld (%lld KiB) memobjs %lld threads %lld\n", (long long)frames,
-		  (long long)frames * 4, (long long)objs, (long long)threads);
+	int64_t run = kcall1(KC_INFO, KI_FREE_RUN);
+	ax_printf("mem: free_frames %lld (%lld KiB) memobjs %lld threads %lld longest_free_run %lld KiB\n",
+		  (long long)frames, (long long)frames * 4, (long long)objs, (long long)threads, (long long)run * 4);
 	return frames < 0 || objs < 0;
 }
 

@@ -9,6 +9,21 @@ static struct ip_if *if_of_export(struct chan_export *e) { return e->ctx; }
 
 struct ip_if *ip_if_of(struct netif *n) { return n->state; }
 
+bool ip_if_l4_offload(struct netif *n, const ip4_addr_t *dst)
+{
+	bool ours = false;
+	for (int i = 0; i < ip.nifs && !ours; i++)
+		ours = &ip.ifs[i].netif == n;
+	if (!ours)
+		return false;
+	const ip4_addr_t *hop = dst;
+	if (!ip4_addr_netcmp(dst, netif_ip4_addr(n), netif_ip4_netmask(n)))
+		hop = netif_ip4_gw(n);
+	struct eth_addr *mac;
+	const ip4_addr_t *ipa;
+	return etharp_find_addr(n, hop, &mac, &ipa) >= 0;
+}
+
 static void on_attach(struct chan_export *e, endpoint_t importer)
 {
 	struct ip_if *f = if_of_export(e);
@@ -81,7 +96,8 @@ static bool segments(const struct ip_if *f, struct pbuf *p, struct netdev_msg *m
 static int tx_push(struct ip_if *f, uint32_t slot)
 {
 	struct tx_slot *t = &f->tx[slot];
-	struct netdev_msg m = { .type = ND_TX, .id = (uint64_t)t->gen << 32 | slot };
+	struct netdev_msg m = { .type = ND_TX, .flags = t->nd_flags, .id = (uint64_t)t->gen << 32 | slot,
+				.arg = t->nd_arg };
 	if (!segments(f, t->p, &m)) {
 		/* Gather the frame into one heap buffer the driver can see. */
 		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, t->p);
@@ -152,7 +168,11 @@ static err_t linkoutput(struct netif *n, struct pbuf *p)
 	}
 	cursor = slot + 1;
 	pbuf_ref(p);
-	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true };
+	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true, 0, 0 };
+	if (p->flags & IP_PBUF_L4_PARTIAL) { /* TCP after a 20-byte IPv4 header (ipx.c) */
+		f->tx[slot].nd_flags = NDF_TX_CSUM_L4;
+		f->tx[slot].nd_arg = (14 + 20) | (uint64_t)(14 + 20 + 16) << 16;
+	}
 	f->txq[(f->txq_head + f->txq_n) % TX_MAX] = slot;
 	f->txq_n++;
 	if (tx_flush(f) && f->drv.ep)
@@ -271,7 +291,7 @@ static void rx_frame(struct ip_if *f, const struct netdev_msg *m)
 	}
 	f->c.rx_frames++;
 	f->c.rx_bytes += len;
-	struct pbuf *p = ip_rx_wrap(idx, len);
+	struct pbuf *p = ip_rx_wrap(idx, len, m->flags);
 	if (!p)
 		return;
 	if (f->netif.input(p, &f->netif) != ERR_OK)

@@ -86,9 +86,10 @@ static void rx_free(struct pbuf *p)
 	pool_free(&ip.rx_pool, (struct chan_ptr){ ip.rx_pool_id, idx * NETDEV_RXBUF, 0 });
 }
 
-struct pbuf *ip_rx_wrap(uint32_t idx, uint32_t len)
+struct pbuf *ip_rx_wrap(uint32_t idx, uint32_t len, uint32_t nd_flags)
 {
 	struct rx_buf *b = &ip.rxb[idx];
+	b->nd_flags = (uint8_t)nd_flags;
 	b->pc.custom_free_function = rx_free;
 	b->state = RXB_STACK;
 	return pbuf_alloced_custom(PBUF_RAW, (u16_t)len, PBUF_REF, &b->pc,

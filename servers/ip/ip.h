@@ -33,7 +33,12 @@ struct tx_slot {              /* a frame given (or to be given) to a driver */
 	struct pbuf *p;           /* our reference; NULL: free */
 	uint32_t gen;
 	bool queued;              /* waits for room in the down channel */
+	uint32_t nd_flags;        /* NDF_TX_*: checksums the NIC fills in */
+	uint64_t nd_arg;          /* their offsets (netdev_proto.h) */
 };
+/* A pbuf flag lwIP leaves alone: the frame's TCP checksum is for the NIC to finish (the
+ * field holds the pseudo-header sum; IPv4 header of 20 bytes). */
+#define IP_PBUF_L4_PARTIAL 0x80U
 
 struct ip_if {
 	char name[16];
@@ -63,6 +68,7 @@ enum { RXB_FREE, RXB_DRIVER, RXB_STACK };
 struct rx_buf {
 	struct pbuf_custom pc;
 	uint8_t state, ifindex;
+	uint8_t nd_flags; /* NDF_RX_*: what the NIC verified of the frame in it */
 };
 
 struct ip_transport {
@@ -85,6 +91,8 @@ struct ip_transport {
 	struct ipx_msg pend[64];  /* messages to T waiting for room */
 	uint32_t pend_n;
 	uint64_t c_rx, c_tx, c_tx_bad, c_tx_noroute, c_bad_msg, c_unreach;
+	uint64_t c_rx_csum_hw;    /* delivered with IPXF_L4_CSUM_OK (the NIC checked it) */
+	uint64_t c_tx_csum_hw;    /* sent with the L4 checksum left to the NIC */
 };
 
 struct ip_state {
@@ -108,7 +116,7 @@ extern struct ip_state ip;
 /* heap.c: the DMA heap (lwIP's) and the RX pool */
 int ip_mem_init(void);
 bool ip_in_heap(const void *p, uint32_t len, uint32_t *off);
-struct pbuf *ip_rx_wrap(uint32_t idx, uint32_t len);
+struct pbuf *ip_rx_wrap(uint32_t idx, uint32_t len, uint32_t nd_flags);
 bool ip_rx_index(struct chan_ptr p, uint32_t *idx);
 bool ip_rx_offset(const void *p, uint32_t len, uint32_t *off);
 /* drv.c: interfaces and their drivers */
@@ -116,6 +124,10 @@ int ip_if_add(const char *name);
 bool ip_drv_poll(void);
 err_t ip_if_output_now(struct netif *n, struct pbuf *p, const ip4_addr_t *dst);
 struct ip_if *ip_if_of(struct netif *n);
+/* Whether a frame to dst leaving by n can have its TCP checksum done by the NIC now: n is
+ * a NIC of ours and dst's next hop is in the ARP table (a frame lwIP queues for ARP is
+ * copied without our pbuf flag). */
+bool ip_if_l4_offload(struct netif *n, const ip4_addr_t *dst);
 void ip_if_configured(struct ip_if *f);
 /* pf.c: the T junction */
 int ip_pf_init(bool on);

@@ -124,8 +124,14 @@ static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
 {
 	struct chan_ptr ptr;
 	uint32_t off;
+	uint16_t flags = 0;
 	if (!p->next && ip_rx_offset(p->payload, p->len, &off)) {
 		ptr = (struct chan_ptr){ ip.rx_pool_id, off, p->len };
+		/* One whole frame as the NIC received it: its verdict on the TCP/UDP checksum holds
+		 * (a reassembled datagram takes the other branch: the NIC saw only fragments). */
+		uint8_t nd = ip.rxb[off / NETDEV_RXBUF].nd_flags;
+		if (type == IPX_RX && (nd & NDF_RX_L4_OK) && !(nd & NDF_RX_CSUM_BAD))
+			flags = IPXF_L4_CSUM_OK;
 	} else {
 		/* Reassembled (a chain) or not in the RX pool: one contiguous copy in the heap. */
 		struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
@@ -146,9 +152,10 @@ static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
 		return;
 	}
 	t->rx_p[(uint32_t)id] = p;
-	struct ipx_msg m = { .type = type, .id = id, .pkt = ptr };
+	struct ipx_msg m = { .type = type, .flags = flags, .id = id, .pkt = ptr };
 	send_t(t, &m);
 	t->c_rx++;
+	t->c_rx_csum_hw += flags != 0;
 }
 
 static u8_t raw_rx(void *arg, struct raw_pcb *pcb, struct pbuf *p, const ip_addr_t *addr)
@@ -247,7 +254,16 @@ static void tx(struct ip_transport *t, const struct ipx_msg *m)
 		tx_done(t, m->id, -22);
 		return;
 	}
+	ip4_addr_t dst;
+	memcpy(&dst.addr, h + 16, 4);
+	struct netif *n = ip4_route(&dst);
+	if (!n) {
+		t->c_tx_noroute++;
+		tx_done(t, m->id, -113); /* EHOSTUNREACH */
+		return;
+	}
 	uint32_t hl = 20;
+	bool nic_csum = false;
 	if (m->flags & IPXF_CSUM_PARTIAL) {
 		uint32_t l4 = t->proto == IP_PROTO_UDP ? 8 : 20, field = t->proto == IP_PROTO_UDP ? 6 : 16;
 		if (len >= 20 + 20 && t->proto == IP_PROTO_TCP)
@@ -257,17 +273,14 @@ static void tx(struct ip_transport *t, const struct ipx_msg *m)
 			tx_done(t, m->id, -22);
 			return;
 		}
-		memcpy(h + 20, pkt + 20, l4);
-		l4_csum(h + 20, l4, pkt + 20 + l4, len - 20 - l4, field);
-		hl += l4;
-	}
-	ip4_addr_t dst;
-	memcpy(&dst.addr, h + 16, 4);
-	struct netif *n = ip4_route(&dst);
-	if (!n) {
-		t->c_tx_noroute++;
-		tx_done(t, m->id, -113); /* EHOSTUNREACH */
-		return;
+		/* The NIC finishes a TCP segment that leaves whole; we finish the rest (fragments,
+		 * UDP, a next hop not yet resolved). */
+		nic_csum = t->proto == IP_PROTO_TCP && len <= n->mtu && ip_if_l4_offload(n, &dst);
+		if (!nic_csum) {
+			memcpy(h + 20, pkt + 20, l4);
+			l4_csum(h + 20, l4, pkt + 20 + l4, len - 20 - l4, field);
+			hl += l4;
+		}
 	}
 	struct pbuf *p = pbuf_alloc(PBUF_LINK, (u16_t)hl, PBUF_RAM);
 	if (!p) {
@@ -275,6 +288,10 @@ static void tx(struct ip_transport *t, const struct ipx_msg *m)
 		return;
 	}
 	memcpy(p->payload, h, hl);
+	if (nic_csum) {
+		p->flags |= IP_PBUF_L4_PARTIAL;
+		t->c_tx_csum_hw++;
+	}
 	if (len > hl) {
 		struct tx_ref *r = NULL;
 		for (int i = 0; i < TX_REFS && !r; i++)

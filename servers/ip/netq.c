@@ -253,9 +253,10 @@ static const struct counter counters[] = {
 	OWN("pf_resubmit", ip.c_pf_resubmit), OWN("pf_bad_answer", ip.c_pf_bad),
 	OWN("udp_rx", ip.t[0].c_rx), OWN("udp_tx", ip.t[0].c_tx), OWN("udp_tx_bad", ip.t[0].c_tx_bad),
 	OWN("udp_tx_noroute", ip.t[0].c_tx_noroute), OWN("udp_unreach", ip.t[0].c_unreach),
-	OWN("udp_bad_msg", ip.t[0].c_bad_msg),
+	OWN("udp_bad_msg", ip.t[0].c_bad_msg), OWN("udp_rx_csum_hw", ip.t[0].c_rx_csum_hw),
 	OWN("tcp_rx", ip.t[1].c_rx), OWN("tcp_tx", ip.t[1].c_tx), OWN("tcp_tx_bad", ip.t[1].c_tx_bad),
-	OWN("tcp_bad_msg", ip.t[1].c_bad_msg),
+	OWN("tcp_bad_msg", ip.t[1].c_bad_msg), OWN("tcp_rx_csum_hw", ip.t[1].c_rx_csum_hw),
+	OWN("tcp_tx_csum_hw", ip.t[1].c_tx_csum_hw),
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 

@@ -169,6 +169,17 @@ int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags)
 	return CALL_HELD;
 }
 
+int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags)
+{
+	if (nonblocking(c, flags))
+		return c->done ? (int64_t)c->done : -E_AGAIN;
+	if (c->deadline && ax_time_ns() >= c->deadline)
+		return c->done ? (int64_t)c->done : -E_AGAIN; /* SO_SNDTIMEO ran out */
+	if (!c->deadline && s->sndtimeo_ns)
+		c->deadline = ax_time_ns() + s->sndtimeo_ns;
+	return CALL_HELD;
+}
+
 bool nonblocking(const struct lcall *c, uint64_t flags)
 {
 	return (c->vflags & SYSP_NONBLOCK) || (flags & MSG_DONTWAIT);
@@ -269,7 +280,7 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 	int err;
 	unsigned char *p = sockbuf_alloc(&s->sb.tx, (uint32_t)len, &err);
 	if (!p && err == CHAN_EAGAIN)
-		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
+		return wait_for_space(c, s, flags);
 	if (!p)
 		return err == CHAN_EINVAL ? -E_MSGSIZE : -E_NOMEM;
 	r = mh.iov ? iov_copy(t, mh.iov, mh.iovlen, 0, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -E_FAULT : 0;
@@ -284,7 +295,7 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		ax_printf("syscall: %lu ms: tx %lu bytes to %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), (unsigned long)len,
 			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
 	if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == CHAN_EAGAIN)
-		return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
+		return wait_for_space(c, s, flags);
 	s->tx_hint = true;
 	return (int64_t)len;
 }
@@ -389,7 +400,7 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2];
 	uint64_t uval = c->a[3], len = c->a[4];
-	if (level == SOL_SOCKET && name == SO_RCVTIMEO) {
+	if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
 		int64_t tv[2];
 		if (len < sizeof(tv))
 			return -E_INVAL;
@@ -397,8 +408,17 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 			return -E_FAULT;
 		if (tv[1] < 0 || tv[1] >= 1000000)
 			return -33; /* EDOM, as Linux */
-		s->rcvtimeo_ns = tv[0] < 0 ? 0 : (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000;
+		*(name == SO_RCVTIMEO ? &s->rcvtimeo_ns : &s->sndtimeo_ns) =
+			tv[0] < 0 ? 0 : (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000;
 		return 0;
+	}
+	if (level == IPPROTO_TCP && s->stream && name == 13 /* TCP_CONGESTION */) {
+		char cc[16] = { 0 };
+		uint64_t n = len < sizeof(cc) - 1 ? len : sizeof(cc) - 1;
+		if ((int64_t)len < 1 || ax_vcopy(c->thread, (const void *)uval, EP_NONE, cc, n) < 0)
+			return (int64_t)len < 1 ? -E_INVAL : -E_FAULT;
+		/* lwIP has one congestion control (NewReno-like): Linux's names for it are taken */
+		return !strcmp(cc, "reno") || !strcmp(cc, "cubic") ? 0 : -2 /* ENOENT */;
 	}
 	int32_t v;
 	if ((int64_t)len < 4)
@@ -434,8 +454,6 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 			setopt_engine(s, OPT_LINGER, (uint64_t)(l[0] != 0) << 32 | (uint32_t)(l[1] < 0 ? 0 : l[1]));
 			return 0;
 		}
-		case SO_SNDTIMEO:
-			return 0; /* accepted; not applied */
 		}
 		return -E_NOPROTOOPT;
 	}
@@ -450,8 +468,8 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 			setopt_engine(s, tcp_opts[name], (uint64_t)v);
 			return 0;
 		}
-		if (name == 9 /* DEFER_ACCEPT */ || name == 12 /* QUICKACK */ || name == 13 /* CONGESTION */ || name == 23 /* FASTOPEN */)
-			return 0; /* accepted; lwIP has one congestion control, no fast open */
+		if (name == 9 /* DEFER_ACCEPT */ || name == 12 /* QUICKACK */ || name == 23 /* FASTOPEN */)
+			return 0; /* accepted; lwIP has no fast open */
 		return -E_NOPROTOOPT;
 	}
 	if (level == 0 && (name == 1 /* IP_TOS */ || name == 2 /* IP_TTL */))
@@ -462,8 +480,9 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 static int64_t do_getsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], v = 0;
-	if (level == SOL_SOCKET && name == SO_RCVTIMEO) {
-		int64_t tv[2] = { (int64_t)(s->rcvtimeo_ns / 1000000000ull), (int64_t)(s->rcvtimeo_ns % 1000000000ull / 1000) };
+	if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
+		uint64_t ns = name == SO_RCVTIMEO ? s->rcvtimeo_ns : s->sndtimeo_ns;
+		int64_t tv[2] = { (int64_t)(ns / 1000000000ull), (int64_t)(ns % 1000000000ull / 1000) };
 		return put_int_opt(c->thread, tv, sizeof(tv), c->a[3], c->a[4]);
 	}
 	if (level == SOL_SOCKET && name == SO_LINGER) {

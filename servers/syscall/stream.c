@@ -53,6 +53,12 @@ static int64_t do_accept(struct lcall *c, struct sock *s)
 		if (!n)
 			return err;
 		c->newsock = id;
+		/* as on Linux, the connection's socket starts with the listener's options (tcp
+		 * gives its connection the same ones) */
+		n->opt_set = s->opt_set;
+		memcpy(n->opt_val, s->opt_val, sizeof(n->opt_val));
+		n->reuseaddr = s->reuseaddr, n->rcvbuf = s->rcvbuf, n->sndbuf = s->sndbuf;
+		n->rcvtimeo_ns = s->rcvtimeo_ns, n->sndtimeo_ns = s->sndtimeo_ns;
 	}
 	s->pending--;
 	struct held *h = calls_hold_for_answer(c);
@@ -144,10 +150,55 @@ static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)
 	return r < 0 ? -E_NOMEM : CALL_DONE;
 }
 
+/* TCP_INFO without a connection (or when tcp cannot say): the state and the defaults. */
+static int64_t tcp_info_local(struct lcall *c, struct sock *s)
+{
+	uint8_t info[104] = { 0 };
+	info[0] = s->listening ? TCPS_LISTEN : s->connecting ? TCPS_SYN_SENT
+		: s->connected && !s->hup ? (s->peer_fin ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED) : TCPS_CLOSE;
+	uint32_t rto = 200000, mss = 1460, pmtu = 1500, cwnd = 10;
+	memcpy(info + 8, &rto, 4);
+	memcpy(info + 16, &mss, 4);
+	memcpy(info + 20, &mss, 4);
+	memcpy(info + 60, &pmtu, 4);
+	memcpy(info + 80, &cwnd, 4);
+	memcpy(info + 84, &mss, 4);
+	return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
+}
+
+/* Linux's struct tcp_info (its first 104 bytes) from tcp's SK_INFO answer. */
+static int64_t tcp_info_answer(struct lcall *c, const struct sk_msg *a)
+{
+	uint8_t info[104] = { 0 };
+	uint32_t w[4], mss = (uint32_t)(a->arg >> 16) & 0xffff;
+	memcpy(w, a->addr, sizeof(w));
+	info[0] = (uint8_t)a->arg;              /* tcpi_state */
+	info[2] = (uint8_t)(a->arg >> 8);       /* tcpi_retransmits */
+	uint32_t f[26] = { 0 };                 /* the uint32 fields from offset 8 on */
+	f[0] = (uint32_t)a->arg2 * 1000;        /* rto, us */
+	f[2] = mss, f[3] = mss;                 /* snd_mss, rcv_mss */
+	f[4] = w[3];                            /* unacked (segments) */
+	f[13] = 1500;                           /* pmtu */
+	f[14] = w[1];                           /* rcv_ssthresh */
+	f[15] = (uint32_t)(a->arg2 >> 32) * 1000; /* rtt, us */
+	f[17] = mss ? w[2] / mss : 0;           /* snd_ssthresh (segments) */
+	f[18] = mss ? (uint32_t)(a->arg >> 32) / mss : 0; /* snd_cwnd (segments) */
+	f[19] = mss;                            /* advmss */
+	f[22] = w[1];                           /* rcv_space */
+	memcpy(info + 8, f, sizeof(info) - 8);
+	return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
+}
+
 void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a)
 {
 	int64_t r = a->result;
 	switch (c->nr) {
+	case NR_GETSOCKOPT: /* TCP_INFO (SK_INFO) */
+		if (r == 0)
+			r = tcp_info_answer(c, a);
+		else
+			r = tcp_info_local(c, s);
+		break;
 	case NR_LISTEN:
 		if (r == 0)
 			s->listening = true, s->backlog = (int32_t)c->a[1];
@@ -240,9 +291,7 @@ static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source 
 	if (c->done == len)
 		return (int64_t)len;
 	ready_changed(s);
-	if (nonblocking(c, flags))
-		return c->done ? (int64_t)c->done : -E_AGAIN;
-	return CALL_HELD;
+	return wait_for_space(c, s, flags);
 }
 
 static int64_t stream_send(struct lcall *c, struct sock *s)
@@ -409,18 +458,17 @@ int64_t stream_getsockopt(struct lcall *c, struct sock *s, int32_t name)
 	case 4: v = s->opt_set & (1u << OPT_KEEPIDLE) ? (int32_t)s->opt_val[OPT_KEEPIDLE] : 7200; break;
 	case 5: v = s->opt_set & (1u << OPT_KEEPINTVL) ? (int32_t)s->opt_val[OPT_KEEPINTVL] : 75; break;
 	case 6: v = s->opt_set & (1u << OPT_KEEPCNT) ? (int32_t)s->opt_val[OPT_KEEPCNT] : 9; break;
-	case 11: { /* TCP_INFO: the state and the fields we know (Linux's first 104 bytes) */
-		uint8_t info[104] = { 0 };
-		info[0] = s->listening ? TCPS_LISTEN : s->connecting ? TCPS_SYN_SENT
-			: s->connected && !s->hup ? (s->peer_fin ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED) : TCPS_CLOSE;
-		uint32_t rto = 200000, mss = 1460, pmtu = 1500, cwnd = 10;
-		memcpy(info + 8, &rto, 4);
-		memcpy(info + 16, &mss, 4);
-		memcpy(info + 20, &mss, 4);
-		memcpy(info + 60, &pmtu, 4);
-		memcpy(info + 80, &cwnd, 4);
-		memcpy(info + 84, &mss, 4);
-		return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
+	case 11: { /* TCP_INFO: a connection's numbers come from tcp (SK_INFO, answered in
+		          * stream_answered); otherwise the state and the defaults */
+		if (s->connected && !s->hup && s->opened && engine_ready(ENG_TCP)) {
+			struct held *h = calls_hold_for_answer(c);
+			if (h) {
+				struct sk_msg m = { .type = SK_INFO };
+				engine_request(s, &m, c->serial);
+				return CALL_TAKEN;
+			}
+		}
+		return tcp_info_local(c, s);
 	}
 	case 13: { /* TCP_CONGESTION: lwIP's one */
 		char name16[16] = "reno";

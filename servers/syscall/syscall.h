@@ -72,6 +72,7 @@ struct sock {
 	bool broadcast, reuseaddr;
 	int32_t rcvbuf, sndbuf;   /* as set (getsockopt doubles them, as Linux does) */
 	uint64_t rcvtimeo_ns;     /* SO_RCVTIMEO, 0: none */
+	uint64_t sndtimeo_ns;     /* SO_SNDTIMEO, 0: none */
 	int32_t error;            /* pending SO_ERROR (an EV_ERR), a positive errno */
 	bool shut_rd, shut_wr;
 	uint32_t opt_set;         /* OPT_* bits set by the application (replayed) */
@@ -161,6 +162,9 @@ int64_t take_error(struct sock *s);
 /* A receive that found nothing: EAGAIN (non-blocking, or SO_RCVTIMEO ran out), else
  * CALL_HELD with SO_RCVTIMEO's deadline started. */
 int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags);
+/* A send that found no room: what it queued or EAGAIN (non-blocking, or SO_SNDTIMEO ran
+ * out), else CALL_HELD with SO_SNDTIMEO's deadline started. */
+int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags);
 int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen);
 int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec);
 void addr_msg(struct sk_msg *m, const struct inaddr *a);

@@ -64,9 +64,9 @@
 #define TCP_OVERSIZE TCP_MSS
 #define LWIP_TCP_PCB_NUM_EXT_ARGS 0
 #define LWIP_CALLBACK_API 1
-/* 128 live connections and 1000 in TIME_WAIT (when out, lwIP takes the oldest TIME_WAIT
+/* 1024 live connections (TS_SLOTS) and 1000 in TIME_WAIT (when out, lwIP takes the oldest TIME_WAIT
  * pcb for a new one). */
-#define MEMP_NUM_TCP_PCB 1128
+#define MEMP_NUM_TCP_PCB 2024
 #define MEMP_NUM_TCP_PCB_LISTEN 48
 #define MEMP_NUM_TCP_SEG 32768
 

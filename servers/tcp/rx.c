@@ -87,8 +87,7 @@ int32_t ts_rx(const struct ipx_msg *m, const unsigned char *b)
 		pbuf_ref(p); /* ours: tells us afterwards whether lwIP kept it */
 		pbuf_cat(h, p);
 	}
-	NETIF_SET_CHECKSUM_CTRL(n, (m->flags & IPXF_L4_CSUM_OK) ? (NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_CHECK_TCP)
-							 : NETIF_CHECKSUM_ENABLE_ALL);
+	xport_rx_csum(n, m->flags & IPXF_L4_CSUM_OK, NETIF_CHECKSUM_CHECK_TCP);
 	STAT_COUNTER chk = lwip_stats.tcp.chkerr;
 	ip4_input(h, n);
 	if (lwip_stats.tcp.chkerr != chk)

@@ -135,9 +135,13 @@ static void apply_opts(struct ts_sock *s)
 		p->keep_intvl = s->keepintvl * 1000;
 	if (s->keepcnt)
 		p->keep_cnt = s->keepcnt;
-	if (s->maxseg && p->state == CLOSED)
+	/* TCP_MAXSEG caps the segments we send (lwIP sets the MSS again from the peer's
+	 * option when the handshake ends: ts_apply_opts runs again then) */
+	if (s->maxseg && (p->state == CLOSED || p->mss > s->maxseg))
 		p->mss = (u16_t)s->maxseg;
 }
+
+void ts_apply_opts(struct ts_sock *s) { apply_opts(s); }
 
 /* The socket's pcb, made on first need (an accepted socket never needs its own). */
 static int64_t need_pcb(struct ts_sock *s)
@@ -329,7 +333,13 @@ static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_ms
 	}
 	s->pcb = e->pcb, s->connected = true, s->rx_fin = e->rx_fin, s->hup = false;
 	s->pend = e->pend, s->pend_off = e->pend_off, s->pend_len = e->pend_len, s->pend_cap = e->pend_cap;
-	s->opts |= l->opts & (TO_NODELAY | TO_KEEPALIVE);
+	/* the listener's options, as Linux's accepted sockets have them */
+	s->opts |= l->opts & (TO_NODELAY | TO_KEEPALIVE | TO_LINGER);
+	s->keepidle = s->keepidle ? s->keepidle : l->keepidle;
+	s->keepintvl = s->keepintvl ? s->keepintvl : l->keepintvl;
+	s->keepcnt = s->keepcnt ? s->keepcnt : l->keepcnt;
+	s->maxseg = s->maxseg ? s->maxseg : l->maxseg;
+	s->linger_s = (s->opts & TO_LINGER) && !s->linger_s ? l->linger_s : s->linger_s;
 	bool alive = s->pcb != NULL;
 	memset(e, 0, offsetof(struct ts_sock, saved));
 	l->ev |= EV_ACCEPT; /* the count changed */
@@ -344,6 +354,28 @@ static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_ms
 		a->arg = la, a->arg2 = lp;
 	}
 	ts_rx_place(s);
+	return 0;
+}
+
+/* TCP_INFO's numbers from lwIP's pcb (sock_proto.h SK_INFO). lwIP keeps the RTO and the
+ * smoothed RTT in ticks of its slow timer (500 ms), so they are that coarse. */
+static int64_t do_info(struct ts_sock *s, struct sk_msg *a)
+{
+	/* lwIP's states (CLOSED..TIME_WAIT) as Linux numbers them */
+	static const uint8_t linux_state[] = { 7, 10, 2, 3, 1, 4, 5, 8, 11, 9, 6 };
+	struct tcp_pcb *p = s->pcb;
+	if (!p || s->listening)
+		return -TE_NOTCONN;
+	uint32_t unacked = 0;
+	for (struct tcp_seg *g = p->unacked; g; g = g->next)
+		unacked++;
+	uint64_t st = p->state < sizeof(linux_state) ? linux_state[p->state] : 7;
+	a->result = 0;
+	a->arg = st | (uint64_t)p->nrtx << 8 | (uint64_t)p->mss << 16 | (uint64_t)p->cwnd << 32;
+	uint64_t rto = p->rto > 0 ? (uint64_t)p->rto : 0, srtt = p->sa > 0 ? (uint64_t)(p->sa >> 3) : 0;
+	a->arg2 = rto * TCP_SLOW_INTERVAL | srtt * TCP_SLOW_INTERVAL << 32;
+	uint32_t w[4] = { p->snd_wnd, p->rcv_wnd, p->ssthresh, unacked };
+	memcpy(a->addr, w, sizeof(w));
 	return 0;
 }
 
@@ -385,7 +417,7 @@ static int64_t do_setopt(const struct sk_msg *q, struct ts_sock *s)
 	if (bit)
 		s->opts = v ? s->opts | bit : s->opts & ~bit;
 	apply_opts(s);
-	if (s->opts & TO_CORK && !(v) && q->arg == SKO_TCP_CORK && s->pcb)
+	if (q->arg == SKO_TCP_CORK && !v && s->pcb && !s->listening)
 		tcp_output(s->pcb); /* uncorked: what waits goes */
 	return 0;
 }
@@ -469,7 +501,7 @@ static void request(const struct sk_msg *q)
 		break;
 	}
 	if (!s) {
-		if (q->type >= SK_BIND && q->type <= SK_ACCEPT)
+		if (q->type >= SK_BIND && q->type <= SK_INFO)
 			ts_answer(q->sock, q->req, q->type == SK_CLOSE ? 0 : -TE_BADF, NULL);
 		else
 			ts.c.bad_msgs++;
@@ -499,6 +531,13 @@ static void request(const struct sk_msg *q)
 		break;
 	case SK_SETOPT:
 		r = do_setopt(q, s);
+		break;
+	case SK_INFO:
+		r = do_info(s, &a);
+		if (r == 0) {
+			xport_push_ev(&a);
+			return;
+		}
 		break;
 	case SK_SHUTDOWN: /* a stream's SHUT_WR is an SBD_FIN in its TX ring; SHUT_RD: nothing to do */
 		r = q->arg > 2 ? -TE_INVAL : (s->connected && !s->hup) ? 0 : -TE_NOTCONN;

@@ -222,6 +222,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	if (!s)
 		return ERR_OK;
 	s->connecting = false, s->connected = true, s->tx_pending = true;
+	ts_apply_opts(s); /* the MSS the handshake set, capped by TCP_MAXSEG */
 	ts.c.connects++;
 	ts_answer(s->sock, s->connect_req, 0, s);
 	return ERR_OK;
@@ -316,7 +317,7 @@ static void drop_desc(struct ts_sock *s, const struct sockbuf_desc *d, int32_t e
  * once (TCP_WRITE_FLAG_COPY); SBD_FIN becomes tcp_shutdown after everything before it. */
 static void tx_sock(struct ts_sock *s, bool *work)
 {
-	bool wrote = false;
+	bool wrote = false, progress = false;
 	for (int k = 0; k < 64; k++) {
 		struct sockbuf_desc d;
 		int err = 0;
@@ -329,14 +330,15 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		}
 		if (s->connecting && s->pcb)
 			break; /* after the handshake */
-		*work = true;
 		if ((d.flags & ~(uint32_t)SBD_FIN) || ((d.flags & SBD_FIN) && d.len)) {
 			ts.c.bad_desc++;
+			progress = true;
 			drop_desc(s, &d, -TE_INVAL);
 			continue;
 		}
 		if (!s->pcb || !s->connected || s->tx_fin_sent || s->hup) {
 			/* nothing to send on: the connection is gone, never was, or was shut down */
+			progress = true;
 			drop_desc(s, &d, s->hup ? 0 : -TE_PIPE);
 			s->tx_off = 0;
 			continue;
@@ -347,12 +349,14 @@ static void tx_sock(struct ts_sock *s, bool *work)
 				break;
 			}
 			s->tx_fin_sent = true;
+			progress = true;
 			drop_desc(s, &d, 0);
 			wrote = true;
 			continue;
 		}
 		if (d.len == 0 || s->tx_off >= d.len) {
 			s->tx_off = 0;
+			progress = true;
 			drop_desc(s, &d, 0);
 			continue;
 		}
@@ -368,6 +372,7 @@ static void tx_sock(struct ts_sock *s, bool *work)
 			break;
 		}
 		if (e != ERR_OK) {
+			progress = true;
 			drop_desc(s, &d, -TE_PIPE);
 			s->tx_off = 0;
 			continue;
@@ -378,10 +383,14 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		if (s->tx_off < d.len)
 			break; /* the send buffer is full */
 		s->tx_off = 0;
+		progress = true;
 		drop_desc(s, &d, 0);
 	}
 	if (wrote && s->pcb)
 		tcp_output(s->pcb);
+	/* Work is progress only: a send buffer that stays full lets the loop sleep (and serve
+	 * its messages) until an acknowledgement makes room. */
+	*work |= progress || wrote;
 }
 
 void ts_tx_poll(bool *work)

@@ -7,8 +7,8 @@
 #include "sockbuf.h"
 #include "seg.h"
 
-#define TS_MAX_SOCKS 48   /* attached sockets: each buffer takes one of our 64 memory handles */
-#define TS_SLOTS 192      /* table entries: sockets plus pending (not yet accepted) connections */
+#define TS_MAX_SOCKS 512  /* attached sockets (each buffer: one memory handle and one mapping of ours) */
+#define TS_SLOTS 1024     /* table entries: sockets plus pending (not yet accepted) connections */
 #define TS_REATTACH_NS (30ull * 1000000000) /* restored listeners syscall does not claim go */
 #define TS_CLOSE_NS (60ull * 1000000000)    /* SK_CLOSE's bound on draining TX */
 
@@ -99,6 +99,8 @@ void ts_set_err(struct ts_sock *s, int32_t err, bool hup);
 int ts_pending_count(const struct ts_sock *l);
 /* stream.c: lwIP callbacks, the data both ways, closing */
 void ts_pcb_setup(struct ts_sock *s);
+/* The socket's options onto its pcb (again after the handshake: TCP_MAXSEG). */
+void ts_apply_opts(struct ts_sock *s);
 void ts_pcb_orphan(struct tcp_pcb *pcb);
 void ts_listen_setup(struct ts_sock *s);
 void ts_tx_poll(bool *work);

@@ -52,7 +52,7 @@
 extern void *xp_lwip_heap;
 #define MEMP_MEM_MALLOC 0
 #define MEMP_NUM_PBUF 64 /* PBUF_REF headers for received packets (one at a time) */
-#define MEMP_NUM_UDP_PCB 48 /* US_MAX_SOCKS */
+#define MEMP_NUM_UDP_PCB 256 /* US_MAX_SOCKS */
 #define PBUF_POOL_SIZE 4
 #define MEMP_NUM_SYS_TIMEOUT 0
 

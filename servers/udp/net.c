@@ -69,8 +69,7 @@ int32_t us_rx(const struct ipx_msg *m, const unsigned char *b)
 	if (!p)
 		return 0;
 	p->payload = (void *)(uintptr_t)b; /* lwIP only reads received packets */
-	NETIF_SET_CHECKSUM_CTRL(n, (m->flags & IPXF_L4_CSUM_OK) ? (NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_CHECK_UDP)
-							 : NETIF_CHECKSUM_ENABLE_ALL);
+	xport_rx_csum(n, m->flags & IPXF_L4_CSUM_OK, NETIF_CHECKSUM_CHECK_UDP);
 	STAT_COUNTER chk = lwip_stats.udp.chkerr, noport = lwip_stats.udp.proterr;
 	delivered = false;
 	ip4_input(p, n); /* frees p */

@@ -5,7 +5,7 @@
 #include "sockbuf.h"
 #include "pkt.h"
 
-#define US_MAX_SOCKS 48  /* each socket's buffer takes one of our 64 memory handles */
+#define US_MAX_SOCKS 256 /* each socket: one memory handle and one mapping of ours, a pcb */
 #define US_REATTACH_NS (30ull * 1000000000) /* restored sockets syscall does not claim go */
 
 /* Linux errno values for answers and events. */

@@ -218,6 +218,8 @@ static void calls(void)
 	char cc[16] = "";
 	len = sizeof(cc);
 	check("tcp_congestion_get", getsockopt(o, IPPROTO_TCP, TCP_CONGESTION, cc, &len) == 0 && cc[0] != 0);
+	check("tcp_congestion_set_reno", setsockopt(o, IPPROTO_TCP, TCP_CONGESTION, "reno", 4) == 0);
+	ERR("tcp_congestion_unknown", setsockopt(o, IPPROTO_TCP, TCP_CONGESTION, "nosuchcc", 8), ENOENT);
 	struct tcp_info ti;
 	len = sizeof(ti);
 	check("tcp_info_closed", getsockopt(o, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && ti.tcpi_state == TCP_CLOSE);
@@ -264,10 +266,36 @@ static void conn(void)
 	struct tcp_info ti;
 	socklen_t tl = sizeof(ti);
 	check("tcp_info_established", getsockopt(c, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_state == TCP_ESTABLISHED);
+	check("tcp_info_numbers", tl >= 104 && ti.tcpi_snd_mss > 0 && ti.tcpi_rto > 0 && ti.tcpi_snd_cwnd > 0 &&
+	      ti.tcpi_unacked == 0);
 	check("tcp_maxseg_connected", intopt(c, IPPROTO_TCP, TCP_MAXSEG) > 0);
 	EQ("so_error_connected", intopt(c, SOL_SOCKET, SO_ERROR), 0);
 	close(c);
 	close(s);
+	/* An accepted socket starts with the listener's options; TCP_MAXSEG caps the MSS. */
+	{
+		uint16_t p2;
+		int l2 = listener(&p2, 4), one = 1, idle = 77, mss = 1000;
+		setsockopt(l2, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(l2, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(l2, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+		int c2 = tcp();
+		struct sockaddr_in t2 = sin_of(INADDR_LOOPBACK, p2);
+		check("tcp_maxseg_before_connect", setsockopt(c2, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)) == 0);
+		check("connect_with_maxseg", connect(c2, SA(t2), sizeof(t2)) == 0);
+		int s2 = accept(l2, NULL, NULL);
+		EQ("accepted_inherits_nodelay", intopt(s2, IPPROTO_TCP, TCP_NODELAY), 1);
+		EQ("accepted_inherits_keepalive", intopt(s2, SOL_SOCKET, SO_KEEPALIVE), 1);
+		EQ("accepted_inherits_keepidle", intopt(s2, IPPROTO_TCP, TCP_KEEPIDLE), 77);
+		int m2 = intopt(c2, IPPROTO_TCP, TCP_MAXSEG);
+		check("tcp_maxseg_capped", m2 > 0 && m2 <= 1000);
+		char b2[3000];
+		memset(b2, 'm', sizeof(b2));
+		check("maxseg_data_flows", write(c2, b2, sizeof(b2)) == (ssize_t)sizeof(b2) && read_full(s2, b2, sizeof(b2)) == sizeof(b2));
+		close(c2);
+		close(s2);
+		close(l2);
+	}
 	/* accept4 flags land on the new descriptor. */
 	c = connect_to(port);
 	s = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -396,6 +424,28 @@ static void data(void)
 	ERR("so_rcvtimeo_eagain", recv(s, buf, sizeof(buf), 0), EAGAIN);
 	long ms = ms_since(&t0);
 	check("so_rcvtimeo_waited", ms >= 130 && ms < 5000);
+	/* SO_SNDTIMEO: a blocking send into a full connection gives back what it queued once the
+	 * timeout passes, or EAGAIN if nothing went (Linux may still find room: buffers grow). */
+	{
+		int sc, ss;
+		pair(&sc, &ss);
+		struct timeval st = { 0, 150000 }, st2 = { 0, 0 };
+		socklen_t sl = sizeof(st2);
+		check("so_sndtimeo_set", setsockopt(sc, SOL_SOCKET, SO_SNDTIMEO, &st, sizeof(st)) == 0);
+		check("so_sndtimeo_get", getsockopt(sc, SOL_SOCKET, SO_SNDTIMEO, &st2, &sl) == 0 && st2.tv_sec == 0 &&
+		      st2.tv_usec >= 140000 && st2.tv_usec <= 160000);
+		static char fill[8 << 20];
+		ssize_t n1 = send(sc, fill, sizeof(fill), 0);
+		check("so_sndtimeo_partial", n1 > 0 && n1 < (ssize_t)sizeof(fill));
+		gettimeofday(&t0, NULL);
+		errno = 0;
+		ssize_t n2 = send(sc, fill, sizeof(fill), 0);
+		long sms = ms_since(&t0);
+		check("so_sndtimeo_again", (n2 > 0 && n2 < (ssize_t)sizeof(fill)) || (n2 == -1 && errno == EAGAIN));
+		check("so_sndtimeo_waited", sms >= 130 && sms < 5000);
+		close(sc);
+		close(ss);
+	}
 	/* shutdown(SHUT_WR): the peer reads end of stream and can still answer. */
 	check("shutdown_wr", shutdown(c, SHUT_WR) == 0);
 	check("peer_reads_eof", readable(s, 5000) && read(s, buf, sizeof(buf)) == 0);

@@ -33,12 +33,6 @@ import tcp_tools
 from conftest import ROOT, Guest, free_port, save_log, user_net
 from test_rs import write_conf
 
-# Issue 7 is in progress: the whole file passes its first tests (curl) against the real
-# stack, but it has not yet run to its end under TCG in the time `make test` allows, so it
-# runs only when asked: AXOLOTL_TCP_APPS=1 python3 -m pytest tests/system/test_tcp_apps.py
-pytestmark = pytest.mark.skipif(os.environ.get("AXOLOTL_TCP_APPS") != "1",
-                                reason="issue 7 in progress: set AXOLOTL_TCP_APPS=1 to run the applications' acceptance tests")
-
 MODULES = ("rs conf=tcpapps.conf", "tcpapps.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart",
            "e1000", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
 HOST = "127.0.0.1"
@@ -82,11 +76,20 @@ class Apps:
         m = self.monitor("mem", r"mem: free_frames (\d+) \(\d+ KiB\) memobjs (\d+) threads (\d+)")
         return {"free_frames": int(m.group(1)), "memobjs": int(m.group(2)), "threads": int(m.group(3))}
 
+    def settled_mem(self, timeout=60):
+        """mem once three readings 2 s apart agree (closes finish asynchronously)."""
+        deadline = time.monotonic() + timeout
+        seen = [self.mem()]
+        while time.monotonic() < deadline and not (len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]):
+            time.sleep(2)
+            seen.append(self.mem())
+        return seen[-1]
+
     def tcp_counters(self):
         """tcp's counters from netstat ({} if it shows none)."""
         mark = self.g.mark()
         self.g.type("netstat\r")
-        self.g.wait_for(r"^(?:axolotl> )?(?:tcp|e1000):$|netstat: no network", timeout=30, start=mark)
+        self.g.wait_for(r"^(?:axolotl> )?e1000:$|netstat: no network", timeout=30, start=mark)
         time.sleep(1)
         text = self.g.output[mark:].replace("axolotl> ", "")
         m = re.search(r"^tcp:\n((?:[ \t]+\S+ -?\d+.*\n)*)", text, re.M)
@@ -115,7 +118,9 @@ def apps():
     write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
     ports = {g: free_port(socket.SOCK_STREAM) for g in (80, 11211, 5001, 7000)}
     fwds = [("tcp", h, g) for g, h in ports.items()]
-    with Guest("", modules=MODULES, net=user_net("e1000", fwds), name="tcp-apps") as g:
+    # 1 GiB, as `make run` boots it: memcached's cache, and 128 connections of lighttpd hold
+    # 128 socket buffers of 560 KiB each (their pages are all allocated up front)
+    with Guest("", modules=MODULES, mem=1024, net=user_net("e1000", fwds), name="tcp-apps") as g:
         g.wait_for(r"rc: started lighttpd", timeout=240)
         g.wait_for(r"ip: e1000: dhcp lease 10\.0\.2\.15/24", timeout=180)
         a = Apps(g, ports)
@@ -204,13 +209,22 @@ def test_tcphash_200mib_each_way(apps):
          f"guest->host {t2 - t1:.1f} s ({BIG / (t2 - t1) / 1e6:.2f} MB/s)")
 
 
-def http_keepalive_get(port, path="/hello.txt"):
+class NoAnswer(Exception):
+    """Not a byte came back on a connection QEMU's forward accepted."""
+
+
+def http_keepalive_get(port, path="/hello.txt", timeout=60):
     """One HTTP/1.1 request on a fresh connection that we close first (after the body)."""
-    with socket.create_connection((HOST, port), timeout=60) as s:
+    with socket.create_connection((HOST, port), timeout=timeout) as s:
         s.sendall(b"GET %s HTTP/1.1\r\nHost: axolotl\r\n\r\n" % path.encode())
         data = b""
         while b"\r\n\r\n" not in data:
-            got = s.recv(4096)
+            try:
+                got = s.recv(4096)
+            except TimeoutError:
+                if not data:
+                    raise NoAnswer()
+                raise
             if not got:
                 return False
             data += got
@@ -225,34 +239,53 @@ def http_keepalive_get(port, path="/hello.txt"):
         return head.startswith(b"HTTP/1.1 200") and len(body) == n
 
 
-def connection_rounds(apps, n):
+def forwarded_get(port, lost):
+    """http_keepalive_get through QEMU's forward, again on a new connection when the first
+    got no answer at all. QEMU's user networking listens with a backlog of 1 (`ss -ltn`);
+    under 128 simultaneous connects a few host connections it has completed wait in its
+    accept queue for longer than the 20 s we give them, and the guest sees them late or
+    never (its NIC gets no SYN; tcp's `accepts` counter shows it: the test checks that).
+    Such attempts are counted in `lost`."""
+    for _ in range(4):
+        try:
+            return http_keepalive_get(port, timeout=20)
+        except NoAnswer:
+            lost.append(1)
+    return False
+
+
+def connection_rounds(apps, n, lost):
     """n connections one after another to tcphash, then n to lighttpd, 128 at a time:
     how many of each went right."""
     serial = sum(tcp_tools.tcphash_small(HOST, apps.port[7000], i) for i in range(n))
     with ThreadPoolExecutor(max_workers=128) as ex:
-        concurrent = sum(ex.map(lambda _: http_keepalive_get(apps.port[80]), range(n)))
+        concurrent = sum(ex.map(lambda _: forwarded_get(apps.port[80], lost), range(n)))
     return serial, concurrent
 
 
 def test_1000_connections_leak_nothing(apps):
-    assert connection_rounds(apps, 300) == (300, 300)  # warm-up: pools, caches, heap growth
-    time.sleep(3)
-    mem0, tcp0 = apps.mem(), apps.tcp_counters()
+    # A first round brings pools, caches and heaps to their working size and lets whatever
+    # else was closing finish; the second must then leave memory where the first did.
+    assert connection_rounds(apps, 1000, []) == (1000, 1000)
+    mem0, tcp0 = apps.settled_mem(), apps.tcp_counters()
     t0 = time.monotonic()
-    serial, concurrent = connection_rounds(apps, 1000)
+    lost = []
+    serial, concurrent = connection_rounds(apps, 1000, lost)
     elapsed = time.monotonic() - t0
     assert (serial, concurrent) == (1000, 1000)
-    time.sleep(3)  # the last closes finish (the guest closes second: no TIME_WAIT there)
-    mem1, tcp1 = apps.mem(), apps.tcp_counters()
-    note(f"2000 connections in {elapsed:.1f} s; mem {mem0} -> {mem1}; tcp {tcp0} -> {tcp1}")
+    mem1, tcp1 = apps.settled_mem(), apps.tcp_counters()  # the last closes finish
+    note(f"2000 connections in {elapsed:.1f} s ({len(lost)} lost by QEMU's forward and made again); "
+         f"mem {mem0} -> {mem1}; tcp {tcp0} -> {tcp1}")
+    # the guest accepted each completed connection once; a lost one it saw at all only after
+    # the host had given up on it (QEMU opens it to the guest late, or never)
+    assert 2000 <= tcp1["accepts"] - tcp0["accepts"] <= 2000 + len(lost), (tcp0["accepts"], tcp1["accepts"], len(lost))
+    assert len(lost) <= 50, len(lost)
     # a little slack for caches that settle on their own
     assert mem1["free_frames"] >= mem0["free_frames"] - 64, (mem0, mem1)
     assert mem1["memobjs"] <= mem0["memobjs"] + 4, (mem0, mem1)
     assert mem1["threads"] <= mem0["threads"] + 2, (mem0, mem1)
-    if "pcbs_in_use" in tcp0 and "pcbs_in_use" in tcp1:
-        assert tcp1["pcbs_in_use"] <= tcp0["pcbs_in_use"] + 4, (tcp0, tcp1)
-    if "heap_used" in tcp0 and "heap_used" in tcp1:
-        assert tcp1["heap_used"] <= tcp0["heap_used"] + 65536, (tcp0, tcp1)
+    assert tcp1["pcbs"] <= tcp0["pcbs"] + 4, (tcp0, tcp1)
+    assert tcp1["heap_used"] <= tcp0["heap_used"] + 65536, (tcp0, tcp1)
 
 
 def test_transfer_survives_e1000_ip_pf_restarts(apps):

@@ -126,10 +126,10 @@ static void alloc_in_order_until_exhausted(void)
 	struct frame_bitmap b;
 	uint64_t *w = new_bitmap(&b, 200);
 	fbm_set_free(&b, 0, 200);
-	/* After set_free the search starts over, and each word is used up before the next. */
+	/* Always the highest free frame: from the top down. */
 	for (uint64_t i = 0; i < 200; i++) {
 		uint64_t f = fbm_alloc(&b);
-		CHECK_EQ_U64(f, i);
+		CHECK_EQ_U64(f, 199 - i);
 		CHECK(fbm_is_used(&b, f));
 		CHECK_EQ_U64(b.nfree, 199 - i);
 	}
@@ -158,8 +158,8 @@ static void holes_are_skipped(void)
 	uint64_t *w = new_bitmap(&b, 64 * 5);
 	fbm_set_free(&b, 70, 71);
 	fbm_set_free(&b, 64 * 4 + 63, 64 * 5);
-	CHECK_EQ_U64(fbm_alloc(&b), 70);
 	CHECK_EQ_U64(fbm_alloc(&b), 64 * 4 + 63); /* last bit of the last word */
+	CHECK_EQ_U64(fbm_alloc(&b), 70);
 	CHECK_EQ_U64(fbm_alloc(&b), NONE);
 	free(w);
 }
@@ -170,7 +170,7 @@ static void free_detects_errors(void)
 	uint64_t *w = new_bitmap(&b, 100);
 	fbm_set_free(&b, 0, 100);
 	uint64_t f = fbm_alloc(&b);
-	CHECK_EQ_U64(f, 0);
+	CHECK_EQ_U64(f, 99);
 	CHECK_EQ_I64(fbm_free(&b, f), 0);
 	CHECK(!fbm_is_used(&b, f));
 	CHECK_EQ_U64(b.nfree, 100);
@@ -286,6 +286,12 @@ static void model_run(uint64_t nframes, int ops, uint64_t seed)
 				unit_fail(__FILE__, __LINE__, "op %d: alloc returned %llu (used or out of range)",
 					  i, (unsigned long long)f);
 			} else {
+				for (uint64_t g = f + 1; g < nframes; g++)
+					if (!used[g]) {
+						unit_fail(__FILE__, __LINE__, "op %d: alloc returned %llu below free %llu",
+							  i, (unsigned long long)f, (unsigned long long)g);
+						break;
+					}
 				used[f] = true, nfree--;
 			}
 			break;
@@ -298,8 +304,30 @@ static void model_run(uint64_t nframes, int ops, uint64_t seed)
 				used[a] = false, nfree++;
 			break;
 		}
-		case 6: { /* alloc_contig */
+		case 6: { /* alloc_contig (or, every other time, alloc_contig_top) */
 			uint64_t n = 1 + r / 8 % 12, align = (uint64_t[]){ 0, 1, 1, 2, 3, 4, 8, 16, 64, 100 }[r / 128 % 10];
+			if ((r >> 21) & 1) {
+				/* The highest aligned fit, or none. */
+				uint64_t al = align ? align : 1, want = NONE;
+				for (uint64_t s = n <= nframes ? (nframes - n) / al * al : NONE; s != NONE; s = s >= al ? s - al : NONE) {
+					uint64_t k = 0;
+					while (k < n && !used[s + k])
+						k++;
+					if (k == n) {
+						want = s;
+						break;
+					}
+				}
+				uint64_t got = fbm_alloc_contig_top(&b, n, align);
+				if (got != want)
+					unit_fail(__FILE__, __LINE__, "op %d: alloc_contig_top(%llu, %llu) = %llu, want %llu", i,
+						  (unsigned long long)n, (unsigned long long)align, (unsigned long long)got,
+						  (unsigned long long)want);
+				else if (got != NONE)
+					for (uint64_t f = got; f < got + n; f++)
+						used[f] = true, nfree--;
+				break;
+			}
 			uint64_t limit = (r >> 20) & 1 ? NONE : a;
 			uint64_t al = align ? align : 1, lim = limit < nframes ? limit : nframes, want = NONE;
 			for (uint64_t s = 0; s + n <= lim && want == NONE; s += al) {
@@ -325,11 +353,17 @@ static void model_run(uint64_t nframes, int ops, uint64_t seed)
 			break;
 		}
 		CHECK_EQ_U64(b.nfree, nfree);
-		if (i % 512 == 0)
-			for (uint64_t f = 0; f < nframes; f++)
+		if (i % 512 == 0) {
+			uint64_t run = 0, best = 0;
+			for (uint64_t f = 0; f < nframes; f++) {
 				if (fbm_is_used(&b, f) != used[f])
 					unit_fail(__FILE__, __LINE__, "op %d: frame %llu differs from the model", i,
 						  (unsigned long long)f);
+				run = used[f] ? 0 : run + 1;
+				best = run > best ? run : best;
+			}
+			CHECK_EQ_U64(fbm_longest_free_run(&b), best);
+		}
 	}
 	for (uint64_t f = 0; f < nframes; f++)
 		CHECK_EQ_U64(fbm_is_used(&b, f), used[f]);

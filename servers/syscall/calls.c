@@ -5,6 +5,7 @@
  * that cannot finish now is held (the application stays blocked in its call) and served
  * again when the engine answers or says something changed on the socket (calls_retry). */
 #include "syscall.h"
+#include "sock_ax.h"
 
 
 #define SOL_SOCKET 1
@@ -524,8 +525,56 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 	return 0;
 }
 
+static bool data_call(uint32_t nr)
+{
+	return nr == NR_READ || nr == NR_WRITE || nr == NR_READV || nr == NR_WRITEV || nr == NR_SENDTO ||
+	       nr == NR_SENDMSG || nr == NR_RECVFROM || nr == NR_RECVMSG || nr == NR_SENDFILE;
+}
+
+/* The library's options (lib/net/sock_ax.h). */
+static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
+{
+	if ((int32_t)c->a[2] != AX_SOCKBUF)
+		return -E_NOPROTOOPT;
+	if (s->lib_pid && s->lib_pid != c->pid)
+		return -E_BUSY; /* another process's library has it */
+	int64_t va = sock_map_force(s, c->thread, c->pid);
+	if (va < 0)
+		return va;
+	struct ax_sockbuf b = { (uint64_t)va, s->bytes, s->rx_off, s->stream };
+	s->lib_pid = c->pid;
+	return put_int_opt(c->thread, &b, sizeof(b), c->a[3], c->a[4]);
+}
+
+static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
+{
+	int32_t name = (int32_t)c->a[2];
+	if (name == AX_KICK) {
+		s->tx_hint = s->rx_hint = true;
+		ready_changed(s);
+		return 0;
+	}
+	if (name != AX_SOCKBUF)
+		return -E_NOPROTOOPT;
+	uint32_t off = 0;
+	if (c->a[4] < 4 || ax_vcopy(c->thread, (const void *)c->a[3], EP_NONE, &off, 4) < 0)
+		return c->a[4] < 4 ? -E_INVAL : -E_FAULT;
+	if (s->lib_pid != c->pid)
+		return -E_INVAL;
+	/* our view of the rings again from what is published (the library moved them) */
+	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
+		return -5; /* EIO: the library left impossible indices */
+	s->lib_pid = 0, s->rx_off = s->stream ? off : 0;
+	ready_changed(s);
+	return 0;
+}
+
 int64_t calls_serve(struct lcall *c, struct sock *s)
 {
+	if (s->lib_pid && data_call(c->nr))
+		return -E_BADFD; /* the library moves this socket's data (docs/sockets.md) */
+	if ((c->nr == NR_GETSOCKOPT || c->nr == NR_SETSOCKOPT) && (int32_t)c->a[1] == SOL_AXOLOTL)
+		return c->nr == NR_GETSOCKOPT ? ax_getsockopt(c, s) : ax_setsockopt(c, s);
 	if (s->stream) {
 		int64_t r = stream_serve(c, s);
 		if (r != CALL_NOT_STREAM)

@@ -51,29 +51,34 @@ struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err)
 	return s; /* engine.c opens it at its engine */
 }
 
-void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
+int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid)
 {
-	/* Nothing in an application reads its socket's buffers until lib/sock (the user-space
-	 * socket library) does; and nothing unmaps them from the application when the socket
-	 * closes but the library. So, for now, only when asked (docs/decisions.md). */
-	if (!sys_map_apps)
-		return;
 	int free = -1;
 	for (int i = 0; i < MAX_MAPPED; i++) {
 		if (s->mapped_pid[i] == pid)
-			return;
+			return (int64_t)s->mapped_va[i];
 		if (!s->mapped_pid[i] && free < 0)
 			free = i;
 	}
 	if (free < 0)
-		return; /* shared by many processes: the later ones use system calls only */
+		return -E_BUSY; /* shared by many processes: the later ones use system calls only */
 	uint64_t pf = LX_PROT_RW | (uint64_t)(LX_MAP_SHARED | LXM_SHARE) << 32;
 	int64_t va = kcall6(KC_LX_MMAP, thread, (uint64_t)s->mo, 0, s->bytes, pf, 0);
 	if (va < 0) {
 		ax_printf("syscall: mapping socket %u's buffers into process %#x: %ld\n", s->id, pid, (long)va);
-		return;
+		return -E_NOMEM;
 	}
 	s->mapped_pid[free] = pid, s->mapped_va[free] = (uint64_t)va;
+	return va;
+}
+
+void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
+{
+	/* Nothing in an application reads its socket's buffers unless lib/sock takes the socket
+	 * over (AX_SOCKBUF maps them then); and nothing unmaps them from the application when
+	 * the socket closes. So, ahead of time, only when asked (docs/decisions.md). */
+	if (sys_map_apps)
+		sock_map_force(s, thread, pid);
 }
 
 void sock_free(struct sock *s)

@@ -22,8 +22,10 @@
 #define E_NOMEM 12
 #define E_ACCES 13
 #define E_FAULT 14
+#define E_BUSY 16
 #define E_INVAL 22
 #define E_PIPE 32
+#define E_BADFD 77
 #define E_NOTSOCK 88
 #define E_DESTADDRREQ 89
 #define E_MSGSIZE 90
@@ -75,6 +77,7 @@ struct sock {
 	uint64_t sndtimeo_ns;     /* SO_SNDTIMEO, 0: none */
 	int32_t error;            /* pending SO_ERROR (an EV_ERR), a positive errno */
 	bool shut_rd, shut_wr;
+	uint32_t lib_pid;         /* the process whose socket library moves the data (AX_SOCKBUF), 0: us */
 	uint32_t opt_set;         /* OPT_* bits set by the application (replayed) */
 	uint64_t opt_val[NOPTS];
 	/* streams */
@@ -136,6 +139,8 @@ extern struct sock socks[MAX_SOCKS];
 struct sock *sock_find(uint32_t id);
 struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err); /* make: SYSP_NEW */
 void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid);
+/* Maps s's buffers into the process (once) whatever `map` says: its address, or -errno. */
+int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid);
 void sock_free(struct sock *s);
 extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */
 

@@ -83,7 +83,10 @@ bool vfsside_poll(void)
 			continue;
 		struct sock *s = &socks[i];
 		if (s->id && !s->closing) {
-			uint32_t bits = s->stream ? stream_ready(s) : dgram_ready(s);
+			/* a library-owned socket's rings moved without us: our view again from what
+			 * is published (impossible indices: the socket reports an error) */
+			bool lost = s->lib_pid && sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP) != 0;
+			uint32_t bits = lost ? POLLERR | POLLIN | POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
 			if (!s->ready_told || bits != s->ready) {
 				struct sysp_ready r = { s->id, bits };
 				if (spsc_push(&v.q, &r) != 0) {

@@ -1,0 +1,26 @@
+/* lib/sock: the user-space socket library (docs/sockets.md), first slice. A program takes a
+ * socket over with axsock_take and then moves its data through the socket's buffers itself:
+ * a non-blocking receive on an empty socket makes no system call. Not yet linked ahead of
+ * musl (the calls are explicit), datagram sockets only, one thread per socket; a send or a
+ * receive that moved data tells the stack with one system call (AX_KICK) until the activity
+ * page replaces it. Counters say how many calls were resolved without a system call. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* Takes fd over (getsockopt AX_SOCKBUF): 0, or -errno (the socket stays with syscall). */
+int axsock_take(int fd);
+/* Gives it back to syscall: 0 or -errno. */
+int axsock_give_back(int fd);
+/* recvfrom / sendto on a socket taken over: the byte count, or -errno. Blocking calls wait
+ * in poll(2) when the buffer is empty or full. */
+ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen);
+ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen);
+
+struct axsock_counts {
+	uint64_t user;     /* calls answered from the buffers alone */
+	uint64_t syscalls; /* system calls the library made (kicks, polls, take-overs) */
+};
+extern struct axsock_counts axsock_counts;

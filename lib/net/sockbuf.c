@@ -196,3 +196,31 @@ bool sockbuf_ready(struct sockbuf_side *s)
 {
 	return spsc_count(&s->q) > 0;
 }
+
+const unsigned char *sockbuf_stream_peek(struct sockbuf_side *s, uint32_t off, uint64_t want,
+					 struct sockbuf_desc *d, uint64_t *n, int *err)
+{
+	const unsigned char *p = sockbuf_peek(s, d, err);
+	if (!p)
+		return NULL;
+	if (d->flags & SBD_FIN) {
+		*err = SOCKBUF_EFIN;
+		return NULL;
+	}
+	if (off > d->len) {
+		*err = SOCKBUF_ECORRUPT;
+		return NULL;
+	}
+	*n = d->len - off < want ? d->len - off : want;
+	return p + off;
+}
+
+bool sockbuf_stream_advance(struct sockbuf_side *s, const struct sockbuf_desc *d, uint32_t *off, uint64_t n)
+{
+	*off += (uint32_t)n;
+	if (!(d->flags & SBD_FIN) && *off < d->len)
+		return false;
+	sockbuf_consume(s, d);
+	*off = 0;
+	return true;
+}

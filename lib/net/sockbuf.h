@@ -103,3 +103,14 @@ const void *sockbuf_peek(struct sockbuf_side *s, struct sockbuf_desc *d, int *er
 void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d);
 /* Consumer: whether a message is waiting (for poll's POLLIN). */
 bool sockbuf_ready(struct sockbuf_side *s);
+
+/* Stream consumer (syscall, lib/sock), keeping its offset `off` into the oldest piece: the
+ * next bytes of that piece, at most want: a pointer to them and *n, into *d the piece; or
+ * NULL with *err = CHAN_EAGAIN (empty), SOCKBUF_ECORRUPT (an impossible piece, or off past
+ * it) or SOCKBUF_EFIN (the oldest piece is the peer's FIN: nothing after it). */
+#define SOCKBUF_EFIN (-8)
+const unsigned char *sockbuf_stream_peek(struct sockbuf_side *s, uint32_t off, uint64_t want,
+					 struct sockbuf_desc *d, uint64_t *n, int *err);
+/* Stream consumer: n bytes of piece d were read at *off: *off moves on, and a piece read to
+ * its end (the FIN piece at once) is consumed: then true (RX space came free). */
+bool sockbuf_stream_advance(struct sockbuf_side *s, const struct sockbuf_desc *d, uint32_t *off, uint64_t n);

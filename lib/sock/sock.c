@@ -16,6 +16,8 @@
 struct axsock {
 	bool taken;
 	bool stream;
+	bool peer_fin;   /* stream: the peer's FIN was read (every read returns 0) */
+	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
 	struct sockbuf sb;
 };
 static struct axsock socks[MAX_FDS];
@@ -35,12 +37,13 @@ int axsock_take(int fd)
 	axsock_counts.syscalls++;
 	if (getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
 		return -errno;
-	if (l != sizeof(b) || b.stream || sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b.va, b.bytes, SB_APP)) {
-		uint32_t off = 0;
+	if (l != sizeof(b) || sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b.va, b.bytes, SB_APP)) {
+		uint32_t off = b.rx_off;
 		setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
-		return b.stream ? -EOPNOTSUPP : -EIO;
+		return -EIO;
 	}
-	socks[fd].taken = true, socks[fd].stream = false;
+	socks[fd].taken = true, socks[fd].stream = b.stream != 0;
+	socks[fd].rx_off = b.rx_off, socks[fd].peer_fin = false;
 	return 0;
 }
 
@@ -49,7 +52,7 @@ int axsock_give_back(int fd)
 	struct axsock *s = get(fd);
 	if (!s)
 		return -EBADF;
-	uint32_t off = 0;
+	uint32_t off = s->rx_off;
 	axsock_counts.syscalls++;
 	s->taken = false;
 	return setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off)) ? -errno : 0;
@@ -62,11 +65,102 @@ static void kick(int fd)
 	setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 }
 
+/* Blocks in poll(2) until fd is ready for ev: 0, or the socket's error (-errno) when the
+ * stack reports one (a reset, a refused connection), or 1 when it hung up without one. */
 static int wait_for(int fd, short ev)
 {
 	struct pollfd p = { fd, ev, 0 };
 	axsock_counts.syscalls++;
-	return poll(&p, 1, -1) < 0 ? -errno : 0;
+	if (poll(&p, 1, -1) < 0)
+		return -errno;
+	if (p.revents & (POLLERR | POLLHUP)) {
+		int e = 0;
+		socklen_t l = sizeof(e);
+		axsock_counts.syscalls++;
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+		if (e)
+			return -e;
+		if (!(p.revents & ev))
+			return 1;
+	}
+	return 0;
+}
+
+/* A stream's bytes: from the oldest piece on, as many as fit (MSG_WAITALL: all of len). */
+static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int flags)
+{
+	size_t got = 0;
+	bool peek = flags & MSG_PEEK;
+	for (;;) {
+		while (got < len && !s->peer_fin) {
+			struct sockbuf_desc d;
+			uint64_t n;
+			int err;
+			const unsigned char *p = sockbuf_stream_peek(&s->sb.rx, s->rx_off, len - got, &d, &n, &err);
+			if (!p && err == SOCKBUF_EFIN) {
+				if (!peek) /* every read from now on returns 0 */
+					s->peer_fin = sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, 0);
+				break;
+			}
+			if (!p && err != CHAN_EAGAIN)
+				return got ? (ssize_t)got : -EIO;
+			if (!p)
+				break;
+			if (!(flags & MSG_TRUNC))
+				memcpy(buf + got, p, n);
+			got += n;
+			if (peek)
+				break;
+			sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
+		}
+		if (got && !peek)
+			kick(fd); /* RX space came free: the window opens */
+		if (got == len || s->peer_fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
+			axsock_counts.user++;
+			return (ssize_t)got;
+		}
+		if (flags & MSG_DONTWAIT) {
+			axsock_counts.user++;
+			return got ? (ssize_t)got : -EAGAIN;
+		}
+		int w = wait_for(fd, POLLIN);
+		if (w < 0)
+			return got ? (ssize_t)got : w;
+		if (w > 0 && !sockbuf_ready(&s->sb.rx))
+			return (ssize_t)got; /* hung up: end of stream */
+	}
+}
+
+/* A stream's bytes into TX in pieces as room allows; a blocking call queues them all. */
+static ssize_t stream_send(int fd, struct axsock *s, const char *buf, size_t len, int flags)
+{
+	size_t done = 0;
+	for (;;) {
+		while (done < len) {
+			uint32_t room = sockbuf_room(&s->sb.tx);
+			size_t n = len - done < room ? len - done : room;
+			if (!n)
+				break;
+			int err;
+			void *p = sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err);
+			if (!p)
+				break;
+			memcpy(p, buf + done, n);
+			struct sockbuf_desc d = { 0 };
+			if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d))
+				break;
+			done += n;
+		}
+		if (done)
+			kick(fd);
+		if (done == len || (flags & MSG_DONTWAIT)) {
+			axsock_counts.user++;
+			return done ? (ssize_t)done : -EAGAIN;
+		}
+		int w = wait_for(fd, POLLOUT);
+		if (w)
+			return done ? (ssize_t)done : w < 0 ? w : -EPIPE;
+	}
 }
 
 ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
@@ -74,6 +168,8 @@ ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 	struct axsock *s = get(fd);
 	if (!s)
 		return -EBADF;
+	if (s->stream)
+		return stream_recv(fd, s, buf, len, flags);
 	for (;;) {
 		struct sockbuf_desc d;
 		int err;
@@ -113,6 +209,8 @@ ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const stru
 	struct axsock *s = get(fd);
 	if (!s)
 		return -EBADF;
+	if (s->stream)
+		return stream_send(fd, s, buf, len, flags);
 	if (len > 65507)
 		return -EMSGSIZE;
 	struct sockbuf_desc d = { 0 };

@@ -364,38 +364,27 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 	bool peek = flags & MSG_PEEK;
 	while (got < len && !s->peer_fin && !s->shut_rd) {
 		struct sockbuf_desc d;
+		uint64_t n;
 		int err;
-		const unsigned char *p = sockbuf_peek(&s->sb.rx, &d, &err);
+		const unsigned char *p = sockbuf_stream_peek(&s->sb.rx, s->rx_off, len - got, &d, &n, &err);
+		if (!p && err == SOCKBUF_EFIN) {
+			if (!peek) /* every read from now on returns 0 */
+				s->peer_fin = s->rx_hint = sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, 0);
+			break;
+		}
 		if (!p && err != CHAN_EAGAIN)
 			return got ? (int64_t)got : -5; /* EIO: the engine wrote impossible pieces */
 		if (!p)
 			break;
-		if (d.flags & SBD_FIN) {
-			if (peek)
-				break;
-			s->peer_fin = true; /* every read from now on returns 0 */
-			sockbuf_consume(&s->sb.rx, &d);
-			s->rx_hint = true;
-			break;
-		}
-		if (s->rx_off > d.len)
-			return got ? (int64_t)got : -5;
-		uint64_t n = d.len - s->rx_off;
-		n = n < len - got ? n : len - got;
 		r = (flags & MSG_TRUNC) ? 0 /* a stream's MSG_TRUNC discards the bytes */
-			: iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p + s->rx_off, n, true)
-			: ax_vcopy(EP_NONE, p + s->rx_off, t, (void *)(buf + got), n) < 0 ? -E_FAULT : 0;
+			: iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p, n, true)
+			: ax_vcopy(EP_NONE, p, t, (void *)(buf + got), n) < 0 ? -E_FAULT : 0;
 		if (r)
 			return got ? (int64_t)got : r;
 		got += n;
 		if (peek)
 			break;
-		s->rx_off += (uint32_t)n;
-		if (s->rx_off == d.len) {
-			sockbuf_consume(&s->sb.rx, &d);
-			s->rx_off = 0;
-			s->rx_hint = true;
-		}
+		s->rx_hint |= sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
 	}
 	ready_changed(s);
 	bool waitall = (flags & MSG_WAITALL) && !peek && !nonblocking(c, flags);

@@ -5,7 +5,10 @@
  *     (the kernel's count of this process's Linux calls, KC_INFO KI_LINUX_CALLS);
  *   - datagrams both ways between a library-owned socket and an ordinary one, checked;
  *   - data calls through syscall on a library-owned socket fail with EBADFD; given back,
- *     the socket works through system calls again.
+ *     the socket works through system calls again;
+ *   - a TCP connection over tcp's loopback whose accepted end the library takes over: 1 MiB
+ *     each way in 64 KiB rounds, checked byte by byte, partial reads, the peer's shutdown
+ *     read as end of stream, and the socket given back in the middle of a piece.
  * Prints SOCKBENCH PASS|FAIL NAME lines and "sockbench: N passed, N failed". */
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,21 +19,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/tcp.h>
 #include "sock.h"
+#include "socktest.h"
 
 #define KC_BASE 0x0a000000L
 #define KC_INFO 16
 #define KI_LINUX_CALLS 9
 #define ROUNDS 20000
-
-static int passed, failed;
-
-static void check(const char *name, int ok)
-{
-	printf("SOCKBENCH %s %s\n", ok ? "PASS" : "FAIL", name);
-	fflush(stdout);
-	ok ? passed++ : failed++;
-}
 
 static long linux_calls(void) { return syscall(KC_BASE | KC_INFO, KI_LINUX_CALLS, 0); }
 
@@ -41,18 +37,9 @@ static inline uint64_t rdtsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-static int udp_bound(struct sockaddr_in *a)
-{
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	*a = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(*a);
-	if (s < 0 || bind(s, (struct sockaddr *)a, sizeof(*a)) || getsockname(s, (struct sockaddr *)a, &l))
-		printf("  socket: %s\n", strerror(errno));
-	return s;
-}
-
 int main(void)
 {
+	check_tag = "SOCKBENCH";
 	struct sockaddr_in sa, ca;
 	int s = udp_bound(&sa), c = udp_bound(&ca);
 	char buf[2048];
@@ -114,6 +101,55 @@ int main(void)
 	check("after_give_back_syscall_path_works",
 	      sendto(c, "back", 4, 0, (struct sockaddr *)&sa, sizeof(sa)) == 4 &&
 	      recvfrom(s, buf, sizeof(buf), 0, NULL, NULL) == 4 && !memcmp(buf, "back", 4));
+	/* 5. A stream. */
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	if (l < 0 || bind(l, (struct sockaddr *)&la, sizeof(la)) || listen(l, 4) || getsockname(l, (struct sockaddr *)&la, &ll))
+		printf("  listener: %s\n", strerror(errno));
+	int tc = socket(AF_INET, SOCK_STREAM, 0);
+	int connected = connect(tc, (struct sockaddr *)&la, sizeof(la)) == 0;
+	check("tcp_connect", connected);
+	int ts = connected ? accept(l, NULL, NULL) : -1;
+	int taken = ts >= 0 && axsock_take(ts) == 0;
+	check("tcp_take_over", taken);
+	if (!taken) {
+		printf("sockbench: %d passed, %d failed\n", passed, failed);
+		return 1;
+	}
+	static unsigned char out[65536], in[65536];
+	ok = 1;
+	for (int r = 0; r < 16 && ok; r++) { /* the syscall path sends, the library receives */
+		for (size_t i = 0; i < sizeof(out); i++)
+			out[i] = (unsigned char)(i * 7 + r);
+		ok &= send(tc, out, sizeof(out), 0) == (ssize_t)sizeof(out);
+		ok &= axsock_recvfrom(ts, in, sizeof(in), MSG_WAITALL, NULL, NULL) == (ssize_t)sizeof(in) &&
+		      !memcmp(in, out, sizeof(in));
+	}
+	check("tcp_library_receives_1mib", ok);
+	ok = 1;
+	for (int r = 0; r < 16 && ok; r++) { /* the library sends, the syscall path receives */
+		for (size_t i = 0; i < sizeof(out); i++)
+			out[i] = (unsigned char)(i * 11 + r);
+		ok &= axsock_sendto(ts, out, sizeof(out), 0, NULL, 0) == (ssize_t)sizeof(out);
+		ok &= recv(tc, in, sizeof(in), MSG_WAITALL) == (ssize_t)sizeof(in) && !memcmp(in, out, sizeof(in));
+	}
+	check("tcp_library_sends_1mib", ok);
+	/* a piece read in part, the socket given back in its middle: syscall goes on from there */
+	ok = send(tc, "0123456789", 10, 0) == 10 && axsock_recvfrom(ts, in, 4, MSG_WAITALL, NULL, NULL) == 4 &&
+	     !memcmp(in, "0123", 4) && axsock_recvfrom(ts, in, 2, MSG_PEEK, NULL, NULL) == 2 && !memcmp(in, "45", 2);
+	check("tcp_partial_and_peek", ok);
+	check("tcp_give_back_mid_piece", axsock_give_back(ts) == 0 && recv(ts, in, 6, MSG_WAITALL) == 6 &&
+	      !memcmp(in, "456789", 6));
+	check("tcp_take_again", axsock_take(ts) == 0);
+	check("tcp_nonblocking_empty", axsock_recvfrom(ts, in, sizeof(in), MSG_DONTWAIT, NULL, NULL) == -EAGAIN);
+	shutdown(tc, SHUT_WR);
+	check("tcp_peer_shutdown_is_end_of_stream", axsock_recvfrom(ts, in, sizeof(in), 0, NULL, NULL) == 0 &&
+	      axsock_recvfrom(ts, in, sizeof(in), 0, NULL, NULL) == 0);
+	check("tcp_give_back_at_end", axsock_give_back(ts) == 0);
+	close(ts);
+	close(tc);
+	close(l);
 	printf("sockbench: library answered %llu calls itself and made %llu system calls\n",
 	       (unsigned long long)axsock_counts.user, (unsigned long long)axsock_counts.syscalls);
 	printf("sockbench: %d passed, %d failed\n", passed, failed);

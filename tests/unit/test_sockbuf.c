@@ -122,6 +122,42 @@ static void stream_room(void)
 	free(m);
 }
 
+/* A stream read across pieces with an offset into the oldest: partial reads, the end of a
+ * piece consuming it, the FIN piece, an offset past the piece. */
+static void stream_pieces(void)
+{
+	size_t len;
+	void *m = sb_new(8, 1000, 8, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	CHECK(put(&e.rx, "abcdef", 6, 0) == 0);
+	CHECK(put(&e.rx, "gh", 2, 0) == 0);
+	int err = 0;
+	REQUIRE(sockbuf_alloc(&e.rx, 0, &err));
+	struct sockbuf_desc fin = { .flags = SBD_FIN };
+	CHECK(sockbuf_commit(&e.rx, 0, &fin) == 0);
+	uint32_t off = 0;
+	uint64_t n = 0;
+	struct sockbuf_desc d;
+	const unsigned char *p = sockbuf_stream_peek(&a.rx, off, 4, &d, &n, &err);
+	REQUIRE(p && n == 4 && !memcmp(p, "abcd", 4));
+	CHECK(!sockbuf_stream_advance(&a.rx, &d, &off, n) && off == 4); /* the piece stays */
+	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
+	REQUIRE(p && n == 2 && !memcmp(p, "ef", 2));
+	CHECK(sockbuf_stream_advance(&a.rx, &d, &off, n) && off == 0);  /* read to its end: consumed */
+	p = sockbuf_stream_peek(&a.rx, 3, 100, &d, &n, &err);            /* an offset past the piece */
+	CHECK(!p && err == SOCKBUF_ECORRUPT);
+	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
+	REQUIRE(p && n == 2 && !memcmp(p, "gh", 2));
+	CHECK(sockbuf_stream_advance(&a.rx, &d, &off, n));
+	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
+	CHECK(!p && err == SOCKBUF_EFIN);
+	CHECK(sockbuf_stream_advance(&a.rx, &d, &off, 0) && off == 0);   /* the FIN piece goes at once */
+	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
+	CHECK(!p && err == CHAN_EAGAIN);
+	free(m);
+}
+
 static void lying_peer(void)
 {
 	size_t len;
@@ -240,6 +276,7 @@ int main(void)
 	RUN(round_trip_and_wrap);
 	RUN(flow_control);
 	RUN(stream_room);
+	RUN(stream_pieces);
 	RUN(lying_peer);
 	RUN(reattach_after_restart);
 	RUN(random_model);

@@ -301,7 +301,7 @@ def test_1000_connections_leak_nothing(apps):
         lost_before += lost
         assert 2000 <= tcp1["accepts"] - tcp0["accepts"] <= 2000 + len(lost_before), \
             (tcp0["accepts"], tcp1["accepts"], len(lost_before))
-        assert len(lost) <= 50, len(lost)
+        assert len(lost) <= 100, len(lost)  # seen: 0 to 40
         assert tcp1["pcbs"] <= tcp0["pcbs"] + 4, (tcp0, tcp1)
         assert tcp1["heap_used"] <= tcp0["heap_used"] + 65536, (tcp0, tcp1)
         assert tcp1["sockets"] <= 4 + 4, tcp1["sockets"]  # the four listeners, a few closing

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,10 +29,25 @@ static struct axsock *get(int fd)
 	return fd >= 0 && fd < MAX_FDS && socks[fd].taken ? &socks[fd] : NULL;
 }
 
+/* Before a fork: every socket goes back to syscall, so parent and child (which would share
+ * the rings' private indices) both use system calls on them from then on (thesis §5.4.2:
+ * fork falls back to compliant sockets). */
+static void before_fork(void)
+{
+	for (int fd = 0; fd < MAX_FDS; fd++)
+		if (socks[fd].taken)
+			axsock_give_back(fd);
+}
+
 int axsock_take(int fd)
 {
+	static bool atfork;
 	if (fd < 0 || fd >= MAX_FDS)
 		return -EBADF;
+	if (!atfork)
+		atfork = pthread_atfork(before_fork, NULL, NULL) == 0;
+	if (!atfork)
+		return -ENOMEM; /* without the handler a fork would break the socket */
 	struct ax_sockbuf b;
 	socklen_t l = sizeof(b);
 	axsock_counts.syscalls++;

@@ -1,8 +1,8 @@
 /* lib/sock: the user-space socket library (docs/sockets.md), first slice. A program takes a
  * socket over with axsock_take and then moves its data through the socket's buffers itself:
  * a non-blocking receive on an empty socket makes no system call. Not yet linked ahead of
- * musl (the calls are explicit), one thread per socket, no fork while a socket is taken
- * over (give it back first); datagrams and streams (MSG_PEEK, MSG_TRUNC, MSG_WAITALL,
+ * musl (the calls are explicit), one thread per socket; a fork gives every socket back to
+ * syscall first (both processes use system calls on them afterwards); datagrams and streams (MSG_PEEK, MSG_TRUNC, MSG_WAITALL,
  * MSG_DONTWAIT; a stream's end reads 0, a reset returns its errno); a send or a
  * receive that moved data tells the stack with one system call (AX_KICK) until the activity
  * page replaces it. Counters say how many calls were resolved without a system call. */

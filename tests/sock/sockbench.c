@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include "sock.h"
@@ -101,7 +102,22 @@ int main(void)
 	check("after_give_back_syscall_path_works",
 	      sendto(c, "back", 4, 0, (struct sockaddr *)&sa, sizeof(sa)) == 4 &&
 	      recvfrom(s, buf, sizeof(buf), 0, NULL, NULL) == 4 && !memcmp(buf, "back", 4));
-	/* 5. A stream. */
+	/* 5. A fork gives the library's sockets back: both processes use system calls on them. */
+	check("take_before_fork", axsock_take(s) == 0);
+	pid_t kid = fork();
+	if (kid == 0) {
+		char kb[16];
+		int r = recvfrom(s, kb, sizeof(kb), 0, NULL, NULL) == 5 && !memcmp(kb, "child", 5);
+		_exit(r ? 0 : 1);
+	}
+	check("after_fork_socket_given_back", axsock_recvfrom(s, buf, sizeof(buf), MSG_DONTWAIT, NULL, NULL) == -EBADF);
+	sendto(c, "child", 5, 0, (struct sockaddr *)&sa, sizeof(sa));
+	int st = -1;
+	waitpid(kid, &st, 0);
+	check("child_receives_through_syscall", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	check("parent_receives_through_syscall", sendto(c, "parent", 6, 0, (struct sockaddr *)&sa, sizeof(sa)) == 6 &&
+	      recvfrom(s, buf, sizeof(buf), 0, NULL, NULL) == 6 && !memcmp(buf, "parent", 6));
+	/* 6. A stream. */
 	int l = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t ll = sizeof(la);

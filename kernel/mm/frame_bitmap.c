@@ -99,32 +99,23 @@ uint64_t fbm_alloc_contig_top(struct frame_bitmap *b, uint64_t n, uint64_t align
 		return UINT64_MAX;
 	if (!align)
 		align = 1;
-	/* Candidate starts from the highest aligned one down; a used frame inside the window
-	 * moves the next candidate below it. Whole used words are skipped at once. */
+	/* Candidate starts from the highest aligned one down; the highest used frame inside the
+	 * window moves the next candidate below it (below its whole word when the word inside
+	 * the window is all used). */
 	uint64_t f = (b->nframes - n) / align * align;
 	for (;;) {
 		uint64_t used = UINT64_MAX;
-		for (uint64_t g = f + n; g-- > f;) {
-			if (g % WORD_BITS == WORD_BITS - 1 && g + 1 - WORD_BITS >= f && b->bits[g / WORD_BITS] == ~0ull) {
-				used = g;
-				break;
-			}
-			if (fbm_is_used(b, g)) {
-				used = g;
-				break;
-			}
-		}
+		for (uint64_t g = f + n; g-- > f && used == UINT64_MAX;)
+			if (fbm_is_used(b, g))
+				used = g % WORD_BITS == WORD_BITS - 1 && g + 1 - WORD_BITS >= f && b->bits[g / WORD_BITS] == ~0ull
+					       ? g + 1 - WORD_BITS : g;
 		if (used == UINT64_MAX) {
 			fbm_set_used(b, f, f + n);
 			return f;
 		}
-		/* the window must end at or below `used` (exclusive) */
-		uint64_t lowest_used = used;
-		if (used % WORD_BITS == WORD_BITS - 1 && b->bits[used / WORD_BITS] == ~0ull)
-			lowest_used = used + 1 - WORD_BITS;
-		if (lowest_used < n)
+		if (used < n) /* the window must end at or below `used` */
 			return UINT64_MAX;
-		f = (lowest_used - n) / align * align;
+		f = (used - n) / align * align;
 	}
 }
 

@@ -159,27 +159,19 @@ int64_t take_error(struct sock *s)
 	return r;
 }
 
-int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags)
+/* A call that cannot go on now: what it did so far (c->done) or EAGAIN when it must not
+ * wait (non-blocking, or its timeout ran out), else CALL_HELD with the timeout started. */
+static int64_t hold_or_give_up(struct lcall *c, uint64_t timeo_ns, uint64_t flags)
 {
-	if (nonblocking(c, flags))
-		return -E_AGAIN;
-	if (c->deadline && ax_time_ns() >= c->deadline)
-		return -E_AGAIN; /* SO_RCVTIMEO ran out */
-	if (!c->deadline && s->rcvtimeo_ns)
-		c->deadline = ax_time_ns() + s->rcvtimeo_ns;
+	if (nonblocking(c, flags) || (c->deadline && ax_time_ns() >= c->deadline))
+		return c->done ? (int64_t)c->done : -E_AGAIN;
+	if (!c->deadline && timeo_ns)
+		c->deadline = ax_time_ns() + timeo_ns;
 	return CALL_HELD;
 }
 
-int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags)
-{
-	if (nonblocking(c, flags))
-		return c->done ? (int64_t)c->done : -E_AGAIN;
-	if (c->deadline && ax_time_ns() >= c->deadline)
-		return c->done ? (int64_t)c->done : -E_AGAIN; /* SO_SNDTIMEO ran out */
-	if (!c->deadline && s->sndtimeo_ns)
-		c->deadline = ax_time_ns() + s->sndtimeo_ns;
-	return CALL_HELD;
-}
+int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags) { return hold_or_give_up(c, s->rcvtimeo_ns, flags); }
+int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags) { return hold_or_give_up(c, s->sndtimeo_ns, flags); }
 
 bool nonblocking(const struct lcall *c, uint64_t flags)
 {

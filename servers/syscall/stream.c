@@ -150,22 +150,6 @@ static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)
 	return r < 0 ? -E_NOMEM : CALL_DONE;
 }
 
-/* TCP_INFO without a connection (or when tcp cannot say): the state and the defaults. */
-static int64_t tcp_info_local(struct lcall *c, struct sock *s)
-{
-	uint8_t info[104] = { 0 };
-	info[0] = s->listening ? TCPS_LISTEN : s->connecting ? TCPS_SYN_SENT
-		: s->connected && !s->hup ? (s->peer_fin ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED) : TCPS_CLOSE;
-	uint32_t rto = 200000, mss = 1460, pmtu = 1500, cwnd = 10;
-	memcpy(info + 8, &rto, 4);
-	memcpy(info + 16, &mss, 4);
-	memcpy(info + 20, &mss, 4);
-	memcpy(info + 60, &pmtu, 4);
-	memcpy(info + 80, &cwnd, 4);
-	memcpy(info + 84, &mss, 4);
-	return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
-}
-
 /* Linux's struct tcp_info (its first 104 bytes) from tcp's SK_INFO answer. */
 static int64_t tcp_info_answer(struct lcall *c, const struct sk_msg *a)
 {
@@ -187,6 +171,16 @@ static int64_t tcp_info_answer(struct lcall *c, const struct sk_msg *a)
 	f[22] = w[1];                           /* rcv_space */
 	memcpy(info + 8, f, sizeof(info) - 8);
 	return put_int_opt(c->thread, info, sizeof(info), c->a[3], c->a[4]);
+}
+
+/* TCP_INFO without a connection (or when tcp cannot say): the state we know and defaults
+ * (MSS 1460, cwnd 10 segments, RTO 200 ms), in the form of tcp's answer. */
+static int64_t tcp_info_local(struct lcall *c, struct sock *s)
+{
+	uint64_t state = s->listening ? TCPS_LISTEN : s->connecting ? TCPS_SYN_SENT
+		: s->connected && !s->hup ? (s->peer_fin ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED) : TCPS_CLOSE;
+	const struct sk_msg a = { .arg = state | 1460ull << 16 | (10ull * 1460) << 32, .arg2 = 200 };
+	return tcp_info_answer(c, &a);
 }
 
 void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a)

@@ -164,8 +164,8 @@ void setopt_engine(struct sock *s, int opt, uint64_t val);
 bool nonblocking(const struct lcall *c, uint64_t flags);
 /* The pending asynchronous error as -errno, cleared (it is reported once); 0 if none. */
 int64_t take_error(struct sock *s);
-/* A receive that found nothing: EAGAIN (non-blocking, or SO_RCVTIMEO ran out), else
- * CALL_HELD with SO_RCVTIMEO's deadline started. */
+/* A receive that found nothing (c->done is 0 then): EAGAIN (non-blocking, or SO_RCVTIMEO
+ * ran out), else CALL_HELD with SO_RCVTIMEO's deadline started. */
 int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags);
 /* A send that found no room: what it queued or EAGAIN (non-blocking, or SO_SNDTIMEO ran
  * out), else CALL_HELD with SO_SNDTIMEO's deadline started. */

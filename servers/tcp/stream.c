@@ -317,7 +317,8 @@ static void drop_desc(struct ts_sock *s, const struct sockbuf_desc *d, int32_t e
  * once (TCP_WRITE_FLAG_COPY); SBD_FIN becomes tcp_shutdown after everything before it. */
 static void tx_sock(struct ts_sock *s, bool *work)
 {
-	bool wrote = false, progress = false;
+	bool wrote = false;
+	uint64_t taken = s->sb.tx.q.mine; /* TX descriptors consumed so far */
 	for (int k = 0; k < 64; k++) {
 		struct sockbuf_desc d;
 		int err = 0;
@@ -332,13 +333,11 @@ static void tx_sock(struct ts_sock *s, bool *work)
 			break; /* after the handshake */
 		if ((d.flags & ~(uint32_t)SBD_FIN) || ((d.flags & SBD_FIN) && d.len)) {
 			ts.c.bad_desc++;
-			progress = true;
 			drop_desc(s, &d, -TE_INVAL);
 			continue;
 		}
 		if (!s->pcb || !s->connected || s->tx_fin_sent || s->hup) {
 			/* nothing to send on: the connection is gone, never was, or was shut down */
-			progress = true;
 			drop_desc(s, &d, s->hup ? 0 : -TE_PIPE);
 			s->tx_off = 0;
 			continue;
@@ -349,14 +348,12 @@ static void tx_sock(struct ts_sock *s, bool *work)
 				break;
 			}
 			s->tx_fin_sent = true;
-			progress = true;
 			drop_desc(s, &d, 0);
 			wrote = true;
 			continue;
 		}
 		if (d.len == 0 || s->tx_off >= d.len) {
 			s->tx_off = 0;
-			progress = true;
 			drop_desc(s, &d, 0);
 			continue;
 		}
@@ -372,7 +369,6 @@ static void tx_sock(struct ts_sock *s, bool *work)
 			break;
 		}
 		if (e != ERR_OK) {
-			progress = true;
 			drop_desc(s, &d, -TE_PIPE);
 			s->tx_off = 0;
 			continue;
@@ -383,14 +379,13 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		if (s->tx_off < d.len)
 			break; /* the send buffer is full */
 		s->tx_off = 0;
-		progress = true;
 		drop_desc(s, &d, 0);
 	}
 	if (wrote && s->pcb)
 		tcp_output(s->pcb);
-	/* Work is progress only: a send buffer that stays full lets the loop sleep (and serve
-	 * its messages) until an acknowledgement makes room. */
-	*work |= progress || wrote;
+	/* Work is progress only (bytes into lwIP, pieces freed): a send buffer that stays full
+	 * lets the loop sleep (and serve its messages) until an acknowledgement makes room. */
+	*work |= wrote || s->sb.tx.q.mine != taken;
 }
 
 void ts_tx_poll(bool *work)

@@ -216,7 +216,7 @@ ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 		}
 		int w = wait_for(fd, POLLIN);
 		if (w)
-			return w;
+			return w < 0 ? w : 0; /* hung up without an error: nothing more comes */
 	}
 }
 
@@ -257,6 +257,6 @@ ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const stru
 		}
 		int w = wait_for(fd, POLLOUT);
 		if (w)
-			return w;
+			return w < 0 ? w : -EPIPE;
 	}
 }

@@ -198,7 +198,7 @@ USER_PROGS += $(LINUX_PROGS)
 # Linux programs linked with the user-space socket library (lib/sock, docs/sockets.md),
 # which runs the socket buffers' ring code (lib/net/sockbuf.c, lib/chan/spsc.c) in the
 # application.
-LIBSOCK_SRCS := lib/sock/sock.c lib/net/sockbuf.c lib/chan/spsc.c
+LIBSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/net/sockbuf.c lib/chan/spsc.c
 $(B)/user/sockbench $(B)/user/sockevil: $(B)/user/%: tests/sock/%.c $(LIBSOCK_SRCS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -Ilib/chan -o $@ $< $(LIBSOCK_SRCS)

@@ -7,8 +7,9 @@
  *     the published indices.
  *   setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &rx_off, 4): hands the socket back (the stream
  *     offset into the oldest RX piece with it): `syscall` serves its data calls again.
- *   setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0): the library queued TX or released RX:
- *     the engine looks at the socket, vfs hears its readiness again. */
+ *   setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0): the library queued TX or released RX
+ *     and the socket's engine sleeps (its flag in the activity page): the engine looks at
+ *     the socket, vfs hears its readiness again. */
 #pragma once
 #include <stdint.h>
 
@@ -21,4 +22,50 @@ struct ax_sockbuf {
 	uint64_t bytes;  /* its size */
 	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
 	uint32_t stream; /* 1: a stream socket, 0: datagrams */
+	uint64_t act_va; /* the process's activity page in the caller (struct ax_activity) */
+	uint32_t bit;    /* the socket's bit in the page's bitmap of its engine */
+	uint32_t eng;    /* AXE_UDP or AXE_TCP */
 };
+
+/* The activity page (docs/sockets.md, "Telling the stack"; thesis §5.6.1): one per process
+ * whose library took a socket over, made by syscall with the first AX_SOCKBUF, mapped into
+ * the process and granted to both engines. After moving a socket's data the library sets
+ * the socket's bit in its engine's bitmap, then bumps that engine's word; an engine that
+ * sees the word move swaps the bitmap out 64 bits at a time and serves those sockets. An
+ * engine about to sleep raises its `sleeping` flag (then looks at the words once more); a
+ * library that sees it up after bumping the word wakes the engine with AX_KICK. The
+ * library also keeps its call counters here (syscall sums them for the console). Everything
+ * here is a hint the process can spoil only for itself. */
+#define AX_ACT_MAGIC 0x54434158u /* "XACT" */
+#define AX_ACT_VERSION 1
+#define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
+enum { AXE_UDP, AXE_TCP, AXE_N };
+/* The calls the library counts (thesis table 5.2), by the C library's name. */
+enum ax_call {
+	AXC_READ, AXC_WRITE, AXC_READV, AXC_WRITEV, AXC_RECV, AXC_SEND, AXC_RECVMSG, AXC_SENDMSG,
+	AXC_SENDFILE, AXC_SHUTDOWN, AXC_CLOSE, AXC_ACCEPT, AXC_POLL, AXC_SELECT, AXC_EPOLL_WAIT,
+	AXC_EPOLL_CTL, AXC_OTHER, AXC_N
+};
+#define AX_CALL_NAMES                                                                              \
+	{ "read", "write", "readv", "writev", "recv", "send", "recvmsg", "sendmsg", "sendfile",    \
+	  "shutdown", "close", "accept", "poll", "select", "epoll_wait", "epoll_ctl", "other" }
+
+struct ax_activity {
+	uint32_t magic, version; /* written by syscall */
+	uint32_t pid, pad;
+	uint8_t pad0[48];
+	struct {
+		_Atomic uint64_t word; /* library: bumped after setting bits */
+		uint8_t pad[56];
+	} eng[AXE_N];
+	struct {
+		_Atomic uint32_t sleeping; /* the engine: 1 while it may sleep */
+		uint8_t pad[60];
+	} idle[AXE_N];
+	_Atomic uint64_t bits[AXE_N][AX_ACT_SOCKS / 64];
+	struct {
+		uint64_t user; /* answered from the buffers alone */
+		uint64_t sys;  /* needed one or more system calls */
+	} calls[AXC_N];
+};
+_Static_assert(sizeof(struct ax_activity) <= 4096, "one page");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "sockbuf.h"
 #include "sock_ax.h"
+#include "activity.h"
 
 #define MAX_FDS 1024
 
@@ -19,10 +20,18 @@ struct axsock {
 	bool stream;
 	bool peer_fin;   /* stream: the peer's FIN was read (every read returns 0) */
 	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
+	uint32_t eng, bit; /* its engine and bit in the activity page */
 	struct sockbuf sb;
 };
 static struct axsock socks[MAX_FDS];
 struct axsock_counts axsock_counts;
+
+/* Every system call the library makes is counted (activity.h). */
+static void made_syscall(void)
+{
+	axsock_counts.syscalls++;
+	axsock_nsys++;
+}
 
 static struct axsock *get(int fd)
 {
@@ -50,7 +59,7 @@ int axsock_take(int fd)
 		return -ENOMEM; /* without the handler a fork would break the socket */
 	struct ax_sockbuf b;
 	socklen_t l = sizeof(b);
-	axsock_counts.syscalls++;
+	made_syscall();
 	if (getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
 		return -errno;
 	if (l != sizeof(b) || sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b.va, b.bytes, SB_APP)) {
@@ -60,6 +69,8 @@ int axsock_take(int fd)
 	}
 	socks[fd].taken = true, socks[fd].stream = b.stream != 0;
 	socks[fd].rx_off = b.rx_off, socks[fd].peer_fin = false;
+	socks[fd].eng = b.eng, socks[fd].bit = b.bit;
+	axsock_act_page(b.act_va);
 	return 0;
 }
 
@@ -69,7 +80,7 @@ int axsock_give_back(int fd)
 	if (!s)
 		return -EBADF;
 	uint32_t off = s->rx_off;
-	axsock_counts.syscalls++;
+	made_syscall();
 	s->taken = false;
 	return setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off)) ? -errno : 0;
 }
@@ -77,8 +88,9 @@ int axsock_give_back(int fd)
 /* The stack must look at the socket (TX queued, RX released). */
 static void kick(int fd)
 {
-	axsock_counts.syscalls++;
-	setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
+	struct axsock *s = get(fd);
+	if (s)
+		axsock_activity(fd, s->eng, s->bit);
 }
 
 /* Blocks in poll(2) until fd is ready for ev: 0, or the socket's error (-errno) when the
@@ -86,13 +98,13 @@ static void kick(int fd)
 static int wait_for(int fd, short ev)
 {
 	struct pollfd p = { fd, ev, 0 };
-	axsock_counts.syscalls++;
+	made_syscall();
 	if (poll(&p, 1, -1) < 0)
 		return -errno;
 	if (p.revents & (POLLERR | POLLHUP)) {
 		int e = 0;
 		socklen_t l = sizeof(e);
-		axsock_counts.syscalls++;
+		made_syscall();
 		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
 		if (e)
 			return -e;

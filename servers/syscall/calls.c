@@ -533,7 +533,8 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 	int64_t va = sock_map_force(s, c->thread, c->pid);
 	if (va < 0)
 		return va;
-	struct ax_sockbuf b = { (uint64_t)va, s->bytes, s->rx_off, s->stream };
+	struct ax_sockbuf b = { .va = (uint64_t)va, .bytes = s->bytes, .rx_off = s->rx_off, .stream = s->stream,
+				.bit = (uint32_t)(s - socks), .eng = s->eng };
 	s->lib_pid = c->pid;
 	return put_int_opt(c->thread, &b, sizeof(b), c->a[3], c->a[4]);
 }

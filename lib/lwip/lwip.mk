@@ -42,7 +42,10 @@ define lwip_xport
 $(B)/obj/$(1)/lwip/xport.o: lib/lwip/xport.c lib/lwip/xport.h $(B)/kflags | $(LWIP_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -Ilib/lwip -Ilib/net -Ikernel -c $$< -o $$@
-$(1)_EXTRA_OBJS += $(B)/obj/$(1)/lwip/xport.o
+$(B)/obj/$(1)/lwip/xact.o: lib/lwip/xact.c lib/lwip/xport.h lib/net/sock_ax.h $(B)/kflags | $(LWIP_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -Ilib/lwip -Ilib/net -Ikernel -c $$< -o $$@
+$(1)_EXTRA_OBJS += $(B)/obj/$(1)/lwip/xport.o $(B)/obj/$(1)/lwip/xact.o
 $(1)_CFLAGS += -Ilib/lwip
 endef
 

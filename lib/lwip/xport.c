@@ -563,11 +563,12 @@ static void set_flags(uint32_t v)
 		atomic_store_explicit(&xp.in.sh->sleeping, v, memory_order_relaxed);
 	if (xp.sys_ok)
 		atomic_store_explicit(&xp.req.sh->sleeping, v, memory_order_relaxed);
+	xport_act_sleeping(v);
 }
 
 static bool inputs_waiting(void)
 {
-	return (xp.ip_ok && spsc_count(&xp.in) > 0) || (xp.sys_ok && spsc_count(&xp.req) > 0);
+	return (xp.ip_ok && spsc_count(&xp.in) > 0) || (xp.sys_ok && spsc_count(&xp.req) > 0) || xport_act_waiting();
 }
 
 /* Two input channels, one doorbell to wait on: each channel's "sleeping" flag is raised when
@@ -601,6 +602,7 @@ static bool poll(struct ax_evloop *l)
 	}
 	ip_poll(&work);
 	xp.ops->sys_poll(&work);
+	work |= xport_act_poll();
 	xp.ops->tx_poll(&work);
 	work |= loop_poll();
 #if LWIP_TIMERS

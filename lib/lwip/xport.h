@@ -42,10 +42,16 @@ struct xport_ops {
 	void (*flush_events)(void);
 	void (*gc)(uint64_t now);
 	void (*netq)(struct kmsg *m);
+	/* The activity pages (xact.c): our index in them (AXE_UDP, AXE_TCP), and the library
+	 * moved the data of socket `sock`, the engine's `cookie` (as given to xport_lib): look
+	 * at it (check that cookie still is sock). */
+	uint32_t act_eng;
+	void (*lib_work)(int32_t cookie, uint32_t sock);
 };
 
 struct xport_counters {
 	uint64_t bad_ptr, bad_ipx, stale_tx_done;
+	uint64_t bad_act; /* SK_ACT/SK_LIB we could not follow (no room, not a page, bad bit) */
 };
 
 struct xport {
@@ -122,5 +128,14 @@ void xport_table_put(uint32_t slot, const struct sk_dsrec *r, struct sk_dsrec *s
 /* After a restart: the high-water mark (0: no table), then each slot's record (false: none). */
 uint32_t xport_table_slots(void);
 bool xport_table_get(uint32_t slot, struct sk_dsrec *r);
+/* The activity pages (xact.c): SK_ACT (a process's page granted, or dropped); SK_LIB (a
+ * socket the process's library moves: cookie is the engine's index for it, -1: we have no
+ * such socket); each loop turn's look at the pages (true: a socket was given to
+ * ops->lib_work); our sleeping flag in every page; whether a word moved since the look. */
+void xport_act(const struct sk_msg *q);
+void xport_lib(const struct sk_msg *q, int32_t cookie);
+bool xport_act_poll(void);
+void xport_act_sleeping(uint32_t v);
+bool xport_act_waiting(void);
 /* Dotted quad of a network-order address (buf >= 16 bytes). */
 void xport_fmt_ip4(char *buf, uint32_t addr);

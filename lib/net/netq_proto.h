@@ -36,7 +36,8 @@ enum netq_topic {
 	NQ_COUNTERS = 4, /* every server: "name value" lines of its counters */
 	NQ_PF_RULES = 5, /* pf: numbered rules with their match counters */
 	NQ_PF_STATES = 6,/* pf: the connection table */
-	NQ_SOCKETS = 7   /* udp, tcp: the socket table */
+	NQ_SOCKETS = 7,  /* udp, tcp: the socket table */
+	NQ_SOCKLIB = 8   /* syscall: the socket library's calls per process, user space vs system calls */
 };
 enum { NQP_WAIT = 0, NQP_REPLY = 1, NQP_LOST = 2 };
 enum { NQF_ADD = 1, NQF_DEL = 2, NQF_FLUSH = 3, NQF_RELOAD = 4 }; /* DEL: w[1] = rule number */

@@ -57,6 +57,11 @@ enum sk_type {
 	                    arg2 = RTO (ms) | smoothed RTT (ms) << 32, addr = four uint32: send
 	                    window, receive window, ssthresh (bytes), segments unacknowledged;
 	                    -ENOTCONN without a connection */
+	SK_ACT = 12,     /* a process's activity page (sock_ax.h): arg = handle of the page
+	                    granted to T (0: forget it), arg2 = the process id (not answered) */
+	SK_LIB = 13,     /* sock: the library of process arg (0: nobody, syscall moves the data
+	                    again) moves its data; arg2 = its bit in that process's page (not
+	                    answered; always after the socket's SK_OPEN and the page's SK_ACT) */
 	/* T -> syscall */
 	SK_ANSWER = 16,  /* req, result (0 or -errno); addr/port = the local address after
 	                    SK_BIND/SK_CONNECT */
@@ -80,6 +85,8 @@ enum { SKO_TCP_NODELAY = SKO_TCP | 1, SKO_TCP_MAXSEG = SKO_TCP | 2, SKO_TCP_CORK
 #define EV_ERR 4     /* an error is pending: result holds -errno (e.g. -ECONNREFUSED) */
 #define EV_HUP 8      /* the connection is gone (reset, or closed both ways): no more data */
 #define EV_ACCEPT 16  /* a listener: result = connections pending now (0: none any more) */
+#define EV_LIB 64     /* a library-owned socket's bit was served: its readiness may have
+                         changed (the library consumed RX or queued TX) */
 #define EV_FIN 32     /* a stream: the peer's FIN is in the RX ring now, after its data (poll's
                          POLLRDHUP before the application has read up to it) */
 

@@ -5,6 +5,7 @@
 #include "sock.h"
 
 _Thread_local uint64_t axsock_nsys;
+uint64_t axsock_kicks, axsock_marks;
 static struct ax_activity own; /* counters before (or without) the page */
 static struct ax_activity *page = &own;
 static bool have_page;
@@ -24,12 +25,14 @@ void axsock_act_page(uint64_t va)
 static void kick(int fd)
 {
 	axsock_nsys++;
+	axsock_kicks++;
 	axsock_counts.syscalls++;
 	setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 }
 
 void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 {
+	axsock_marks++;
 	if (!have_page || eng >= AXE_N || bit >= AX_ACT_SOCKS) {
 		kick(fd);
 		return;

@@ -16,5 +16,7 @@ void axsock_count(enum ax_call c, bool user);
 /* System calls the library made from this thread so far (a call compares before and after
  * to know whether it stayed in user space). */
 extern _Thread_local uint64_t axsock_nsys;
+/* Wake-ups the library made (AX_KICK: the engine slept, or there is no page). */
+extern uint64_t axsock_kicks, axsock_marks; /* and times the library marked activity */
 /* The counters (the page's, or the library's own before the page exists). */
 const struct ax_activity *axsock_act(void);

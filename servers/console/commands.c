@@ -17,6 +17,7 @@ static const char help_text[] = "commands:\n"
 	"  ifconfig | route | arp      ip's interfaces, routing table, ARP cache\n"
 	"  ping [-c N] [-s SIZE] [-i MS] ADDR  ICMP echo from ip (default 4 of 56 bytes, 1 s apart)\n"
 	"  netstat                     the counters of every network service that runs\n"
+	"  socklib                     the socket library's calls: user space against system calls\n"
 	"  mem                         the kernel's free frames, memory objects and threads\n"
 	"  pf rules|states|counters    pf's numbered rules with matches, connection table, counters\n"
 	"  pf add RULE | pf del N      add a rule at the end (48 characters at most) / delete rule N\n"
@@ -54,6 +55,7 @@ static const struct {
 	{ "arp", arp_main },
 	{ "ping", ping_main },
 	{ "netstat", netstat_main },
+	{ "socklib", socklib_main },
 	{ "mem", mem },
 	{ "pf", pf_main },
 };

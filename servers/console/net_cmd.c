@@ -104,6 +104,7 @@ static int show_cmd(const char *cmd, const char *name, uint64_t topic, int argc)
 int ifconfig_main(int argc, char **argv) { (void)argv; return show_cmd("ifconfig", "ip", NQ_IFACES, argc); }
 int route_main(int argc, char **argv) { (void)argv; return show_cmd("route", "ip", NQ_ROUTES, argc); }
 int arp_main(int argc, char **argv) { (void)argv; return show_cmd("arp", "ip", NQ_ARP, argc); }
+int socklib_main(int argc, char **argv) { (void)argv; return show_cmd("socklib", "syscall", NQ_SOCKLIB, argc); }
 
 int netstat_main(int argc, char **argv)
 {

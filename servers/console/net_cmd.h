@@ -10,3 +10,6 @@ int arp_main(int argc, char **argv);
 int ping_main(int argc, char **argv);
 int netstat_main(int argc, char **argv);
 int pf_main(int argc, char **argv);
+/* socklib: the socket library's calls per process and call, answered in user space or with
+ * system calls (syscall's NQ_SOCKLIB; thesis table 5.2). */
+int socklib_main(int argc, char **argv);

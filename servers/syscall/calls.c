@@ -534,7 +534,8 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 	if (va < 0)
 		return va;
 	struct ax_sockbuf b = { .va = (uint64_t)va, .bytes = s->bytes, .rx_off = s->rx_off, .stream = s->stream,
-				.bit = (uint32_t)(s - socks), .eng = s->eng };
+				.act_va = act_map(c->pid, c->thread), .bit = (uint32_t)(s - socks), .eng = s->eng };
+	s->lib_dirty |= s->lib_pid != c->pid;
 	s->lib_pid = c->pid;
 	return put_int_opt(c->thread, &b, sizeof(b), c->a[3], c->a[4]);
 }
@@ -558,6 +559,7 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
 		return -5; /* EIO: the library left impossible indices */
 	s->lib_pid = 0, s->rx_off = s->stream ? off : 0;
+	s->lib_dirty = true;
 	ready_changed(s);
 	return 0;
 }

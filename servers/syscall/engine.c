@@ -48,6 +48,7 @@ static void forget_opens(struct engine *e)
 	for (int i = 0; i < MAX_SOCKS; i++)
 		if (socks[i].id && &engines[socks[i].eng] == e)
 			socks[i].opened = false, socks[i].engine_handle = 0;
+	act_engine_gone((int)(e - engines));
 }
 
 static void on_req_attach(struct chan_export *x, endpoint_t importer)
@@ -174,6 +175,7 @@ static bool open_sock(struct sock *s)
 		s->tx_hint = true; /* whatever the old instance left in TX */
 		s->rx_hint = true;
 	}
+	s->lib_dirty = s->lib_pid != 0; /* a new instance hears who moves the data */
 	s->opened = s->ever_opened = true;
 	return true;
 }
@@ -191,6 +193,25 @@ void engine_close(struct sock *s)
 	}
 	struct sk_msg m = { .type = SK_CLOSE, .sock = s->id };
 	engine_request(s, &m, 0); /* freed when answered */
+}
+
+/* SK_LIB: who moves s's data now (after the page's SK_ACT if the engine's instance has no
+ * grant of it yet). False: no room, try again. */
+static bool push_lib(struct engine *e, struct sock *s)
+{
+	if (spsc_count(&e->req) > SK_SLOTS - 4)
+		return false;
+	struct sk_msg m = { .type = SK_LIB, .sock = s->id, .arg = s->lib_pid, .arg2 = (uint64_t)(s - socks) };
+	struct sk_msg a = { .type = SK_ACT, .arg2 = s->lib_pid };
+	int64_t h = 0;
+	int g = s->lib_pid ? act_grant(s->lib_pid, s->eng, e->ep, &h) : 0;
+	if (g < 0)
+		m.arg = 0; /* no page: the engine needs to know nothing (the library kicks) */
+	if (g > 0) {
+		a.arg = (uint64_t)h;
+		push(e, &a);
+	}
+	return push(e, &m);
 }
 
 /* The oldest request waiting whose socket's engine is not held back (bit per engine). */
@@ -247,6 +268,11 @@ static bool push_requests(void)
 		struct sock *s = &socks[i];
 		if (!s->id || !s->opened || !ready(engine_of(s)))
 			continue;
+		if (s->lib_dirty) {
+			if (!push_lib(engine_of(s), s))
+				continue;
+			s->lib_dirty = false, any = true;
+		}
 		if (s->tx_hint) {
 			struct sk_msg m = { .type = SK_TX, .sock = s->id };
 			if (!push(engine_of(s), &m))

@@ -2,6 +2,7 @@
  * datagram sockets here (KC_LX_PASS); syscall answers the application itself, moving the
  * data through the socket's shared buffers and asking udp over channels for the rest. */
 #include "syscall.h"
+#include "netq_proto.h"
 #include "service.h"
 #include "chan_name.h"
 
@@ -60,6 +61,8 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		}
 	} else if (m->type == CHAN_ATTACH) {
 		engine_message(m);
+	} else if (m->type == NETQ_SHOW) {
+		act_netq(m);
 	} else if ((m->type & 0xffff0000u) == KMSG_LINUX) {
 		struct kmsg a = { .type = 0, .w = { (uint64_t)-38 } }; /* ENOSYS: not routed here */
 		ax_reply(m->source, &a);

@@ -51,6 +51,12 @@ struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err)
 	return s; /* engine.c opens it at its engine */
 }
 
+int64_t lx_map_shared(int64_t mo, uint64_t bytes, endpoint_t thread)
+{
+	uint64_t pf = LX_PROT_RW | (uint64_t)(LX_MAP_SHARED | LXM_SHARE) << 32;
+	return kcall6(KC_LX_MMAP, thread, (uint64_t)mo, 0, bytes, pf, 0);
+}
+
 int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid)
 {
 	int free = -1;
@@ -62,8 +68,7 @@ int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid)
 	}
 	if (free < 0)
 		return -E_BUSY; /* shared by many processes: the later ones use system calls only */
-	uint64_t pf = LX_PROT_RW | (uint64_t)(LX_MAP_SHARED | LXM_SHARE) << 32;
-	int64_t va = kcall6(KC_LX_MMAP, thread, (uint64_t)s->mo, 0, s->bytes, pf, 0);
+	int64_t va = lx_map_shared(s->mo, s->bytes, thread);
 	if (va < 0) {
 		ax_printf("syscall: mapping socket %u's buffers into process %#x: %ld\n", s->id, pid, (long)va);
 		return -E_NOMEM;

@@ -78,6 +78,7 @@ struct sock {
 	int32_t error;            /* pending SO_ERROR (an EV_ERR), a positive errno */
 	bool shut_rd, shut_wr;
 	uint32_t lib_pid;         /* the process whose socket library moves the data (AX_SOCKBUF), 0: us */
+	bool lib_dirty;           /* the engine has not heard lib_pid yet (SK_LIB) */
 	uint32_t opt_set;         /* OPT_* bits set by the application (replayed) */
 	uint64_t opt_val[NOPTS];
 	/* streams */
@@ -142,6 +143,19 @@ void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid);
 /* Maps s's buffers into the process (once) whatever `map` says: its address, or -errno. */
 int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid);
 void sock_free(struct sock *s);
+/* Maps object mo (bytes) shared, read/write, into the process of thread: its address there,
+ * or -errno. */
+int64_t lx_map_shared(int64_t mo, uint64_t bytes, endpoint_t thread);
+
+/* activity.c: the processes' activity pages (lib/net/sock_ax.h) */
+/* The page of process pid, made and mapped into it at the first call: its address there,
+ * or 0 when there is none (too many processes: its library kicks after every call). */
+uint64_t act_map(uint32_t pid, endpoint_t thread);
+/* Engine eng's grant of pid's page for its instance ep: 0 if it has one already, 1 and
+ * *handle if the grant is new (SK_ACT must go first), or -1 when pid has no page. */
+int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle);
+void act_engine_gone(int eng);   /* a new instance of eng: grants go again */
+void act_netq(struct kmsg *m);   /* NETQ_SHOW NQ_SOCKLIB: the library's counters, for `socklib` */
 extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */
 
 /* engine.c */

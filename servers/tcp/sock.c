@@ -497,6 +497,12 @@ static void request(const struct sk_msg *q)
 			ts_rx_place(s);
 		}
 		return;
+	case SK_ACT:
+		xport_act(q);
+		return;
+	case SK_LIB:
+		xport_lib(q, s ? (int32_t)(s - ts.s) : -1);
+		return;
 	default:
 		break;
 	}
@@ -553,6 +559,19 @@ static void request(const struct sk_msg *q)
 	ts_save(s);
 	if (!later)
 		ts_answer(q->sock, q->req, r, s);
+}
+
+/* The library moved the data of socket `sock` (our slot `cookie`, lib/lwip/xact.c): its TX
+ * queue and RX window are looked at in this turn, and syscall hears its readiness again. */
+void ts_lib_work(int32_t cookie, uint32_t sock)
+{
+	if (cookie < 0 || cookie >= TS_SLOTS)
+		return;
+	struct ts_sock *s = &ts.s[cookie];
+	if (s->kind != TK_SOCK || s->sock != sock || !s->attached)
+		return;
+	s->tx_pending = true;
+	s->ev |= EV_LIB;
 }
 
 /* Requests from syscall, while there is room for their answers. */

@@ -8,6 +8,7 @@
 #include "lwipopts.h"
 #include "service.h"
 #include "netdev_proto.h"
+#include "sock_ax.h"
 
 struct ts_state ts;
 
@@ -15,6 +16,7 @@ static const struct xport_ops ops = {
 	.name = "tcp", .poolid_kind = POOLID_TCP, .heap_bytes = MEM_SIZE,
 	.rx = ts_rx, .icmp = ts_icmp, .sys_poll = ts_sys_poll, .tx_poll = ts_tx_poll,
 	.flush_events = ts_flush_events, .gc = ts_gc, .netq = ts_netq,
+	.act_eng = AXE_TCP, .lib_work = ts_lib_work,
 };
 
 int main(int argc, char **argv)

@@ -89,6 +89,7 @@ int32_t ts_rx(const struct ipx_msg *m, const unsigned char *pkt);
 void ts_icmp(const unsigned char *pkt, uint32_t len);
 /* sock.c: the table, requests from syscall, events, ds */
 void ts_sys_poll(bool *work);
+void ts_lib_work(int32_t cookie, uint32_t sock);
 void ts_flush_events(void);
 void ts_gc(uint64_t now);
 void ts_restore(void);

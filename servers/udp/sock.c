@@ -302,6 +302,12 @@ static void request(const struct sk_msg *q)
 		return;
 	case SK_RXDONE:
 		return; /* datagrams that found no room were dropped; nothing waits */
+	case SK_ACT:
+		xport_act(q);
+		return;
+	case SK_LIB:
+		xport_lib(q, s ? (int32_t)(s - us.s) : -1);
+		return;
 	default:
 		break;
 	}
@@ -342,6 +348,18 @@ static void request(const struct sk_msg *q)
 	}
 	save(s);
 	answer(q, r, s);
+}
+
+/* The library moved the data of socket `sock` (our slot `cookie`, lib/lwip/xact.c). */
+void us_lib_work(int32_t cookie, uint32_t sock)
+{
+	if (cookie < 0 || cookie >= US_MAX_SOCKS)
+		return;
+	struct us_sock *s = &us.s[cookie];
+	if (s->sock != sock || !s->attached)
+		return;
+	s->tx_pending = true;
+	s->ev |= EV_LIB;
 }
 
 /* Requests from syscall, while there is room for their answers. */

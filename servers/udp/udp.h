@@ -52,6 +52,7 @@ void us_icmp(const unsigned char *pkt, uint32_t len);
 /* sock.c: the socket table, requests from syscall, socket I/O */
 void us_sock_restore(void);
 void us_sys_poll(bool *work);
+void us_lib_work(int32_t cookie, uint32_t sock);
 void us_tx_poll(bool *work);
 void us_flush_events(void);
 void us_sock_gc(uint64_t now);

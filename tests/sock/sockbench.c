@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include "sock.h"
+#include "activity.h"
 #include "socktest.h"
 
 #define KC_BASE 0x0a000000L
@@ -166,6 +167,10 @@ int main(void)
 	close(ts);
 	close(tc);
 	close(l);
+	/* syscall made this process's activity page and mapped it in (lib/net/sock_ax.h) */
+	check("activity_page", axsock_act()->magic == AX_ACT_MAGIC && axsock_act()->version == AX_ACT_VERSION);
+	printf("sockbench: %llu wake-ups of a sleeping engine (AX_KICK) for %llu calls that moved data\n",
+	       (unsigned long long)axsock_kicks, (unsigned long long)axsock_marks);
 	printf("sockbench: library answered %llu calls itself and made %llu system calls\n",
 	       (unsigned long long)axsock_counts.user, (unsigned long long)axsock_counts.syscalls);
 	printf("sockbench: %d passed, %d failed\n", passed, failed);

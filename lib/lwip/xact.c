@@ -1,0 +1,134 @@
+/* The processes' activity pages, engine side (lib/net/sock_ax.h; docs/sockets.md "Telling
+ * the stack"): syscall grants us a process's page (SK_ACT) and tells us which of our
+ * sockets that process's library moves, and by which bit (SK_LIB). Each loop turn we look
+ * at every page's word for our engine; when it moved we swap the bitmap out 64 bits at a
+ * time and give each marked socket to the engine (ops->lib_work). The page is the
+ * process's to write: a bit is only a hint, checked against our own table (a socket this
+ * process's library does not move is never touched through it), so a process that
+ * scribbles over its page loses only its own wake-ups. */
+#include <stdatomic.h>
+#include <string.h>
+#include "xport.h"
+#include "sock_ax.h"
+
+#define XA_PAGES 64 /* processes using the library at once (syscall has as many) */
+
+static struct xa_page {
+	uint32_t pid;              /* 0: a free entry */
+	int64_t handle;            /* syscall's grant */
+	struct ax_activity *p;
+	uint64_t seen;             /* our word when we last looked */
+	struct {
+		uint32_t sock;     /* syscall's socket id, 0: none */
+		int32_t cookie;    /* the engine's index for it (ops->lib_work) */
+	} bit[AX_ACT_SOCKS];
+} pages[XA_PAGES];
+
+static struct xa_page *page_of(uint32_t pid)
+{
+	for (int i = 0; pid && i < XA_PAGES; i++)
+		if (pages[i].pid == pid)
+			return &pages[i];
+	return NULL;
+}
+
+static void drop(struct xa_page *g)
+{
+	if (g->p)
+		ax_mo_unmap((uint64_t)g->p);
+	if (g->handle > 0)
+		ax_mo_destroy(g->handle);
+	memset(g, 0, sizeof(*g));
+}
+
+void xport_act(const struct sk_msg *q)
+{
+	uint32_t pid = (uint32_t)q->arg2;
+	struct xa_page *g = page_of(pid);
+	for (int i = 0; !g && pid && i < XA_PAGES; i++)
+		if (!pages[i].pid)
+			g = &pages[i];
+	if (!g) {
+		xp.c.bad_act++;
+		if (q->arg)
+			ax_mo_destroy((int64_t)q->arg);
+		return;
+	}
+	drop(g); /* a new grant replaces the old one */
+	if (!q->arg)
+		return;
+	int64_t v = ax_mo_map((int64_t)q->arg, 0, 0, 1, KP_R | KP_W);
+	struct ax_activity *p = v > 0 ? (struct ax_activity *)v : NULL;
+	if (!p || p->magic != AX_ACT_MAGIC || p->version != AX_ACT_VERSION) {
+		xp.c.bad_act++;
+		if (p)
+			ax_mo_unmap((uint64_t)v);
+		ax_mo_destroy((int64_t)q->arg);
+		return;
+	}
+	g->pid = pid, g->handle = (int64_t)q->arg, g->p = p;
+	g->seen = atomic_load_explicit(&p->eng[xp.ops->act_eng].word, memory_order_relaxed) - 1;
+}
+
+void xport_lib(const struct sk_msg *q, int32_t cookie)
+{
+	uint32_t bit = (uint32_t)q->arg2;
+	if (bit >= AX_ACT_SOCKS) {
+		xp.c.bad_act++;
+		return;
+	}
+	for (int i = 0; i < XA_PAGES; i++) /* off wherever it was */
+		if (pages[i].bit[bit].sock == q->sock)
+			pages[i].bit[bit].sock = 0;
+	struct xa_page *g = page_of((uint32_t)q->arg);
+	if (!q->arg || cookie < 0)
+		return;
+	if (!g) {
+		xp.c.bad_act++;
+		return;
+	}
+	g->bit[bit].sock = q->sock, g->bit[bit].cookie = cookie;
+	g->seen--; /* look at it in the next turn: the library may have moved data already */
+}
+
+bool xport_act_poll(void)
+{
+	bool work = false;
+	uint32_t e = xp.ops->act_eng;
+	for (int i = 0; i < XA_PAGES; i++) {
+		struct xa_page *g = &pages[i];
+		if (!g->p)
+			continue;
+		uint64_t w = atomic_load_explicit(&g->p->eng[e].word, memory_order_acquire);
+		if (w == g->seen)
+			continue;
+		g->seen = w;
+		for (int c = 0; c < AX_ACT_SOCKS / 64; c++) {
+			uint64_t x = atomic_exchange_explicit(&g->p->bits[e][c], 0, memory_order_acquire);
+			while (x) {
+				int b = c * 64 + __builtin_ctzll(x);
+				x &= x - 1;
+				if (g->bit[b].sock) {
+					xp.ops->lib_work(g->bit[b].cookie, g->bit[b].sock);
+					work = true;
+				}
+			}
+		}
+	}
+	return work;
+}
+
+void xport_act_sleeping(uint32_t v)
+{
+	for (int i = 0; i < XA_PAGES; i++)
+		if (pages[i].p)
+			atomic_store_explicit(&pages[i].p->idle[xp.ops->act_eng].sleeping, v, memory_order_relaxed);
+}
+
+bool xport_act_waiting(void)
+{
+	for (int i = 0; i < XA_PAGES; i++)
+		if (pages[i].p && atomic_load_explicit(&pages[i].p->eng[xp.ops->act_eng].word, memory_order_relaxed) != pages[i].seen)
+			return true;
+	return false;
+}

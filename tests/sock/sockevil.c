@@ -91,6 +91,27 @@ static void abuse(int fd, unsigned char *m)
 	usleep(50000);
 }
 
+/* Lies in the process's activity page: every bit of both engines set again and again, the
+ * words moved at random, the engines' sleeping flags and the page's header overwritten. The
+ * engines must only ever serve this process's own library sockets through it. */
+static void abuse_page(int fd, unsigned char *page)
+{
+	struct ax_activity *a = (struct ax_activity *)page;
+	for (int round = 0; round < 200; round++) {
+		for (int e = 0; e < AXE_N; e++) {
+			for (int c = 0; c < AX_ACT_SOCKS / 64; c++)
+				atomic_store(&a->bits[e][c], ~0ull);
+			atomic_fetch_add(&a->eng[e].word, (uint64_t)round * 0x9e3779b9u + 1);
+			atomic_store(&a->idle[e].sleeping, (uint32_t)round);
+		}
+		if (round % 50 == 0)
+			kick(fd);
+	}
+	memset(page, 0xa5, 64); /* the header too (syscall wrote it; the engines copied it) */
+	kick(fd);
+	usleep(50000);
+}
+
 int main(void)
 {
 	check_tag = "SOCKEVIL";
@@ -103,6 +124,9 @@ int main(void)
 	struct ax_sockbuf bu, bt;
 	unsigned char *mu = take(ue, &bu), *mt = take(es, &bt);
 	check("take_udp_and_tcp", mu && mt);
+	check("activity_page_mapped", mu && bu.act_va != 0);
+	if (mu && bu.act_va)
+		abuse_page(ue, (unsigned char *)(uintptr_t)bu.act_va);
 	if (mu)
 		abuse(ue, mu);
 	if (mt)

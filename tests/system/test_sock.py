@@ -39,10 +39,11 @@ def test_library_owned_sockets_without_system_calls():
 
 def test_an_application_that_lies_in_its_socket_buffers_hurts_only_itself():
     """tests/sock/sockevil.c: garbage descriptors, an impossible TX head, an RX `released`
-    past what was produced and a scribbled header in a UDP and a TCP socket it took over;
-    honest sockets on the system-call path keep working before, during and after, the
+    past what was produced and a scribbled header in a UDP and a TCP socket it took over,
+    and its activity page overwritten (every bit of both engines, the words, the engines'
+    sleeping flags, the header) again and again; honest sockets on the system-call path keep working before, during and after, the
     abused ones report errors, and neither udp nor tcp is restarted."""
-    out = run_program("sockevil", "SOCKEVIL", 6)
+    out = run_program("sockevil", "SOCKEVIL", 7)
     for server in ("udp", "tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
     assert "panic" not in out.lower() and "lwip: assertion" not in out.lower(), out[-4000:]

@@ -16,6 +16,12 @@
 #define SOL_AXOLOTL 0x4158
 #define AX_SOCKBUF 1
 #define AX_KICK 2
+#define AX_WAKE 3 /* setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) on a UDP socket of the
+                     process: it becomes the process's wake socket (ax_activity.app) */
+#define AX_ACCEPT_TAKE 4 /* getsockopt(listener, SOL_AXOLOTL, AX_ACCEPT_TAKE, struct
+                     ax_listener *, len): from now on every connection this process accepts
+                     from the listener is taken over by its library during the accept (mapped,
+                     library-owned) and announced in the page's `accepted` ring */
 
 struct ax_sockbuf {
 	uint64_t va;     /* the buffer's address in the caller */
@@ -27,6 +33,12 @@ struct ax_sockbuf {
 	uint32_t eng;    /* AXE_UDP or AXE_TCP */
 };
 
+struct ax_listener {
+	uint64_t act_va; /* the process's activity page (0: none: accepts are not taken over) */
+	uint32_t key;    /* the listener's key in `accepted` entries */
+	uint32_t pad;
+};
+
 /* The activity page (docs/sockets.md, "Telling the stack"; thesis §5.6.1): one per process
  * whose library took a socket over, made by syscall with the first AX_SOCKBUF, mapped into
  * the process and granted to both engines. After moving a socket's data the library sets
@@ -35,10 +47,21 @@ struct ax_sockbuf {
  * engine about to sleep raises its `sleeping` flag (then looks at the words once more); a
  * library that sees it up after bumping the word wakes the engine with AX_KICK. The
  * library also keeps its call counters here (syscall sums them for the console). Everything
- * here is a hint the process can spoil only for itself. */
+ * here is a hint the process can spoil only for itself.
+ *
+ * The page is AX_ACT_BYTES long: the second page holds each library-owned socket's status
+ * as syscall last computed it (by bit): its poll bits POLLERR, POLLHUP, POLLRDHUP (POLLIN and
+ * POLLOUT the library reads from the rings itself) and its pending error (SO_ERROR) above
+ * bit 16. And a library about to block in the kernel (epoll_wait on sockets it answers
+ * itself) counts itself in app.waiting, then looks at its sockets once more, then blocks
+ * in a call that includes its wake socket (AX_WAKE, registered edge-triggered): syscall,
+ * seeing a library socket of a waiting process become ready, bumps app.wakes and makes
+ * the wake socket report an arrival. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
 #define AX_ACT_VERSION 1
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
+#define AX_ACT_BYTES 8192
+#define AX_ACT_ACCEPTS 32
 enum { AXE_UDP, AXE_TCP, AXE_N };
 /* The calls the library counts (thesis table 5.2), by the C library's name. */
 enum ax_call {
@@ -67,5 +90,29 @@ struct ax_activity {
 		uint64_t user; /* answered from the buffers alone */
 		uint64_t sys;  /* needed one or more system calls */
 	} calls[AXC_N];
+	struct {
+		_Atomic uint32_t waiting; /* library: threads about to block or blocked */
+		uint32_t pad;
+		_Atomic uint64_t wakes;   /* syscall: wake-ups it made */
+		uint8_t pad2[48];
+	} app;
+	/* Connections taken over during accept (AX_ACCEPT_TAKE), newest last, written by
+	 * syscall before accept returns: the library finds its new descriptor's entry by the
+	 * listener's key and the peer's address and port (unique among one listener's
+	 * connections) and checks `seq` around its copy (odd: being written). */
+	_Atomic uint64_t accepted_n; /* entries written so far */
+	uint8_t pad3[56];
+	struct ax_accepted {
+		_Atomic uint32_t seq;
+		uint32_t listener;   /* the listener's key */
+		uint32_t addr;       /* the peer, network order */
+		uint16_t port, pad;
+		struct ax_sockbuf b; /* as AX_SOCKBUF would answer it */
+	} accepted[AX_ACT_ACCEPTS];
 };
 _Static_assert(sizeof(struct ax_activity) <= 4096, "one page");
+#define AXS_ERR_SHIFT 16
+struct ax_act_status {
+	_Atomic uint32_t st[AX_ACT_SOCKS]; /* by bit: poll bits | pending errno << 16 */
+};
+#define AX_ACT_STATUS(page) ((struct ax_act_status *)((char *)(page) + 4096))

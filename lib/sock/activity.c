@@ -1,7 +1,11 @@
 /* lib/sock: the activity page, application side (activity.h). */
 #include "activity.h"
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include "sock.h"
 
 _Thread_local uint64_t axsock_nsys;
@@ -59,4 +63,89 @@ void axsock_count(enum ax_call c, bool user)
 const struct ax_activity *axsock_act(void)
 {
 	return page;
+}
+
+uint32_t axsock_status(uint32_t bit)
+{
+	if (!have_page || bit >= AX_ACT_SOCKS)
+		return 0;
+	return atomic_load_explicit(&AX_ACT_STATUS(page)->st[bit], memory_order_acquire);
+}
+
+static int wake_fd = -1;
+
+int axsock_wake_fd(void)
+{
+	if (wake_fd >= 0 || !have_page)
+		return wake_fd;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	axsock_nsys += 2;
+	axsock_counts.syscalls += 2;
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) != 0) {
+		close(fd);
+		return -1;
+	}
+	return wake_fd = fd;
+}
+
+void axsock_waiting(bool on)
+{
+	if (!have_page)
+		return;
+	if (on) {
+		atomic_fetch_add_explicit(&page->app.waiting, 1, memory_order_relaxed);
+		/* counted in before the last look at the sockets; syscall writes a status
+		 * before it looks at `waiting` */
+		atomic_thread_fence(memory_order_seq_cst);
+	} else {
+		atomic_fetch_sub_explicit(&page->app.waiting, 1, memory_order_relaxed);
+	}
+}
+
+int axsock_listener_key(int lfd, uint32_t *key)
+{
+	struct ax_listener l;
+	socklen_t len = sizeof(l);
+	axsock_nsys++;
+	axsock_counts.syscalls++;
+	if (getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0)
+		return -errno;
+	if (len != sizeof(l) || !l.act_va)
+		return -ENOENT;
+	axsock_act_page(l.act_va);
+	*key = l.key;
+	return have_page ? 0 : -ENOENT;
+}
+
+uint64_t axsock_accept_mark(void)
+{
+	return have_page ? atomic_load_explicit(&page->accepted_n, memory_order_acquire) : 0;
+}
+
+int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b)
+{
+	if (!have_page)
+		return -ENOENT;
+	uint64_t n = atomic_load_explicit(&page->accepted_n, memory_order_acquire);
+	for (uint64_t k = 0; k < AX_ACT_ACCEPTS && k < n && n - 1 - k >= mark; k++) { /* newest first */
+		struct ax_accepted *e = &page->accepted[(n - 1 - k) % AX_ACT_ACCEPTS];
+		for (int tries = 0; tries < 4; tries++) {
+			uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+			if (s1 & 1)
+				continue; /* being written */
+			uint32_t l = e->listener, a = e->addr;
+			uint16_t p = e->port;
+			struct ax_sockbuf c = e->b;
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&e->seq, memory_order_relaxed) != s1)
+				continue;
+			if (l != key || a != addr || p != port)
+				break;
+			*b = c;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }

@@ -20,3 +20,23 @@ extern _Thread_local uint64_t axsock_nsys;
 extern uint64_t axsock_kicks, axsock_marks; /* and times the library marked activity */
 /* The counters (the page's, or the library's own before the page exists). */
 const struct ax_activity *axsock_act(void);
+
+/* The socket's status as syscall last computed it (sock_ax.h: POLLERR, POLLHUP, POLLRDHUP,
+ * the pending errno << AXS_ERR_SHIFT); 0 without a page. */
+uint32_t axsock_status(uint32_t bit);
+
+/* Blocking in the kernel on sockets the library answers (docs/sockets.md, "select, poll,
+ * epoll"): the process's wake socket (made at the first call: a descriptor to register
+ * edge-triggered for reading, or -1 without a page); axsock_waiting(true) before the last
+ * look at the sockets and the blocking call, (false) after it. */
+int axsock_wake_fd(void);
+void axsock_waiting(bool on);
+
+/* Accepts taken over by syscall (AX_ACCEPT_TAKE): asks it for listener lfd (0 and *key, or
+ * -errno). Before an accept, axsock_accept_mark(); after it returned a connection from
+ * peer addr:port, its entry among those written since the mark (0 and *b, or -ENOENT: the
+ * library takes the socket over with AX_SOCKBUF instead). Entries older than the mark are
+ * never taken: a peer that reconnects from the same port must not get an old buffer. */
+int axsock_listener_key(int lfd, uint32_t *key);
+uint64_t axsock_accept_mark(void);
+int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b);

@@ -24,6 +24,7 @@ static struct act {
 	uint64_t app_va;          /* the process's mapping */
 	int64_t handle[ENGINES];  /* the grant to the engine's current instance, 0: none */
 	endpoint_t granted_to[ENGINES];
+	uint32_t wake_sock;       /* the process's wake socket (AX_WAKE), 0: none */
 } acts[MAX_ACT];
 
 static struct act *find(uint32_t pid)
@@ -42,9 +43,9 @@ static struct act *make(uint32_t pid, endpoint_t thread)
 			a = &acts[i];
 	if (!a)
 		return NULL;
-	int64_t h = ax_mo_create(1, 0);
-	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, 1, KP_R | KP_W) : -1;
-	int64_t app = va > 0 ? lx_map_shared(h, 4096, thread) : -1;
+	int64_t h = ax_mo_create(AX_ACT_BYTES / 4096, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, AX_ACT_BYTES / 4096, KP_R | KP_W) : -1;
+	int64_t app = va > 0 ? lx_map_shared(h, AX_ACT_BYTES, thread) : -1;
 	if (app <= 0) {
 		ax_printf("syscall: no activity page for process %#x (%ld)\n", pid, (long)(h <= 0 ? h : va <= 0 ? va : app));
 		if (va > 0)
@@ -54,7 +55,7 @@ static struct act *make(uint32_t pid, endpoint_t thread)
 		return NULL;
 	}
 	*a = (struct act){ .pid = pid, .mo = h, .mem = (struct ax_activity *)va, .app_va = (uint64_t)app };
-	memset(a->mem, 0, 4096);
+	memset(a->mem, 0, AX_ACT_BYTES);
 	a->mem->pid = pid;
 	a->mem->version = AX_ACT_VERSION;
 	a->mem->magic = AX_ACT_MAGIC;
@@ -90,6 +91,84 @@ void act_engine_gone(int eng)
 {
 	for (int i = 0; i < MAX_ACT; i++)
 		acts[i].handle[eng] = 0, acts[i].granted_to[eng] = 0;
+}
+
+int64_t act_set_wake(struct sock *s, uint32_t pid)
+{
+	struct act *a = find(pid);
+	if (!a)
+		return -E_INVAL; /* no library here (no socket taken over yet) */
+	if (s->stream || s->lib_pid)
+		return -E_INVAL;
+	struct sock *old = sock_find(a->wake_sock);
+	if (old)
+		old->wake = false;
+	s->wake = true;
+	a->wake_sock = s->id;
+	ready_changed(s);
+	return 0;
+}
+
+/* A wake socket reports POLLIN always; it is registered edge-triggered, so what the library
+ * hears is each arrival (a wake-up), never the level. */
+uint32_t act_wake_bits(void) { return POLLIN | POLLRDNORM; }
+
+#define WAKE_BITS (POLLIN | POLLOUT | POLLERR | POLLHUP | POLLRDHUP)
+
+void act_ready(struct sock *s, uint32_t bits, bool arrival)
+{
+	struct act *a = find(s->lib_pid);
+	uint32_t bit = (uint32_t)(s - socks);
+	if (!a || bit >= AX_ACT_SOCKS)
+		return;
+	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
+	atomic_store_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_release);
+	/* the status before the look at `waiting`, as the library counts itself in before its
+	 * last look at the sockets (one of the two sees the other) */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!(arrival || (bits & ~s->ready & WAKE_BITS)) || !atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+		return;
+	struct sock *w = sock_find(a->wake_sock);
+	if (!w)
+		return;
+	atomic_fetch_add_explicit(&a->mem->app.wakes, 1, memory_order_relaxed);
+	w->ready_told = false; /* an arrival: vfs reports it to the edge-triggered registration */
+	ready_changed(w);
+}
+
+void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n)
+{
+	struct act *a = find(c->pid);
+	if (!a)
+		return;
+	int64_t va = sock_map_force(n, c->thread, c->pid);
+	if (va < 0)
+		return; /* stays with us: the library finds no entry and uses system calls */
+	n->lib_pid = c->pid, n->lib_dirty = true;
+	ready_changed(n);
+	uint64_t i = atomic_fetch_add_explicit(&a->mem->accepted_n, 1, memory_order_relaxed) % AX_ACT_ACCEPTS;
+	struct ax_accepted *e = &a->mem->accepted[i];
+	/* a seqlock: odd while written, so a library reading meanwhile copies again */
+	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed) | 1;
+	atomic_store_explicit(&e->seq, seq, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	e->listener = (uint32_t)(l - socks);
+	e->addr = n->peer.addr, e->port = n->peer.port;
+	e->b = (struct ax_sockbuf){ .va = (uint64_t)va, .bytes = n->bytes, .rx_off = 0, .stream = 1,
+				    .act_va = a->app_va, .bit = (uint32_t)(n - socks), .eng = n->eng };
+	atomic_store_explicit(&e->seq, seq + 1, memory_order_release);
+}
+
+void act_forget_sock(struct sock *s)
+{
+	if (s->wake)
+		for (int i = 0; i < MAX_ACT; i++)
+			if (acts[i].wake_sock == s->id)
+				acts[i].wake_sock = 0;
+	struct act *a = find(s->lib_pid);
+	uint32_t bit = (uint32_t)(s - socks);
+	if (a && bit < AX_ACT_SOCKS)
+		atomic_store_explicit(&AX_ACT_STATUS(a->mem)->st[bit], 0, memory_order_relaxed);
 }
 
 /* ---- the console's `socklib` (NETQ_SHOW NQ_SOCKLIB): per process, the calls its library

@@ -526,6 +526,13 @@ static bool data_call(uint32_t nr)
 /* The library's options (lib/net/sock_ax.h). */
 static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 {
+	if ((int32_t)c->a[2] == AX_ACCEPT_TAKE) {
+		if (!s->listening)
+			return -E_INVAL;
+		struct ax_listener l = { .act_va = act_map(c->pid, c->thread), .key = (uint32_t)(s - socks) };
+		s->accept_take_pid = l.act_va ? c->pid : 0;
+		return put_int_opt(c->thread, &l, sizeof(l), c->a[3], c->a[4]);
+	}
 	if ((int32_t)c->a[2] != AX_SOCKBUF)
 		return -E_NOPROTOOPT;
 	if (s->lib_pid && s->lib_pid != c->pid)
@@ -537,6 +544,7 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 				.act_va = act_map(c->pid, c->thread), .bit = (uint32_t)(s - socks), .eng = s->eng };
 	s->lib_dirty |= s->lib_pid != c->pid;
 	s->lib_pid = c->pid;
+	ready_changed(s); /* its status into the page */
 	return put_int_opt(c->thread, &b, sizeof(b), c->a[3], c->a[4]);
 }
 
@@ -548,6 +556,8 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 		ready_changed(s);
 		return 0;
 	}
+	if (name == AX_WAKE)
+		return act_set_wake(s, c->pid);
 	if (name != AX_SOCKBUF)
 		return -E_NOPROTOOPT;
 	uint32_t off = 0;
@@ -558,6 +568,7 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 	/* our view of the rings again from what is published (the library moved them) */
 	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
 		return -5; /* EIO: the library left impossible indices */
+	act_forget_sock(s);
 	s->lib_pid = 0, s->rx_off = s->stream ? off : 0;
 	s->lib_dirty = true;
 	ready_changed(s);

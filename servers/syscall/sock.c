@@ -88,6 +88,7 @@ void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
 
 void sock_free(struct sock *s)
 {
+	act_forget_sock(s);
 	if (s->engine_handle)
 		s->engine_handle = 0; /* udp drops its grant on SK_CLOSE; destroy revokes it too */
 	ax_mo_unmap((uint64_t)s->mem);

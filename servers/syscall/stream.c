@@ -144,6 +144,9 @@ static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)
 	if (r)
 		return r;
 	sock_map_into(n, c->thread, c->pid);
+	struct sock *l = sock_find(c->sock);
+	if (l && l->accept_take_pid == c->pid)
+		act_accepted(c, l, n);
 	uint64_t w[6] = { n->id, c->nr == NR_ACCEPT4 ? c->a[3] : 0, stream_ready(n) };
 	n->ready = (uint32_t)w[2], n->ready_told = true;
 	r = vfs_pass_back(c->thread, NR_ACCEPT4, w);

@@ -79,6 +79,8 @@ struct sock {
 	bool shut_rd, shut_wr;
 	uint32_t lib_pid;         /* the process whose socket library moves the data (AX_SOCKBUF), 0: us */
 	bool lib_dirty;           /* the engine has not heard lib_pid yet (SK_LIB) */
+	bool wake;                /* a process's wake socket (AX_WAKE) */
+	uint32_t accept_take_pid; /* a listener: this process's accepts are taken over (AX_ACCEPT_TAKE) */
 	uint32_t opt_set;         /* OPT_* bits set by the application (replayed) */
 	uint64_t opt_val[NOPTS];
 	/* streams */
@@ -155,7 +157,18 @@ uint64_t act_map(uint32_t pid, endpoint_t thread);
  * *handle if the grant is new (SK_ACT must go first), or -1 when pid has no page. */
 int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle);
 void act_engine_gone(int eng);   /* a new instance of eng: grants go again */
-void act_netq(struct kmsg *m);   /* NETQ_SHOW NQ_SOCKLIB: the library's counters, for `socklib` */
+void act_netq(struct kmsg *m);
+/* AX_WAKE: s becomes process pid's wake socket. 0 or -errno. */
+int64_t act_set_wake(struct sock *s, uint32_t pid);
+uint32_t act_wake_bits(void);
+/* vfsside: a library-owned socket's readiness is `bits` (arrival: something arrived even if
+ * the bits stay): its status in the page, and a wake-up if its process waits. */
+void act_ready(struct sock *s, uint32_t bits, bool arrival);
+/* An accept of listener l by c's process made n: taken over for its library if l asked
+ * (AX_ACCEPT_TAKE), and announced in the page. */
+void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n);
+/* s is freed or given back: not the wake socket any more, its status cleared. */
+void act_forget_sock(struct sock *s);   /* NETQ_SHOW NQ_SOCKLIB: the library's counters, for `socklib` */
 extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */
 
 /* engine.c */

@@ -87,6 +87,10 @@ bool vfsside_poll(void)
 			 * is published (impossible indices: the socket reports an error) */
 			bool lost = s->lib_pid && sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP) != 0;
 			uint32_t bits = lost ? POLLERR | POLLIN | POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
+			if (s->wake)
+				bits = act_wake_bits();
+			if (s->lib_pid)
+				act_ready(s, bits, !s->ready_told);
 			if (!s->ready_told || bits != s->ready) {
 				struct sysp_ready r = { s->id, bits };
 				if (spsc_push(&v.q, &r) != 0) {

@@ -174,7 +174,7 @@ $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
 INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
-	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil
+	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake
 # lighttpd's large test file, /srv/www/4mib.bin: made at build time (deterministic, not
 # committed); the small one is rootfs/srv/www/hello.txt.
 $(B)/www/4mib.bin: tools/mkdata.py
@@ -199,10 +199,10 @@ USER_PROGS += $(LINUX_PROGS)
 # which runs the socket buffers' ring code (lib/net/sockbuf.c, lib/chan/spsc.c) in the
 # application.
 LIBSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/net/sockbuf.c lib/chan/spsc.c
-$(B)/user/sockbench $(B)/user/sockevil: $(B)/user/%: tests/sock/%.c $(LIBSOCK_SRCS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
+$(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake: $(B)/user/%: tests/sock/%.c $(LIBSOCK_SRCS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -Ilib/chan -o $@ $< $(LIBSOCK_SRCS)
-USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil
+USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake
 
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink

@@ -48,30 +48,57 @@ static void before_fork(void)
 			axsock_give_back(fd);
 }
 
-int axsock_take(int fd)
+/* The fork handler, once: false if it cannot be had (then no socket is taken over). */
+static bool atfork_ready(void)
 {
 	static bool atfork;
-	if (fd < 0 || fd >= MAX_FDS)
-		return -EBADF;
 	if (!atfork)
 		atfork = pthread_atfork(before_fork, NULL, NULL) == 0;
-	if (!atfork)
+	return atfork;
+}
+
+int axsock_adopt(int fd, const struct ax_sockbuf *b)
+{
+	if (fd < 0 || fd >= MAX_FDS)
+		return -EBADF;
+	if (!atfork_ready())
 		return -ENOMEM; /* without the handler a fork would break the socket */
+	if (sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b->va, b->bytes, SB_APP)) {
+		uint32_t off = b->rx_off;
+		made_syscall();
+		setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
+		return -EIO;
+	}
+	socks[fd].taken = true, socks[fd].stream = b->stream != 0;
+	socks[fd].rx_off = b->rx_off, socks[fd].peer_fin = false;
+	socks[fd].eng = b->eng, socks[fd].bit = b->bit;
+	axsock_act_page(b->act_va);
+	return 0;
+}
+
+int axsock_take(int fd)
+{
+	if (fd < 0 || fd >= MAX_FDS)
+		return -EBADF;
+	if (!atfork_ready())
+		return -ENOMEM;
 	struct ax_sockbuf b;
 	socklen_t l = sizeof(b);
 	made_syscall();
 	if (getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
 		return -errno;
-	if (l != sizeof(b) || sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b.va, b.bytes, SB_APP)) {
+	if (l != sizeof(b)) {
 		uint32_t off = b.rx_off;
 		setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
 		return -EIO;
 	}
-	socks[fd].taken = true, socks[fd].stream = b.stream != 0;
-	socks[fd].rx_off = b.rx_off, socks[fd].peer_fin = false;
-	socks[fd].eng = b.eng, socks[fd].bit = b.bit;
-	axsock_act_page(b.act_va);
-	return 0;
+	return axsock_adopt(fd, &b);
+}
+
+uint32_t axsock_bit(int fd)
+{
+	struct axsock *s = get(fd);
+	return s ? s->bit : AX_ACT_SOCKS;
 }
 
 int axsock_give_back(int fd)

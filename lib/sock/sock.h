@@ -14,6 +14,12 @@
 
 /* Takes fd over (getsockopt AX_SOCKBUF): 0, or -errno (the socket stays with syscall). */
 int axsock_take(int fd);
+/* Takes fd over from what syscall already answered (an accept taken over: activity.h's
+ * axsock_accepted), with no system call: 0, or -errno. */
+struct ax_sockbuf;
+int axsock_adopt(int fd, const struct ax_sockbuf *b);
+/* fd's bit in the activity page (its status: axsock_status), AX_ACT_SOCKS if not taken. */
+uint32_t axsock_bit(int fd);
 /* Gives it back to syscall: 0 or -errno. */
 int axsock_give_back(int fd);
 /* recvfrom / sendto on a socket taken over: the byte count, or -errno. Blocking calls wait

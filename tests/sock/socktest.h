@@ -18,7 +18,7 @@ static void check(const char *name, int ok)
 	ok ? passed++ : failed++;
 }
 
-static int udp_bound(struct sockaddr_in *a)
+static inline int udp_bound(struct sockaddr_in *a)
 {
 	int s = socket(AF_INET, SOCK_DGRAM, 0);
 	*a = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };

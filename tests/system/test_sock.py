@@ -47,3 +47,14 @@ def test_an_application_that_lies_in_its_socket_buffers_hurts_only_itself():
     for server in ("udp", "tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
     assert "panic" not in out.lower() and "lwip: assertion" not in out.lower(), out[-4000:]
+
+
+def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
+    """tests/sock/sockwake.c: a connection taken over by syscall during the accept
+    (AX_ACCEPT_TAKE) is adopted from the activity page without a system call and moves
+    256 KiB each way; a library that counts itself as waiting and blocks on its wake
+    socket is woken by data arriving on its socket (and one that did not count itself in
+    is not); a reset shows in the socket's status in the page."""
+    out = run_program("sockwake", "SOCKWAKE", 10)
+    for server in ("tcp", "syscall", "vfs"):
+        assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]

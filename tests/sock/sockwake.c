@@ -1,0 +1,129 @@
+/* sockwake: the stack's side of the socket library beyond the data calls, under Axolotl
+ * (lib/net/sock_ax.h, docs/sockets.md):
+ *   - accepts taken over by syscall during the accept (AX_ACCEPT_TAKE): the library finds
+ *     the connection's entry in its activity page by the peer's address, adopts the socket
+ *     without a system call and moves 256 KiB each way; syscall refuses data calls on it;
+ *   - the wake socket (AX_WAKE): a library that counts itself as waiting and blocks in
+ *     epoll_wait on it (edge-triggered) is woken when data arrives on one of its sockets,
+ *     and is not woken when it did not count itself in;
+ *   - the socket's status in the page: a reset by the peer shows POLLERR|POLLHUP and
+ *     ECONNRESET there.
+ * Prints SOCKWAKE PASS|FAIL NAME lines and "sockwake: N passed, N failed". */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include "sock.h"
+#include "activity.h"
+#include "socktest.h"
+
+static int listener(struct sockaddr_in *a)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	*a = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(*a);
+	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 4) || getsockname(l, (struct sockaddr *)a, &len))
+		printf("  listener: %s\n", strerror(errno));
+	return l;
+}
+
+/* The peer, on a thread of its own: after delay_ms, sends one byte on fd. */
+struct later {
+	int fd, delay_ms;
+	char byte;
+};
+static void *send_later(void *p)
+{
+	struct later *l = p;
+	usleep((useconds_t)l->delay_ms * 1000);
+	send(l->fd, &l->byte, 1, 0);
+	return NULL;
+}
+
+/* One round of waiting: counted in or not, blocks in epoll_wait on the wake socket for up
+ * to timeout_ms while the peer sends a byte after 300 ms; epoll_wait's result. */
+static int wait_round(int ep, int a, int c, char byte, bool counted, int timeout_ms)
+{
+	pthread_t t;
+	struct later l = { c, 300, byte };
+	pthread_create(&t, NULL, send_later, &l);
+	char x;
+	int r = -2;
+	if (counted)
+		axsock_waiting(true);
+	if (axsock_recvfrom(a, &x, 1, MSG_DONTWAIT, NULL, NULL) == -EAGAIN) {
+		struct epoll_event ev;
+		r = epoll_wait(ep, &ev, 1, timeout_ms);
+	}
+	if (counted)
+		axsock_waiting(false);
+	pthread_join(t, NULL);
+	return r;
+}
+
+int main(void)
+{
+	check_tag = "SOCKWAKE";
+	static char out[262144], in[262144];
+	struct sockaddr_in la;
+	int l = listener(&la);
+	uint32_t key = 0;
+	check("listener_key", axsock_listener_key(l, &key) == 0);
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	check("connect", connect(c, (struct sockaddr *)&la, sizeof(la)) == 0);
+	uint64_t mark = axsock_accept_mark();
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof(peer);
+	int a = accept(l, (struct sockaddr *)&peer, &pl);
+	struct ax_sockbuf b;
+	int found = axsock_accepted(key, peer.sin_addr.s_addr, peer.sin_port, mark, &b);
+	check("accepted_entry_found", a >= 0 && found == 0 && b.stream == 1 && b.va != 0);
+	/* an entry from before the mark is never taken */
+	struct ax_sockbuf old;
+	check("no_entry_before_the_mark", axsock_accepted(key, peer.sin_addr.s_addr, peer.sin_port,
+							   axsock_accept_mark(), &old) == -ENOENT);
+	uint64_t sys0 = axsock_counts.syscalls;
+	check("adopted_without_a_system_call", found == 0 && axsock_adopt(a, &b) == 0 && axsock_counts.syscalls == sys0);
+	char x;
+	errno = 0;
+	check("syscall_refuses_data_calls", recv(a, &x, 1, MSG_DONTWAIT) == -1 && errno == EBADFD);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (char)(i * 7 + 3);
+	bool ok = send(c, out, sizeof(out), 0) == (ssize_t)sizeof(out) &&
+		  axsock_recvfrom(a, in, sizeof(in), MSG_WAITALL, NULL, NULL) == (ssize_t)sizeof(in) && !memcmp(in, out, sizeof(in));
+	ok = ok && axsock_sendto(a, out, sizeof(out), 0, NULL, 0) == (ssize_t)sizeof(out) &&
+	     recv(c, in, sizeof(in), MSG_WAITALL) == (ssize_t)sizeof(in) && !memcmp(in, out, sizeof(in));
+	check("adopted_socket_moves_256k_each_way", ok);
+
+	int w = axsock_wake_fd(), ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = w };
+	check("wake_socket", w >= 0 && ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, w, &ev) == 0);
+	epoll_wait(ep, &ev, 1, 0); /* the registration's first report */
+	uint64_t wakes0 = axsock_act()->app.wakes;
+	int r = wait_round(ep, a, c, 'w', true, 10000);
+	check("waiting_library_is_woken", r == 1 && axsock_act()->app.wakes > wakes0 &&
+						  axsock_recvfrom(a, &x, 1, 0, NULL, NULL) == 1 && x == 'w');
+	r = wait_round(ep, a, c, 'n', false, 1500);
+	check("library_not_waiting_is_not_woken", r == 0 && axsock_recvfrom(a, &x, 1, 0, NULL, NULL) == 1 && x == 'n');
+
+	struct linger lg = { 1, 0 };
+	setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(c); /* a reset */
+	uint32_t st = 0;
+	for (int i = 0; i < 100 && !(st & POLLERR); i++) {
+		usleep(50000);
+		st = axsock_status(axsock_bit(a));
+	}
+	check("reset_in_the_status", (st & POLLERR) && (st & POLLHUP) && (st >> AXS_ERR_SHIFT) == ECONNRESET);
+	printf("sockwake: status %#x, %llu wake-ups\n", st, (unsigned long long)axsock_act()->app.wakes);
+	printf("sockwake: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

@@ -24,6 +24,42 @@ static struct xa_page {
 	} bit[AX_ACT_SOCKS];
 } pages[XA_PAGES];
 
+static struct ax_bell *bell; /* SK_BELL's page, NULL before */
+static int64_t bell_handle;
+static int mwait = -1;       /* on a dedicated core with MONITOR (-1: not asked yet) */
+
+/* Whether we sleep in KC_WAIT's MWAIT path: rs dedicated our core to us (dedicated=1) and
+ * the CPU has MONITOR (docs/kernel-api.md §6). */
+void xport_act_init(int argc, char **argv)
+{
+	bool dedicated = false;
+	for (int i = 1; i < argc; i++)
+		dedicated |= !strcmp(argv[i], "dedicated=1");
+	mwait = dedicated && (kcall2(KC_INFO, KI_CPU_FEATURES, 0) & 1);
+}
+
+void xport_bell(const struct sk_msg *q)
+{
+	if (bell)
+		ax_mo_unmap((uint64_t)bell);
+	if (bell_handle > 0)
+		ax_mo_destroy(bell_handle);
+	bell = NULL, bell_handle = 0;
+	int64_t v = q->arg ? ax_mo_map((int64_t)q->arg, 0, 0, 1, KP_R | KP_W) : -1;
+	if (v <= 0) {
+		if (q->arg)
+			ax_mo_destroy((int64_t)q->arg);
+		xp.c.bad_act += q->arg != 0;
+		return;
+	}
+	bell = (struct ax_bell *)v, bell_handle = (int64_t)q->arg;
+}
+
+const volatile uint64_t *xport_act_doorbell(void)
+{
+	return mwait > 0 && bell ? (const volatile uint64_t *)(const void *)&bell->eng[xp.ops->act_eng].ring : NULL;
+}
+
 static struct xa_page *page_of(uint32_t pid)
 {
 	for (int i = 0; pid && i < XA_PAGES; i++)
@@ -120,6 +156,8 @@ bool xport_act_poll(void)
 
 void xport_act_sleeping(uint32_t v)
 {
+	if (v)
+		v = xport_act_doorbell() ? AX_SLEEP_MWAIT : AX_SLEEP_NOTIFY;
 	for (int i = 0; i < XA_PAGES; i++)
 		if (pages[i].p)
 			atomic_store_explicit(&pages[i].p->idle[xp.ops->act_eng].sleeping, v, memory_order_relaxed);

@@ -616,8 +616,12 @@ static bool poll(struct ax_evloop *l)
 		chan_kick(&xp.evq, &xp.sys_plat);
 	xp.out_pushed = xp.ev_pushed = false;
 	xp.ops->gc(now);
-	l->doorbell = xp.ip_ok ? (const volatile uint64_t *)(const void *)&xp.in.sh->bell :
-		      xp.sys_ok ? (const volatile uint64_t *)(const void *)&xp.req.sh->bell : NULL;
+	/* On a dedicated MWAIT core the applications' bell (their store wakes us; ip and
+	 * syscall notify, which ends the MWAIT too); else ip's channel's doorbell. */
+	l->doorbell = xport_act_doorbell();
+	if (!l->doorbell)
+		l->doorbell = xp.ip_ok ? (const volatile uint64_t *)(const void *)&xp.in.sh->bell :
+			      xp.sys_ok ? (const volatile uint64_t *)(const void *)&xp.req.sh->bell : NULL;
 	l->sleeping = NULL;
 	if (!work) {
 		set_flags(1);
@@ -642,6 +646,7 @@ int64_t xport_start(int argc, char **argv, const struct xport_ops *ops)
 {
 	xp.ops = ops;
 	xp.ip_incarnation = -1;
+	xport_act_init(argc, argv);
 	xp.ip_peer.bits = xp.sys_peer.bits = XP_WAKE_BIT;
 	chan_axolotl_platform(&xp.ip_plat, &xp.ip_peer);
 	chan_axolotl_platform(&xp.sys_plat, &xp.sys_peer);

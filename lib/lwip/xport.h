@@ -132,6 +132,10 @@ bool xport_table_get(uint32_t slot, struct sk_dsrec *r);
  * socket the process's library moves: cookie is the engine's index for it, -1: we have no
  * such socket); each loop turn's look at the pages (true: a socket was given to
  * ops->lib_work); our sleeping flag in every page; whether a word moved since the look. */
+void xport_act_init(int argc, char **argv);
+void xport_bell(const struct sk_msg *q);
+/* The line to sleep on when applications may wake us with a store (MWAIT path), or NULL. */
+const volatile uint64_t *xport_act_doorbell(void);
 void xport_act(const struct sk_msg *q);
 void xport_lib(const struct sk_msg *q, int32_t cookie);
 bool xport_act_poll(void);

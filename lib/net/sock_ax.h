@@ -76,7 +76,8 @@ enum ax_call {
 struct ax_activity {
 	uint32_t magic, version; /* written by syscall */
 	uint32_t pid, pad;
-	uint8_t pad0[48];
+	uint64_t bell_va;        /* the engines' bell (struct ax_bell) in the process, 0: none */
+	uint8_t pad0[40];
 	struct {
 		_Atomic uint64_t word; /* library: bumped after setting bits */
 		uint8_t pad[56];
@@ -111,6 +112,20 @@ struct ax_activity {
 	} accepted[AX_ACT_ACCEPTS];
 };
 _Static_assert(sizeof(struct ax_activity) <= 4096, "one page");
+/* The `sleeping` flag's values: an engine on a dedicated core with MONITOR sleeps in
+ * KC_WAIT's MWAIT path watching its line of the bell, so a store there wakes it; any other
+ * engine is woken by AX_KICK (a notify through syscall). */
+#define AX_SLEEP_NOTIFY 1
+#define AX_SLEEP_MWAIT 2
+/* The bell: one page made by syscall, mapped into every process with an activity page and
+ * granted to the engines (SK_BELL). Any library may ring it: at worst an engine wakes up
+ * for nothing. */
+struct ax_bell {
+	struct {
+		_Atomic uint64_t ring;
+		uint8_t pad[56];
+	} eng[AXE_N];
+};
 #define AXS_ERR_SHIFT 16
 struct ax_act_status {
 	_Atomic uint32_t st[AX_ACT_SOCKS]; /* by bit: poll bits | pending errno << 16 */

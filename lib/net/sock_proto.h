@@ -62,6 +62,8 @@ enum sk_type {
 	SK_LIB = 13,     /* sock: the library of process arg (0: nobody, syscall moves the data
 	                    again) moves its data; arg2 = its bit in that process's page (not
 	                    answered; always after the socket's SK_OPEN and the page's SK_ACT) */
+	SK_BELL = 14,    /* arg = handle of the bell (sock_ax.h, struct ax_bell) granted to T:
+	                    on a dedicated MWAIT core T sleeps watching its line (not answered) */
 	/* T -> syscall */
 	SK_ANSWER = 16,  /* req, result (0 or -errno); addr/port = the local address after
 	                    SK_BIND/SK_CONNECT */

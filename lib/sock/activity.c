@@ -13,6 +13,8 @@ uint64_t axsock_kicks, axsock_marks;
 static struct ax_activity own; /* counters before (or without) the page */
 static struct ax_activity *page = &own;
 static bool have_page;
+static struct ax_bell *bell; /* the engines' bell (sock_ax.h), NULL: none */
+uint64_t axsock_rings;
 
 void axsock_act_page(uint64_t va)
 {
@@ -24,6 +26,7 @@ void axsock_act_page(uint64_t va)
 	for (int c = 0; c < AXC_N; c++) /* what was counted before the page existed */
 		p->calls[c].user += own.calls[c].user, p->calls[c].sys += own.calls[c].sys;
 	page = p, have_page = true;
+	bell = p->bell_va ? (struct ax_bell *)(uintptr_t)p->bell_va : NULL;
 }
 
 static void kick(int fd)
@@ -46,7 +49,10 @@ void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 	/* The word before the flag, as the engine raises its flag before its last look: one of
 	 * the two sees the other (lib/chan's doorbell rule). */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&page->idle[eng].sleeping, memory_order_relaxed))
+	uint32_t f = atomic_load_explicit(&page->idle[eng].sleeping, memory_order_relaxed);
+	if (f == AX_SLEEP_MWAIT && bell) /* it watches its line: the store wakes it */
+		atomic_fetch_add_explicit(&bell->eng[eng].ring, 1, memory_order_release), axsock_rings++;
+	else if (f)
 		kick(fd);
 }
 

@@ -18,6 +18,7 @@ void axsock_count(enum ax_call c, bool user);
 extern _Thread_local uint64_t axsock_nsys;
 /* Wake-ups the library made (AX_KICK: the engine slept, or there is no page). */
 extern uint64_t axsock_kicks, axsock_marks; /* and times the library marked activity */
+extern uint64_t axsock_rings; /* wake-ups by a store to the bell (the engine MWAITs) */
 /* The counters (the page's, or the library's own before the page exists). */
 const struct ax_activity *axsock_act(void);
 

@@ -27,6 +27,13 @@ static struct act {
 	uint32_t wake_sock;       /* the process's wake socket (AX_WAKE), 0: none */
 } acts[MAX_ACT];
 
+/* The bell (sock_ax.h), one for all processes: made with the first page. */
+static struct {
+	int64_t mo;
+	int64_t handle[ENGINES];
+	endpoint_t granted_to[ENGINES];
+} bell;
+
 static struct act *find(uint32_t pid)
 {
 	for (int i = 0; pid && i < MAX_ACT; i++)
@@ -57,6 +64,12 @@ static struct act *make(uint32_t pid, endpoint_t thread)
 	*a = (struct act){ .pid = pid, .mo = h, .mem = (struct ax_activity *)va, .app_va = (uint64_t)app };
 	memset(a->mem, 0, AX_ACT_BYTES);
 	a->mem->pid = pid;
+	if (!bell.mo) {
+		int64_t b = ax_mo_create(1, 0);
+		bell.mo = b > 0 ? b : 0;
+	}
+	int64_t bva = bell.mo ? lx_map_shared(bell.mo, 4096, thread) : -1;
+	a->mem->bell_va = bva > 0 ? (uint64_t)bva : 0; /* none: the engines are kicked */
 	a->mem->version = AX_ACT_VERSION;
 	a->mem->magic = AX_ACT_MAGIC;
 	return a;
@@ -87,8 +100,23 @@ int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle)
 	return 1;
 }
 
+int act_bell_grant(int eng, endpoint_t ep, int64_t *handle)
+{
+	if (!bell.mo)
+		return -1;
+	if (bell.handle[eng] && bell.granted_to[eng] == ep)
+		return 0;
+	int64_t h = ax_mo_grant(bell.mo, ep, KP_R | KP_W);
+	if (h <= 0)
+		return -1;
+	bell.handle[eng] = h, bell.granted_to[eng] = ep;
+	*handle = h;
+	return 1;
+}
+
 void act_engine_gone(int eng)
 {
+	bell.handle[eng] = 0, bell.granted_to[eng] = 0;
 	for (int i = 0; i < MAX_ACT; i++)
 		acts[i].handle[eng] = 0, acts[i].granted_to[eng] = 0;
 }

@@ -208,6 +208,12 @@ static bool push_lib(struct engine *e, struct sock *s)
 	if (g < 0)
 		m.arg = 0; /* no page: the engine needs to know nothing (the library kicks) */
 	if (g > 0) {
+		struct sk_msg b = { .type = SK_BELL };
+		int64_t bh = 0;
+		if (act_bell_grant(s->eng, e->ep, &bh) > 0) {
+			b.arg = (uint64_t)bh;
+			push(e, &b);
+		}
 		a.arg = (uint64_t)h;
 		push(e, &a);
 	}

@@ -157,6 +157,8 @@ uint64_t act_map(uint32_t pid, endpoint_t thread);
  * *handle if the grant is new (SK_ACT must go first), or -1 when pid has no page. */
 int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle);
 void act_engine_gone(int eng);   /* a new instance of eng: grants go again */
+/* The bell's grant to engine eng's instance ep: as act_grant. */
+int act_bell_grant(int eng, endpoint_t ep, int64_t *handle);
 void act_netq(struct kmsg *m);
 /* AX_WAKE: s becomes process pid's wake socket. 0 or -errno. */
 int64_t act_set_wake(struct sock *s, uint32_t pid);

@@ -305,6 +305,9 @@ static void request(const struct sk_msg *q)
 	case SK_ACT:
 		xport_act(q);
 		return;
+	case SK_BELL:
+		xport_bell(q);
+		return;
 	case SK_LIB:
 		xport_lib(q, s ? (int32_t)(s - us.s) : -1);
 		return;

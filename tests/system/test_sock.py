@@ -13,11 +13,11 @@ from test_rs import write_conf
 from test_udp import BASE_MODULES, engine_conf
 
 
-def run_program(prog, tag, at_least):
+def run_program(prog, tag, at_least, tcp_line="service tcp dma heartbeat=2000 backoff=20", conf=None):
     """Boots syscall, udp and tcp with pm running /bin/PROG; its TAG PASS|FAIL lines all
     PASS and at least at_least of them. Returns the output."""
-    name = prog + ".conf"
-    write_conf(name, engine_conf("udp", "/bin/" + prog) + "service tcp dma heartbeat=2000 backoff=20\n")
+    name = conf or prog + ".conf"
+    write_conf(name, engine_conf("udp", "/bin/" + prog) + tcp_line + "\n")
     r = boot("", smp=2, modules=("rs conf=" + name, name) + BASE_MODULES + ("udp", "tcp"), timeout=300,
              until=r"^%s: \d+ passed, \d+ failed$" % prog)
     out = r.output.replace("axolotl> ", "")
@@ -58,3 +58,16 @@ def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
     out = run_program("sockwake", "SOCKWAKE", 10)
     for server in ("tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
+
+
+def test_an_engine_on_a_dedicated_mwait_core_is_woken_by_a_store():
+    """sockwake again with tcp on a core of its own (`cpu=1 dedicated`): tcp sleeps in
+    KC_WAIT's MWAIT path watching its line of the bell, so the library wakes it with a store
+    (`rings`) and never with a system call (`kicks` 0); everything still works. Under TCG
+    MWAIT returns at once, so tcp polls: the store is still what the library does."""
+    out = run_program("sockwake", "SOCKWAKE", 10, "service tcp dma cpu=1 dedicated heartbeat=2000 backoff=20",
+                      conf="sockwake_mwait.conf")
+    m = re.search(r"^sockwake: (\d+) calls moved data, (\d+) kicks, (\d+) bell rings$", out, re.M)
+    assert m, out[-4000:]
+    moved, kicks, rings = map(int, m.groups())
+    assert moved > 0 and kicks == 0, m.group(0)

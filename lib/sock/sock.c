@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sockbuf.h"
@@ -21,6 +22,7 @@ struct axsock {
 	bool peer_fin;   /* stream: the peer's FIN was read (every read returns 0) */
 	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
 	uint32_t eng, bit; /* its engine and bit in the activity page */
+	uint64_t va, bytes; /* the buffer's mapping (unmapped at close) */
 	struct sockbuf sb;
 };
 static struct axsock socks[MAX_FDS];
@@ -72,6 +74,7 @@ int axsock_adopt(int fd, const struct ax_sockbuf *b)
 	socks[fd].taken = true, socks[fd].stream = b->stream != 0;
 	socks[fd].rx_off = b->rx_off, socks[fd].peer_fin = false;
 	socks[fd].eng = b->eng, socks[fd].bit = b->bit;
+	socks[fd].va = b->va, socks[fd].bytes = b->bytes;
 	axsock_act_page(b->act_va);
 	return 0;
 }
@@ -298,4 +301,21 @@ ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const stru
 		if (w)
 			return w < 0 ? w : -EPIPE;
 	}
+}
+
+int axsock_close(int fd)
+{
+	struct axsock *s = get(fd);
+	uint64_t va = s ? s->va : 0, bytes = s ? s->bytes : 0;
+	if (s)
+		s->taken = false;
+	made_syscall();
+	int r = close(fd) ? -errno : 0;
+	/* syscall mapped the buffer in for us and nothing else unmaps it: each closed socket
+	 * would keep its buffer's memory for the process's life */
+	if (va) {
+		made_syscall();
+		munmap((void *)(uintptr_t)va, bytes);
+	}
+	return r;
 }

@@ -20,6 +20,8 @@ struct ax_sockbuf;
 int axsock_adopt(int fd, const struct ax_sockbuf *b);
 /* fd's bit in the activity page (its status: axsock_status), AX_ACT_SOCKS if not taken. */
 uint32_t axsock_bit(int fd);
+/* Closes fd (a system call) and, if the library had it, unmaps its buffer: 0 or -errno. */
+int axsock_close(int fd);
 /* Gives it back to syscall: 0 or -errno. */
 int axsock_give_back(int fd);
 /* recvfrom / sendto on a socket taken over: the byte count, or -errno. Blocking calls wait

@@ -20,6 +20,7 @@ struct axsock {
 	bool taken;
 	bool stream;
 	bool peer_fin;   /* stream: the peer's FIN was read (every read returns 0) */
+	bool shut_rd, shut_wr; /* stream: shutdown here (reads return 0; sends EPIPE) */
 	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
 	uint32_t eng, bit; /* its engine and bit in the activity page */
 	uint64_t va, bytes; /* the buffer's mapping (unmapped at close) */
@@ -73,6 +74,7 @@ int axsock_adopt(int fd, const struct ax_sockbuf *b)
 	}
 	socks[fd].taken = true, socks[fd].stream = b->stream != 0;
 	socks[fd].rx_off = b->rx_off, socks[fd].peer_fin = false;
+	socks[fd].shut_rd = socks[fd].shut_wr = false;
 	socks[fd].eng = b->eng, socks[fd].bit = b->bit;
 	socks[fd].va = b->va, socks[fd].bytes = b->bytes;
 	axsock_act_page(b->act_va);
@@ -150,7 +152,7 @@ static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int 
 	size_t got = 0;
 	bool peek = flags & MSG_PEEK;
 	for (;;) {
-		while (got < len && !s->peer_fin) {
+		while (got < len && !s->peer_fin && !s->shut_rd) {
 			struct sockbuf_desc d;
 			uint64_t n;
 			int err;
@@ -173,7 +175,7 @@ static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int 
 		}
 		if (got && !peek)
 			kick(fd); /* RX space came free: the window opens */
-		if (got == len || s->peer_fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
+		if (got == len || s->peer_fin || s->shut_rd || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
 			axsock_counts.user++;
 			return (ssize_t)got;
 		}
@@ -193,6 +195,8 @@ static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int 
 static ssize_t stream_send(int fd, struct axsock *s, const char *buf, size_t len, int flags)
 {
 	size_t done = 0;
+	if (s->shut_wr)
+		return -EPIPE;
 	for (;;) {
 		while (done < len) {
 			uint32_t room = sockbuf_room(&s->sb.tx);
@@ -318,4 +322,28 @@ int axsock_close(int fd)
 		munmap((void *)(uintptr_t)va, bytes);
 	}
 	return r;
+}
+
+int axsock_shutdown(int fd, int how)
+{
+	struct axsock *s = get(fd);
+	if (!s)
+		return -EBADF;
+	if (!s->stream)
+		return -EOPNOTSUPP; /* datagrams: syscall tells udp (the caller makes the call) */
+	if (how < SHUT_RD || how > SHUT_RDWR)
+		return -EINVAL;
+	s->shut_rd |= how != SHUT_WR;
+	if (how != SHUT_RD && !s->shut_wr) {
+		/* the FIN piece after the data (syscall's queue_fin for its own sockets) */
+		struct sockbuf_desc d = { .flags = SBD_FIN };
+		if (sockbuf_commit(&s->sb.tx, 0, &d) != 0) {
+			axsock_give_back(fd); /* the descriptor queue is full: syscall queues it */
+			return -EAGAIN;
+		}
+		s->shut_wr = true;
+		kick(fd);
+	}
+	axsock_counts.user++;
+	return 0;
 }

@@ -20,6 +20,12 @@ struct ax_sockbuf;
 int axsock_adopt(int fd, const struct ax_sockbuf *b);
 /* fd's bit in the activity page (its status: axsock_status), AX_ACT_SOCKS if not taken. */
 uint32_t axsock_bit(int fd);
+/* shutdown on a stream the library has, in user space: SHUT_WR queues the FIN piece after
+ * the data (the engine sends FIN when it gets there), SHUT_RD makes reads return 0. 0, or
+ * -errno: -EBADF (not the library's), -EOPNOTSUPP (a datagram socket), -EAGAIN (TX's
+ * descriptor queue is full: the socket was given back): then the caller makes the real
+ * call. (syscall never writes the FIN of a socket the library has: one producer per ring.) */
+int axsock_shutdown(int fd, int how);
 /* Closes fd (a system call) and, if the library had it, unmaps its buffer: 0 or -errno. */
 int axsock_close(int fd);
 /* Gives it back to syscall: 0 or -errno. */

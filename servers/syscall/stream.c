@@ -427,8 +427,8 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 		return -E_NOTCONN;
 	s->shut_rd |= how != 1;
 	s->shut_wr |= how != 0;
-	if (s->shut_wr)
-		queue_fin(s);
+	if (s->shut_wr && !s->lib_pid)
+		queue_fin(s); /* a library-owned socket's TX is the library's to fill (its FIN too) */
 	calls_retry(s->id); /* blocked receives now see the end */
 	ready_changed(s);
 	return 0;

@@ -31,8 +31,11 @@ static int listener(struct sockaddr_in *a)
 	int l = socket(AF_INET, SOCK_STREAM, 0);
 	*a = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(*a);
-	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 4) || getsockname(l, (struct sockaddr *)a, &len))
+	if (l < 0 || bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 4) || getsockname(l, (struct sockaddr *)a, &len)) {
 		printf("  listener: %s\n", strerror(errno));
+		close(l);
+		return -1;
+	}
 	return l;
 }
 
@@ -70,9 +73,27 @@ static int wait_round(int ep, int a, int c, char byte, bool counted, int timeout
 	return r;
 }
 
+/* The stack may still be coming up when pm starts us (tcp on a core of its own can start
+ * before ds knows its name, and rs starts it again): wait until a connection to ourselves
+ * works, up to 30 s. */
+static void wait_for_tcp(void)
+{
+	for (int i = 0; i < 300; i++) {
+		struct sockaddr_in a;
+		int l = listener(&a), c = socket(AF_INET, SOCK_STREAM, 0);
+		bool up = l >= 0 && c >= 0 && connect(c, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(c);
+		close(l);
+		if (up)
+			return;
+		usleep(100000);
+	}
+}
+
 int main(void)
 {
 	check_tag = "SOCKWAKE";
+	wait_for_tcp();
 	static char out[262144], in[262144];
 	struct sockaddr_in la;
 	int l = listener(&la);
@@ -140,6 +161,27 @@ int main(void)
 	long long drop = ((long long)si0.freeram - (long long)si1.freeram) * si0.mem_unit;
 	printf("sockwake: free memory dropped by %lld KiB over 40 connections taken over and closed\n", drop / 1024);
 	check("closed_buffers_unmapped", adopted == 40 && drop < 8ll * 1024 * 1024);
+
+	/* shutdown in user space: the peer reads the end, our sends fail, its data still comes */
+	{
+		int cc = socket(AF_INET, SOCK_STREAM, 0);
+		connect(cc, (struct sockaddr *)&la, sizeof(la));
+		uint64_t mk = axsock_accept_mark();
+		pl = sizeof(peer);
+		int aa = accept(l, (struct sockaddr *)&peer, &pl);
+		struct ax_sockbuf bb;
+		bool took = aa >= 0 && axsock_accepted(key, peer.sin_addr.s_addr, peer.sin_port, mk, &bb) == 0 &&
+			    axsock_adopt(aa, &bb) == 0;
+		uint64_t sys1 = axsock_counts.syscalls, kicks1 = axsock_kicks;
+		int sr = took ? axsock_shutdown(aa, SHUT_WR) : -1;
+		bool no_call = axsock_counts.syscalls - sys1 == axsock_kicks - kicks1; /* a kick at most */
+		char y;
+		ok = sr == 0 && no_call && recv(cc, &y, 1, 0) == 0 && axsock_sendto(aa, "q", 1, MSG_NOSIGNAL, NULL, 0) == -EPIPE &&
+		     send(cc, "z", 1, 0) == 1 && axsock_recvfrom(aa, &y, 1, 0, NULL, NULL) == 1 && y == 'z';
+		check("shutdown_in_user_space", ok);
+		axsock_close(aa);
+		close(cc);
+	}
 
 	struct linger lg = { 1, 0 };
 	setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));

@@ -55,7 +55,7 @@ def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
     256 KiB each way; a library that counts itself as waiting and blocks on its wake
     socket is woken by data arriving on its socket (and one that did not count itself in
     is not); a reset shows in the socket's status in the page."""
-    out = run_program("sockwake", "SOCKWAKE", 11)
+    out = run_program("sockwake", "SOCKWAKE", 12)
     for server in ("tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
 
@@ -65,7 +65,7 @@ def test_an_engine_on_a_dedicated_mwait_core_is_woken_by_a_store():
     KC_WAIT's MWAIT path watching its line of the bell, so the library wakes it with a store
     (`rings`) and never with a system call (`kicks` 0); everything still works. Under TCG
     MWAIT returns at once, so tcp polls: the store is still what the library does."""
-    out = run_program("sockwake", "SOCKWAKE", 11, "service tcp dma cpu=1 dedicated heartbeat=2000 backoff=20",
+    out = run_program("sockwake", "SOCKWAKE", 12, "service tcp dma cpu=1 dedicated heartbeat=2000 backoff=20",
                       conf="sockwake_mwait.conf")
     m = re.search(r"^sockwake: (\d+) calls moved data, (\d+) kicks, (\d+) bell rings$", out, re.M)
     assert m, out[-4000:]

@@ -1,11 +1,12 @@
-/* lib/sock: the user-space socket library (docs/sockets.md), first slice. A program takes a
- * socket over with axsock_take and then moves its data through the socket's buffers itself:
- * a non-blocking receive on an empty socket makes no system call. Not yet linked ahead of
- * musl (the calls are explicit), one thread per socket; a fork gives every socket back to
- * syscall first (both processes use system calls on them afterwards); datagrams and streams (MSG_PEEK, MSG_TRUNC, MSG_WAITALL,
- * MSG_DONTWAIT; a stream's end reads 0, a reset returns its errno); a send or a
- * receive that moved data tells the stack with one system call (AX_KICK) until the activity
- * page replaces it. Counters say how many calls were resolved without a system call. */
+/* lib/sock: the user-space socket library (docs/sockets.md, README.md). A program takes a
+ * socket over with axsock_take (done lazily by the interposed C library calls, posix.c) and
+ * then moves its data through the socket's buffers itself: a non-blocking receive on an
+ * empty socket makes no system call. Threads sharing a socket are serialised by a spin lock
+ * around ring operations; a fork gives every socket back to syscall first (both processes
+ * use system calls on them afterwards); datagrams and streams (MSG_PEEK, MSG_TRUNC,
+ * MSG_WAITALL, MSG_DONTWAIT; a stream's end reads 0, a reset returns its errno); a send or
+ * a receive that moved data tells the stack (activity.h). Counters say how many calls were
+ * resolved without a system call. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -16,10 +17,25 @@
 int axsock_take(int fd);
 /* Gives it back to syscall: 0 or -errno. */
 int axsock_give_back(int fd);
-/* recvfrom / sendto on a socket taken over: the byte count, or -errno. Blocking calls wait
- * in poll(2) when the buffer is empty or full. */
+/* recvfrom / sendto on a socket taken over: the byte count, or -errno. Blocking calls (not
+ * MSG_DONTWAIT, not O_NONBLOCK as posix.c tracked it) wait in poll(2) when the buffer is
+ * empty or full, at most SO_RCVTIMEO/SO_SNDTIMEO (each wait) when set. */
 ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen);
 ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen);
+/* The same with iovecs (readv/writev/recvmsg/sendmsg): msg_flags gets MSG_TRUNC for a
+ * datagram cut short; no control messages. */
+ssize_t axsock_recvmsg(int fd, struct msghdr *m, int flags);
+ssize_t axsock_sendmsg(int fd, const struct msghdr *m, int flags);
+/* sendfile(2) onto a stream taken over: the file's bytes are read (pread at *off, or read
+ * from the file's position when off is NULL) straight into TX. */
+ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count);
+/* Readiness from the rings alone (POLLIN: data, the peer's FIN or SHUT_RD; POLLOUT: TX
+ * room), masked by events; 0 for a socket not taken over. Errors and resets are known only
+ * to the kernel (poll's POLLERR/POLLHUP). */
+short axsock_ready(int fd, short events);
+/* FIONREAD: the next datagram's size, or a stream's bytes in its oldest RX piece (a lower
+ * bound of what is buffered, 0 only when nothing is). */
+int axsock_nread(int fd);
 
 struct axsock_counts {
 	uint64_t user;     /* calls answered from the buffers alone */

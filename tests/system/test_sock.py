@@ -46,3 +46,19 @@ def test_an_application_that_lies_in_its_socket_buffers_hurts_only_itself():
     for server in ("udp", "tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
     assert "panic" not in out.lower() and "lwip: assertion" not in out.lower(), out[-4000:]
+
+
+def test_an_unmodified_program_uses_the_library_through_ld_wrap():
+    """tests/sock/sockposix.c, linked with lib/sock by ld --wrap (no axsock_* call):
+    read/write/readv/writev/send/recv/sendmsg/recvmsg on a TCP connection and datagrams,
+    poll/select/epoll over a socket and a pipe, FIONREAD, O_NONBLOCK, MSG_PEEK, shutdown;
+    the counters show receives, polls, selects and epoll_waits answered in user space (and
+    1000 empty receives with the kernel's count of Linux calls unchanged); then the same
+    program with AXOLOTL_SOCK=0 passes the same checks with every counter at 0."""
+    out = run_program("sockposix", "SOCKPOSIX", 50)
+    assert re.search(r"^SOCKPOSIX PASS off_udp_empty_eagain$", out, re.M), out[-4000:]
+    assert re.search(r"^SOCKPOSIX PASS without_library_counters_zero$", out, re.M), out[-4000:]
+    calls = re.search(r"^sockposix: calls \(user/sys\):.*$", out, re.M)
+    assert calls, out[-4000:]
+    save_log("sockposix-counters", calls.group(0) + "\n")
+    print(calls.group(0))

@@ -171,10 +171,11 @@ $(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
 	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
+include lib/sock/axsock.mk
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
 INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
-	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake
+	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix
 # lighttpd's large test file, /srv/www/4mib.bin: made at build time (deterministic, not
 # committed); the small one is rootfs/srv/www/hello.txt.
 $(B)/www/4mib.bin: tools/mkdata.py
@@ -198,11 +199,16 @@ USER_PROGS += $(LINUX_PROGS)
 # Linux programs linked with the user-space socket library (lib/sock, docs/sockets.md),
 # which runs the socket buffers' ring code (lib/net/sockbuf.c, lib/chan/spsc.c) in the
 # application.
-LIBSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/net/sockbuf.c lib/chan/spsc.c
-$(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake: $(B)/user/%: tests/sock/%.c $(LIBSOCK_SRCS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
+# sockbench, sockevil and sockwake call the library explicitly (no --wrap: the C library's
+# calls stay system calls); sockposix is an unmodified program linked with the wrap flags
+# (lib/sock/axsock.mk), as the ports are.
+$(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake: $(B)/user/%: tests/sock/%.c $(AXSOCK_MUSL) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
 	@mkdir -p $(dir $@)
-	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -Ilib/chan -o $@ $< $(LIBSOCK_SRCS)
-USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake
+	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -Ilib/chan -o $@ $< $(AXSOCK_MUSL)
+$(B)/user/sockposix: tests/sock/sockposix.c $(AXSOCK_MUSL) $(AXSOCK_SYMS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h)
+	@mkdir -p $(dir $@)
+	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
+USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix
 
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink

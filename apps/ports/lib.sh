@@ -97,3 +97,20 @@ install_out() {
 		mv "$PORTS_OUT/$app/.$name.tmp" "$PORTS_OUT/$app/$name"
 	done
 }
+
+# The user-space socket library (lib/sock, README.md): `axsock_ldflags` prints the ld --wrap
+# flags made from $AXSOCK_SYMS (lib/sock/wrap.syms); a recipe adds them to LDFLAGS and the
+# archive ($AXSOCK_MUSL or $AXSOCK_GLIBC, passed by ports.mk) to LIBS, after the program's
+# own libraries. `axsock_check BINARY` (before strip) fails unless it carries the wrappers.
+axsock_ldflags() {
+	[ -f "${AXSOCK_SYMS:-}" ] || { echo "AXSOCK_SYMS is not set (run through make ports)" >&2; return 1; }
+	sed -e 's/#.*//' "$AXSOCK_SYMS" | awk 'NF { printf "-Wl,--wrap=%s ", $1 }'
+}
+axsock_check() {
+	local sym syms
+	syms=$(nm "$1")
+	for sym in __wrap_read __wrap_write __wrap_recvfrom __wrap_close __wrap_accept; do
+		grep -q " T $sym\$" <<< "$syms" || { echo "$1 does not carry $sym (lib/sock not linked)" >&2; return 1; }
+	done
+	step "$(basename "$1"): linked with lib/sock ($(grep -c ' T __wrap_' <<< "$syms") wrapped calls)"
+}

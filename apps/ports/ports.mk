@@ -10,7 +10,10 @@ INITRD_PORTS ?= busybox memcached lighttpd iperf
 
 PORTS_OUT := $(B)/ports/out
 PORTS_COMMON := apps/ports/lib.sh apps/ports/run.sh apps/ports/check.sh
-PORTS_RUN := PORTS_DIR=$(abspath $(B)/ports) apps/ports/run.sh
+# The ports linked with the user-space socket library (lib/sock/axsock.mk) get its archive
+# and its wrap list, and are relinked when they change.
+PORTS_RUN := PORTS_DIR=$(abspath $(B)/ports) AXSOCK_SYMS=$(abspath $(AXSOCK_SYMS)) \
+	AXSOCK_MUSL=$(abspath $(AXSOCK_MUSL)) AXSOCK_GLIBC=$(abspath $(AXSOCK_GLIBC)) apps/ports/run.sh
 PORTS_CHECK := apps/ports/check.sh
 
 # busybox: /bin/busybox and one symlink per applet (initrd.args, made with the binary).
@@ -25,21 +28,21 @@ $(PORTS_OUT)/libevent/lib/libevent.a: apps/ports/libevent/build.sh $(PORTS_COMMO
 	@$(PORTS_RUN) libevent
 
 $(PORTS_OUT)/memcached/memcached: apps/ports/memcached/build.sh $(PORTS_COMMON) \
-		$(PORTS_OUT)/libevent/lib/libevent.a
+		$(PORTS_OUT)/libevent/lib/libevent.a $(AXSOCK_MUSL) $(AXSOCK_SYMS)
 	@$(PORTS_RUN) memcached
 	@$(PORTS_CHECK) $@ '^memcached 1\.6' -h
 PORT_memcached_ARGS := --file /usr/bin/memcached=$(PORTS_OUT)/memcached/memcached
 PORT_memcached_DEPS := $(PORTS_OUT)/memcached/memcached
 
 # lighttpd: its configuration is rootfs/etc/lighttpd.conf, its pages rootfs/srv/www.
-$(PORTS_OUT)/lighttpd/lighttpd: apps/ports/lighttpd/build.sh $(PORTS_COMMON)
+$(PORTS_OUT)/lighttpd/lighttpd: apps/ports/lighttpd/build.sh $(PORTS_COMMON) $(AXSOCK_MUSL) $(AXSOCK_SYMS)
 	@$(PORTS_RUN) lighttpd
 	@$(PORTS_CHECK) $@ '^lighttpd/1\.4' -v
 PORT_lighttpd_ARGS := --file /usr/sbin/lighttpd=$(PORTS_OUT)/lighttpd/lighttpd
 PORT_lighttpd_DEPS := $(PORTS_OUT)/lighttpd/lighttpd
 
 # iperf 2: `iperf -v` prints the version on standard error and exits 1.
-$(PORTS_OUT)/iperf/iperf: apps/ports/iperf/build.sh $(PORTS_COMMON)
+$(PORTS_OUT)/iperf/iperf: apps/ports/iperf/build.sh $(PORTS_COMMON) $(AXSOCK_GLIBC) $(AXSOCK_SYMS)
 	@$(PORTS_RUN) iperf
 	@$(PORTS_CHECK) --any-status $@ 'iperf version 2\.' -v
 PORT_iperf_ARGS := --file /usr/bin/iperf=$(PORTS_OUT)/iperf/iperf

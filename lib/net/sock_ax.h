@@ -5,8 +5,10 @@
  *     serving data calls on the socket (EBADFD) and answers with where they are. The
  *     library attaches as the application side (sockbuf_attach, SB_APP) and continues from
  *     the published indices.
- *   setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &rx_off, 4): hands the socket back (the stream
- *     offset into the oldest RX piece with it): `syscall` serves its data calls again.
+ *   setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, uint32_t [2], 8): hands the socket back: the
+ *     stream offset into the oldest RX piece, and AX_BACK_FIN if the library queued the
+ *     stream's FIN piece (shutdown SHUT_WR; 4 bytes: the offset alone): `syscall` serves
+ *     its data calls again.
  *   setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0): the library queued TX or released RX
  *     and the socket's engine sleeps (its flag in the activity page): the engine looks at
  *     the socket, vfs hears its readiness again. */
@@ -16,6 +18,7 @@
 #define SOL_AXOLOTL 0x4158
 #define AX_SOCKBUF 1
 #define AX_KICK 2
+#define AX_BACK_FIN 1
 #define AX_WAKE 3 /* setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) on a UDP socket of the
                      process: it becomes the process's wake socket (ax_activity.app) */
 #define AX_ACCEPT_TAKE 4 /* getsockopt(listener, SOL_AXOLOTL, AX_ACCEPT_TAKE, struct

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sock.h"
+#include "sys.h"
 
 _Thread_local uint64_t axsock_nsys;
 uint64_t axsock_kicks, axsock_marks;
@@ -34,7 +35,7 @@ static void kick(int fd)
 	axsock_nsys++;
 	axsock_kicks++;
 	axsock_counts.syscalls++;
-	setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
+	ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 }
 
 void axsock_activity(int fd, uint32_t eng, uint32_t bit)
@@ -84,13 +85,14 @@ int axsock_wake_fd(void)
 {
 	if (wake_fd >= 0 || !have_page)
 		return wake_fd;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* straight to the kernel: the wrappers must not track it */
+	int fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	axsock_nsys += 2;
 	axsock_counts.syscalls += 2;
 	if (fd < 0)
 		return -1;
-	if (setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) != 0) {
-		close(fd);
+	if (ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) != 0) {
+		syscall(SYS_close, fd);
 		return -1;
 	}
 	return wake_fd = fd;
@@ -116,7 +118,7 @@ int axsock_listener_key(int lfd, uint32_t *key)
 	socklen_t len = sizeof(l);
 	axsock_nsys++;
 	axsock_counts.syscalls++;
-	if (getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0)
+	if (ax_sys_getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0)
 		return -errno;
 	if (len != sizeof(l) || !l.act_va)
 		return -ENOENT;

@@ -1,32 +1,23 @@
-/* lib/sock, first slice (sock.h, docs/sockets.md). The application side of a socket buffer
+/* lib/sock (sock.h, docs/sockets.md). The application side of a socket buffer
  * (lib/net/sockbuf.h, role SB_APP), run in the application: the same checked ring code the
- * servers use, so a stack that lies about the rings gets an error, never a wild access. */
+ * servers use, so a stack that lies about the rings gets an error, never a wild access.
+ * Data moves between the rings and an iovec cursor; a per-socket spin lock (state.h) is held
+ * around ring operations, never while waiting in poll. */
 #include "sock.h"
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "sockbuf.h"
-#include "sock_ax.h"
 #include "activity.h"
+#include "sock_ax.h"
+#include "sockbuf.h"
+#include "state.h"
+#include "sys.h"
 
-#define MAX_FDS 1024
-
-struct axsock {
-	bool taken;
-	bool stream;
-	bool peer_fin;   /* stream: the peer's FIN was read (every read returns 0) */
-	bool shut_rd, shut_wr; /* stream: shutdown here (reads return 0; sends EPIPE) */
-	uint32_t rx_off; /* stream: bytes already read of the oldest RX piece */
-	uint32_t eng, bit; /* its engine and bit in the activity page */
-	uint64_t va, bytes; /* the buffer's mapping (unmapped at close) */
-	struct sockbuf sb;
-};
-static struct axsock socks[MAX_FDS];
+static struct axsock socks[AXSOCK_MAX_FDS];
 struct axsock_counts axsock_counts;
 
 /* Every system call the library makes is counted (activity.h). */
@@ -36,9 +27,25 @@ static void made_syscall(void)
 	axsock_nsys++;
 }
 
-static struct axsock *get(int fd)
+struct axsock *axsock_slot(int fd)
 {
-	return fd >= 0 && fd < MAX_FDS && socks[fd].taken ? &socks[fd] : NULL;
+	return fd >= 0 && fd < AXSOCK_MAX_FDS ? &socks[fd] : NULL;
+}
+
+struct axsock *axsock_owned(int fd)
+{
+	return fd >= 0 && fd < AXSOCK_MAX_FDS && socks[fd].taken ? &socks[fd] : NULL;
+}
+
+static void lock(struct axsock *s)
+{
+	while (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void unlock(struct axsock *s)
+{
+	atomic_flag_clear_explicit(&s->lock, memory_order_release);
 }
 
 /* Before a fork: every socket goes back to syscall, so parent and child (which would share
@@ -46,10 +53,14 @@ static struct axsock *get(int fd)
  * fork falls back to compliant sockets). */
 static void before_fork(void)
 {
-	for (int fd = 0; fd < MAX_FDS; fd++)
-		if (socks[fd].taken)
+	for (int fd = 0; fd < AXSOCK_MAX_FDS; fd++)
+		if (socks[fd].taken) {
 			axsock_give_back(fd);
+			socks[fd].never = true;
+		}
 }
+
+static void kick(int fd, struct axsock *s);
 
 /* The fork handler, once: false if it cannot be had (then no socket is taken over). */
 static bool atfork_ready(void)
@@ -62,39 +73,44 @@ static bool atfork_ready(void)
 
 int axsock_adopt(int fd, const struct ax_sockbuf *b)
 {
-	if (fd < 0 || fd >= MAX_FDS)
+	struct axsock *s = axsock_slot(fd);
+	if (!s)
 		return -EBADF;
 	if (!atfork_ready())
 		return -ENOMEM; /* without the handler a fork would break the socket */
-	if (sockbuf_attach(&socks[fd].sb, (void *)(uintptr_t)b->va, b->bytes, SB_APP)) {
+	if (sockbuf_attach(&s->sb, (void *)(uintptr_t)b->va, b->bytes, SB_APP)) {
 		uint32_t off = b->rx_off;
 		made_syscall();
-		setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
+		ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
 		return -EIO;
 	}
-	socks[fd].taken = true, socks[fd].stream = b->stream != 0;
-	socks[fd].rx_off = b->rx_off, socks[fd].peer_fin = false;
-	socks[fd].shut_rd = socks[fd].shut_wr = false;
-	socks[fd].eng = b->eng, socks[fd].bit = b->bit;
-	socks[fd].va = b->va, socks[fd].bytes = b->bytes;
+	s->stream = b->stream != 0;
+	s->rx_off = b->rx_off, s->peer_fin = false;
+	s->eng = b->eng, s->bit = b->bit;
+	s->va = b->va, s->bytes = b->bytes;
 	axsock_act_page(b->act_va);
+	s->taken = true;
 	return 0;
 }
 
 int axsock_take(int fd)
 {
-	if (fd < 0 || fd >= MAX_FDS)
+	struct axsock *s = axsock_slot(fd);
+	if (!s)
 		return -EBADF;
+	if (s->taken)
+		return 0;
 	if (!atfork_ready())
 		return -ENOMEM;
 	struct ax_sockbuf b;
 	socklen_t l = sizeof(b);
 	made_syscall();
-	if (getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
+	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
 		return -errno;
 	if (l != sizeof(b)) {
 		uint32_t off = b.rx_off;
-		setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
+		made_syscall();
+		ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off));
 		return -EIO;
 	}
 	return axsock_adopt(fd, &b);
@@ -102,42 +118,113 @@ int axsock_take(int fd)
 
 uint32_t axsock_bit(int fd)
 {
-	struct axsock *s = get(fd);
+	struct axsock *s = axsock_owned(fd);
 	return s ? s->bit : AX_ACT_SOCKS;
+}
+
+void axsock_mapping(int fd, uint64_t *va, uint64_t *bytes)
+{
+	struct axsock *s = axsock_slot(fd);
+	*va = s && s->va ? s->va : 0;
+	*bytes = s && s->va ? s->bytes : 0;
+	if (s)
+		s->va = 0;
+}
+
+int axsock_close(int fd)
+{
+	uint64_t va, bytes;
+	axsock_mapping(fd, &va, &bytes);
+	struct axsock *s = axsock_slot(fd);
+	if (s)
+		s->taken = false;
+	made_syscall();
+	int r = (int)syscall(SYS_close, fd) ? -errno : 0;
+	/* syscall mapped the buffer in for us and nothing else unmaps it: each closed socket
+	 * would keep its 560 KiB for the process's life */
+	if (va) {
+		made_syscall();
+		syscall(SYS_munmap, (void *)(uintptr_t)va, bytes);
+	}
+	return r;
+}
+
+int axsock_shutdown(int fd, int how)
+{
+	struct axsock *s = axsock_owned(fd);
+	if (!s || !s->stream)
+		return -EBADF;
+	if (how < SHUT_RD || how > SHUT_RDWR)
+		return -EINVAL;
+	if (how != SHUT_RD) {
+		int r = axsock_queue_fin(fd);
+		if (r)
+			return r;
+	}
+	if (how != SHUT_WR)
+		s->shut_rd = true;
+	return 0;
+}
+
+int axsock_queue_fin(int fd)
+{
+	struct axsock *s = axsock_owned(fd);
+	if (!s || !s->stream)
+		return -EBADF;
+	lock(s);
+	int r = 0;
+	if (!s->shut_wr) {
+		/* the FIN piece after the data (syscall's queue_fin for its own sockets) */
+		struct sockbuf_desc d = { .flags = SBD_FIN };
+		r = sockbuf_commit(&s->sb.tx, 0, &d) == 0 ? 0 : -EAGAIN;
+		s->shut_wr = r == 0;
+	}
+	unlock(s);
+	if (r == 0)
+		kick(fd, s);
+	return r;
 }
 
 int axsock_give_back(int fd)
 {
-	struct axsock *s = get(fd);
+	struct axsock *s = axsock_owned(fd);
 	if (!s)
 		return -EBADF;
-	uint32_t off = s->rx_off;
-	made_syscall();
+	lock(s);
+	/* the stream's offset, and whether our FIN piece is queued (syscall must not queue
+	 * another) */
+	uint32_t back[2] = { s->rx_off, s->shut_wr ? AX_BACK_FIN : 0 };
 	s->taken = false;
-	return setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &off, sizeof(off)) ? -errno : 0;
+	unlock(s);
+	made_syscall();
+	return ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, back, sizeof(back)) ? -errno : 0;
 }
 
 /* The stack must look at the socket (TX queued, RX released). */
-static void kick(int fd)
+static void kick(int fd, struct axsock *s)
 {
-	struct axsock *s = get(fd);
-	if (s)
-		axsock_activity(fd, s->eng, s->bit);
+	axsock_activity(fd, s->eng, s->bit);
 }
 
-/* Blocks in poll(2) until fd is ready for ev: 0, or the socket's error (-errno) when the
- * stack reports one (a reset, a refused connection), or 1 when it hung up without one. */
-static int wait_for(int fd, short ev)
+/* Waits in poll(2) until fd is ready for ev (timeout ms, 0: none): 0, -EAGAIN when the
+ * timeout passed, the socket's error (-errno) when the stack reports one (a reset, a refused
+ * connection), or 1 when it hung up without one. ms < 0: only look (timeout 0). */
+static int wait_for(int fd, short ev, int ms)
 {
 	struct pollfd p = { fd, ev, 0 };
 	made_syscall();
-	if (poll(&p, 1, -1) < 0)
+	int r = ax_sys_poll(&p, 1, ms < 0 ? 0 : ms ? ms : -1);
+	if (r < 0)
 		return -errno;
-	if (p.revents & (POLLERR | POLLHUP)) {
+	if (r == 0)
+		return -EAGAIN;
+	if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		if (p.revents & POLLNVAL)
+			return -EBADF;
 		int e = 0;
 		socklen_t l = sizeof(e);
 		made_syscall();
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+		ax_sys_getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
 		if (e)
 			return -e;
 		if (!(p.revents & ev))
@@ -146,13 +233,62 @@ static int wait_for(int fd, short ev)
 	return 0;
 }
 
+/* An iovec cursor: where the next byte goes to or comes from. */
+struct cur {
+	const struct iovec *iov;
+	int n, i;
+	size_t off;
+};
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t t = 0;
+	for (int i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Copies len bytes from src into the cursor's buffers (to: true) or from them into src. */
+static void cur_copy(struct cur *c, void *p, size_t len, bool to)
+{
+	unsigned char *b = p;
+	while (len && c->i < c->n) {
+		size_t room = c->iov[c->i].iov_len - c->off;
+		size_t k = len < room ? len : room;
+		unsigned char *at = (unsigned char *)c->iov[c->i].iov_base + c->off;
+		if (to)
+			memcpy(at, b, k);
+		else
+			memcpy(b, at, k);
+		b += k, len -= k, c->off += k;
+		if (c->off == c->iov[c->i].iov_len)
+			c->i++, c->off = 0;
+	}
+}
+
+/* A receive found nothing and may not wait: EAGAIN, unless the kernel told the poll or
+ * epoll wrappers of an error or hang-up: then the socket's error, or the end. */
+static ssize_t empty_nowait(int fd, struct axsock *s)
+{
+	if (!atomic_load_explicit(&s->hup_hint, memory_order_relaxed) && !(axsock_status(s->bit) & (POLLERR | POLLHUP)))
+		return -EAGAIN;
+	int w = wait_for(fd, POLLIN, -1);
+	return w < 0 ? w : w > 0 ? 0 : -EAGAIN;
+}
+
 /* A stream's bytes: from the oldest piece on, as many as fit (MSG_WAITALL: all of len). */
-static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int flags)
+static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, int flags, int ms)
 {
 	size_t got = 0;
 	bool peek = flags & MSG_PEEK;
+	if (s->shut_rd)
+		return 0;
 	for (;;) {
-		while (got < len && !s->peer_fin && !s->shut_rd) {
+		lock(s);
+		struct cur pc = *c; /* a peek copies from the start each time */
+		struct cur *dst = peek ? &pc : c;
+		bool corrupt = false;
+		while (got < len && !s->peer_fin) {
 			struct sockbuf_desc d;
 			uint64_t n;
 			int err;
@@ -162,28 +298,38 @@ static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int 
 					s->peer_fin = sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, 0);
 				break;
 			}
-			if (!p && err != CHAN_EAGAIN)
-				return got ? (ssize_t)got : -EIO;
-			if (!p)
+			if (!p) {
+				corrupt = err != CHAN_EAGAIN;
 				break;
+			}
 			if (!(flags & MSG_TRUNC))
-				memcpy(buf + got, p, n);
+				cur_copy(dst, (void *)p, n, true);
 			got += n;
 			if (peek)
 				break;
 			sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
 		}
+		bool fin = s->peer_fin;
+		if (peek && !got) { /* a peek at the FIN reads the end */
+			struct sockbuf_desc d;
+			uint64_t n;
+			int err;
+			fin = !sockbuf_stream_peek(&s->sb.rx, s->rx_off, 1, &d, &n, &err) && err == SOCKBUF_EFIN;
+		}
+		unlock(s);
+		if (corrupt)
+			return got ? (ssize_t)got : -EIO;
 		if (got && !peek)
-			kick(fd); /* RX space came free: the window opens */
-		if (got == len || s->peer_fin || s->shut_rd || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
+			kick(fd, s); /* RX space came free: the window opens */
+		if (got == len || fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
 			axsock_counts.user++;
 			return (ssize_t)got;
 		}
 		if (flags & MSG_DONTWAIT) {
 			axsock_counts.user++;
-			return got ? (ssize_t)got : -EAGAIN;
+			return got ? (ssize_t)got : empty_nowait(fd, s);
 		}
-		int w = wait_for(fd, POLLIN);
+		int w = wait_for(fd, POLLIN, ms);
 		if (w < 0)
 			return got ? (ssize_t)got : w;
 		if (w > 0 && !sockbuf_ready(&s->sb.rx))
@@ -192,12 +338,13 @@ static ssize_t stream_recv(int fd, struct axsock *s, char *buf, size_t len, int 
 }
 
 /* A stream's bytes into TX in pieces as room allows; a blocking call queues them all. */
-static ssize_t stream_send(int fd, struct axsock *s, const char *buf, size_t len, int flags)
+static ssize_t stream_send(int fd, struct axsock *s, struct cur *c, size_t len, int flags, int ms)
 {
 	size_t done = 0;
 	if (s->shut_wr)
 		return -EPIPE;
 	for (;;) {
+		lock(s);
 		while (done < len) {
 			uint32_t room = sockbuf_room(&s->sb.tx);
 			size_t n = len - done < room ? len - done : room;
@@ -207,72 +354,74 @@ static ssize_t stream_send(int fd, struct axsock *s, const char *buf, size_t len
 			void *p = sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err);
 			if (!p)
 				break;
-			memcpy(p, buf + done, n);
+			struct cur save = *c;
+			cur_copy(c, p, n, false);
 			struct sockbuf_desc d = { 0 };
-			if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d))
+			if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d)) {
+				*c = save;
 				break;
+			}
 			done += n;
 		}
+		unlock(s);
 		if (done)
-			kick(fd);
+			kick(fd, s);
 		if (done == len || (flags & MSG_DONTWAIT)) {
 			axsock_counts.user++;
 			return done ? (ssize_t)done : -EAGAIN;
 		}
-		int w = wait_for(fd, POLLOUT);
+		int w = wait_for(fd, POLLOUT, ms);
 		if (w)
 			return done ? (ssize_t)done : w < 0 ? w : -EPIPE;
 	}
 }
 
-ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
+static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, int flags, struct sockaddr *from,
+			  socklen_t *fromlen, int *mflags, int ms)
 {
-	struct axsock *s = get(fd);
-	if (!s)
-		return -EBADF;
-	if (s->stream)
-		return stream_recv(fd, s, buf, len, flags);
 	for (;;) {
+		lock(s);
 		struct sockbuf_desc d;
 		int err;
 		const void *p = sockbuf_peek(&s->sb.rx, &d, &err);
 		if (p) {
 			size_t n = d.len < len ? d.len : len;
-			memcpy(buf, p, n);
+			cur_copy(c, (void *)p, n, true);
 			if (from && fromlen && d.family == AF_INET) {
 				struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = d.port };
 				memcpy(&a.sin_addr, d.addr, 4);
 				socklen_t l = *fromlen < sizeof(a) ? *fromlen : (socklen_t)sizeof(a);
 				memcpy(from, &a, l);
 				*fromlen = sizeof(a);
-			}
+			} else if (fromlen)
+				*fromlen = 0;
+			if (mflags)
+				*mflags = n < d.len || (d.flags & SBD_TRUNC) ? MSG_TRUNC : 0;
 			ssize_t r = (flags & MSG_TRUNC) ? (ssize_t)d.len : (ssize_t)n;
-			if (!(flags & MSG_PEEK)) {
+			if (!(flags & MSG_PEEK))
 				sockbuf_consume(&s->sb.rx, &d);
-				kick(fd); /* RX space came free */
-			}
+			unlock(s);
+			if (!(flags & MSG_PEEK))
+				kick(fd, s); /* RX space came free */
 			axsock_counts.user++;
 			return r;
 		}
+		unlock(s);
 		if (err != CHAN_EAGAIN)
 			return -EIO; /* the stack wrote impossible descriptors */
 		if (flags & MSG_DONTWAIT) {
 			axsock_counts.user++;
-			return -EAGAIN;
+			return empty_nowait(fd, s);
 		}
-		int w = wait_for(fd, POLLIN);
+		int w = wait_for(fd, POLLIN, ms);
 		if (w)
 			return w < 0 ? w : 0; /* hung up without an error: nothing more comes */
 	}
 }
 
-ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
+static ssize_t dgram_send(int fd, struct axsock *s, struct cur *c, size_t len, int flags, const struct sockaddr *to,
+			  socklen_t tolen, int ms)
 {
-	struct axsock *s = get(fd);
-	if (!s)
-		return -EBADF;
-	if (s->stream)
-		return stream_send(fd, s, buf, len, flags);
 	if (len > 65507)
 		return -EMSGSIZE;
 	struct sockbuf_desc d = { 0 };
@@ -284,66 +433,179 @@ ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const stru
 		memcpy(d.addr, &a->sin_addr, 4);
 	}
 	for (;;) {
+		lock(s);
 		int err;
 		void *p = sockbuf_alloc(&s->sb.tx, (uint32_t)len, &err);
 		if (p) {
-			memcpy(p, buf, len);
+			struct cur save = *c;
+			cur_copy(c, p, len, false);
 			if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == 0) {
-				kick(fd); /* the stack must send it */
+				unlock(s);
+				kick(fd, s); /* the stack must send it */
 				axsock_counts.user++;
 				return (ssize_t)len;
 			}
+			*c = save;
 			err = CHAN_EAGAIN; /* the descriptor queue is full */
 		}
+		unlock(s);
 		if (err != CHAN_EAGAIN)
 			return err == CHAN_EINVAL ? -EMSGSIZE : -EIO;
 		if (flags & MSG_DONTWAIT) {
 			axsock_counts.user++;
 			return -EAGAIN;
 		}
-		int w = wait_for(fd, POLLOUT);
+		int w = wait_for(fd, POLLOUT, ms);
 		if (w)
 			return w < 0 ? w : -EPIPE;
 	}
 }
 
-int axsock_close(int fd)
+static int flags_of(struct axsock *s, int flags)
 {
-	struct axsock *s = get(fd);
-	uint64_t va = s ? s->va : 0, bytes = s ? s->bytes : 0;
-	if (s)
-		s->taken = false;
-	made_syscall();
-	int r = close(fd) ? -errno : 0;
-	/* syscall mapped the buffer in for us and nothing else unmaps it: each closed socket
-	 * would keep its buffer's memory for the process's life */
-	if (va) {
-		made_syscall();
-		munmap((void *)(uintptr_t)va, bytes);
+	return s->nonblock ? flags | MSG_DONTWAIT : flags;
+}
+
+ssize_t axsock_recvmsg(int fd, struct msghdr *m, int flags)
+{
+	struct axsock *s = axsock_owned(fd);
+	if (!s)
+		return -EBADF;
+	struct cur c = { m->msg_iov, (int)m->msg_iovlen, 0, 0 };
+	size_t len = iov_total(m->msg_iov, (int)m->msg_iovlen);
+	flags = flags_of(s, flags);
+	m->msg_flags = 0;
+	m->msg_controllen = 0;
+	if (s->stream) {
+		if (m->msg_name)
+			m->msg_namelen = 0;
+		return stream_recv(fd, s, &c, len, flags, s->rcvtimeo_ms);
 	}
+	return dgram_recv(fd, s, &c, len, flags, m->msg_name, m->msg_name ? &m->msg_namelen : NULL, &m->msg_flags,
+			  s->rcvtimeo_ms);
+}
+
+ssize_t axsock_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	struct axsock *s = axsock_owned(fd);
+	if (!s)
+		return -EBADF;
+	struct cur c = { m->msg_iov, (int)m->msg_iovlen, 0, 0 };
+	size_t len = iov_total(m->msg_iov, (int)m->msg_iovlen);
+	flags = flags_of(s, flags);
+	if (s->stream)
+		return stream_send(fd, s, &c, len, flags, s->sndtimeo_ms);
+	return dgram_send(fd, s, &c, len, flags, m->msg_name, m->msg_namelen, s->sndtimeo_ms);
+}
+
+ssize_t axsock_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *fromlen)
+{
+	struct iovec v = { buf, len };
+	struct msghdr m = { .msg_name = from, .msg_namelen = fromlen ? *fromlen : 0, .msg_iov = &v, .msg_iovlen = 1 };
+	ssize_t r = axsock_recvmsg(fd, &m, flags);
+	if (r >= 0 && from && fromlen)
+		*fromlen = m.msg_namelen;
 	return r;
 }
 
-int axsock_shutdown(int fd, int how)
+ssize_t axsock_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to, socklen_t tolen)
 {
-	struct axsock *s = get(fd);
+	struct iovec v = { (void *)buf, len };
+	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = to ? tolen : 0, .msg_iov = &v, .msg_iovlen = 1 };
+	struct axsock *s = axsock_owned(fd);
+	if (s && s->stream)
+		m.msg_name = NULL, m.msg_namelen = 0; /* a connected stream ignores the address */
+	return axsock_sendmsg(fd, &m, flags);
+}
+
+short axsock_ready(int fd, short events)
+{
+	struct axsock *s = axsock_owned(fd);
+	if (!s)
+		return 0;
+	short r = 0;
+	lock(s);
+	/* what only syscall knows (a reset, a hang-up), from its status in the page */
+	uint32_t st = axsock_status(s->bit);
+	if (st & (POLLERR | POLLHUP))
+		r |= (short)(st & (POLLERR | POLLHUP)) | POLLIN | POLLRDNORM;
+	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->shut_rd)
+		r |= POLLIN | POLLRDNORM;
+	if (!s->shut_wr && (s->stream ? sockbuf_room(&s->sb.tx) >= 4096 : sockbuf_space(&s->sb.tx) > 0))
+		r |= POLLOUT | POLLWRNORM;
+	unlock(s);
+	return r & (events | POLLERR | POLLHUP);
+}
+
+int axsock_nread(int fd)
+{
+	struct axsock *s = axsock_owned(fd);
 	if (!s)
 		return -EBADF;
-	if (!s->stream)
-		return -EOPNOTSUPP; /* datagrams: syscall tells udp (the caller makes the call) */
-	if (how < SHUT_RD || how > SHUT_RDWR)
-		return -EINVAL;
-	s->shut_rd |= how != SHUT_WR;
-	if (how != SHUT_RD && !s->shut_wr) {
-		/* the FIN piece after the data (syscall's queue_fin for its own sockets) */
-		struct sockbuf_desc d = { .flags = SBD_FIN };
-		if (sockbuf_commit(&s->sb.tx, 0, &d) != 0) {
-			axsock_give_back(fd); /* the descriptor queue is full: syscall queues it */
-			return -EAGAIN;
+	struct sockbuf_desc d;
+	uint64_t n = 0;
+	int err;
+	lock(s);
+	if (s->stream) {
+		if (!s->shut_rd && !s->peer_fin && !sockbuf_stream_peek(&s->sb.rx, s->rx_off, UINT32_MAX, &d, &n, &err))
+			n = 0;
+	} else if (sockbuf_peek(&s->sb.rx, &d, &err))
+		n = d.len;
+	unlock(s);
+	return (int)n;
+}
+
+ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct axsock *s = axsock_owned(out);
+	if (!s || !s->stream)
+		return -EBADF;
+	if (s->shut_wr)
+		return -EPIPE;
+	size_t done = 0;
+	ssize_t ferr = 0;
+	for (;;) {
+		lock(s);
+		while (done < count) {
+			uint32_t room = sockbuf_room(&s->sb.tx);
+			size_t n = count - done < room ? count - done : room;
+			int err;
+			void *p = n ? sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err) : NULL;
+			if (!p)
+				break;
+			/* the file's bytes straight into TX */
+			made_syscall();
+			ssize_t r = off ? pread(in, p, n, *off + (off_t)done) : read(in, p, n);
+			if (r <= 0) {
+				ferr = r < 0 ? -errno : 0;
+				count = done; /* the file ended (or failed) */
+				break;
+			}
+			if ((size_t)r < n) { /* a short read: where r bytes go may differ from n's */
+				void *q = sockbuf_alloc(&s->sb.tx, (uint32_t)r, &err);
+				if (!q)
+					break;
+				memmove(q, p, (size_t)r);
+			}
+			struct sockbuf_desc d = { 0 };
+			if (sockbuf_commit(&s->sb.tx, (uint32_t)r, &d))
+				break;
+			done += (size_t)r;
 		}
-		s->shut_wr = true;
-		kick(fd);
+		unlock(s);
+		if (done)
+			kick(out, s);
+		if (done == count || s->nonblock)
+			break;
+		int w = wait_for(out, POLLOUT, s->sndtimeo_ms);
+		if (w) {
+			ferr = w < 0 ? w : -EPIPE;
+			break;
+		}
 	}
-	axsock_counts.user++;
-	return 0;
+	if (off)
+		*off += (off_t)done;
+	if (done)
+		return (ssize_t)done;
+	return ferr ? ferr : count ? -EAGAIN : 0;
 }

@@ -560,15 +560,19 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 		return act_set_wake(s, c->pid);
 	if (name != AX_SOCKBUF)
 		return -E_NOPROTOOPT;
-	uint32_t off = 0;
-	if (c->a[4] < 4 || ax_vcopy(c->thread, (const void *)c->a[3], EP_NONE, &off, 4) < 0)
+	uint32_t back[2] = { 0, 0 }; /* the stream offset, AX_BACK_FIN */
+	uint64_t blen = c->a[4] >= 8 ? 8 : 4;
+	if (c->a[4] < 4 || ax_vcopy(c->thread, (const void *)c->a[3], EP_NONE, back, blen) < 0)
 		return c->a[4] < 4 ? -E_INVAL : -E_FAULT;
+	uint32_t off = back[0];
 	if (s->lib_pid != c->pid)
 		return -E_INVAL;
 	/* our view of the rings again from what is published (the library moved them) */
 	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
 		return -5; /* EIO: the library left impossible indices */
 	act_forget_sock(s);
+	if (s->stream && (back[1] & AX_BACK_FIN))
+		s->fin_sent = s->shut_wr = true; /* the library queued the FIN piece */
 	s->lib_pid = 0, s->rx_off = s->stream ? off : 0;
 	s->lib_dirty = true;
 	ready_changed(s);

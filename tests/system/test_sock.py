@@ -71,3 +71,19 @@ def test_an_engine_on_a_dedicated_mwait_core_is_woken_by_a_store():
     assert m, out[-4000:]
     moved, kicks, rings = map(int, m.groups())
     assert moved > 0 and kicks == 0, m.group(0)
+
+
+def test_an_unmodified_program_uses_the_library_through_ld_wrap():
+    """tests/sock/sockposix.c, linked with lib/sock by ld --wrap (no axsock_* call):
+    read/write/readv/writev/send/recv/sendmsg/recvmsg on a TCP connection and datagrams,
+    poll/select/epoll over a socket and a pipe, FIONREAD, O_NONBLOCK, MSG_PEEK, shutdown;
+    the counters show receives, polls, selects and epoll_waits answered in user space (and
+    1000 empty receives with the kernel's count of Linux calls unchanged); then the same
+    program with AXOLOTL_SOCK=0 passes the same checks with every counter at 0."""
+    out = run_program("sockposix", "SOCKPOSIX", 40)
+    assert re.search(r"^SOCKPOSIX PASS off_udp_empty_eagain$", out, re.M), out[-4000:]
+    assert re.search(r"^SOCKPOSIX PASS without_library_counters_zero$", out, re.M), out[-4000:]
+    calls = re.search(r"^sockposix: calls \(user/sys\):.*$", out, re.M)
+    assert calls, out[-4000:]
+    save_log("sockposix-counters", calls.group(0) + "\n")
+    print(calls.group(0))

@@ -1,7 +1,9 @@
 """The applications serve the host over TCP (issue 7's acceptance): the default image
 (boot/system.conf, /etc/rc starts lighttpd, memcached, iperf and tcphash) on QEMU's
 restricted user networking, each application reached through a hostfwd on a free port of
-127.0.0.1, as `make run` does.
+127.0.0.1, as `make run` does. lighttpd, memcached and iperf carry the user-space socket
+library (lib/sock, ld --wrap) and use it (the default); test_tcp_apps_nolib.py runs the core
+checks again with AXOLOTL_SOCK=0.
 
 One guest for the whole file (a module fixture), the tests in this order:
 - curl fetches the 20-byte and the 4 MiB file 50 times each (25 on one keep-alive
@@ -117,17 +119,31 @@ def wait_until(what, probe, timeout):
     raise AssertionError(f"{what} did not answer within {timeout} s")
 
 
-@pytest.fixture(scope="module")
-def apps():
+def without_library(conf):
+    """The configuration with pm starting /etc/rc through env AXOLOTL_SOCK=0: every
+    application /etc/rc starts inherits it, so lib/sock (linked into lighttpd, memcached
+    and iperf by ld --wrap) stays off and they use system calls only."""
+    new = re.sub(r'^(service pm .*args=")run=(/[^"]*)"', r'\1run=/usr/bin/env AXOLOTL_SOCK=0 \2"', conf,
+                 count=1, flags=re.M)
+    assert new != conf, conf
+    return new
+
+
+def boot_apps(conf, name, library=True):
+    """Boots conf (with /etc/rc's applications) and yields Apps once they answer."""
     subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(WWW, ROOT)], check=True)
-    write_conf("tcpapps.conf", default_conf())
+    write_conf("tcpapps.conf", conf)
     write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
     ports = {g: free_port(socket.SOCK_STREAM) for g in (80, 11211, 5001, 7000)}
     fwds = [("tcp", h, g) for g, h in ports.items()]
     # 1 GiB, as `make run` boots it: memcached's cache, and 128 connections of lighttpd hold
     # 128 socket buffers of 560 KiB each (their pages are all allocated up front)
-    with Guest("", modules=MODULES, mem=1024, net=user_net("e1000", fwds), name="tcp-apps") as g:
+    with Guest("", modules=MODULES, mem=1024, net=user_net("e1000", fwds), name=name) as g:
         g.wait_for(r"rc: started lighttpd", timeout=240)
+        # the shell /etc/rc runs has the applications' environment: the library's switch
+        mark = g.mark()
+        g.type("echo axolotl_sock=${AXOLOTL_SOCK:-unset}\r")
+        g.wait_for(r"axolotl_sock=%s\b" % ("unset" if library else "0"), timeout=60, start=mark)
         g.wait_for(r"ip: e1000: dhcp lease 10\.0\.2\.15/24", timeout=180)
         a = Apps(g, ports)
         wait_until("tcphash", lambda: tcp_tools.tcphash_small(HOST, ports[7000], 1, timeout=10), 120)
@@ -136,6 +152,11 @@ def apps():
         g.wait_for(r"console: monitor", timeout=30)
         time.sleep(0.5)
         yield a
+
+
+@pytest.fixture(scope="module")
+def apps():
+    yield from boot_apps(default_conf(), "tcp-apps")
 
 
 def sha(data):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lighttpd from Debian's `lighttpd` source package: one static musl binary with its modules
-# compiled in (LIGHTTPD_STATIC). Output: build/ports/out/lighttpd/lighttpd. Its configuration
+# compiled in (LIGHTTPD_STATIC), linked with the
+# user-space socket library (lib/sock: ld --wrap, $AXSOCK_MUSL). Output: build/ports/out/lighttpd/lighttpd. Its configuration
 # is rootfs/etc/lighttpd.conf.
 source "$(dirname "$0")/../lib.sh"
 
@@ -30,7 +31,7 @@ done > src/plugin-static.h
 step "configuring (musl-gcc, LIGHTTPD_STATIC, modules: $(echo $MODULES))"
 LIGHTTPD_STATIC=yes ./configure CC=musl-gcc \
 	CPPFLAGS="-isystem $W/inc" CFLAGS="-O2 -ffunction-sections -fdata-sections" \
-	LDFLAGS="--static -Wl,--gc-sections" \
+	LDFLAGS="--static -Wl,--gc-sections $(axsock_ldflags)" LIBS="$AXSOCK_MUSL" \
 	--enable-static --disable-shared --without-openssl --without-pcre --without-pcre2 \
 	--without-zlib --without-bzip2 --without-zstd --without-brotli --without-libdeflate \
 	--without-lua --without-mysql --without-pgsql --without-ldap --without-pam
@@ -39,5 +40,6 @@ step "building (-j$JOBS)"
 # versionstamp.h and the config parser are built sources: make them first.
 make -C src parsers versionstamp
 make -j"$JOBS" -C src lighttpd
+axsock_check src/lighttpd
 strip src/lighttpd
 install_out lighttpd src/lighttpd

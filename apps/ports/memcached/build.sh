@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # memcached from Debian's `memcached` source package, a static musl binary linked with our
-# static libevent (apps/ports/libevent). Output: build/ports/out/memcached/memcached.
+# static libevent (apps/ports/libevent) and the
+# user-space socket library (lib/sock: ld --wrap, $AXSOCK_MUSL). Output: build/ports/out/memcached/memcached.
 source "$(dirname "$0")/../lib.sh"
 
 LIBEVENT=$PORTS_OUT/libevent
@@ -18,10 +19,11 @@ autoreconf -fi
 # No SASL, no TLS, no documentation; memcached links with plain cc (no libtool), so -static
 # reaches the linker.
 step "configuring (musl-gcc, static, libevent from $LIBEVENT)"
-./configure CC=musl-gcc LDFLAGS=-static --with-libevent="$LIBEVENT" \
+./configure CC=musl-gcc LDFLAGS="-static $(axsock_ldflags)" LIBS="$AXSOCK_MUSL" --with-libevent="$LIBEVENT" \
 	--disable-sasl --disable-sasl-pwdb --disable-tls --disable-docs --disable-coverage
 
 step "building (-j$JOBS)"
 make -j"$JOBS" memcached
+axsock_check memcached
 strip memcached
 install_out memcached memcached

@@ -1,0 +1,485 @@
+/* lib/sock: poll, ppoll, select, pselect and epoll_wait/epoll_pwait, interposed (README.md,
+ * docs/sockets.md "select, poll, epoll"). A set without a socket the library owns goes to
+ * the real call untouched. Otherwise the owned sockets are answered from their rings; when
+ * one is ready the call returns without a system call, except that every 8th such call of a
+ * thread also asks the kernel (timeout 0) about the other descriptors, so they do not
+ * starve. When none is ready the kernel gets the whole set (vfs answers owned sockets from
+ * syscall's view): for an owned socket its POLLERR/POLLHUP are the truth (a reset is known
+ * only that way: the socket's next receive asks the kernel), but its POLLIN/POLLOUT are
+ * checked against the rings; a report the rings do not confirm is stale: syscall is told to
+ * look again and the call waits again for what is left of its timeout.
+ * epoll: the library keeps a user-space list of the tracked sockets of every epoll set and
+ * also passes every epoll_ctl on to the kernel, so a blocking wait wakes up. Level-triggered
+ * entries are reported while the rings say ready. EPOLLET: reported when the rings' readiness
+ * rises between two looks (a sweep that finds it unchanged stays quiet). EPOLLONESHOT: once,
+ * then disarmed here and in the kernel (one epoll_ctl) until EPOLL_CTL_MOD. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+#include "activity.h"
+#include "posix.h"
+#include "sock.h"
+
+int __real_poll(struct pollfd *, nfds_t, int);
+int __real_ppoll(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+int __real_select(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+int __real_pselect(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
+int __real_epoll_ctl(int, int, int, struct epoll_event *);
+int __real_epoll_wait(int, struct epoll_event *, int, int);
+int __real_epoll_pwait(int, struct epoll_event *, int, int, const sigset_t *);
+
+#define FAIR 8 /* every FAIR-th call answered from the rings also asks the kernel */
+static _Thread_local unsigned fair;
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* What is left of a timeout (ns, -1: none) that ends at deadline. */
+static int64_t left(int64_t timeout, int64_t deadline)
+{
+	if (timeout < 0)
+		return -1;
+	int64_t l = deadline - now_ns();
+	return l > 0 ? l : 0;
+}
+
+/* The kernel's poll on f with timeout ns (-1: none), with the caller's signal mask if any. */
+static int kern_poll(struct pollfd *f, nfds_t n, int64_t ns, const sigset_t *mask, bool masked)
+{
+	axsock_nsys++;
+	if (!masked)
+		return __real_poll(f, n, ns < 0 ? -1 : (int)((ns + 999999) / 1000000));
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+	return __real_ppoll(f, n, ns < 0 ? NULL : &ts, mask);
+}
+
+/* The owned sockets' revents from their rings; the number of entries with any. */
+static int sweep(struct pollfd *f, nfds_t n)
+{
+	int ready = 0;
+	for (nfds_t i = 0; i < n; i++)
+		if (axsock_owned(f[i].fd)) {
+			f[i].revents = axsock_ready(f[i].fd, f[i].events);
+			ready += f[i].revents != 0;
+		}
+	return ready;
+}
+
+static int count_ready(struct pollfd *f, nfds_t n)
+{
+	int c = 0;
+	for (nfds_t i = 0; i < n; i++)
+		c += f[i].revents != 0;
+	return c;
+}
+
+/* poll with owned sockets in f (the rules above). */
+static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked)
+{
+	int64_t deadline = timeout < 0 ? 0 : now_ns() + timeout;
+	for (;;) {
+		for (nfds_t i = 0; i < n; i++)
+			f[i].revents = 0;
+		int ready = sweep(f, n);
+		if (ready) {
+			if (++fair % FAIR)
+				return ready;
+			/* the others once in a while: the owned ones hidden (a negative fd is skipped) */
+			for (nfds_t i = 0; i < n; i++)
+				if (axsock_owned(f[i].fd))
+					f[i].fd = -1 - f[i].fd;
+			int r = kern_poll(f, n, 0, mask, masked);
+			for (nfds_t i = 0; i < n; i++)
+				if (f[i].fd < -1 && axsock_owned(-1 - f[i].fd))
+					f[i].fd = -1 - f[i].fd;
+			if (r < 0)
+				return r;
+			sweep(f, n);
+			return count_ready(f, n);
+		}
+		int r = kern_poll(f, n, left(timeout, deadline), mask, masked);
+		if (r <= 0)
+			return r;
+		bool stale = false;
+		for (nfds_t i = 0; i < n; i++) {
+			struct axsock *s = axsock_owned(f[i].fd);
+			if (!s || !f[i].revents)
+				continue;
+			short truth = f[i].revents & (POLLERR | POLLHUP | POLLNVAL);
+			if (truth)
+				atomic_store_explicit(&s->hup_hint, true, memory_order_relaxed);
+			short rings = axsock_ready(f[i].fd, f[i].events);
+			if (!truth && !rings) {
+				stale = true;
+				axsock_resync(f[i].fd);
+			}
+			f[i].revents = truth | rings;
+		}
+		int c = count_ready(f, n);
+		if (c || !stale || left(timeout, deadline) == 0)
+			return c;
+	}
+}
+
+static bool any_owned(const struct pollfd *f, nfds_t n, bool *tracked)
+{
+	bool owned = false;
+	*tracked = false;
+	for (nfds_t i = 0; i < n; i++) {
+		*tracked |= axsock_tracked(f[i].fd) != NULL;
+		owned |= axsock_owned(f[i].fd) != NULL && axsock_on();
+	}
+	return owned;
+}
+
+static int poll_common(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked,
+		       enum ax_call kind)
+{
+	uint64_t n0 = axsock_nsys;
+	int r = lib_poll(f, n, timeout, mask, masked);
+	axsock_count(kind, axsock_nsys == n0);
+	return r;
+}
+
+int __wrap_poll(struct pollfd *f, nfds_t n, int ms)
+{
+	bool tracked;
+	if (!any_owned(f, n, &tracked)) {
+		if (tracked)
+			axsock_count(AXC_POLL, false);
+		return __real_poll(f, n, ms);
+	}
+	return poll_common(f, n, ms < 0 ? -1 : (int64_t)ms * 1000000, NULL, false, AXC_POLL);
+}
+
+int __wrap_ppoll(struct pollfd *f, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	bool tracked;
+	if (!any_owned(f, n, &tracked)) {
+		if (tracked)
+			axsock_count(AXC_POLL, false);
+		return __real_ppoll(f, n, ts, mask);
+	}
+	int64_t t = ts ? (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec : -1;
+	return poll_common(f, n, t, mask, true, AXC_POLL);
+}
+
+/* select through lib_poll: the sets as pollfds, and back. */
+static int lib_select(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t timeout, const sigset_t *mask, bool masked)
+{
+	struct pollfd f[FD_SETSIZE];
+	nfds_t n = 0;
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++) {
+		short ev = (r && FD_ISSET(fd, r) ? POLLIN : 0) | (w && FD_ISSET(fd, w) ? POLLOUT : 0) |
+			   (e && FD_ISSET(fd, e) ? POLLPRI : 0);
+		if (ev)
+			f[n++] = (struct pollfd){ fd, ev, 0 };
+	}
+	uint64_t n0 = axsock_nsys;
+	int res = lib_poll(f, n, timeout, mask, masked);
+	axsock_count(AXC_SELECT, axsock_nsys == n0);
+	if (res < 0)
+		return res;
+	int c = 0;
+	for (nfds_t i = 0; i < n; i++)
+		if (f[i].revents & POLLNVAL) {
+			errno = EBADF;
+			return -1;
+		}
+	for (nfds_t i = 0; i < n; i++) {
+		int fd = f[i].fd;
+		short rv = f[i].revents;
+		if (r && FD_ISSET(fd, r) && !(rv & (POLLIN | POLLHUP | POLLERR)))
+			FD_CLR(fd, r);
+		if (w && FD_ISSET(fd, w) && !(rv & (POLLOUT | POLLERR)))
+			FD_CLR(fd, w);
+		if (e && FD_ISSET(fd, e) && !(rv & POLLPRI))
+			FD_CLR(fd, e);
+		c += (r && FD_ISSET(fd, r)) + (w && FD_ISSET(fd, w)) + (e && FD_ISSET(fd, e));
+	}
+	return c;
+}
+
+static bool select_owned(int nfds, fd_set *r, fd_set *w, fd_set *e, bool *tracked)
+{
+	bool owned = false;
+	*tracked = false;
+	if (!axsock_on())
+		return false;
+	for (int fd = 0; fd < nfds && fd < FD_SETSIZE; fd++)
+		if ((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e))) {
+			*tracked |= axsock_tracked(fd) != NULL;
+			owned |= axsock_owned(fd) != NULL;
+		}
+	return owned;
+}
+
+int __wrap_select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	bool tracked;
+	if (!select_owned(nfds, r, w, e, &tracked)) {
+		if (tracked)
+			axsock_count(AXC_SELECT, false);
+		return __real_select(nfds, r, w, e, tv);
+	}
+	int64_t t = tv ? (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000 : -1;
+	return lib_select(nfds, r, w, e, t, NULL, false);
+}
+
+int __wrap_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts, const sigset_t *mask)
+{
+	bool tracked;
+	if (!select_owned(nfds, r, w, e, &tracked)) {
+		if (tracked)
+			axsock_count(AXC_SELECT, false);
+		return __real_pselect(nfds, r, w, e, ts, mask);
+	}
+	int64_t t = ts ? (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec : -1;
+	return lib_select(nfds, r, w, e, t, mask, true);
+}
+
+/* epoll: the user-space lists. */
+struct ent {
+	int fd;
+	uint32_t events; /* as registered */
+	epoll_data_t data;
+	bool off;        /* EPOLLONESHOT fired: disarmed until EPOLL_CTL_MOD */
+	uint32_t last;   /* EPOLLET: the readiness last seen */
+};
+struct eplist {
+	atomic_flag lock;
+	int n, cap;
+	unsigned rr; /* where the next sweep starts (every entry gets its turn) */
+	struct ent *e;
+};
+static struct eplist *eps[AXSOCK_MAX_FDS];
+static _Atomic int neps; /* lists in use: a close looks only when there are some */
+
+static void ep_lock(struct eplist *l)
+{
+	while (atomic_flag_test_and_set_explicit(&l->lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void ep_unlock(struct eplist *l)
+{
+	atomic_flag_clear_explicit(&l->lock, memory_order_release);
+}
+
+static struct eplist *list_of(int epfd, bool make)
+{
+	if (epfd < 0 || epfd >= AXSOCK_MAX_FDS)
+		return NULL;
+	struct eplist *l = __atomic_load_n(&eps[epfd], __ATOMIC_ACQUIRE);
+	if (l || !make)
+		return l;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	struct eplist *none = NULL;
+	if (!__atomic_compare_exchange_n(&eps[epfd], &none, l, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(l);
+		return none;
+	}
+	atomic_fetch_add(&neps, 1);
+	return l;
+}
+
+static void ent_remove(struct eplist *l, int fd)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->e[i].fd == fd) {
+			l->e[i] = l->e[--l->n];
+			return;
+		}
+}
+
+void axsock_events_forget(int fd)
+{
+	if (!atomic_load_explicit(&neps, memory_order_relaxed))
+		return;
+	if (fd >= 0 && fd < AXSOCK_MAX_FDS) {
+		struct eplist *l = __atomic_exchange_n(&eps[fd], NULL, __ATOMIC_ACQ_REL);
+		if (l) { /* an epoll descriptor closed (nobody may use it any more) */
+			atomic_fetch_sub(&neps, 1);
+			free(l->e);
+			free(l);
+		}
+	}
+	for (int i = 0; i < AXSOCK_MAX_FDS; i++) {
+		struct eplist *l = __atomic_load_n(&eps[i], __ATOMIC_ACQUIRE);
+		if (l) {
+			ep_lock(l);
+			ent_remove(l, fd);
+			ep_unlock(l);
+		}
+	}
+}
+
+int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	int r = __real_epoll_ctl(epfd, op, fd, ev);
+	struct axsock *s = axsock_tracked(fd);
+	if (r != 0 || (!s && op != EPOLL_CTL_DEL))
+		return r;
+	struct eplist *l = list_of(epfd, op != EPOLL_CTL_DEL);
+	if (s)
+		axsock_count(AXC_EPOLL_CTL, false);
+	if (!l)
+		return r;
+	ep_lock(l);
+	ent_remove(l, fd);
+	if (op != EPOLL_CTL_DEL && ev) {
+		if (l->n == l->cap) {
+			int cap = l->cap ? 2 * l->cap : 16;
+			struct ent *e = realloc(l->e, (size_t)cap * sizeof(*e));
+			if (e)
+				l->e = e, l->cap = cap;
+		}
+		if (l->n < l->cap)
+			l->e[l->n++] = (struct ent){ .fd = fd, .events = ev->events, .data = ev->data };
+	}
+	ep_unlock(l);
+	return r;
+}
+
+/* The rings' readiness of an entry as epoll bits (EPOLLIN/EPOLLOUT are POLLIN/POLLOUT). */
+static uint32_t ent_ready(const struct ent *x)
+{
+	return (uint32_t)axsock_ready(x->fd, (short)(x->events & (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)));
+}
+
+/* Entries ready by their rings into ev (at most max), fairly from rr on. */
+static int ep_sweep(int epfd, struct eplist *l, struct epoll_event *ev, int max)
+{
+	int got = 0;
+	ep_lock(l);
+	for (int k = 0; k < l->n && got < max; k++) {
+		struct ent *x = &l->e[(l->rr + (unsigned)k) % (unsigned)l->n];
+		if (x->off || !axsock_owned(x->fd))
+			continue;
+		uint32_t bits = ent_ready(x), report = bits;
+		if (x->events & EPOLLET)
+			report = bits & ~x->last, x->last = bits;
+		if (!report)
+			continue;
+		ev[got++] = (struct epoll_event){ .events = report, .data = x->data };
+		if (x->events & EPOLLONESHOT) {
+			struct epoll_event off = { .events = 0, .data = x->data };
+			x->off = true;
+			axsock_nsys++;
+			__real_epoll_ctl(epfd, EPOLL_CTL_MOD, x->fd, &off);
+		}
+	}
+	if (l->n)
+		l->rr = (l->rr + 1) % (unsigned)l->n;
+	ep_unlock(l);
+	return got;
+}
+
+/* The kernel's events ev[0..n) checked: an owned socket's (found by its data) keeps
+ * EPOLLERR/EPOLLHUP and what its rings confirm; skip_owned drops owned ones altogether
+ * (the sweep answered them). Returns the events kept (moved to the front); *stale: one
+ * was not confirmed. */
+static int ep_filter(struct eplist *l, struct epoll_event *ev, int n, bool skip_owned, bool *stale)
+{
+	int kept = 0;
+	ep_lock(l);
+	for (int i = 0; i < n; i++) {
+		struct ent *x = NULL;
+		for (int k = 0; k < l->n && !x; k++)
+			if (l->e[k].data.u64 == ev[i].data.u64 && axsock_owned(l->e[k].fd))
+				x = &l->e[k];
+		if (x) {
+			uint32_t truth = ev[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP);
+			struct axsock *s = axsock_owned(x->fd);
+			if (truth)
+				atomic_store_explicit(&s->hup_hint, true, memory_order_relaxed);
+			if (skip_owned && !truth)
+				continue;
+			uint32_t rings = ent_ready(x);
+			if (x->events & EPOLLET)
+				x->last = rings;
+			if (x->events & EPOLLONESHOT)
+				x->off = true; /* the kernel disarmed it too */
+			if (!truth && !rings) {
+				*stale = true;
+				axsock_resync(x->fd);
+				continue;
+			}
+			ev[i].events = truth | rings;
+		}
+		ev[kept++] = ev[i];
+	}
+	ep_unlock(l);
+	return kept;
+}
+
+static bool ep_owned(struct eplist *l, bool *tracked)
+{
+	bool owned = false;
+	*tracked = false;
+	ep_lock(l);
+	for (int i = 0; i < l->n; i++) {
+		*tracked |= axsock_tracked(l->e[i].fd) != NULL;
+		owned |= axsock_owned(l->e[i].fd) != NULL;
+	}
+	ep_unlock(l);
+	return owned && axsock_on();
+}
+
+static int kern_epoll(int epfd, struct epoll_event *ev, int max, int64_t ns, const sigset_t *mask)
+{
+	axsock_nsys++;
+	return __real_epoll_pwait(epfd, ev, max, ns < 0 ? -1 : (int)((ns + 999999) / 1000000), mask);
+}
+
+int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
+{
+	struct eplist *l = list_of(epfd, false);
+	bool tracked = false;
+	if (!l || max <= 0 || !ep_owned(l, &tracked)) {
+		if (tracked)
+			axsock_count(AXC_EPOLL_WAIT, false);
+		return __real_epoll_pwait(epfd, ev, max, ms, mask);
+	}
+	uint64_t n0 = axsock_nsys;
+	int64_t timeout = ms < 0 ? -1 : (int64_t)ms * 1000000, deadline = timeout < 0 ? 0 : now_ns() + timeout;
+	int r;
+	for (;;) {
+		r = ep_sweep(epfd, l, ev, max);
+		if (r) {
+			if (++fair % FAIR == 0 && r < max) {
+				int k = kern_epoll(epfd, ev + r, max - r, 0, mask);
+				bool stale = false;
+				if (k > 0)
+					r += ep_filter(l, ev + r, k, true, &stale);
+			}
+			break;
+		}
+		r = kern_epoll(epfd, ev, max, left(timeout, deadline), mask);
+		if (r <= 0)
+			break;
+		bool stale = false;
+		r = ep_filter(l, ev, r, false, &stale);
+		if (r || !stale || left(timeout, deadline) == 0)
+			break;
+	}
+	axsock_count(AXC_EPOLL_WAIT, axsock_nsys == n0);
+	return r;
+}
+
+int __wrap_epoll_wait(int epfd, struct epoll_event *ev, int max, int ms)
+{
+	return __wrap_epoll_pwait(epfd, ev, max, ms, NULL);
+}

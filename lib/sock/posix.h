@@ -1,0 +1,14 @@
+/* What posix.c (the interposed descriptor and data calls) and events.c (poll, select,
+ * epoll) share. */
+#pragma once
+#include <stdbool.h>
+#include "state.h"
+
+/* The library is on (AXOLOTL_SOCK is not "0" in the environment). */
+bool axsock_on(void);
+/* fd's record if the wrappers look at it (the library is on and socket/accept made it). */
+struct axsock *axsock_tracked(int fd);
+/* fd is closed or replaced: events.c forgets it (and the epoll list it was, if any). */
+void axsock_events_forget(int fd);
+/* Tells syscall to look at a socket again (a stale readiness report): one system call. */
+void axsock_resync(int fd);

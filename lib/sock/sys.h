@@ -1,0 +1,21 @@
+/* The system calls lib/sock makes for itself, straight to the kernel (syscall(2)): never
+ * through the C library's entry points, which ld --wrap may route back into the library
+ * (posix.c, events.c). Each returns -1 with errno set on failure, as the C library's. */
+#pragma once
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline int ax_sys_poll(struct pollfd *p, nfds_t n, int ms)
+{
+	return (int)syscall(SYS_poll, p, n, ms);
+}
+static inline int ax_sys_getsockopt(int fd, int level, int name, void *v, socklen_t *l)
+{
+	return (int)syscall(SYS_getsockopt, fd, level, name, v, l);
+}
+static inline int ax_sys_setsockopt(int fd, int level, int name, const void *v, socklen_t l)
+{
+	return (int)syscall(SYS_setsockopt, fd, level, name, v, l);
+}

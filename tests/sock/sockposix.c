@@ -1,0 +1,274 @@
+/* sockposix: an unmodified program (no axsock_* call) linked with lib/sock by ld --wrap
+ * (lib/sock/wrap.syms), as lighttpd, memcached and iperf are. Over tcp's and udp's
+ * loopbacks: read/write/readv/writev/send/recv/sendmsg/recvmsg on a TCP connection whose two
+ * ends the library takes over by itself, datagrams with sendto/recvfrom/recvmsg (MSG_TRUNC),
+ * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; poll, select and epoll over a socket
+ * and a pipe together (readiness both ways, data checked); and through the counters
+ * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
+ * calls were answered in user space. Then it runs itself again with AXOLOTL_SOCK=0: the same
+ * checks pass through system calls, and the counters stay 0.
+ * Prints SOCKPOSIX PASS|FAIL NAME lines (NAME prefixed off_ in the second run) and
+ * "sockposix: N passed, N failed" at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "activity.h"
+#include "socktest.h"
+
+#define KC_BASE 0x0a000000L
+#define KC_INFO 16
+#define KI_LINUX_CALLS 9
+
+static bool lib;          /* the library is on (AXOLOTL_SOCK unset) */
+static const char *pre = ""; /* check name prefix */
+static long linux_calls(void) { return syscall(KC_BASE | KC_INFO, KI_LINUX_CALLS, 0); }
+
+static void ck(const char *name, int ok)
+{
+	char n[128];
+	snprintf(n, sizeof(n), "%s%s", pre, name);
+	check(n, ok);
+}
+
+static uint64_t user(enum ax_call c) { return axsock_act()->calls[c].user; }
+static uint64_t total(void)
+{
+	uint64_t t = 0;
+	for (int c = 0; c < AXC_N; c++)
+		t += axsock_act()->calls[c].user + axsock_act()->calls[c].sys;
+	return t;
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 31 + seed + (i >> 9));
+}
+
+/* A connected pair over tcp's loopback: *a the connecting end, *b the accepted one. */
+static int tcp_pair(int *a, int *b)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	if (l < 0 || bind(l, (struct sockaddr *)&la, sizeof(la)) || listen(l, 4) ||
+	    getsockname(l, (struct sockaddr *)&la, &ll))
+		return -1;
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(*a, (struct sockaddr *)&la, sizeof(la)))
+		return -1;
+	*b = accept(l, NULL, NULL);
+	close(l);
+	return *b >= 0 ? 0 : -1;
+}
+
+static void tcp_checks(void)
+{
+	int c = -1, s = -1;
+	ck("tcp_pair", tcp_pair(&c, &s) == 0);
+	static unsigned char out[65536], in[65536];
+	int ok = 1;
+	for (int r = 0; r < 8 && ok; r++) { /* write / read, 512 KiB each way */
+		fill(out, sizeof(out), r);
+		ok &= write(c, out, sizeof(out)) == (ssize_t)sizeof(out);
+		ok &= recv(s, in, sizeof(in), MSG_WAITALL) == (ssize_t)sizeof(in) && !memcmp(in, out, sizeof(in));
+		fill(out, sizeof(out), r + 100);
+		ok &= send(s, out, sizeof(out), 0) == (ssize_t)sizeof(out);
+		size_t got = 0;
+		while (ok && got < sizeof(in)) { /* plain reads: whatever has come */
+			ssize_t n = read(c, in + got, sizeof(in) - got);
+			ok &= n > 0;
+			got += n > 0 ? (size_t)n : 0;
+		}
+		ok &= !memcmp(in, out, sizeof(in));
+	}
+	ck("tcp_write_read_send_recv_512kib_each_way", ok);
+	/* writev / readv with different boundaries */
+	fill(out, 3000, 7);
+	struct iovec wv[3] = { { out, 1 }, { out + 1, 999 }, { out + 1000, 2000 } };
+	memset(in, 0, 3000);
+	struct iovec rv[3] = { { in, 1500 }, { in + 1500, 1 }, { in + 1501, 1499 } };
+	ssize_t w = writev(c, wv, 3);
+	struct msghdr rm = { .msg_iov = rv, .msg_iovlen = 3 };
+	ssize_t r = recvmsg(s, &rm, MSG_WAITALL);
+	ck("tcp_writev_recvmsg", w == 3000 && r == 3000 && !memcmp(in, out, 3000));
+	fill(out, 3000, 8);
+	struct msghdr wm = { .msg_iov = wv, .msg_iovlen = 3 };
+	w = sendmsg(s, &wm, MSG_NOSIGNAL);
+	size_t got = 0;
+	while (got < 3000) {
+		struct iovec one[2] = { { in + got, (3000 - got) / 2 }, { in + got + (3000 - got) / 2, 3000 - got - (3000 - got) / 2 } };
+		ssize_t n = readv(c, one, 2);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	ck("tcp_sendmsg_readv", w == 3000 && got == 3000 && !memcmp(in, out, 3000));
+	/* non-blocking: an empty socket answers EAGAIN, in user space when the library owns it */
+	uint64_t u0 = user(AXC_RECV), r0 = user(AXC_READ);
+	long k0 = linux_calls();
+	int eagain = 0;
+	for (int i = 0; i < 1000; i++)
+		eagain += recv(s, in, 10, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+	long k1 = linux_calls();
+	ck("tcp_recv_dontwait_empty_eagain", eagain == 1000);
+	ck("tcp_recv_dontwait_counted", lib ? user(AXC_RECV) - u0 == 1000 : total() == 0);
+	if (lib)
+		ck("tcp_recv_dontwait_no_system_call", k0 >= 0 && k1 == k0);
+	ck("fcntl_o_nonblock", fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK) == 0 && read(s, in, 10) < 0 &&
+	   errno == EAGAIN);
+	ck("tcp_read_nonblock_counted", lib ? user(AXC_READ) == r0 + 1 : total() == 0);
+	/* poll over a pipe and the socket */
+	int p[2];
+	ck("pipe", pipe(p) == 0);
+	struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { s, POLLIN, 0 } };
+	ck("poll_nothing_ready", poll(pf, 2, 0) == 0 && !pf[0].revents && !pf[1].revents);
+	ck("poll_pipe_ready", write(p[1], "x", 1) == 1 && poll(pf, 2, 1000) == 1 && pf[0].revents == POLLIN &&
+	   !pf[1].revents && read(p[0], in, 1) == 1);
+	ck("poll_socket_ready_waits", send(c, "hello", 5, 0) == 5 && poll(pf, 2, 5000) == 1 && !pf[0].revents &&
+	   (pf[1].revents & POLLIN));
+	uint64_t pu = user(AXC_POLL);
+	ck("poll_socket_ready_again", poll(pf, 2, -1) == 1 && (pf[1].revents & POLLIN) && !pf[0].revents);
+	ck("poll_from_the_rings", lib ? user(AXC_POLL) == pu + 1 : total() == 0);
+	int nr = -1;
+	if (lib)
+		ck("ioctl_fionread", ioctl(s, FIONREAD, &nr) == 0 && nr == 5);
+	else if (ioctl(s, FIONREAD, &nr) != 0) /* syscall's path may not know FIONREAD */
+		printf("sockposix: FIONREAD through syscall: %s\n", strerror(errno));
+	else
+		ck("ioctl_fionread", nr == 5);
+	ck("recv_peek_then_read", recv(s, in, 5, MSG_PEEK) == 5 && read(s, in, 5) == 5 && !memcmp(in, "hello", 5));
+	int both = write(p[1], "y", 1) == 1 && send(c, "abc", 3, 0) == 3 ? 0 : -1;
+	for (int i = 0; i < 100 && both >= 0 && both != 2; i++) /* until the socket's data is there too */
+		if ((both = poll(pf, 2, 5000)) != 2)
+			usleep(50000);
+	ck("poll_both_ready", both == 2 && pf[0].revents == POLLIN && (pf[1].revents & POLLIN));
+	ck("poll_both_read", read(p[0], in, 1) == 1 && read(s, in, 3) == 3 && !memcmp(in, "abc", 3));
+	/* select */
+	fd_set rs;
+	struct timeval tv0 = { 0, 0 };
+	FD_ZERO(&rs); FD_SET(p[0], &rs); FD_SET(s, &rs);
+	ck("select_nothing_ready", select(s > p[0] ? s + 1 : p[0] + 1, &rs, NULL, NULL, &tv0) == 0);
+	send(c, "sel", 3, 0);
+	struct timeval tv = { 5, 0 };
+	FD_ZERO(&rs); FD_SET(p[0], &rs); FD_SET(s, &rs);
+	int n = select(s > p[0] ? s + 1 : p[0] + 1, &rs, NULL, NULL, &tv);
+	ck("select_socket_ready", n == 1 && FD_ISSET(s, &rs) && !FD_ISSET(p[0], &rs));
+	fd_set ws;
+	FD_ZERO(&rs); FD_SET(s, &rs); FD_ZERO(&ws); FD_SET(s, &ws); FD_SET(p[1], &ws);
+	uint64_t su = user(AXC_SELECT);
+	tv = (struct timeval){ 5, 0 };
+	n = select(s > p[1] ? s + 1 : p[1] + 1, &rs, &ws, NULL, &tv);
+	ck("select_read_and_write_ready", n >= 2 && FD_ISSET(s, &rs) && FD_ISSET(s, &ws));
+	ck("select_from_the_rings", lib ? user(AXC_SELECT) == su + 1 : total() == 0);
+	ck("select_read", read(s, in, 10) == 3 && !memcmp(in, "sel", 3));
+	/* epoll */
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 }, evp = { .events = EPOLLIN, .data.u64 = 2 };
+	ck("epoll_ctl_add", ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev) == 0 &&
+	   epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &evp) == 0);
+	struct epoll_event got_ev[4];
+	ck("epoll_nothing_ready", epoll_wait(ep, got_ev, 4, 0) == 0);
+	ck("epoll_pipe_ready", write(p[1], "z", 1) == 1 && epoll_wait(ep, got_ev, 4, 5000) == 1 &&
+	   got_ev[0].data.u64 == 2 && read(p[0], in, 1) == 1);
+	ck("epoll_socket_ready_waits", send(c, "epoll", 5, 0) == 5 && epoll_wait(ep, got_ev, 4, 5000) == 1 &&
+	   got_ev[0].data.u64 == 1 && (got_ev[0].events & EPOLLIN));
+	uint64_t eu = user(AXC_EPOLL_WAIT);
+	ck("epoll_level_triggered_again", epoll_wait(ep, got_ev, 4, -1) == 1 && got_ev[0].data.u64 == 1);
+	ck("epoll_from_the_rings", lib ? user(AXC_EPOLL_WAIT) == eu + 1 : total() == 0);
+	ck("epoll_read", read(s, in, 10) == 5 && !memcmp(in, "epoll", 5));
+	ck("epoll_empty_again", epoll_wait(ep, got_ev, 4, 0) == 0);
+	struct epoll_event one = { .events = EPOLLIN | EPOLLONESHOT, .data.u64 = 1 };
+	ck("epoll_oneshot", epoll_ctl(ep, EPOLL_CTL_MOD, s, &one) == 0 && send(c, "12", 2, 0) == 2 &&
+	   epoll_wait(ep, got_ev, 4, 5000) == 1 && got_ev[0].data.u64 == 1 && epoll_wait(ep, got_ev, 4, 200) == 0);
+	ck("epoll_oneshot_rearmed", epoll_ctl(ep, EPOLL_CTL_MOD, s, &one) == 0 && epoll_wait(ep, got_ev, 4, 5000) == 1 &&
+	   read(s, in, 10) == 2);
+	/* the peer's shutdown: end of stream (also through poll) */
+	shutdown(c, SHUT_WR);
+	pf[1].revents = 0;
+	ck("peer_shutdown_polls_readable", poll(&pf[1], 1, 5000) == 1 && (pf[1].revents & POLLIN));
+	ck("peer_shutdown_reads_0", read(s, in, 10) == 0 && read(s, in, 10) == 0);
+	ck("shutdown_wr_then_send_fails", shutdown(s, SHUT_WR) == 0 && send(s, "x", 1, MSG_NOSIGNAL) < 0 &&
+	   errno == EPIPE);
+	ck("close", close(ep) == 0 && close(s) == 0 && close(c) == 0 && close(p[0]) == 0 && close(p[1]) == 0);
+}
+
+static void udp_checks(void)
+{
+	struct sockaddr_in a1, a2;
+	int u1 = udp_bound(&a1), u2 = udp_bound(&a2);
+	unsigned char out[2048], in[2048];
+	int ok = 1;
+	for (int i = 0; i < 50 && ok; i++) {
+		int n = 1 + i * 37;
+		fill(out, (size_t)n, i);
+		ok &= sendto(u1, out, (size_t)n, 0, (struct sockaddr *)&a2, sizeof(a2)) == n;
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ok &= recvfrom(u2, in, sizeof(in), 0, (struct sockaddr *)&from, &fl) == n && !memcmp(in, out, (size_t)n) &&
+		      from.sin_port == a1.sin_port;
+	}
+	ck("udp_50_datagrams", ok);
+	int p[2];
+	pipe(p);
+	struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { u2, POLLIN, 0 } };
+	sendto(u1, "datagram!", 9, 0, (struct sockaddr *)&a2, sizeof(a2));
+	ck("udp_poll_with_pipe", poll(pf, 2, 5000) == 1 && (pf[1].revents & POLLIN) && !pf[0].revents);
+	char small[4];
+	struct iovec v = { small, sizeof(small) };
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+	ck("udp_recvmsg_trunc", recvmsg(u2, &m, 0) == 4 && (m.msg_flags & MSG_TRUNC) && !memcmp(small, "data", 4));
+	ck("udp_empty_eagain", recv(u2, in, sizeof(in), MSG_DONTWAIT) < 0 && errno == EAGAIN);
+	close(u1), close(u2), close(p[0]), close(p[1]);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	check_tag = "SOCKPOSIX";
+	const char *e = getenv("AXOLOTL_SOCK");
+	lib = !(e && !strcmp(e, "0"));
+	pre = lib ? "" : "off_";
+	tcp_checks();
+	udp_checks();
+	if (lib) {
+		const struct ax_activity *a = axsock_act();
+		static const char *names[] = AX_CALL_NAMES;
+		printf("sockposix: calls (user/sys):");
+		for (int c = 0; c < AXC_N; c++)
+			if (a->calls[c].user || a->calls[c].sys)
+				printf(" %s %llu/%llu", names[c], (unsigned long long)a->calls[c].user,
+				       (unsigned long long)a->calls[c].sys);
+		printf("\n");
+		ck("counters_read_user_space", user(AXC_READ) > 0 && user(AXC_RECV) > 0);
+		/* the same program without the library */
+		fflush(stdout);
+		pid_t kid = fork();
+		if (kid == 0) {
+			char *env[] = { "AXOLOTL_SOCK=0", NULL };
+			char *args[] = { argv[0], NULL };
+			execve(argv[0], args, env);
+			_exit(127);
+		}
+		int st = -1;
+		waitpid(kid, &st, 0);
+		ck("without_library_all_passed", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		printf("sockposix: %d passed, %d failed\n", passed, failed);
+	} else {
+		ck("without_library_counters_zero", total() == 0);
+		printf("sockposix off: %d passed, %d failed\n", passed, failed);
+	}
+	return failed != 0;
+}

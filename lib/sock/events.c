@@ -8,11 +8,16 @@
  * only that way: the socket's next receive asks the kernel), but its POLLIN/POLLOUT are
  * checked against the rings; a report the rings do not confirm is stale: syscall is told to
  * look again and the call waits again for what is left of its timeout.
- * epoll: the library keeps a user-space list of the tracked sockets of every epoll set and
- * also passes every epoll_ctl on to the kernel, so a blocking wait wakes up. Level-triggered
- * entries are reported while the rings say ready. EPOLLET: reported when the rings' readiness
- * rises between two looks (a sweep that finds it unchanged stays quiet). EPOLLONESHOT: once,
- * then disarmed here and in the kernel (one epoll_ctl) until EPOLL_CTL_MOD. */
+ * epoll: the library keeps a user-space list of the tracked sockets of every epoll set. A
+ * socket it owns when registered is in that list only (epoll_ctl makes no system call); one
+ * registered before (a connecting socket) is in the kernel's set too. To block, the library
+ * puts its wake socket into the kernel's set (edge-triggered, once), counts itself as
+ * waiting, looks at its sockets once more and blocks in the kernel: syscall wakes it through
+ * the wake socket when one of its sockets becomes ready. Level-triggered entries are
+ * reported while the rings (and syscall's status: errors, hang-ups) say ready. EPOLLET:
+ * reported when the readiness rises between two looks (a sweep that finds it unchanged
+ * stays quiet). EPOLLONESHOT: once, then disarmed (in the kernel too if it is there) until
+ * EPOLL_CTL_MOD. A socket given back (a fork, a dup) goes into the kernel's sets it is in. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -254,16 +259,22 @@ struct ent {
 	uint32_t events; /* as registered */
 	epoll_data_t data;
 	bool off;        /* EPOLLONESHOT fired: disarmed until EPOLL_CTL_MOD */
+	bool kern;       /* registered in the kernel's set too (not owned when added) */
 	uint32_t last;   /* EPOLLET: the readiness last seen */
 };
 struct eplist {
 	atomic_flag lock;
 	int n, cap;
-	unsigned rr; /* where the next sweep starts (every entry gets its turn) */
+	unsigned rr;     /* where the next sweep starts (every entry gets its turn) */
+	bool wake_in;    /* the wake socket is in the kernel's set */
 	struct ent *e;
 };
 static struct eplist *eps[AXSOCK_MAX_FDS];
 static _Atomic int neps; /* lists in use: a close looks only when there are some */
+/* The wake socket's registration data: no owned entry is reported through the kernel, so
+ * an event with this tag is the wake-up (an application's own tag equal to it would only
+ * make its event look like one: it is then found by the sweep). */
+#define WAKE_TAG 0x57414b45534f434bull /* "WAKESOCK" */
 
 static void ep_lock(struct eplist *l)
 {
@@ -295,13 +306,32 @@ static struct eplist *list_of(int epfd, bool make)
 	return l;
 }
 
-static void ent_remove(struct eplist *l, int fd)
+static struct ent *ent_find(struct eplist *l, int fd)
 {
 	for (int i = 0; i < l->n; i++)
-		if (l->e[i].fd == fd) {
-			l->e[i] = l->e[--l->n];
-			return;
-		}
+		if (l->e[i].fd == fd)
+			return &l->e[i];
+	return NULL;
+}
+
+static void ent_remove(struct eplist *l, int fd)
+{
+	struct ent *x = ent_find(l, fd);
+	if (x)
+		*x = l->e[--l->n];
+}
+
+static bool ent_add(struct eplist *l, const struct ent *x)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		struct ent *e = realloc(l->e, (size_t)cap * sizeof(*e));
+		if (!e)
+			return false;
+		l->e = e, l->cap = cap;
+	}
+	l->e[l->n++] = *x;
+	return true;
 }
 
 void axsock_events_forget(int fd)
@@ -326,10 +356,75 @@ void axsock_events_forget(int fd)
 	}
 }
 
+void axsock_events_to_kernel(int fd)
+{
+	if (!atomic_load_explicit(&neps, memory_order_relaxed))
+		return;
+	for (int i = 0; i < AXSOCK_MAX_FDS; i++) {
+		struct eplist *l = __atomic_load_n(&eps[i], __ATOMIC_ACQUIRE);
+		if (!l)
+			continue;
+		ep_lock(l);
+		struct ent *x = ent_find(l, fd);
+		if (x && !x->kern) {
+			struct epoll_event ev = { .events = x->off ? 0 : x->events, .data = x->data };
+			axsock_nsys++;
+			x->kern = __real_epoll_ctl(i, EPOLL_CTL_ADD, fd, &ev) == 0;
+		}
+		ep_unlock(l);
+	}
+}
+
+/* epoll_ctl on a socket the library owns: the user-space list alone (the kernel's set never
+ * hears of it; the wake socket stands for it when the library blocks). */
+static int ctl_owned(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct eplist *l = list_of(epfd, op == EPOLL_CTL_ADD);
+	if (!l) {
+		errno = op == EPOLL_CTL_ADD ? ENOMEM : ENOENT;
+		return -1;
+	}
+	if (op != EPOLL_CTL_DEL && !ev) {
+		errno = EFAULT;
+		return -1;
+	}
+	int r = 0, e = 0;
+	ep_lock(l);
+	struct ent *x = ent_find(l, fd);
+	if (op == EPOLL_CTL_ADD) {
+		if (x)
+			e = EEXIST;
+		else if (!ent_add(l, &(struct ent){ .fd = fd, .events = ev->events, .data = ev->data }))
+			e = ENOMEM;
+	} else if (!x) {
+		e = ENOENT;
+	} else if (x->kern) { /* registered before the library owned it: the kernel's too */
+		axsock_nsys++;
+		r = __real_epoll_ctl(epfd, op, fd, ev);
+		e = r ? errno : 0;
+	}
+	if (!e && x && op == EPOLL_CTL_MOD)
+		x->events = ev->events, x->data = ev->data, x->off = false, x->last = 0;
+	if (!e && x && op == EPOLL_CTL_DEL)
+		ent_remove(l, fd);
+	ep_unlock(l);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	int r = __real_epoll_ctl(epfd, op, fd, ev);
 	struct axsock *s = axsock_tracked(fd);
+	if (s && axsock_owned(fd) && (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD || op == EPOLL_CTL_DEL)) {
+		uint64_t n0 = axsock_nsys;
+		int r = ctl_owned(epfd, op, fd, ev);
+		axsock_count(AXC_EPOLL_CTL, axsock_nsys == n0);
+		return r;
+	}
+	int r = __real_epoll_ctl(epfd, op, fd, ev);
 	if (r != 0 || (!s && op != EPOLL_CTL_DEL))
 		return r;
 	struct eplist *l = list_of(epfd, op != EPOLL_CTL_DEL);
@@ -339,21 +434,14 @@ int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return r;
 	ep_lock(l);
 	ent_remove(l, fd);
-	if (op != EPOLL_CTL_DEL && ev) {
-		if (l->n == l->cap) {
-			int cap = l->cap ? 2 * l->cap : 16;
-			struct ent *e = realloc(l->e, (size_t)cap * sizeof(*e));
-			if (e)
-				l->e = e, l->cap = cap;
-		}
-		if (l->n < l->cap)
-			l->e[l->n++] = (struct ent){ .fd = fd, .events = ev->events, .data = ev->data };
-	}
+	if (op != EPOLL_CTL_DEL && ev)
+		ent_add(l, &(struct ent){ .fd = fd, .events = ev->events, .data = ev->data, .kern = true });
 	ep_unlock(l);
 	return r;
 }
 
-/* The rings' readiness of an entry as epoll bits (EPOLLIN/EPOLLOUT are POLLIN/POLLOUT). */
+/* The rings' readiness of an entry as epoll bits (EPOLLIN/EPOLLOUT are POLLIN/POLLOUT;
+ * EPOLLERR/EPOLLHUP from syscall's status are reported whatever was asked). */
 static uint32_t ent_ready(const struct ent *x)
 {
 	return (uint32_t)axsock_ready(x->fd, (short)(x->events & (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)));
@@ -375,10 +463,12 @@ static int ep_sweep(int epfd, struct eplist *l, struct epoll_event *ev, int max)
 			continue;
 		ev[got++] = (struct epoll_event){ .events = report, .data = x->data };
 		if (x->events & EPOLLONESHOT) {
-			struct epoll_event off = { .events = 0, .data = x->data };
 			x->off = true;
-			axsock_nsys++;
-			__real_epoll_ctl(epfd, EPOLL_CTL_MOD, x->fd, &off);
+			if (x->kern) {
+				struct epoll_event off = { .events = 0, .data = x->data };
+				axsock_nsys++;
+				__real_epoll_ctl(epfd, EPOLL_CTL_MOD, x->fd, &off);
+			}
 		}
 	}
 	if (l->n)
@@ -387,39 +477,21 @@ static int ep_sweep(int epfd, struct eplist *l, struct epoll_event *ev, int max)
 	return got;
 }
 
-/* The kernel's events ev[0..n) checked: an owned socket's (found by its data) keeps
- * EPOLLERR/EPOLLHUP and what its rings confirm; skip_owned drops owned ones altogether
- * (the sweep answered them). Returns the events kept (moved to the front); *stale: one
- * was not confirmed. */
-static int ep_filter(struct eplist *l, struct epoll_event *ev, int n, bool skip_owned, bool *stale)
+/* The kernel's events ev[0..n) without the wake socket's and the owned sockets' (the
+ * sweep answers those; their errors and hang-ups are in syscall's status). Returns the
+ * events kept, moved to the front. */
+static int ep_filter(struct eplist *l, struct epoll_event *ev, int n)
 {
 	int kept = 0;
 	ep_lock(l);
 	for (int i = 0; i < n; i++) {
-		struct ent *x = NULL;
-		for (int k = 0; k < l->n && !x; k++)
-			if (l->e[k].data.u64 == ev[i].data.u64 && axsock_owned(l->e[k].fd))
-				x = &l->e[k];
-		if (x) {
-			uint32_t truth = ev[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP);
-			struct axsock *s = axsock_owned(x->fd);
-			if (truth)
-				atomic_store_explicit(&s->hup_hint, true, memory_order_relaxed);
-			if (skip_owned && !truth)
-				continue;
-			uint32_t rings = ent_ready(x);
-			if (x->events & EPOLLET)
-				x->last = rings;
-			if (x->events & EPOLLONESHOT)
-				x->off = true; /* the kernel disarmed it too */
-			if (!truth && !rings) {
-				*stale = true;
-				axsock_resync(x->fd);
-				continue;
-			}
-			ev[i].events = truth | rings;
-		}
-		ev[kept++] = ev[i];
+		if (ev[i].data.u64 == WAKE_TAG && l->wake_in)
+			continue;
+		bool owned = false;
+		for (int k = 0; k < l->n && !owned; k++)
+			owned = l->e[k].data.u64 == ev[i].data.u64 && axsock_owned(l->e[k].fd);
+		if (!owned)
+			ev[kept++] = ev[i];
 	}
 	ep_unlock(l);
 	return kept;
@@ -438,12 +510,41 @@ static bool ep_owned(struct eplist *l, bool *tracked)
 	return owned && axsock_on();
 }
 
+/* Before the kernel may block for the owned sockets: the wake socket in its set (once).
+ * Without one (no activity page) every owned socket goes into the kernel's set instead. */
+static void ep_prepare(int epfd, struct eplist *l)
+{
+	if (l->wake_in)
+		return;
+	int w = axsock_wake_fd();
+	if (w >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = WAKE_TAG };
+		axsock_nsys++;
+		if (__real_epoll_ctl(epfd, EPOLL_CTL_ADD, w, &ev) == 0 || errno == EEXIST) {
+			l->wake_in = true;
+			return;
+		}
+	}
+	ep_lock(l);
+	for (int i = 0; i < l->n; i++)
+		if (!l->e[i].kern && !l->e[i].off) {
+			struct epoll_event ev = { .events = l->e[i].events, .data = l->e[i].data };
+			axsock_nsys++;
+			l->e[i].kern = __real_epoll_ctl(epfd, EPOLL_CTL_ADD, l->e[i].fd, &ev) == 0;
+		}
+	ep_unlock(l);
+}
+
 static int kern_epoll(int epfd, struct epoll_event *ev, int max, int64_t ns, const sigset_t *mask)
 {
 	axsock_nsys++;
 	return __real_epoll_pwait(epfd, ev, max, ns < 0 ? -1 : (int)((ns + 999999) / 1000000), mask);
 }
 
+/* epoll_wait with owned sockets in the set: the sweep answers them from their rings and
+ * syscall's status; the kernel answers the others, and wakes us through the wake socket
+ * when an owned socket became ready while we blocked (docs/sockets.md, "A library that
+ * blocks"). */
 int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
 	struct eplist *l = list_of(epfd, false);
@@ -461,18 +562,33 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 		if (r) {
 			if (++fair % FAIR == 0 && r < max) {
 				int k = kern_epoll(epfd, ev + r, max - r, 0, mask);
-				bool stale = false;
 				if (k > 0)
-					r += ep_filter(l, ev + r, k, true, &stale);
+					r += ep_filter(l, ev + r, k);
 			}
 			break;
 		}
-		r = kern_epoll(epfd, ev, max, left(timeout, deadline), mask);
-		if (r <= 0)
+		if (timeout == 0) {
+			r = kern_epoll(epfd, ev, max, 0, mask);
+			r = r > 0 ? ep_filter(l, ev, r) : r;
 			break;
-		bool stale = false;
-		r = ep_filter(l, ev, r, false, &stale);
-		if (r || !stale || left(timeout, deadline) == 0)
+		}
+		ep_prepare(epfd, l);
+		/* counted in before the last look: syscall, seeing an owned socket become ready,
+		 * wakes us if we are in (activity.h) */
+		axsock_waiting(true);
+		r = ep_sweep(epfd, l, ev, max);
+		if (r) {
+			axsock_waiting(false);
+			break;
+		}
+		r = kern_epoll(epfd, ev, max, left(timeout, deadline), mask);
+		axsock_waiting(false);
+		if (r < 0)
+			break;
+		r = r > 0 ? ep_filter(l, ev, r) : 0;
+		if (r < max)
+			r += ep_sweep(epfd, l, ev + r, max - r);
+		if (r || left(timeout, deadline) == 0)
 			break;
 	}
 	axsock_count(AXC_EPOLL_WAIT, axsock_nsys == n0);

@@ -10,5 +10,7 @@ bool axsock_on(void);
 struct axsock *axsock_tracked(int fd);
 /* fd is closed or replaced: events.c forgets it (and the epoll list it was, if any). */
 void axsock_events_forget(int fd);
+/* A socket given back to syscall: registered in the kernel's epoll sets it is in here. */
+void axsock_events_to_kernel(int fd);
 /* Tells syscall to look at a socket again (a stale readiness report): one system call. */
 void axsock_resync(int fd);

@@ -14,6 +14,7 @@
 #include "activity.h"
 #include "sock_ax.h"
 #include "sockbuf.h"
+#include "posix.h"
 #include "state.h"
 #include "sys.h"
 
@@ -61,6 +62,8 @@ static void before_fork(void)
 }
 
 static void kick(int fd, struct axsock *s);
+/* events.c's, when linked (a program calling the library explicitly has no epoll lists) */
+void axsock_events_to_kernel(int fd) __attribute__((weak));
 
 /* The fork handler, once: false if it cannot be had (then no socket is taken over). */
 static bool atfork_ready(void)
@@ -197,7 +200,10 @@ int axsock_give_back(int fd)
 	s->taken = false;
 	unlock(s);
 	made_syscall();
-	return ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, back, sizeof(back)) ? -errno : 0;
+	int r = ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, back, sizeof(back)) ? -errno : 0;
+	if (axsock_events_to_kernel) /* its epoll registrations, held here, go to the kernel */
+		axsock_events_to_kernel(fd);
+	return r;
 }
 
 /* The stack must look at the socket (TX queued, RX released). */

@@ -141,9 +141,7 @@ int64_t act_set_wake(struct sock *s, uint32_t pid)
  * hears is each arrival (a wake-up), never the level. */
 uint32_t act_wake_bits(void) { return POLLIN | POLLRDNORM; }
 
-#define WAKE_BITS (POLLIN | POLLOUT | POLLERR | POLLHUP | POLLRDHUP)
-
-void act_ready(struct sock *s, uint32_t bits, bool arrival)
+void act_status(struct sock *s, uint32_t bits)
 {
 	struct act *a = find(s->lib_pid);
 	uint32_t bit = (uint32_t)(s - socks);
@@ -151,10 +149,20 @@ void act_ready(struct sock *s, uint32_t bits, bool arrival)
 		return;
 	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
 	atomic_store_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_release);
+}
+
+void act_event(struct sock *s)
+{
+	struct act *a = find(s->lib_pid);
+	if (!a)
+		return;
+	act_status(s, sock_ready_bits(s));
 	/* the status before the look at `waiting`, as the library counts itself in before its
-	 * last look at the sockets (one of the two sees the other) */
+	 * last look at its sockets (one of the two sees the other's store). Every event wakes
+	 * a waiting library, whatever we last computed: the library's own moves (which we
+	 * see late) may have hidden a change, and a needless wake-up costs one more look. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!(arrival || (bits & ~s->ready & WAKE_BITS)) || !atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+	if (!atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
 		return;
 	struct sock *w = sock_find(a->wake_sock);
 	if (!w)

@@ -639,6 +639,8 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result)
 		s->pending = result > 0 && result < (1 << 20) ? (uint32_t)result : 0;
 	calls_retry(s->id);
 	ready_changed(s);
+	if (s->lib_pid && (ev & ~(uint64_t)EV_LIB))
+		act_event(s);
 }
 
 void calls_hold(struct lcall *c)

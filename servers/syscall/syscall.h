@@ -163,9 +163,13 @@ void act_netq(struct kmsg *m);
 /* AX_WAKE: s becomes process pid's wake socket. 0 or -errno. */
 int64_t act_set_wake(struct sock *s, uint32_t pid);
 uint32_t act_wake_bits(void);
-/* vfsside: a library-owned socket's readiness is `bits` (arrival: something arrived even if
- * the bits stay): its status in the page, and a wake-up if its process waits. */
-void act_ready(struct sock *s, uint32_t bits, bool arrival);
+/* A library-owned socket's readiness is `bits`: its status in the page. */
+void act_status(struct sock *s, uint32_t bits);
+/* An engine's event on a library-owned socket: its status, and a wake-up if its process
+ * waits (AX_WAKE). */
+void act_event(struct sock *s);
+/* vfsside.c: s's poll bits now (from our view of its rings, re-read if the library has it). */
+uint32_t sock_ready_bits(struct sock *s);
 /* An accept of listener l by c's process made n: taken over for its library if l asked
  * (AX_ACCEPT_TAKE), and announced in the page. */
 void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n);

@@ -66,6 +66,16 @@ static uint32_t dgram_ready(struct sock *s)
 	return bits | (s->error ? POLLERR : 0);
 }
 
+uint32_t sock_ready_bits(struct sock *s)
+{
+	if (s->wake)
+		return act_wake_bits();
+	/* a library-owned socket's rings moved without us: our view again from what is
+	 * published (impossible indices: the socket reports an error) */
+	bool lost = s->lib_pid && sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP) != 0;
+	return lost ? POLLERR | POLLIN | POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
+}
+
 void ready_changed(struct sock *s)
 {
 	int i = (int)(s - socks);
@@ -83,14 +93,9 @@ bool vfsside_poll(void)
 			continue;
 		struct sock *s = &socks[i];
 		if (s->id && !s->closing) {
-			/* a library-owned socket's rings moved without us: our view again from what
-			 * is published (impossible indices: the socket reports an error) */
-			bool lost = s->lib_pid && sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP) != 0;
-			uint32_t bits = lost ? POLLERR | POLLIN | POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
-			if (s->wake)
-				bits = act_wake_bits();
+			uint32_t bits = sock_ready_bits(s);
 			if (s->lib_pid)
-				act_ready(s, bits, !s->ready_told);
+				act_status(s, bits);
 			if (!s->ready_told || bits != s->ready) {
 				struct sysp_ready r = { s->id, bits };
 				if (spsc_push(&v.q, &r) != 0) {

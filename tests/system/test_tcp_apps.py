@@ -331,6 +331,70 @@ def test_1000_connections_leak_nothing(apps):
     assert False, ("memory went down after every round", [e[0] for e in ends])
 
 
+def keepalive_connection(port, requests=10, path="/hello.txt", timeout=60):
+    """requests HTTP/1.1 requests one after another on one connection (each answer read
+    whole by its Content-Length), then we close: the number answered 200 in full."""
+    ok = 0
+    with socket.create_connection((HOST, port), timeout=timeout) as s:
+        data = b""
+        for _ in range(requests):
+            s.sendall(b"GET %s HTTP/1.1\r\nHost: axolotl\r\n\r\n" % path.encode())
+            while b"\r\n\r\n" not in data:
+                got = s.recv(65536)
+                if not got:
+                    return ok
+                data += got
+            head, _, data = data.partition(b"\r\n\r\n")
+            m = re.search(rb"Content-Length: (\d+)", head, re.I)
+            n = int(m.group(1)) if m else 0
+            while len(data) < n:
+                got = s.recv(65536)
+                if not got:
+                    return ok
+                data += got
+            data = data[n:]
+            ok += head.startswith(b"HTTP/1.1 200") and m is not None
+    return ok
+
+
+def socklib(apps):
+    """The console's socklib: {(process, call): (user, sys)}."""
+    mark = apps.g.mark()
+    apps.g.type("socklib\r")
+    apps.g.wait_for(r"user space \d+ of \d+ calls", timeout=30, start=mark)
+    text = apps.g.output[mark:].replace("axolotl> ", "")
+    return {(p, c): (int(u), int(y)) for p, c, u, y in
+            re.findall(r"^\s*([0-9a-f]+)\s+([a-z_]+)\s+(\d+)\s+(\d+)\s*$", text, re.M)}
+
+
+def test_lighttpd_keepalive_socket_calls_in_user_space(apps):
+    """Thesis table 5.2's measure: lighttpd under a host keep-alive load (128 connections,
+    16 at a time, 10 requests each): the share of its socket calls the library answered
+    without a system call, from the console's socklib (the process whose counts moved: only
+    lighttpd serves during the load)."""
+    before = socklib(apps)
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(16) as ex:
+        answered = sum(ex.map(lambda _: keepalive_connection(apps.port[80]), range(128)))
+    took = time.monotonic() - t0
+    assert answered == 1280, answered
+    after = socklib(apps)
+    delta = {}
+    for key, (u, y) in after.items():
+        u0, y0 = before.get(key, (0, 0))
+        p = delta.setdefault(key[0], {})
+        p[key[1]] = (u - u0, y - y0)
+    proc, calls = max(delta.items(), key=lambda kv: sum(u + y for u, y in kv[1].values()))
+    user = sum(u for u, _ in calls.values())
+    total = sum(u + y for u, y in calls.values())
+    table = " ".join(f"{c} {u}/{y}" for c, (u, y) in sorted(calls.items()) if u or y)
+    note(f"lighttpd keep-alive (128 connections x 10 requests, 16 at a time, {took:.1f} s): "
+         f"{user} of {total} socket calls in user space ({100.0 * user / max(total, 1):.1f}%); "
+         f"process {proc}: {table}")
+    assert total >= 1280 * 2, (proc, calls)
+    assert user > 0.9 * total, (proc, calls)
+
+
 def test_transfer_survives_e1000_ip_pf_restarts(apps):
     """A 200 MiB stream from the guest; e1000, ip and pf are killed one after another while
     it runs (each once the previous one is back). The one connection carries it all."""

@@ -38,15 +38,28 @@ static void kick(int fd)
 	ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 }
 
+/* The bit and the word: the engine serves the socket in its next turn. */
+static bool mark(uint32_t eng, uint32_t bit)
+{
+	if (!have_page || eng >= AXE_N || bit >= AX_ACT_SOCKS)
+		return false;
+	atomic_fetch_or_explicit(&page->bits[eng][bit / 64], 1ull << (bit % 64), memory_order_relaxed);
+	atomic_fetch_add_explicit(&page->eng[eng].word, 1, memory_order_release);
+	return true;
+}
+
+void axsock_activity_lazy(uint32_t eng, uint32_t bit)
+{
+	mark(eng, bit);
+}
+
 void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 {
 	axsock_marks++;
-	if (!have_page || eng >= AXE_N || bit >= AX_ACT_SOCKS) {
+	if (!mark(eng, bit)) {
 		kick(fd);
 		return;
 	}
-	atomic_fetch_or_explicit(&page->bits[eng][bit / 64], 1ull << (bit % 64), memory_order_relaxed);
-	atomic_fetch_add_explicit(&page->eng[eng].word, 1, memory_order_release);
 	/* The word before the flag, as the engine raises its flag before its last look: one of
 	 * the two sees the other (lib/chan's doorbell rule). */
 	atomic_thread_fence(memory_order_seq_cst);

@@ -11,6 +11,9 @@ void axsock_act_page(uint64_t va);
 /* The library moved fd's data (TX queued, RX released): set its bit, bump its engine's word
  * and, if the engine may be asleep, wake it (one AX_KICK system call). */
 void axsock_activity(int fd, uint32_t eng, uint32_t bit);
+/* The same without waking the engine: it serves the socket when it next turns (for what
+ * nothing waits on, e.g. RX space that no window depends on). */
+void axsock_activity_lazy(uint32_t eng, uint32_t bit);
 /* One interposed call of kind c ended: user: it made no system call. */
 void axsock_count(enum ax_call c, bool user);
 /* System calls the library made from this thread so far (a call compares before and after

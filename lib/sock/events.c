@@ -552,7 +552,9 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 	if (!l || max <= 0 || !ep_owned(l, &tracked)) {
 		if (tracked)
 			axsock_count(AXC_EPOLL_WAIT, false);
-		return __real_epoll_pwait(epfd, ev, max, ms, mask);
+		int r = __real_epoll_pwait(epfd, ev, max, ms, mask);
+		/* the wake socket stays in the kernel's set: its event is never the caller's */
+		return l && r > 0 && l->wake_in ? ep_filter(l, ev, r) : r;
 	}
 	uint64_t n0 = axsock_nsys;
 	int64_t timeout = ms < 0 ? -1 : (int64_t)ms * 1000000, deadline = timeout < 0 ? 0 : now_ns() + timeout;

@@ -212,6 +212,19 @@ static void kick(int fd, struct axsock *s)
 	axsock_activity(fd, s->eng, s->bit);
 }
 
+/* A stream read freed got bytes of RX. tcp opens its window as RX is released, and looks at
+ * every socket's RX whenever it wakes; it must be woken for it only when the sender may be
+ * held by the window: a large read, or one that left data behind (the ring was fuller
+ * than what we took). A small read that emptied the ring left more than half the ring free,
+ * so the window was open anyway: the engine hears of it when it next turns. */
+static void rx_freed(int fd, struct axsock *s, size_t got)
+{
+	if (got > s->sb.rx.size / 4 || sockbuf_ready(&s->sb.rx))
+		axsock_activity(fd, s->eng, s->bit);
+	else
+		axsock_activity_lazy(s->eng, s->bit);
+}
+
 /* Waits in poll(2) until fd is ready for ev (timeout ms, 0: none): 0, -EAGAIN when the
  * timeout passed, the socket's error (-errno) when the stack reports one (a reset, a refused
  * connection), or 1 when it hung up without one. ms < 0: only look (timeout 0). */
@@ -326,7 +339,7 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 		if (corrupt)
 			return got ? (ssize_t)got : -EIO;
 		if (got && !peek)
-			kick(fd, s); /* RX space came free: the window opens */
+			rx_freed(fd, s, got);
 		if (got == len || fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
 			axsock_counts.user++;
 			return (ssize_t)got;
@@ -407,8 +420,8 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 			if (!(flags & MSG_PEEK))
 				sockbuf_consume(&s->sb.rx, &d);
 			unlock(s);
-			if (!(flags & MSG_PEEK))
-				kick(fd, s); /* RX space came free */
+			if (!(flags & MSG_PEEK)) /* udp drops what finds no room: nothing waits for it */
+				axsock_activity_lazy(s->eng, s->bit);
 			axsock_counts.user++;
 			return r;
 		}

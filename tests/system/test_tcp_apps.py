@@ -392,6 +392,8 @@ def test_lighttpd_keepalive_socket_calls_in_user_space(apps):
          f"{user} of {total} socket calls in user space ({100.0 * user / max(total, 1):.1f}%); "
          f"process {proc}: {table}")
     assert total >= 1280 * 2, (proc, calls)
+    # no application died on the way (rc would start it again, hiding it from the load)
+    assert not re.search(r"killed by signal|rc: \w+ ended", apps.out()), apps.out()[-3000:]
     assert user > 0.9 * total, (proc, calls)
 
 

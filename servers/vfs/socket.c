@@ -317,14 +317,28 @@ void sock_passed_back(struct kmsg *m)
 }
 
 /* A passed socket whose descriptor is gone or never came: syscall forgets it. */
+/* The oldest queued close, sent with a blocking send: syscall takes it within a few of its
+ * busy turns (it looks for queued IPC every 16), and never waits for us, so this cannot
+ * deadlock. Used only when the queue is full: dropping the close would leak the socket. */
+static void flush_one_blocking(void)
+{
+	struct kmsg m = { .type = SYSCALL_CLOSE, .w = { closes[nclose - 1] } };
+	endpoint_t ep = find_syscall();
+	int64_t r = ep ? ax_send(ep, &m) : -KE_DEADSRCDST;
+	if (r == -KE_DEADSRCDST)
+		syscall_ep = 0; /* gone: its sockets went with it */
+	else if (r < 0)
+		ax_printf("vfs: telling syscall of a closed socket: %ld\n", (long)r);
+	nclose--;
+}
+
 static void close_passed(uint32_t id)
 {
 	if (nclose == MAX_CLOSES)
 		sock_flush_closes();
-	if (nclose < MAX_CLOSES)
-		closes[nclose++] = id;
-	else
-		ax_printf("vfs: too many socket closes for syscall: socket %u leaks\n", id);
+	if (nclose == MAX_CLOSES)
+		flush_one_blocking(); /* syscall is busy (a close storm): wait for it */
+	closes[nclose++] = id;
 	sock_flush_closes();
 }
 

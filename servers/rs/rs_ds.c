@@ -8,7 +8,8 @@
 #include "ds_proto.h"
 
 #define OUTBOX 128
-#define LABEL_WAIT_NS 200000000ull /* how long a start waits for ds to take the label */
+#define LABEL_WAIT_NS 2000000000ull /* how long a start waits for ds to take the label (a
+                                          * busy boot under TCG on one shared CPU took over 200 ms) */
 
 static struct kmsg outbox[OUTBOX];
 static uint32_t ohead, otail;

@@ -224,3 +224,8 @@ bool sockbuf_stream_advance(struct sockbuf_side *s, const struct sockbuf_desc *d
 	*off = 0;
 	return true;
 }
+
+uint64_t sockbuf_produced_count(struct sockbuf_side *s)
+{
+	return atomic_load_explicit(&s->q.sh->head, memory_order_acquire);
+}

@@ -104,6 +104,10 @@ void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d);
 /* Consumer: whether a message is waiting (for poll's POLLIN). */
 bool sockbuf_ready(struct sockbuf_side *s);
 
+/* Consumer: the producer's published count of messages so far (a hint, e.g. for EPOLLET's
+ * "new data arrived"; never used to read anything). */
+uint64_t sockbuf_produced_count(struct sockbuf_side *s);
+
 /* Stream consumer (syscall, lib/sock), keeping its offset `off` into the oldest piece: the
  * next bytes of that piece, at most want: a pointer to them and *n, into *d the piece; or
  * NULL with *err = CHAN_EAGAIN (empty), SOCKBUF_ECORRUPT (an impossible piece, or off past

@@ -261,6 +261,7 @@ struct ent {
 	bool off;        /* EPOLLONESHOT fired: disarmed until EPOLL_CTL_MOD */
 	bool kern;       /* registered in the kernel's set too (not owned when added) */
 	uint32_t last;   /* EPOLLET: the readiness last seen */
+	uint64_t seq;    /* EPOLLET: RX pieces produced when last seen */
 };
 struct eplist {
 	atomic_flag lock;
@@ -444,7 +445,7 @@ int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
  * EPOLLERR/EPOLLHUP from syscall's status are reported whatever was asked). */
 static uint32_t ent_ready(const struct ent *x)
 {
-	return (uint32_t)axsock_ready(x->fd, (short)(x->events & (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)));
+	return (uint32_t)axsock_ready(x->fd, (short)(x->events & (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM | EPOLLRDHUP)));
 }
 
 /* Entries ready by their rings into ev (at most max), fairly from rr on. */
@@ -457,8 +458,12 @@ static int ep_sweep(int epfd, struct eplist *l, struct epoll_event *ev, int max)
 		if (x->off || !axsock_owned(x->fd))
 			continue;
 		uint32_t bits = ent_ready(x), report = bits;
-		if (x->events & EPOLLET)
-			report = bits & ~x->last, x->last = bits;
+		if (x->events & EPOLLET) { /* a new bit, or new data (each arrival, as Linux) */
+			uint64_t seq = axsock_rx_seq(x->fd);
+			bool arrived = (bits & EPOLLIN) && seq != x->seq;
+			report = (bits & ~x->last) || arrived ? bits : 0;
+			x->last = bits, x->seq = seq;
+		}
 		if (!report)
 			continue;
 		ev[got++] = (struct epoll_event){ .events = report, .data = x->data };

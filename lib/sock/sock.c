@@ -54,11 +54,13 @@ static void unlock(struct axsock *s)
  * fork falls back to compliant sockets). */
 static void before_fork(void)
 {
-	for (int fd = 0; fd < AXSOCK_MAX_FDS; fd++)
-		if (socks[fd].taken) {
+	for (int fd = 0; fd < AXSOCK_MAX_FDS; fd++) {
+		if (socks[fd].taken)
 			axsock_give_back(fd);
-			socks[fd].never = true;
-		}
+		/* not taken yet too: a child that took one over and ended would leave syscall
+		 * thinking a dead process owns it */
+		socks[fd].never = true;
+	}
 }
 
 static void kick(int fd, struct axsock *s);
@@ -243,7 +245,9 @@ static int wait_for(int fd, short ev, int ms)
 		ax_sys_getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
 		if (e)
 			return -e;
-		if (!(p.revents & ev))
+		/* hung up: nothing more comes (syscall reports POLLIN with it, so the caller
+		 * would wait again at once) */
+		if ((p.revents & POLLHUP) || !(p.revents & ev))
 			return 1;
 	}
 	return 0;
@@ -354,11 +358,31 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 }
 
 /* A stream's bytes into TX in pieces as room allows; a blocking call queues them all. */
+/* A connection syscall says is gone (its status: a reset, a hang-up): the pending error
+ * (asked once from the kernel, which then forgets it), else EPIPE; 0 while it lives. */
+static int dead_connection(int fd, struct axsock *s)
+{
+	uint32_t st = axsock_status(s->bit);
+	if (!(st & (POLLERR | POLLHUP)))
+		return 0;
+	if (st >> AXS_ERR_SHIFT) {
+		int e = 0;
+		socklen_t l = sizeof(e);
+		made_syscall();
+		if (ax_sys_getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e)
+			return -e;
+	}
+	return -EPIPE;
+}
+
 static ssize_t stream_send(int fd, struct axsock *s, struct cur *c, size_t len, int flags, int ms)
 {
 	size_t done = 0;
 	if (s->shut_wr)
 		return -EPIPE;
+	int dead = dead_connection(fd, s);
+	if (dead)
+		return dead;
 	for (;;) {
 		lock(s);
 		while (done < len) {
@@ -547,6 +571,12 @@ short axsock_ready(int fd, short events)
 		r |= (short)(st & (POLLERR | POLLHUP)) | POLLIN | POLLRDNORM;
 	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->shut_rd)
 		r |= POLLIN | POLLRDNORM;
+	/* the peer shut down writing (its FIN is queued, or was read) */
+	bool rdhup = s->stream && (s->peer_fin || (st & POLLRDHUP));
+	if (rdhup)
+		r |= POLLRDHUP;
+	if (rdhup && s->shut_wr) /* closed both ways (our FIN is ours to know) */
+		r |= POLLHUP;
 	if (!s->shut_wr && (s->stream ? sockbuf_room(&s->sb.tx) >= 4096 : sockbuf_space(&s->sb.tx) > 0))
 		r |= POLLOUT | POLLWRNORM;
 	unlock(s);
@@ -624,4 +654,10 @@ ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count)
 	if (done)
 		return (ssize_t)done;
 	return ferr ? ferr : count ? -EAGAIN : 0;
+}
+
+uint64_t axsock_rx_seq(int fd)
+{
+	struct axsock *s = axsock_owned(fd);
+	return s ? sockbuf_produced_count(&s->sb.rx) : 0;
 }

@@ -52,6 +52,9 @@ ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count);
  * from syscall's status in the activity page (POLLERR, POLLHUP: a reset, a hang-up), masked
  * by events; 0 for a socket not taken over. */
 short axsock_ready(int fd, short events);
+/* How many pieces the stack has put into fd's RX so far (EPOLLET: new data since the last
+ * report is reported again, as Linux does for every arrival); 0 if not owned. */
+uint64_t axsock_rx_seq(int fd);
 /* FIONREAD: the next datagram's size, or a stream's bytes in its oldest RX piece (a lower
  * bound of what is buffered, 0 only when nothing is). */
 int axsock_nread(int fd);

@@ -26,10 +26,13 @@ def conf(run):
 GROUPS = ["calls", "conn", "data", "poll", "bulk"]
 
 
+@pytest.mark.parametrize("prog", ["tcptest", "tcptest-lib"])
 @pytest.mark.parametrize("group", GROUPS)
-def test_tcp_socket_calls_through_syscall_and_tcp(group):
-    name = "tcptest-%s.conf" % group
-    write_conf(name, conf("/bin/tcptest " + group))
+def test_tcp_socket_calls_through_syscall_and_tcp(group, prog):
+    """prog: tcptest as is, or linked with the user-space socket library (lib/sock, ld
+    --wrap): the same checks, its socket calls answered from the buffers."""
+    name = "%s-%s.conf" % (prog, group)
+    write_conf(name, conf("/bin/%s %s" % (prog, group)))
     r = boot("", smp=2, modules=("rs conf=" + name, name) + MODULES, timeout=300,
              until=r"^tcptest: \d+ passed, \d+ failed$")
     out = r.output.replace("axolotl> ", "")

@@ -28,6 +28,8 @@ static struct engine {
 	struct reqdb db;
 	struct reqdb_entry dbe[MAX_REQS];
 	uint64_t bad;            /* malformed or unknown messages from it */
+	bool created, exported;  /* its channels made; published in ds (retried until they are) */
+	uint64_t export_at;      /* when to try publishing them again */
 } engines[ENGINES] = { [ENG_UDP] = { .name = "udp" }, [ENG_TCP] = { .name = "tcp" } };
 static uint64_t next_seq;
 
@@ -94,11 +96,35 @@ void engine_init(void)
 		ax_strpad(e->ev_ex.key, sizeof(e->ev_ex.key), key);
 		int64_t r = chan_create(&e->req_ex, SK_SLOT, SK_SLOTS, SPSC_PRODUCER, &e->req);
 		r = r ? r : chan_create(&e->ev_ex, SK_SLOT, SK_SLOTS, SPSC_CONSUMER, &e->ev);
+		e->created = r == 0;
 		r = r ? r : chan_export(&e->req_ex);
 		r = r ? r : chan_export(&e->ev_ex);
+		e->exported = r == 0;
 		if (r)
-			ax_printf("syscall: exporting syscall/%s.req and .ev failed (%ld): no %s\n", e->name, (long)r, e->name);
+			ax_printf("syscall: exporting syscall/%s.req and .ev failed (%ld): %s\n", e->name, (long)r,
+				  e->created ? "trying again" : "no such engine");
 	}
+}
+
+/* Channels ds refused to publish (at boot ds may not know our name yet): again every
+ * 100 ms. True while some are still missing. */
+bool engine_export_missing(void)
+{
+	bool missing = false;
+	uint64_t now = ax_time_ns();
+	for (int i = 0; i < ENGINES; i++) {
+		struct engine *e = &engines[i];
+		if (!e->created || e->exported)
+			continue;
+		if (now >= e->export_at) {
+			e->exported = chan_export(&e->req_ex) == 0 && chan_export(&e->ev_ex) == 0;
+			e->export_at = now + 100000000;
+			if (e->exported)
+				ax_printf("syscall: syscall/%s.req and .ev published\n", e->name);
+		}
+		missing |= !e->exported;
+	}
+	return missing;
 }
 
 void engine_message(struct kmsg *m) { chan_export_serve(m); }

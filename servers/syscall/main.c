@@ -90,6 +90,10 @@ static bool poll(struct ax_evloop *l)
 	bool work = engine_poll();
 	work |= vfsside_poll();
 	l->wait_ns = calls_timer();
+	bool missing = engine_export_missing();
+	missing |= vfsside_export_missing();
+	if (missing && (!l->wait_ns || l->wait_ns > 100000000))
+		l->wait_ns = 100000000;
 	if (vfs_waits)
 		l->wait_ns = 0; /* timers late by vfs's retry period at most */
 	if (work)

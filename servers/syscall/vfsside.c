@@ -13,6 +13,8 @@ static struct {
 	struct spsc q;
 	struct chan_export ex;
 	bool ok;
+	bool created;          /* the channel is made; `ok` once ds published it */
+	uint64_t export_at;    /* when to try publishing it again */
 	endpoint_t vfs;        /* the importer: the vfs to notify */
 	uint32_t ndirty;       /* sockets whose readiness may have changed */
 	uint64_t overflows;    /* pushes that found the channel full (retried) */
@@ -48,10 +50,26 @@ void vfsside_init(void)
 	v.ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "vfs", .on_attach = on_attach };
 	ax_strpad(v.ex.key, sizeof(v.ex.key), "vfs.ev");
 	int64_t r = chan_create(&v.ex, sizeof(struct sysp_ready), SYSP_READY_SLOTS, SPSC_PRODUCER, &v.q);
+	v.created = r == 0;
 	r = r ? r : chan_export(&v.ex);
 	v.ok = r == 0;
 	if (r)
-		ax_printf("syscall: exporting syscall/vfs.ev failed (%ld): poll never sees sockets ready\n", (long)r);
+		ax_printf("syscall: exporting syscall/vfs.ev failed (%ld): %s\n", (long)r,
+			  v.created ? "trying again" : "poll never sees sockets ready");
+}
+
+bool vfsside_export_missing(void)
+{
+	if (!v.created || v.ok)
+		return false;
+	uint64_t now = ax_time_ns();
+	if (now >= v.export_at) {
+		v.ok = chan_export(&v.ex) == 0;
+		v.export_at = now + 100000000;
+		if (v.ok)
+			ax_printf("syscall: syscall/vfs.ev published\n");
+	}
+	return !v.ok;
 }
 
 void vfsside_message(struct kmsg *m) { chan_export_serve(m); }

@@ -164,9 +164,14 @@ static uint32_t new_passed_id(void)
 
 /* Hands the call being served to syscall with the socket id in place of the descriptor
  * (and args in place of its arguments, if given). */
+static void flush_one_blocking(void);
+
 static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 {
 	struct vcall *v = vfs_cur_call;
+	/* closes go first: a bind after a close must find the port free */
+	while (nclose)
+		flush_one_blocking();
 	struct kmsg m = { .type = v->nr };
 	memcpy(m.w, args ? args : v->a, sizeof(v->a));
 	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW) |

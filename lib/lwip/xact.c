@@ -170,3 +170,20 @@ bool xport_act_waiting(void)
 			return true;
 	return false;
 }
+
+bool xport_lib_request(const struct sk_msg *q, int32_t cookie)
+{
+	switch (q->type) {
+	case SK_ACT:
+		xport_act(q);
+		return true;
+	case SK_BELL:
+		xport_bell(q);
+		return true;
+	case SK_LIB:
+		xport_lib(q, cookie);
+		return true;
+	default:
+		return false;
+	}
+}

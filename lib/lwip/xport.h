@@ -132,6 +132,9 @@ bool xport_table_get(uint32_t slot, struct sk_dsrec *r);
  * socket the process's library moves: cookie is the engine's index for it, -1: we have no
  * such socket); each loop turn's look at the pages (true: a socket was given to
  * ops->lib_work); our sleeping flag in every page; whether a word moved since the look. */
+/* SK_ACT, SK_BELL or SK_LIB (cookie: the engine's index for q->sock, -1: none): handled
+ * (true), or not one of them. */
+bool xport_lib_request(const struct sk_msg *q, int32_t cookie);
 void xport_act_init(int argc, char **argv);
 void xport_bell(const struct sk_msg *q);
 /* The line to sleep on when applications may wake us with a store (MWAIT path), or NULL. */

@@ -214,15 +214,6 @@ static void kick(int fd, struct axsock *s)
 	axsock_activity(fd, s->eng, s->bit);
 }
 
-/* A stream read freed got bytes of RX: tcp opens its window as RX is released, so it is
- * woken for it. (Marking without the wake-up when the read was small and emptied the ring
- * starved iperf's sender: a window advertised small is only opened again when tcp turns,
- * and nothing else woke it. Knowing when tcp holds a window back is for tcp to publish.) */
-static void rx_freed(int fd, struct axsock *s, size_t got)
-{
-	(void)got;
-	axsock_activity(fd, s->eng, s->bit);
-}
 
 /* Waits in poll(2) until fd is ready for ev (timeout ms, 0: none): 0, -EAGAIN when the
  * timeout passed, the socket's error (-errno) when the stack reports one (a reset, a refused
@@ -339,8 +330,10 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 		unlock(s);
 		if (corrupt)
 			return got ? (ssize_t)got : -EIO;
+		/* RX space came free: tcp opens its window (a wake-up only when it sleeps; marking
+		 * without one after a small read that emptied RX starved iperf's sender) */
 		if (got && !peek)
-			rx_freed(fd, s, got);
+			kick(fd, s);
 		if (got == len || fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
 			axsock_counts.user++;
 			return (ssize_t)got;

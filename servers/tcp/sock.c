@@ -497,18 +497,11 @@ static void request(const struct sk_msg *q)
 			ts_rx_place(s);
 		}
 		return;
-	case SK_ACT:
-		xport_act(q);
-		return;
-	case SK_BELL:
-		xport_bell(q);
-		return;
-	case SK_LIB:
-		xport_lib(q, s ? (int32_t)(s - ts.s) : -1);
-		return;
 	default:
 		break;
 	}
+	if (xport_lib_request(q, s ? (int32_t)(s - ts.s) : -1))
+		return;
 	if (!s) {
 		if (q->type >= SK_BIND && q->type <= SK_INFO)
 			ts_answer(q->sock, q->req, q->type == SK_CLOSE ? 0 : -TE_BADF, NULL);

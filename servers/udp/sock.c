@@ -302,18 +302,11 @@ static void request(const struct sk_msg *q)
 		return;
 	case SK_RXDONE:
 		return; /* datagrams that found no room were dropped; nothing waits */
-	case SK_ACT:
-		xport_act(q);
-		return;
-	case SK_BELL:
-		xport_bell(q);
-		return;
-	case SK_LIB:
-		xport_lib(q, s ? (int32_t)(s - us.s) : -1);
-		return;
 	default:
 		break;
 	}
+	if (xport_lib_request(q, s ? (int32_t)(s - us.s) : -1))
+		return;
 	if (!s) {
 		if (q->type == SK_BIND || q->type == SK_CONNECT || q->type == SK_SETOPT ||
 		    q->type == SK_CLOSE || q->type == SK_SHUTDOWN)

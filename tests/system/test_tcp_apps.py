@@ -23,6 +23,7 @@ One guest for the whole file (a module fixture), the tests in this order:
 import hashlib
 import os
 import re
+from collections import Counter
 import socket
 import subprocess
 import threading
@@ -101,6 +102,9 @@ class Apps:
         # the socket table's rows with a socket (slot and id numbers; "-" for a connection
         # that has none any more, as in TIME_WAIT)
         c["sockets"] = len(re.findall(r"^\s+\d+ \d+ \S+ ", m.group(1), re.M))
+        # connections no socket has any more, by state and local port (for failure messages)
+        c["orphans"] = dict(Counter((st, lp) for st, lp in
+                                    re.findall(r"^\s+- - (\S+) [\d.]+:(\d+) ", m.group(1), re.M)))
         return c
 
     def out(self):
@@ -290,6 +294,11 @@ def connection_rounds(apps, n, lost):
     return serial, concurrent
 
 
+def live_pcbs(c):
+    """tcp's pcbs less those in TIME_WAIT (which end by themselves)."""
+    return c["pcbs"] - sum(n for (state, _), n in c["orphans"].items() if state == "time_wait")
+
+
 def steady(a, b):
     """Memory after round b is where round a left it (a little slack for the kernel heap)."""
     return (b["free_frames"] >= a["free_frames"] - 64 and b["memobjs"] <= a["memobjs"] + 4 and
@@ -323,7 +332,12 @@ def test_1000_connections_leak_nothing(apps):
         assert 2000 <= tcp1["accepts"] - tcp0["accepts"] <= 2000 + len(lost_before), \
             (tcp0["accepts"], tcp1["accepts"], len(lost_before))
         assert len(lost) <= 100, len(lost)  # seen: 0 to 40
-        assert tcp1["pcbs"] <= tcp0["pcbs"] + 4, (tcp0, tcp1)
+        # pcbs in TIME_WAIT are not leaked: where lighttpd's FIN left before the host's, the
+        # connection waits 2 MSL (120 s) in lwIP, fewer or more by how fast the rounds ran
+        # (seen: 32 -> 82 on port 80); lwIP reuses the oldest when it runs out
+        live0, live1 = live_pcbs(tcp0), live_pcbs(tcp1)
+        assert live1 <= live0 + 4, (live0, live1, tcp0["orphans"], tcp1["orphans"])
+        assert tcp1["pcbs"] - live1 <= 1000, tcp1["orphans"]  # MEMP_NUM_TCP_PCB's TIME_WAIT share
         assert tcp1["heap_used"] <= tcp0["heap_used"] + 65536, (tcp0, tcp1)
         assert tcp1["sockets"] <= 4 + 4, tcp1["sockets"]  # the four listeners, a few closing
         if steady(mem0, mem1):

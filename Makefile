@@ -176,7 +176,7 @@ include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
 INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
 	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix \
-	$(B)/user/tcptest-lib
+	$(B)/user/tcptest-lib $(B)/user/udptest-lib
 # lighttpd's large test file, /srv/www/4mib.bin: made at build time (deterministic, not
 # committed); the small one is rootfs/srv/www/hello.txt.
 $(B)/www/4mib.bin: tools/mkdata.py
@@ -192,7 +192,7 @@ USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
 LXCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -static -D_GNU_SOURCE
 LINUX_PROGS := $(patsubst tests/linux/%.c,$(B)/user/%,$(wildcard tests/linux/*.c))
-$(LINUX_PROGS): $(B)/user/%: tests/linux/%.c
+$(LINUX_PROGS): $(B)/user/%: tests/linux/%.c tests/linux/libcount.h
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -o $@ $<
 USER_PROGS += $(LINUX_PROGS)
@@ -210,12 +210,12 @@ $(B)/user/sockposix: tests/sock/sockposix.c $(AXSOCK_MUSL) $(AXSOCK_SYMS) $(wild
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
 USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix
-# tcptest once more, linked with the library (ld --wrap): issue 7's socket checks through
-# lib/sock (tests/system/test_tcp.py runs both). udptest is not yet (docs/sockets.md).
-$(B)/user/tcptest-lib: $(B)/user/%-lib: tests/linux/%.c $(AXSOCK_MUSL) $(AXSOCK_SYMS)
+# tcptest and udptest once more, linked with the library (ld --wrap): the socket checks of
+# issues 6 and 7 through lib/sock (tests/system/test_tcp.py and test_udp.py run both).
+$(B)/user/tcptest-lib $(B)/user/udptest-lib: $(B)/user/%-lib: tests/linux/%.c tests/linux/libcount.h $(AXSOCK_MUSL) $(AXSOCK_SYMS)
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
-USER_PROGS += $(B)/user/tcptest-lib
+USER_PROGS += $(B)/user/tcptest-lib $(B)/user/udptest-lib
 
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink

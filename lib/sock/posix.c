@@ -80,6 +80,7 @@ static void track(int fd, bool stream, bool connected, bool nonblock)
 	s->rcvtimeo_ms = s->sndtimeo_ms = 0;
 	atomic_store(&s->hup_hint, false);
 	s->stream = stream, s->connected = connected, s->nonblock = nonblock;
+	s->broadcast = false;
 	s->accept_take = 0;
 	s->tracked = true;
 }
@@ -208,6 +209,10 @@ int __wrap_connect(int fd, const struct sockaddr *a, socklen_t al)
 		else if (e == EINPROGRESS || e == EALREADY || e == EISCONN)
 			s->connecting = true;
 		errno = e;
+	} else if (s) {
+		axsock_count(AXC_OTHER, false);
+		if (r == 0) /* a datagram's peer: set, or dissolved by AF_UNSPEC */
+			s->connected = a->sa_family != AF_UNSPEC;
 	}
 	return r;
 }
@@ -300,6 +305,8 @@ int __wrap_setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 {
 	int r = __real_setsockopt(fd, level, name, v, l);
 	struct axsock *s = level == SOL_SOCKET ? axsock_tracked(fd) : NULL;
+	if (s && r == 0 && name == SO_BROADCAST)
+		s->broadcast = *(const int *)v != 0; /* (syscall read the int: v is good) */
 	if (s && r == 0 && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) && v && l >= sizeof(struct timeval)) {
 		const struct timeval *tv = v;
 		long long ms = (long long)tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000;

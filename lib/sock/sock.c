@@ -259,6 +259,26 @@ static size_t iov_total(const struct iovec *iov, int n)
 	return t;
 }
 
+/* Whether [p, p+len) can be user memory at all: not in the first page (NULL and small
+ * offsets from it, the usual bad pointer), not past the canonical lower half. A call given
+ * such a buffer fails with EFAULT as the system call would; other unmapped addresses fault
+ * in the program (the library cannot probe them without a system call: README.md). */
+static bool user_range(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	return len == 0 || (a >= 4096 && a + len >= a && a + len <= 0x7ffffffff000ull);
+}
+
+static bool iov_ok(const struct iovec *iov, int n)
+{
+	if (n && !user_range(iov, (size_t)n * sizeof(*iov)))
+		return false;
+	for (int i = 0; i < n; i++)
+		if (!user_range(iov[i].iov_base, iov[i].iov_len))
+			return false;
+	return true;
+}
+
 /* Copies len bytes from src into the cursor's buffers (to: true) or from them into src. */
 static void cur_copy(struct cur *c, void *p, size_t len, bool to)
 {
@@ -442,6 +462,10 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 		unlock(s);
 		if (err != CHAN_EAGAIN)
 			return -EIO; /* the stack wrote impossible descriptors */
+		if (s->shut_rd) { /* what came before SHUT_RD is read; then the end (as syscall) */
+			axsock_counts.user++;
+			return 0;
+		}
 		if (flags & MSG_DONTWAIT) {
 			axsock_counts.user++;
 			return empty_nowait(fd, s);
@@ -455,16 +479,29 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 static ssize_t dgram_send(int fd, struct axsock *s, struct cur *c, size_t len, int flags, const struct sockaddr *to,
 			  socklen_t tolen, int ms)
 {
-	if (len > 65507)
-		return -EMSGSIZE;
+	/* syscall's checks, in its order (servers/syscall/calls.c), so the answer is the same */
+	if (s->shut_wr)
+		return -EPIPE;
 	struct sockbuf_desc d = { 0 };
 	if (to) {
 		const struct sockaddr_in *a = (const void *)to;
-		if (tolen < sizeof(*a) || a->sin_family != AF_INET)
-			return tolen < sizeof(*a) ? -EINVAL : -EAFNOSUPPORT;
+		if (tolen < sizeof(*a))
+			return -EINVAL;
+		if (!user_range(to, sizeof(*a)))
+			return -EFAULT;
+		if (a->sin_family != AF_INET)
+			return -EAFNOSUPPORT;
+		if (!a->sin_port)
+			return -EINVAL;
+		if (a->sin_addr.s_addr == 0xffffffffu && s->tracked && !s->broadcast)
+			return -EACCES; /* (udp checks subnet broadcasts itself: the error comes later) */
 		d.family = AF_INET, d.port = a->sin_port;
 		memcpy(d.addr, &a->sin_addr, 4);
+	} else if (s->tracked && !s->connected) { /* (posix.c saw every connect of a tracked one) */
+		return -EDESTADDRREQ;
 	}
+	if (len > 65507)
+		return -EMSGSIZE;
 	for (;;) {
 		lock(s);
 		int err;
@@ -505,6 +542,8 @@ ssize_t axsock_recvmsg(int fd, struct msghdr *m, int flags)
 	if (!s)
 		return -EBADF;
 	struct cur c = { m->msg_iov, (int)m->msg_iovlen, 0, 0 };
+	if (!iov_ok(m->msg_iov, (int)m->msg_iovlen) || (m->msg_name && !user_range(m->msg_name, m->msg_namelen)))
+		return -EFAULT;
 	size_t len = iov_total(m->msg_iov, (int)m->msg_iovlen);
 	flags = flags_of(s, flags);
 	m->msg_flags = 0;
@@ -524,6 +563,8 @@ ssize_t axsock_sendmsg(int fd, const struct msghdr *m, int flags)
 	if (!s)
 		return -EBADF;
 	struct cur c = { m->msg_iov, (int)m->msg_iovlen, 0, 0 };
+	if (!iov_ok(m->msg_iov, (int)m->msg_iovlen))
+		return -EFAULT;
 	size_t len = iov_total(m->msg_iov, (int)m->msg_iovlen);
 	flags = flags_of(s, flags);
 	if (s->stream)

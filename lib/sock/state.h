@@ -22,7 +22,8 @@ struct axsock {
 	/* the POSIX layer (posix.c) */
 	bool tracked;      /* made by socket/accept/accept4: the wrappers look at it */
 	bool never;        /* taking it failed, or it was dup'ed or forked: system calls only */
-	bool connected;    /* stream: connected (accepted, or connect succeeded) */
+	bool connected;    /* connected (accepted, or connect succeeded; a datagram's: to a peer) */
+	bool broadcast;    /* datagram: SO_BROADCAST is on (a send to 255.255.255.255 may go) */
 	bool connecting;   /* stream: connect is in progress (non-blocking) */
 	bool nonblock;     /* O_NONBLOCK */
 	bool shut_rd, shut_wr;

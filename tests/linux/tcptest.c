@@ -27,6 +27,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "libcount.h"
 
 static int passed, failed;
 
@@ -723,6 +724,7 @@ int main(int argc, char **argv)
 		if (want)
 			groups[g].run();
 	}
+	print_library_counts("tcptest");
 	printf("tcptest: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

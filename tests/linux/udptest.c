@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "libcount.h"
 
 static int passed, failed;
 
@@ -305,6 +306,7 @@ int main(int argc, char **argv)
 		calls();
 	if (all || (argc > 1 && !strcmp(argv[1], "calls")))
 		interrupts();
+	print_library_counts("udptest");
 	printf("udptest: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import boot
+from conftest import assert_library_use, boot
 from test_rs import write_conf
 
 MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall", "tcp")
@@ -44,4 +44,5 @@ def test_tcp_socket_calls_through_syscall_and_tcp(group, prog):
     assert m and int(m.group(2)) == 0 and int(m.group(1)) >= 5, tail
     # the calls went through syscall and tcp, not vfs's network-less sockets
     assert re.search(r"^syscall: tcp \S+ attached", out, re.M), tail
+    assert_library_use(out, "tcptest", prog.endswith("-lib"), moved=group != "calls")
     assert "panic" not in out.lower() and "lwip: assertion" not in out, tail

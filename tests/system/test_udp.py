@@ -6,7 +6,9 @@ Two layers:
 - with `udpstub`, a loopback stand-in for udp run as the service `udp`
   (servers/syscall/test/udpstub.c), and again with the real udp (its lwIP loopback, no ip):
   the socket calls' semantics and errnos (tests/linux/udptest.c), datagrams to ourselves,
-  and a udp restart under a ping-pong that keeps its sockets;
+  and a udp restart under a ping-pong that keeps its sockets; with the real udp once more
+  as udptest-lib, linked with the user-space socket library (lib/sock), whose answers
+  must be the same;
 - with the real stack (e1000, ip, udp): a client on the host side of a tap device in a
   network namespace the test creates and deletes exchanges 10000 checked datagrams with
   udpecho, an 8000-byte datagram round-trips (IP fragments), and udp is killed mid-stream:
@@ -21,7 +23,7 @@ import time
 
 import pytest
 
-from conftest import Guest, ROOT, USER_DIR, boot, tap_net
+from conftest import assert_library_use, Guest, ROOT, USER_DIR, boot, tap_net
 from test_rs import write_conf
 
 BASE_MODULES = ("ds", "console", "vfs", "initrd.cpio", "pm", "lxstart", "syscall")
@@ -49,15 +51,19 @@ def results(out):
     return {name: status for status, name in re.findall(r"^UDPTEST (PASS|FAIL) (\w+)$", out, re.M)}
 
 
-def engine_params():
+def prog_params():
+    """udptest with each engine, and linked with the user-space socket library (lib/sock,
+    ld --wrap) with the real udp (udpstub lends no buffers to the library)."""
     real = os.path.exists(os.path.join(USER_DIR, "udp"))
-    return ["udpstub", pytest.param("udp", marks=pytest.mark.skipif(not real, reason="needs the udp server"))]
+    need = pytest.mark.skipif(not real, reason="needs the udp server")
+    return [("udpstub", "udptest"), pytest.param("udp", "udptest", marks=need),
+            pytest.param("udp", "udptest-lib", marks=need)]
 
 
-@pytest.mark.parametrize("engine", engine_params())
-def test_udp_calls_and_loopback_through_syscall(engine):
-    name = "udpcalls-%s.conf" % engine
-    write_conf(name, engine_conf(engine, "/bin/udptest calls loop"))
+@pytest.mark.parametrize("engine,prog", prog_params())
+def test_udp_calls_and_loopback_through_syscall(engine, prog):
+    name = "%s-calls-%s.conf" % (prog, engine)
+    write_conf(name, engine_conf(engine, "/bin/%s calls loop" % prog))
     r = boot("", smp=2, modules=engine_modules(engine, name), timeout=240,
              until=r"^udptest: \d+ passed, \d+ failed$")
     out = r.output.replace("axolotl> ", "")  # the prompt shares a line with what follows it
@@ -71,15 +77,16 @@ def test_udp_calls_and_loopback_through_syscall(engine):
     assert res.get("recv_eintr") == "PASS" and res.get("kernel_types_refused") == "PASS", res
     # the calls went through syscall and the engine, not vfs's network-less sockets
     assert re.search(r"^syscall: udp \S+ attached", out, re.M), tail
+    assert_library_use(out, "udptest", prog.endswith("-lib"))
     assert "panic" not in out.lower(), tail
 
 
-@pytest.mark.parametrize("engine", engine_params())
-def test_udp_restart_keeps_the_sockets(engine):
-    name = "udprestart-%s.conf" % engine
-    write_conf(name, engine_conf(engine, "/bin/udptest restart 3000"))
+@pytest.mark.parametrize("engine,prog", prog_params())
+def test_udp_restart_keeps_the_sockets(engine, prog):
+    name = "%s-restart-%s.conf" % (prog, engine)
+    write_conf(name, engine_conf(engine, "/bin/%s restart 3000" % prog))
     started = ENGINES[engine][2]
-    with Guest("", modules=engine_modules(engine, name), name="udp-restart-" + engine) as g:
+    with Guest("", modules=engine_modules(engine, name), name="%s-restart-%s" % (prog, engine)) as g:
         g.wait_for(r"udptest: round 1000$", timeout=240)  # console echo may share the line
         g.type("\x1d")  # the console's monitor
         time.sleep(0.5)
@@ -93,6 +100,7 @@ def test_udp_restart_keeps_the_sockets(engine):
         g.wait_for(r"^udptest: 1 passed, 0 failed$", timeout=30)
         out = g.output.replace("axolotl> ", "")
         assert len(re.findall(r"^syscall: udp says hello", out, re.M)) == 3, out[-3000:]
+        assert_library_use(out, "udptest", prog.endswith("-lib"))
 
 
 REAL = ("e1000", "ip", "udp")

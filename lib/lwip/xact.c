@@ -124,7 +124,10 @@ void xport_lib(const struct sk_msg *q, int32_t cookie)
 		return;
 	}
 	g->bit[bit].sock = q->sock, g->bit[bit].cookie = cookie;
-	g->seen--; /* look at it in the next turn: the library may have moved data already */
+	/* Served now: the library may have moved data already, and a bit we swapped out
+	 * before this message told us whose it is was dropped (an accepted connection's first
+	 * answer sat in TX until lighttpd's idle timeout closed the connection). */
+	xp.ops->lib_work(cookie, q->sock);
 }
 
 bool xport_act_poll(void)

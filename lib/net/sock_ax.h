@@ -26,6 +26,18 @@
                      from the listener is taken over by its library during the accept (mapped,
                      library-owned) and announced in the page's `accepted` ring */
 
+#define AX_RECLAIM 5 /* setsockopt(fd, SOL_AXOLOTL, AX_RECLAIM, NULL, 0) on any socket of the
+                     process: the library unmapped the spares it marked AX_SPARE_CLAIMED;
+                     syscall destroys their buffers (see `spares` below) */
+
+/* The library's first AX_SOCKBUF or AX_ACCEPT_TAKE in a process image (after exec, or in a
+ * fork's child) puts AX_ACT_FRESH in act_va of the buffer it passes; later calls put the page
+ * it knows (or 0). syscall, given AX_ACT_FRESH for a process it made a page for, knows the
+ * image is new: it maps the page (and the bell) into it again, forgets the spares and the
+ * mappings it made into the old image, and serves the process's sockets itself again
+ * (their library is gone). */
+#define AX_ACT_FRESH 1
+
 struct ax_sockbuf {
 	uint64_t va;     /* the buffer's address in the caller */
 	uint64_t bytes;  /* its size */
@@ -61,10 +73,12 @@ struct ax_listener {
  * seeing a library socket of a waiting process become ready, bumps app.wakes and makes
  * the wake socket report an arrival. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
-#define AX_ACT_VERSION 1
+#define AX_ACT_VERSION 2
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
 #define AX_ACT_BYTES 8192
 #define AX_ACT_ACCEPTS 32
+#define AX_ACT_SPARES 32
+enum { AX_SPARE_FREE, AX_SPARE_WRITING, AX_SPARE_KEEP, AX_SPARE_PARKED, AX_SPARE_CLAIMED };
 enum { AXE_UDP, AXE_TCP, AXE_N };
 /* The calls the library counts (thesis table 5.2), by the C library's name. */
 enum ax_call {
@@ -113,6 +127,21 @@ struct ax_activity {
 		uint16_t port, pad;
 		struct ax_sockbuf b; /* as AX_SOCKBUF would answer it */
 	} accepted[AX_ACT_ACCEPTS];
+	/* Spare buffers (thesis §5.5.5, lazy closing): closing a socket it owned, the library
+	 * may keep its mapping of the buffer for a later socket of the process instead of
+	 * unmapping it. It fills a FREE entry (FREE -> WRITING -> KEEP) with the socket's bit
+	 * and its mapping, then closes the descriptor. When the engine is done with the buffer,
+	 * syscall parks it (KEEP -> PARKED, checked against its own record of the mapping) and
+	 * gives it to the next socket of the same kind that this process takes over or accepts
+	 * (PARKED -> FREE; the answer names the same address). The library reclaims spares
+	 * (KEEP/PARKED -> CLAIMED, munmap, then AX_RECLAIM) when it keeps more than it has live
+	 * sockets; syscall then destroys them (CLAIMED -> FREE). A library that lies here only
+	 * loses its own memory. */
+	struct ax_spare {
+		_Atomic uint32_t state; /* AX_SPARE_* */
+		uint32_t bit;           /* the closed socket's bit */
+		uint64_t va, bytes;     /* the library's mapping of its buffer */
+	} spares[AX_ACT_SPARES];
 };
 _Static_assert(sizeof(struct ax_activity) <= 4096, "one page");
 /* The `sleeping` flag's values: an engine on a dedicated core with MONITOR sleeps in

@@ -17,6 +17,37 @@ static bool have_page;
 static struct ax_bell *bell; /* the engines' bell (sock_ax.h), NULL: none */
 uint64_t axsock_rings;
 
+/* AX_ACT_FRESH went to syscall in this image (sock_ax.h): once, by whichever thread is
+ * first, so a second thread's early call cannot make syscall forget the first's take-over */
+static atomic_bool fresh_sent;
+
+uint64_t axsock_known_page(void)
+{
+	if (!atomic_exchange(&fresh_sent, true))
+		return AX_ACT_FRESH;
+	return have_page ? (uint64_t)(uintptr_t)page : 0;
+}
+
+void axsock_fresh_unsent(void)
+{
+	atomic_store(&fresh_sent, false);
+}
+
+static int wake_fd = -1;
+/* a listener's accepts are taken over: the only sockets that reuse spares */
+static bool accept_taking;
+
+void axsock_act_forked(void)
+{
+	/* the parent's page, bell and wake socket are the parent's: the child gets its own */
+	page = &own, have_page = false, bell = NULL;
+	if (wake_fd >= 0)
+		syscall(SYS_close, wake_fd);
+	wake_fd = -1;
+	accept_taking = false;
+	atomic_store(&fresh_sent, false);
+}
+
 void axsock_act_page(uint64_t va)
 {
 	if (have_page || !va)
@@ -92,8 +123,6 @@ uint32_t axsock_status(uint32_t bit)
 	return atomic_load_explicit(&AX_ACT_STATUS(page)->st[bit], memory_order_acquire);
 }
 
-static int wake_fd = -1;
-
 int axsock_wake_fd(void)
 {
 	if (wake_fd >= 0 || !have_page)
@@ -127,15 +156,19 @@ void axsock_waiting(bool on)
 
 int axsock_listener_key(int lfd, uint32_t *key)
 {
-	struct ax_listener l;
+	struct ax_listener l = { .act_va = axsock_known_page() };
 	socklen_t len = sizeof(l);
 	axsock_nsys++;
 	axsock_counts.syscalls++;
-	if (ax_sys_getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0)
+	if (ax_sys_getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0) {
+		if (errno == EBADF || errno == ENOTSOCK)
+			axsock_fresh_unsent(); /* it never reached syscall */
 		return -errno;
+	}
 	if (len != sizeof(l) || !l.act_va)
 		return -ENOENT;
 	axsock_act_page(l.act_va);
+	accept_taking = true;
 	*key = l.key;
 	return have_page ? 0 : -ENOENT;
 }
@@ -169,4 +202,62 @@ int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, s
 		}
 	}
 	return -ENOENT;
+}
+
+/* ---- spare buffers (lazy closing, sock_ax.h `spares`) ---- */
+
+static bool spare_held(uint32_t st)
+{
+	return st == AX_SPARE_WRITING || st == AX_SPARE_KEEP || st == AX_SPARE_PARKED;
+}
+
+enum axsock_keep axsock_spare_keep(uint32_t bit, uint64_t va, uint64_t bytes, uint64_t live)
+{
+	if (!have_page || !accept_taking)
+		return AXK_UNMAP;
+	uint64_t held = 0;
+	for (int i = 0; i < AX_ACT_SPARES; i++)
+		held += spare_held(atomic_load_explicit(&page->spares[i].state, memory_order_acquire));
+	if (held >= live) /* more closed than open: the load went down (thesis §5.5.5) */
+		return AXK_SHRINK;
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		struct ax_spare *e = &page->spares[i];
+		uint32_t st = AX_SPARE_FREE;
+		if (!atomic_compare_exchange_strong_explicit(&e->state, &st, AX_SPARE_WRITING, memory_order_acquire,
+							     memory_order_relaxed))
+			continue;
+		e->bit = bit, e->va = va, e->bytes = bytes;
+		atomic_store_explicit(&e->state, AX_SPARE_KEEP, memory_order_release);
+		return AXK_KEPT;
+	}
+	return AXK_UNMAP; /* all entries in use */
+}
+
+int axsock_spares_reclaim(void)
+{
+	int n = 0;
+	for (int i = 0; have_page && i < AX_ACT_SPARES; i++) {
+		struct ax_spare *e = &page->spares[i];
+		uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+		if (st != AX_SPARE_KEEP && st != AX_SPARE_PARKED)
+			continue;
+		uint64_t va = e->va, bytes = e->bytes; /* ours: syscall never writes them */
+		/* syscall may be handing a parked one to a new socket: whoever swaps first has it */
+		if (!atomic_compare_exchange_strong_explicit(&e->state, &st, AX_SPARE_CLAIMED, memory_order_acq_rel,
+							     memory_order_relaxed))
+			continue;
+		axsock_nsys++;
+		axsock_counts.syscalls++;
+		syscall(SYS_munmap, (void *)(uintptr_t)va, bytes);
+		n++;
+	}
+	return n;
+}
+
+int axsock_spares_held(void)
+{
+	int n = 0;
+	for (int i = 0; have_page && i < AX_ACT_SPARES; i++)
+		n += spare_held(atomic_load_explicit(&page->spares[i].state, memory_order_acquire));
+	return n;
 }

@@ -44,3 +44,23 @@ void axsock_waiting(bool on);
 int axsock_listener_key(int lfd, uint32_t *key);
 uint64_t axsock_accept_mark(void);
 int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b);
+
+/* What the library tells syscall of its page in AX_SOCKBUF/AX_ACCEPT_TAKE (act_va in the
+ * buffer passed): AX_ACT_FRESH the first time in this image, then the page (0: none yet).
+ * axsock_fresh_unsent: that first call did not reach syscall (send it again). */
+uint64_t axsock_known_page(void);
+void axsock_fresh_unsent(void);
+/* In a fork's child: no page, bell or wake socket (the parent's are the parent's). */
+void axsock_act_forked(void);
+
+/* Lazy closing (sock_ax.h `spares`, docs/sockets.md "accept and close"): closing a socket
+ * it owned whose buffer is mapped at va, with `live` other sockets still mapped, the
+ * library asks whether to keep the mapping: AXK_KEPT (recorded for syscall: do not unmap),
+ * AXK_UNMAP (unmap it), AXK_SHRINK (more spares than live sockets: reclaim them all with
+ * axsock_spares_reclaim, tell syscall with AX_RECLAIM, and unmap this one). */
+enum axsock_keep { AXK_KEPT, AXK_UNMAP, AXK_SHRINK };
+enum axsock_keep axsock_spare_keep(uint32_t bit, uint64_t va, uint64_t bytes, uint64_t live);
+/* Claims and unmaps every spare syscall has not handed out: how many. */
+int axsock_spares_reclaim(void);
+/* Spares held now (kept or parked). */
+int axsock_spares_held(void);

@@ -224,10 +224,12 @@ int __wrap_close(int fd)
 	struct axsock *s = axsock_slot(fd);
 	bool had = s && s->va;
 	if (s && s->tracked)
-		s->tracked = s->taken = false; /* (even with AXOLOTL_SOCK=0 nothing was tracked) */
+		s->tracked = false; /* (even with AXOLOTL_SOCK=0 nothing was tracked) */
 	axsock_events_forget(fd);
-	if (had) /* its buffer is unmapped too */
+	if (had) /* its buffer is unmapped or kept as a spare too */
 		return (int)ret(axsock_close(fd));
+	if (s)
+		s->taken = false;
 	return __real_close(fd);
 }
 

@@ -67,14 +67,17 @@ static void kick(int fd, struct axsock *s);
 /* events.c's, when linked (a program calling the library explicitly has no epoll lists) */
 void axsock_events_to_kernel(int fd) __attribute__((weak));
 
-/* The fork handler, once: false if it cannot be had (then no socket is taken over). */
+/* The fork handlers, once: false if they cannot be had (then no socket is taken over). */
 static bool atfork_ready(void)
 {
 	static bool atfork;
 	if (!atfork)
-		atfork = pthread_atfork(before_fork, NULL, NULL) == 0;
+		atfork = pthread_atfork(before_fork, NULL, axsock_act_forked) == 0;
 	return atfork;
 }
+
+/* Sockets whose buffer is mapped here now (the lazy-closing rule compares spares with it). */
+static atomic_uint_fast64_t mapped_now;
 
 int axsock_adopt(int fd, const struct ax_sockbuf *b)
 {
@@ -92,6 +95,8 @@ int axsock_adopt(int fd, const struct ax_sockbuf *b)
 	s->stream = b->stream != 0;
 	s->rx_off = b->rx_off, s->peer_fin = false;
 	s->eng = b->eng, s->bit = b->bit;
+	if (!s->va)
+		atomic_fetch_add(&mapped_now, 1);
 	s->va = b->va, s->bytes = b->bytes;
 	axsock_act_page(b->act_va);
 	s->taken = true;
@@ -107,11 +112,14 @@ int axsock_take(int fd)
 		return 0;
 	if (!atfork_ready())
 		return -ENOMEM;
-	struct ax_sockbuf b;
+	struct ax_sockbuf b = { .act_va = axsock_known_page() };
 	socklen_t l = sizeof(b);
 	made_syscall();
-	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
+	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0) {
+		if (errno == EBADF || errno == ENOTSOCK)
+			axsock_fresh_unsent(); /* it never reached syscall */
 		return -errno;
+	}
 	if (l != sizeof(b)) {
 		uint32_t off = b.rx_off;
 		made_syscall();
@@ -132,22 +140,34 @@ void axsock_mapping(int fd, uint64_t *va, uint64_t *bytes)
 	struct axsock *s = axsock_slot(fd);
 	*va = s && s->va ? s->va : 0;
 	*bytes = s && s->va ? s->bytes : 0;
+	if (s && s->va)
+		atomic_fetch_sub(&mapped_now, 1);
 	if (s)
 		s->va = 0;
 }
 
 int axsock_close(int fd)
 {
+	struct axsock *s = axsock_slot(fd);
+	bool owned = s && s->taken;
+	uint32_t bit = s ? s->bit : 0;
 	uint64_t va, bytes;
 	axsock_mapping(fd, &va, &bytes);
-	struct axsock *s = axsock_slot(fd);
 	if (s)
 		s->taken = false;
+	/* lazy closing: a stream's buffer stays mapped for the next accepted connection, which
+	 * syscall gives it once the engine is done with it (sock_ax.h `spares`) */
+	enum axsock_keep k = va && owned && s->stream ? axsock_spare_keep(bit, va, bytes, atomic_load(&mapped_now))
+						       : AXK_UNMAP;
+	if (k == AXK_SHRINK && axsock_spares_reclaim() > 0) {
+		made_syscall();
+		ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_RECLAIM, NULL, 0); /* before fd goes */
+	}
 	made_syscall();
 	int r = (int)syscall(SYS_close, fd) ? -errno : 0;
 	/* syscall mapped the buffer in for us and nothing else unmaps it: each closed socket
 	 * would keep its 560 KiB for the process's life */
-	if (va) {
+	if (va && k != AXK_KEPT) {
 		made_syscall();
 		syscall(SYS_munmap, (void *)(uintptr_t)va, bytes);
 	}

@@ -8,7 +8,13 @@
  * kernel does not hand out again soon; a process that gets no page (more than MAX_ACT have
  * used the library) is told address 0 and its library kicks after every call: slower, not
  * wrong. The page is the process's to write: we only read its counters (as numbers to
- * print). */
+ * print), and check what it says of spares against our own records.
+ *
+ * Lazy closing (thesis §5.5.5): a buffer whose library kept its mapping at close is parked
+ * here when the engine is done with it, and the next connection the process accepts from a
+ * listener it takes over gets it (no new object, no new mapping); the library reclaims
+ * spares when it has more than live sockets (sock_ax.h `spares`). A library's first call in
+ * a new image (AX_ACT_FRESH) maps the page again and drops what the old image had. */
 #include "syscall.h"
 #include "sock_ax.h"
 #include "netq_proto.h"
@@ -25,6 +31,7 @@ static struct act {
 	int64_t handle[ENGINES];  /* the grant to the engine's current instance, 0: none */
 	endpoint_t granted_to[ENGINES];
 	uint32_t wake_sock;       /* the process's wake socket (AX_WAKE), 0: none */
+	struct sockbuf_obj parked[AX_ACT_SPARES]; /* by spare entry: buffers kept for it (mo 0: none) */
 } acts[MAX_ACT];
 
 /* The bell (sock_ax.h), one for all processes: made with the first page. */
@@ -40,6 +47,17 @@ static struct act *find(uint32_t pid)
 		if (acts[i].pid == pid)
 			return &acts[i];
 	return NULL;
+}
+
+/* The bell into the process of thread (its address in the page's header; 0: none). */
+static void map_bell(struct act *a, endpoint_t thread)
+{
+	if (!bell.mo) {
+		int64_t b = ax_mo_create(1, 0);
+		bell.mo = b > 0 ? b : 0;
+	}
+	int64_t bva = bell.mo ? lx_map_shared(bell.mo, 4096, thread) : -1;
+	a->mem->bell_va = bva > 0 ? (uint64_t)bva : 0; /* none: the engines are kicked */
 }
 
 static struct act *make(uint32_t pid, endpoint_t thread)
@@ -64,23 +82,120 @@ static struct act *make(uint32_t pid, endpoint_t thread)
 	*a = (struct act){ .pid = pid, .mo = h, .mem = (struct ax_activity *)va, .app_va = (uint64_t)app };
 	memset(a->mem, 0, AX_ACT_BYTES);
 	a->mem->pid = pid;
-	if (!bell.mo) {
-		int64_t b = ax_mo_create(1, 0);
-		bell.mo = b > 0 ? b : 0;
-	}
-	int64_t bva = bell.mo ? lx_map_shared(bell.mo, 4096, thread) : -1;
-	a->mem->bell_va = bva > 0 ? (uint64_t)bva : 0; /* none: the engines are kicked */
+	map_bell(a, thread);
 	a->mem->version = AX_ACT_VERSION;
 	a->mem->magic = AX_ACT_MAGIC;
 	return a;
 }
 
-uint64_t act_map(uint32_t pid, endpoint_t thread)
+static void unpark(struct act *a, int i)
+{
+	if (a->parked[i].mo)
+		sockbuf_obj_destroy(&a->parked[i]);
+}
+
+/* Process pid has a new image (exec): the page and the bell into it again; the spares and
+ * every other mapping into the old image are gone, and so is the library that owned its
+ * sockets. */
+static void new_image(struct act *a, endpoint_t thread)
+{
+	int64_t app = lx_map_shared(a->mo, AX_ACT_BYTES, thread);
+	ax_printf("syscall: process %#x has a new image: its activity page again at %#lx\n", a->pid, (long)app);
+	a->app_va = app > 0 ? (uint64_t)app : 0;
+	map_bell(a, thread);
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		unpark(a, i);
+		atomic_store_explicit(&a->mem->spares[i].state, AX_SPARE_FREE, memory_order_relaxed);
+	}
+	atomic_store_explicit(&a->mem->app.waiting, 0, memory_order_relaxed);
+	struct sock *w = sock_find(a->wake_sock);
+	if (w)
+		w->wake = false;
+	a->wake_sock = 0;
+	sock_forget_process(a->pid);
+}
+
+uint64_t act_map(uint32_t pid, endpoint_t thread, uint64_t known)
+{
+	struct act *a = find(pid);
+	if (a && known == AX_ACT_FRESH)
+		new_image(a, thread);
+	else if (!a)
+		a = make(pid, thread);
+	return a ? a->app_va : 0;
+}
+
+bool act_park(uint32_t pid, uint32_t bit, const struct sockbuf_obj *b)
 {
 	struct act *a = find(pid);
 	if (!a)
-		a = make(pid, thread);
-	return a ? a->app_va : 0;
+		return false;
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		struct ax_spare *e = &a->mem->spares[i];
+		uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+		if ((st != AX_SPARE_KEEP && st != AX_SPARE_CLAIMED) || e->bit != bit || e->va != b->app_va)
+			continue;
+		unpark(a, i); /* a buffer parked here before: the library wrote over its entry */
+		uint32_t keep = AX_SPARE_KEEP;
+		if (st == AX_SPARE_KEEP &&
+		    atomic_compare_exchange_strong_explicit(&e->state, &keep, AX_SPARE_PARKED, memory_order_acq_rel,
+							    memory_order_acquire)) {
+			a->parked[i] = *b;
+			return true;
+		}
+		/* claimed (reclaimed before the engine was done with it): unmapped already */
+		uint32_t claimed = AX_SPARE_CLAIMED;
+		atomic_compare_exchange_strong_explicit(&e->state, &claimed, AX_SPARE_FREE, memory_order_acq_rel,
+							memory_order_relaxed);
+		return false;
+	}
+	return false;
+}
+
+bool act_take_spare(uint32_t pid, bool stream, struct sockbuf_obj *b)
+{
+	struct act *a = find(pid);
+	if (!a)
+		return false;
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		if (!a->parked[i].mo)
+			continue;
+		struct ax_spare *e = &a->mem->spares[i];
+		uint32_t st = AX_SPARE_PARKED;
+		if (atomic_compare_exchange_strong_explicit(&e->state, &st, AX_SPARE_FREE, memory_order_acq_rel,
+							    memory_order_acquire)) {
+			if (a->parked[i].stream == stream) {
+				*b = a->parked[i];
+				a->parked[i] = (struct sockbuf_obj){ 0 };
+				return true;
+			}
+			/* (only streams are accepted: a datagram buffer here is the library's lie) */
+			atomic_store_explicit(&e->state, AX_SPARE_PARKED, memory_order_release);
+			continue;
+		}
+		if (st == AX_SPARE_CLAIMED) { /* unmapped by the library: ours to destroy */
+			unpark(a, i);
+			atomic_compare_exchange_strong_explicit(&e->state, &st, AX_SPARE_FREE, memory_order_acq_rel,
+								memory_order_relaxed);
+		} else if (st != AX_SPARE_PARKED) {
+			unpark(a, i); /* the library wrote over a parked entry: its loss */
+		}
+	}
+	return false;
+}
+
+void act_reclaim(uint32_t pid)
+{
+	struct act *a = find(pid);
+	for (int i = 0; a && i < AX_ACT_SPARES; i++) {
+		struct ax_spare *e = &a->mem->spares[i];
+		uint32_t st = AX_SPARE_CLAIMED;
+		if (a->parked[i].mo && atomic_load_explicit(&e->state, memory_order_acquire) == AX_SPARE_CLAIMED) {
+			unpark(a, i);
+			atomic_compare_exchange_strong_explicit(&e->state, &st, AX_SPARE_FREE, memory_order_acq_rel,
+								memory_order_relaxed);
+		}
+	}
 }
 
 int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle)

@@ -524,24 +524,47 @@ static bool data_call(uint32_t nr)
 }
 
 /* The library's options (lib/net/sock_ax.h). */
+/* The activity page the library says it knows, from act_va in the buffer it passed
+ * (AX_ACT_FRESH: its first call in this image; 0 if the buffer is too short for it). */
+static int64_t known_page(struct lcall *c, uint64_t *known)
+{
+	bool take = (int32_t)c->a[2] == AX_ACCEPT_TAKE;
+	uint64_t off = take ? offsetof(struct ax_listener, act_va) : offsetof(struct ax_sockbuf, act_va);
+	int32_t have;
+	*known = 0;
+	if (ax_vcopy(c->thread, (const void *)c->a[4], EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if (have >= 0 && (uint64_t)have >= off + 8 &&
+	    ax_vcopy(c->thread, (const void *)(c->a[3] + off), EP_NONE, known, 8) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
 static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 {
-	if ((int32_t)c->a[2] == AX_ACCEPT_TAKE) {
+	int32_t name = (int32_t)c->a[2];
+	if (name != AX_ACCEPT_TAKE && name != AX_SOCKBUF)
+		return -E_NOPROTOOPT;
+	/* first, so a new image's stale mappings are forgotten before we answer with one */
+	uint64_t known;
+	int64_t r = known_page(c, &known);
+	if (r)
+		return r;
+	uint64_t act_va = act_map(c->pid, c->thread, known);
+	if (name == AX_ACCEPT_TAKE) {
 		if (!s->listening)
 			return -E_INVAL;
-		struct ax_listener l = { .act_va = act_map(c->pid, c->thread), .key = (uint32_t)(s - socks) };
+		struct ax_listener l = { .act_va = act_va, .key = (uint32_t)(s - socks) };
 		s->accept_take_pid = l.act_va ? c->pid : 0;
 		return put_int_opt(c->thread, &l, sizeof(l), c->a[3], c->a[4]);
 	}
-	if ((int32_t)c->a[2] != AX_SOCKBUF)
-		return -E_NOPROTOOPT;
 	if (s->lib_pid && s->lib_pid != c->pid)
 		return -E_BUSY; /* another process's library has it */
 	int64_t va = sock_map_force(s, c->thread, c->pid);
 	if (va < 0)
 		return va;
 	struct ax_sockbuf b = { .va = (uint64_t)va, .bytes = s->bytes, .rx_off = s->rx_off, .stream = s->stream,
-				.act_va = act_map(c->pid, c->thread), .bit = (uint32_t)(s - socks), .eng = s->eng };
+				.act_va = act_va, .bit = (uint32_t)(s - socks), .eng = s->eng };
 	s->lib_dirty |= s->lib_pid != c->pid;
 	s->lib_pid = c->pid;
 	ready_changed(s); /* its status into the page */
@@ -558,6 +581,10 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 	}
 	if (name == AX_WAKE)
 		return act_set_wake(s, c->pid);
+	if (name == AX_RECLAIM) {
+		act_reclaim(c->pid);
+		return 0;
+	}
 	if (name != AX_SOCKBUF)
 		return -E_NOPROTOOPT;
 	uint32_t back[2] = { 0, 0 }; /* the stream offset, AX_BACK_FIN */

@@ -27,7 +27,7 @@ static void passed_call(struct kmsg *m)
 		return;
 	}
 	int64_t r;
-	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, c.vflags & SYSP_STREAM, &r);
+	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, c.vflags & SYSP_STREAM, 0, &r);
 	if (s && !s->closing) {
 		sock_map_into(s, c.thread, c.pid);
 		r = calls_serve(&c, s);

@@ -20,7 +20,30 @@ struct sock *sock_find(uint32_t id)
 	return NULL;
 }
 
-struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err)
+/* A new buffer object for a socket of this kind, mapped here, its rings initialised. */
+static bool buf_make(bool stream, struct sockbuf_obj *b)
+{
+	const uint32_t *g = geometry[stream];
+	size_t bytes = (sockbuf_size(g[0], g[1], g[2], g[3]) + 4095) & ~(size_t)4095;
+	int64_t h = ax_mo_create(bytes / 4096, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
+	if (va <= 0) {
+		if (h > 0)
+			ax_mo_destroy(h);
+		return false;
+	}
+	*b = (struct sockbuf_obj){ .mo = h, .mem = (void *)va, .bytes = bytes, .stream = stream };
+	return true;
+}
+
+void sockbuf_obj_destroy(struct sockbuf_obj *b)
+{
+	ax_mo_unmap((uint64_t)b->mem);
+	ax_mo_destroy(b->mo); /* the creator's destroy revokes every grant */
+	*b = (struct sockbuf_obj){ 0 };
+}
+
+struct sock *sock_get(uint32_t id, bool make, bool stream, uint32_t spare_pid, int64_t *err)
 {
 	struct sock *s = sock_find(id);
 	if (s || !id || !make)
@@ -31,23 +54,21 @@ struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err)
 	*err = -E_NOMEM;
 	if (!s)
 		return NULL;
+	/* a buffer spare_pid's library kept mapped from a closed socket (lazy closing), else a
+	 * new one */
+	struct sockbuf_obj b;
+	bool spare = spare_pid && act_take_spare(spare_pid, stream, &b);
+	if (!spare && !buf_make(stream, &b))
+		return NULL;
 	const uint32_t *g = geometry[stream];
-	size_t bytes = (sockbuf_size(g[0], g[1], g[2], g[3]) + 4095) & ~(size_t)4095;
-	int64_t h = ax_mo_create(bytes / 4096, 0);
-	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
-	if (va <= 0) {
-		if (h > 0)
-			ax_mo_destroy(h);
+	if (sockbuf_init(b.mem, b.bytes, g[0], g[1], g[2], g[3]) || sockbuf_attach(&s->sb, b.mem, b.bytes, SB_APP)) {
+		sockbuf_obj_destroy(&b);
 		return NULL;
 	}
-	if (sockbuf_init((void *)va, bytes, g[0], g[1], g[2], g[3]) ||
-	    sockbuf_attach(&s->sb, (void *)va, bytes, SB_APP)) {
-		ax_mo_unmap((uint64_t)va);
-		ax_mo_destroy(h);
-		return NULL;
-	}
-	s->id = id, s->mo = h, s->mem = (void *)va, s->bytes = bytes;
+	s->id = id, s->mo = b.mo, s->mem = b.mem, s->bytes = b.bytes;
 	s->stream = stream, s->eng = stream ? ENG_TCP : ENG_UDP;
+	if (spare) /* already in the process: sock_map_force answers this address */
+		s->mapped_pid[0] = spare_pid, s->mapped_va[0] = b.app_va;
 	return s; /* engine.c opens it at its engine */
 }
 
@@ -86,12 +107,46 @@ void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid)
 		sock_map_force(s, thread, pid);
 }
 
+uint64_t sock_mapped_va(const struct sock *s, uint32_t pid)
+{
+	for (int i = 0; pid && i < MAX_MAPPED; i++)
+		if (s->mapped_pid[i] == pid)
+			return s->mapped_va[i];
+	return 0;
+}
+
 void sock_free(struct sock *s)
 {
 	act_forget_sock(s);
 	if (s->engine_handle)
 		s->engine_handle = 0; /* udp drops its grant on SK_CLOSE; destroy revokes it too */
-	ax_mo_unmap((uint64_t)s->mem);
-	ax_mo_destroy(s->mo); /* the creator's destroy revokes every grant */
+	struct sockbuf_obj b = { .mo = s->mo, .mem = s->mem, .bytes = s->bytes, .stream = s->stream,
+				 .app_va = sock_mapped_va(s, s->lib_pid) };
+	/* parked if its library kept its mapping (and no other process maps it) */
+	bool others = false;
+	for (int i = 0; i < MAX_MAPPED; i++)
+		others |= s->mapped_pid[i] && s->mapped_pid[i] != s->lib_pid;
+	if (others || !b.app_va || !act_park(s->lib_pid, (uint32_t)(s - socks), &b))
+		sockbuf_obj_destroy(&b);
 	*s = (struct sock){ 0 };
+}
+
+void sock_forget_process(uint32_t pid)
+{
+	for (int i = 0; i < MAX_SOCKS; i++) {
+		struct sock *s = &socks[i];
+		if (!s->id)
+			continue;
+		for (int j = 0; j < MAX_MAPPED; j++)
+			if (s->mapped_pid[j] == pid)
+				s->mapped_pid[j] = 0, s->mapped_va[j] = 0;
+		if (s->lib_pid != pid)
+			continue;
+		/* its library went with the old image: ours again, from the published indices */
+		act_forget_sock(s);
+		if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
+			s->error = 5; /* EIO: the library left impossible indices */
+		s->lib_pid = 0, s->rx_off = 0, s->lib_dirty = true;
+		ready_changed(s);
+	}
 }

@@ -49,7 +49,8 @@ static int64_t do_accept(struct lcall *c, struct sock *s)
 		uint32_t id = (uint32_t)c->a[4];
 		if (!id || sock_find(id))
 			return -E_INVAL; /* vfs gives a fresh id with every accept */
-		n = sock_get(id, true, true, &err);
+		/* accepts taken over for a library may reuse a buffer it kept (lazy closing) */
+		n = sock_get(id, true, true, s->accept_take_pid == c->pid ? c->pid : 0, &err);
 		if (!n)
 			return err;
 		c->newsock = id;

@@ -140,7 +140,22 @@ extern bool sys_debug;
 /* sock.c */
 extern struct sock socks[MAX_SOCKS];
 struct sock *sock_find(uint32_t id);
-struct sock *sock_get(uint32_t id, bool make, bool stream, int64_t *err); /* make: SYSP_NEW */
+/* make: SYSP_NEW; spare_pid: a process whose spare buffer (lazy closing) it may get, 0: none */
+struct sock *sock_get(uint32_t id, bool make, bool stream, uint32_t spare_pid, int64_t *err);
+/* A socket's buffer object: our handle and mapping, and (a spare) the process's mapping. */
+struct sockbuf_obj {
+	int64_t mo;
+	void *mem;
+	uint64_t bytes;
+	bool stream;
+	uint64_t app_va;
+};
+void sockbuf_obj_destroy(struct sockbuf_obj *b);
+/* Where s's buffer is mapped in process pid, 0: not. */
+uint64_t sock_mapped_va(const struct sock *s, uint32_t pid);
+/* Process pid has a new image (exec): its mappings are gone and its library with them: its
+ * sockets are served by us again. */
+void sock_forget_process(uint32_t pid);
 void sock_map_into(struct sock *s, endpoint_t thread, uint32_t pid);
 /* Maps s's buffers into the process (once) whatever `map` says: its address, or -errno. */
 int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid);
@@ -152,7 +167,15 @@ int64_t lx_map_shared(int64_t mo, uint64_t bytes, endpoint_t thread);
 /* activity.c: the processes' activity pages (lib/net/sock_ax.h) */
 /* The page of process pid, made and mapped into it at the first call: its address there,
  * or 0 when there is none (too many processes: its library kicks after every call). */
-uint64_t act_map(uint32_t pid, endpoint_t thread);
+uint64_t act_map(uint32_t pid, endpoint_t thread, uint64_t known);
+/* known: what the library passed in act_va (AX_ACT_FRESH: a new image). */
+/* Lazy closing (sock_ax.h `spares`): the buffer of the socket at bit, closed, is parked for
+ * process pid if its library kept it (true: b is ours to keep now, do not destroy it). */
+bool act_park(uint32_t pid, uint32_t bit, const struct sockbuf_obj *b);
+/* A parked buffer of pid for a new socket of this kind: true and *b (its mapping in pid too). */
+bool act_take_spare(uint32_t pid, bool stream, struct sockbuf_obj *b);
+/* AX_RECLAIM: pid's library unmapped the spares it claimed: destroy them. */
+void act_reclaim(uint32_t pid);
 /* Engine eng's grant of pid's page for its instance ep: 0 if it has one already, 1 and
  * *handle if the grant is new (SK_ACT must go first), or -1 when pid has no page. */
 int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle);

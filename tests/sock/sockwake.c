@@ -7,7 +7,9 @@
  *     epoll_wait on it (edge-triggered) is woken when data arrives on one of its sockets,
  *     and is not woken when it did not count itself in;
  *   - the socket's status in the page: a reset by the peer shows POLLERR|POLLHUP and
- *     ECONNRESET there.
+ *     ECONNRESET there;
+ *   - lazy closing: a closed connection's buffer, kept mapped, goes to the next accepted
+ *     connection at the same address; spares are reclaimed when they outnumber open sockets.
  * Prints SOCKWAKE PASS|FAIL NAME lines and "sockwake: N passed, N failed". */
 #include <errno.h>
 #include <netinet/in.h>
@@ -90,6 +92,47 @@ static void wait_for_tcp(void)
 	}
 }
 
+/* Accepts a connection on l, taken over (AX_ACCEPT_TAKE) and adopted: true, *fd and *b. */
+static bool accept_adopt(int l, uint32_t key, int *fd, struct ax_sockbuf *b)
+{
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof(peer);
+	uint64_t mk = axsock_accept_mark();
+	*fd = accept(l, (struct sockaddr *)&peer, &pl);
+	return *fd >= 0 && axsock_accepted(key, peer.sin_addr.s_addr, peer.sin_port, mk, b) == 0 && axsock_adopt(*fd, b) == 0;
+}
+
+/* The state of the spare entry for the buffer at va (AX_SPARE_FREE if none names it). */
+static int spare_state(uint64_t va)
+{
+	const struct ax_activity *p = axsock_act();
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		uint32_t st = atomic_load(&p->spares[i].state);
+		if (st != AX_SPARE_FREE && p->spares[i].va == va)
+			return (int)st;
+	}
+	return AX_SPARE_FREE;
+}
+
+/* Waits up to 3 s for va's entry to reach state: the state it has then. */
+static int wait_spare(uint64_t va, int state)
+{
+	int st = spare_state(va);
+	for (int i = 0; i < 60 && st != state; i++) {
+		usleep(50000);
+		st = spare_state(va);
+	}
+	return st;
+}
+
+/* No spare held from earlier rounds: each is reclaimed (syscall destroys it: AX_RECLAIM on
+ * any socket of ours, here the listener l). */
+static void settle_spares(int l)
+{
+	if (axsock_spares_reclaim() > 0)
+		setsockopt(l, SOL_AXOLOTL, AX_RECLAIM, NULL, 0);
+}
+
 int main(void)
 {
 	check_tag = "SOCKWAKE";
@@ -161,6 +204,44 @@ int main(void)
 	long long drop = ((long long)si0.freeram - (long long)si1.freeram) * si0.mem_unit;
 	printf("sockwake: free memory dropped by %lld KiB over 40 connections taken over and closed\n", drop / 1024);
 	check("closed_buffers_unmapped", adopted == 40 && drop < 8ll * 1024 * 1024);
+
+	/* lazy closing (thesis §5.5.5): a connection closed while others are open keeps its
+	 * buffer mapped; syscall parks it once tcp is done with it and the next accepted
+	 * connection gets it, at the same address, with no new mapping; closing more than stay
+	 * open gives the spares back */
+	{
+		settle_spares(l);
+		int cc = socket(AF_INET, SOCK_STREAM, 0), aa = -1;
+		struct ax_sockbuf b1 = { 0 }, b2 = { 0 };
+		bool took = connect(cc, (struct sockaddr *)&la, sizeof(la)) == 0 && accept_adopt(l, key, &aa, &b1);
+		axsock_close(aa);
+		close(cc);
+		int st = wait_spare(b1.va, AX_SPARE_PARKED);
+		check("closed_buffer_parked", took && st == AX_SPARE_PARKED);
+		cc = socket(AF_INET, SOCK_STREAM, 0);
+		took = connect(cc, (struct sockaddr *)&la, sizeof(la)) == 0 && accept_adopt(l, key, &aa, &b2);
+		char y[2] = { 0 };
+		ok = took && b2.va == b1.va && spare_state(b1.va) == AX_SPARE_FREE && send(cc, "ok", 2, 0) == 2 &&
+		     axsock_recvfrom(aa, y, 2, MSG_WAITALL, NULL, NULL) == 2 && !memcmp(y, "ok", 2) &&
+		     axsock_sendto(aa, "re", 2, 0, NULL, 0) == 2 && recv(cc, y, 2, MSG_WAITALL) == 2 && !memcmp(y, "re", 2);
+		printf("sockwake: first buffer at %#llx, the next connection's at %#llx\n", (unsigned long long)b1.va,
+		       (unsigned long long)b2.va);
+		check("next_accept_reuses_the_buffer", ok);
+		/* a second connection; close both: the first is kept (one other is open), the
+		 * second finds as many spares as open sockets and reclaims them all */
+		int c3 = socket(AF_INET, SOCK_STREAM, 0), a3 = -1;
+		struct ax_sockbuf b3;
+		took = connect(c3, (struct sockaddr *)&la, sizeof(la)) == 0 && accept_adopt(l, key, &a3, &b3);
+		axsock_close(aa);
+		int held = axsock_spares_held();
+		axsock_close(a3);
+		close(cc);
+		close(c3);
+		int after = axsock_spares_held();
+		st = wait_spare(b2.va, AX_SPARE_FREE);
+		printf("sockwake: spares held %d after the first close, %d after the second\n", held, after);
+		check("spares_reclaimed_when_more_than_open", took && held == 1 && after == 0 && st == AX_SPARE_FREE);
+	}
 
 	/* shutdown in user space: the peer reads the end, our sends fail, its data still comes */
 	{

@@ -88,10 +88,16 @@ static struct act *make(uint32_t pid, endpoint_t thread)
 	return a;
 }
 
+/* Lazy closing's counters, for `socklib`: buffers parked, handed to a new connection,
+ * destroyed after parking (reclaimed by the library, or dropped with an old image). */
+static uint64_t n_parked, n_reused, n_unparked;
+
 static void unpark(struct act *a, int i)
 {
-	if (a->parked[i].mo)
+	if (a->parked[i].mo) {
 		sockbuf_obj_destroy(&a->parked[i]);
+		n_unparked++;
+	}
 }
 
 /* Process pid has a new image (exec): the page and the bell into it again; the spares and
@@ -141,6 +147,7 @@ bool act_park(uint32_t pid, uint32_t bit, const struct sockbuf_obj *b)
 		    atomic_compare_exchange_strong_explicit(&e->state, &keep, AX_SPARE_PARKED, memory_order_acq_rel,
 							    memory_order_acquire)) {
 			a->parked[i] = *b;
+			n_parked++;
 			return true;
 		}
 		/* claimed (reclaimed before the engine was done with it): unmapped already */
@@ -167,6 +174,7 @@ bool act_take_spare(uint32_t pid, bool stream, struct sockbuf_obj *b)
 			if (a->parked[i].stream == stream) {
 				*b = a->parked[i];
 				a->parked[i] = (struct sockbuf_obj){ 0 };
+				n_reused++;
 				return true;
 			}
 			/* (only streams are accepted: a datagram buffer here is the library's lie) */
@@ -328,7 +336,7 @@ void act_forget_sock(struct sock *s)
 static const char *const call_names[AXC_N] = AX_CALL_NAMES;
 
 /* Line n of the table into buf (false: past the end). Rows: a title, one per (process,
- * call) counted, one per call of all processes, the total. */
+ * call) counted, one per call of all processes, lazy closing's counters, the total. */
 static bool line(uint64_t n, char *buf)
 {
 	if (n == 0) {
@@ -364,6 +372,11 @@ static bool line(uint64_t n, char *buf)
 		}
 	}
 	if (n == 0) {
+		ksnprintf(buf, NETQ_TEXT, "spare buffers: %llu parked, %llu reused, %llu destroyed",
+			  (unsigned long long)n_parked, (unsigned long long)n_reused, (unsigned long long)n_unparked);
+		return true;
+	}
+	if (n == 1) {
 		uint64_t pm = au + as ? au * 1000 / (au + as) : 0;
 		ksnprintf(buf, NETQ_TEXT, "user space %llu of %llu calls (%llu.%llu%%)", (unsigned long long)au,
 			  (unsigned long long)(au + as), (unsigned long long)(pm / 10), (unsigned long long)(pm % 10));

@@ -30,14 +30,6 @@
                      process: the library unmapped the spares it marked AX_SPARE_CLAIMED;
                      syscall destroys their buffers (see `spares` below) */
 
-/* The library's first AX_SOCKBUF or AX_ACCEPT_TAKE in a process image (after exec, or in a
- * fork's child) puts AX_ACT_FRESH in act_va of the buffer it passes; later calls put the page
- * it knows (or 0). syscall, given AX_ACT_FRESH for a process it made a page for, knows the
- * image is new: it maps the page (and the bell) into it again, forgets the spares and the
- * mappings it made into the old image, and serves the process's sockets itself again
- * (their library is gone). */
-#define AX_ACT_FRESH 1
-
 struct ax_sockbuf {
 	uint64_t va;     /* the buffer's address in the caller */
 	uint64_t bytes;  /* its size */

@@ -17,22 +17,6 @@ static bool have_page;
 static struct ax_bell *bell; /* the engines' bell (sock_ax.h), NULL: none */
 uint64_t axsock_rings;
 
-/* AX_ACT_FRESH went to syscall in this image (sock_ax.h): once, by whichever thread is
- * first, so a second thread's early call cannot make syscall forget the first's take-over */
-static atomic_bool fresh_sent;
-
-uint64_t axsock_known_page(void)
-{
-	if (!atomic_exchange(&fresh_sent, true))
-		return AX_ACT_FRESH;
-	return have_page ? (uint64_t)(uintptr_t)page : 0;
-}
-
-void axsock_fresh_unsent(void)
-{
-	atomic_store(&fresh_sent, false);
-}
-
 static int wake_fd = -1;
 /* a listener's accepts are taken over: the only sockets that reuse spares */
 static bool accept_taking;
@@ -45,7 +29,6 @@ void axsock_act_forked(void)
 		syscall(SYS_close, wake_fd);
 	wake_fd = -1;
 	accept_taking = false;
-	atomic_store(&fresh_sent, false);
 }
 
 void axsock_act_page(uint64_t va)
@@ -156,15 +139,12 @@ void axsock_waiting(bool on)
 
 int axsock_listener_key(int lfd, uint32_t *key)
 {
-	struct ax_listener l = { .act_va = axsock_known_page() };
+	struct ax_listener l;
 	socklen_t len = sizeof(l);
 	axsock_nsys++;
 	axsock_counts.syscalls++;
-	if (ax_sys_getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0) {
-		if (errno == EBADF || errno == ENOTSOCK)
-			axsock_fresh_unsent(); /* it never reached syscall */
+	if (ax_sys_getsockopt(lfd, SOL_AXOLOTL, AX_ACCEPT_TAKE, &l, &len) != 0)
 		return -errno;
-	}
 	if (len != sizeof(l) || !l.act_va)
 		return -ENOENT;
 	axsock_act_page(l.act_va);

@@ -45,11 +45,6 @@ int axsock_listener_key(int lfd, uint32_t *key);
 uint64_t axsock_accept_mark(void);
 int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b);
 
-/* What the library tells syscall of its page in AX_SOCKBUF/AX_ACCEPT_TAKE (act_va in the
- * buffer passed): AX_ACT_FRESH the first time in this image, then the page (0: none yet).
- * axsock_fresh_unsent: that first call did not reach syscall (send it again). */
-uint64_t axsock_known_page(void);
-void axsock_fresh_unsent(void);
 /* In a fork's child: no page, bell or wake socket (the parent's are the parent's). */
 void axsock_act_forked(void);
 

@@ -112,14 +112,11 @@ int axsock_take(int fd)
 		return 0;
 	if (!atfork_ready())
 		return -ENOMEM;
-	struct ax_sockbuf b = { .act_va = axsock_known_page() };
+	struct ax_sockbuf b;
 	socklen_t l = sizeof(b);
 	made_syscall();
-	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0) {
-		if (errno == EBADF || errno == ENOTSOCK)
-			axsock_fresh_unsent(); /* it never reached syscall */
+	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
 		return -errno;
-	}
 	if (l != sizeof(b)) {
 		uint32_t off = b.rx_off;
 		made_syscall();

@@ -13,8 +13,9 @@
  * Lazy closing (thesis §5.5.5): a buffer whose library kept its mapping at close is parked
  * here when the engine is done with it, and the next connection the process accepts from a
  * listener it takes over gets it (no new object, no new mapping); the library reclaims
- * spares when it has more than live sockets (sock_ax.h `spares`). A library's first call in
- * a new image (AX_ACT_FRESH) maps the page again and drops what the old image had. */
+ * spares when it has more than live sockets (sock_ax.h `spares`). After an exec (vfs's
+ * SYSCALL_EXEC) the old image's spares and mappings are dropped, and the page is mapped
+ * into the new image at its library's first call. */
 #include "syscall.h"
 #include "sock_ax.h"
 #include "netq_proto.h"
@@ -100,15 +101,13 @@ static void unpark(struct act *a, int i)
 	}
 }
 
-/* Process pid has a new image (exec): the page and the bell into it again; the spares and
- * every other mapping into the old image are gone, and so is the library that owned its
- * sockets. */
-static void new_image(struct act *a, endpoint_t thread)
+void act_exec(uint32_t pid)
 {
-	int64_t app = lx_map_shared(a->mo, AX_ACT_BYTES, thread);
-	ax_printf("syscall: process %#x has a new image: its activity page again at %#lx\n", a->pid, (long)app);
-	a->app_va = app > 0 ? (uint64_t)app : 0;
-	map_bell(a, thread);
+	sock_forget_process(pid);
+	struct act *a = find(pid);
+	if (!a)
+		return;
+	a->app_va = 0; /* mapped again at the new image's first call (act_map) */
 	for (int i = 0; i < AX_ACT_SPARES; i++) {
 		unpark(a, i);
 		atomic_store_explicit(&a->mem->spares[i].state, AX_SPARE_FREE, memory_order_relaxed);
@@ -118,17 +117,19 @@ static void new_image(struct act *a, endpoint_t thread)
 	if (w)
 		w->wake = false;
 	a->wake_sock = 0;
-	sock_forget_process(a->pid);
 }
 
-uint64_t act_map(uint32_t pid, endpoint_t thread, uint64_t known)
+uint64_t act_map(uint32_t pid, endpoint_t thread)
 {
 	struct act *a = find(pid);
-	if (a && known == AX_ACT_FRESH)
-		new_image(a, thread);
-	else if (!a)
-		a = make(pid, thread);
-	return a ? a->app_va : 0;
+	if (!a)
+		return (a = make(pid, thread)) ? a->app_va : 0;
+	if (!a->app_va) { /* a new image (act_exec): the page and the bell into it */
+		int64_t app = lx_map_shared(a->mo, AX_ACT_BYTES, thread);
+		a->app_va = app > 0 ? (uint64_t)app : 0;
+		map_bell(a, thread);
+	}
+	return a->app_va;
 }
 
 bool act_park(uint32_t pid, uint32_t bit, const struct sockbuf_obj *b)

@@ -524,33 +524,12 @@ static bool data_call(uint32_t nr)
 }
 
 /* The library's options (lib/net/sock_ax.h). */
-/* The activity page the library says it knows, from act_va in the buffer it passed
- * (AX_ACT_FRESH: its first call in this image; 0 if the buffer is too short for it). */
-static int64_t known_page(struct lcall *c, uint64_t *known)
-{
-	bool take = (int32_t)c->a[2] == AX_ACCEPT_TAKE;
-	uint64_t off = take ? offsetof(struct ax_listener, act_va) : offsetof(struct ax_sockbuf, act_va);
-	int32_t have;
-	*known = 0;
-	if (ax_vcopy(c->thread, (const void *)c->a[4], EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
-	if (have >= 0 && (uint64_t)have >= off + 8 &&
-	    ax_vcopy(c->thread, (const void *)(c->a[3] + off), EP_NONE, known, 8) < 0)
-		return -E_FAULT;
-	return 0;
-}
-
 static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t name = (int32_t)c->a[2];
 	if (name != AX_ACCEPT_TAKE && name != AX_SOCKBUF)
 		return -E_NOPROTOOPT;
-	/* first, so a new image's stale mappings are forgotten before we answer with one */
-	uint64_t known;
-	int64_t r = known_page(c, &known);
-	if (r)
-		return r;
-	uint64_t act_va = act_map(c->pid, c->thread, known);
+	uint64_t act_va = act_map(c->pid, c->thread);
 	if (name == AX_ACCEPT_TAKE) {
 		if (!s->listening)
 			return -E_INVAL;

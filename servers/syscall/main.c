@@ -59,6 +59,9 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 			calls_drop_sock(s->id);
 			engine_close(s);
 		}
+	} else if (m->type == SYSCALL_EXEC && from_vfs(m->source)) {
+		vfs_waits = false;
+		act_exec((uint32_t)m->w[0]);
 	} else if (m->type == CHAN_ATTACH) {
 		engine_message(m);
 	} else if (m->type == NETQ_SHOW) {

@@ -167,8 +167,11 @@ int64_t lx_map_shared(int64_t mo, uint64_t bytes, endpoint_t thread);
 /* activity.c: the processes' activity pages (lib/net/sock_ax.h) */
 /* The page of process pid, made and mapped into it at the first call: its address there,
  * or 0 when there is none (too many processes: its library kicks after every call). */
-uint64_t act_map(uint32_t pid, endpoint_t thread, uint64_t known);
-/* known: what the library passed in act_va (AX_ACT_FRESH: a new image). */
+uint64_t act_map(uint32_t pid, endpoint_t thread);
+/* SYSCALL_EXEC: process pid has a new image. Its library and every mapping we made into the
+ * old image are gone: we serve its sockets again, drop its spares, and map its page into the
+ * new image at its library's first call. */
+void act_exec(uint32_t pid);
 /* Lazy closing (sock_ax.h `spares`): the buffer of the socket at bit, closed, is parked for
  * process pid if its library kept it (true: b is ours to keep now, do not destroy it). */
 bool act_park(uint32_t pid, uint32_t bit, const struct sockbuf_obj *b);

@@ -16,6 +16,8 @@
                                  (an unknown id without it: a socket of a dead syscall, EBADF) */
 #define SYSP_STREAM 4u        /* a SOCK_STREAM socket (tcp's), else SOCK_DGRAM (udp's) */
 #define SYSCALL_CLOSE 0x5300u /* vfs -> syscall: socket w[0] has no descriptor left */
+#define SYSCALL_EXEC 0x5301u  /* vfs -> syscall: process w[0] has a new image (execve): its
+                                 socket library is gone (queued with the closes, in order) */
 /* vfs -> syscall, KC_NOTIFY: a SYSCALL_CLOSE found syscall busy (not in receive): its next
  * sleep is a plain receive, so vfs's retry (2 ms later) gets through. */
 #define SYSCALL_VFS_BIT (1ull << 43)

@@ -97,6 +97,7 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 
 int64_t vfs_exec_done(uint64_t pid)
 {
+	sock_exec_done(pid);
 	struct client *c = find(pid);
 	if (!c)
 		return 0; /* it never used a file: nothing to close */

@@ -72,7 +72,12 @@ static uint16_t next_port = 32768;
 static endpoint_t syscall_ep;  /* 0: not looked up, or none running */
 static uint32_t next_passed_id = 1;
 #define MAX_CLOSES 64
-static uint32_t closes[MAX_CLOSES]; /* closed passed sockets syscall has not heard of */
+/* What syscall has not heard yet: closed passed sockets (SYSCALL_CLOSE), processes that
+ * exec'd (SYSCALL_EXEC); sent newest first, all before the next passed call */
+static struct notice {
+	uint32_t type;
+	uint64_t w0;
+} closes[MAX_CLOSES];
 static int nclose;
 
 /* syscall/vfs.ev: readiness records from syscall (imported when we first find syscall). */
@@ -327,7 +332,7 @@ void sock_passed_back(struct kmsg *m)
  * deadlock. Used only when the queue is full: dropping the close would leak the socket. */
 static void flush_one_blocking(void)
 {
-	struct kmsg m = { .type = SYSCALL_CLOSE, .w = { closes[nclose - 1] } };
+	struct kmsg m = { .type = closes[nclose - 1].type, .w = { closes[nclose - 1].w0 } };
 	endpoint_t ep = find_syscall();
 	int64_t r = ep ? ax_send(ep, &m) : -KE_DEADSRCDST;
 	if (r == -KE_DEADSRCDST)
@@ -337,20 +342,31 @@ static void flush_one_blocking(void)
 	nclose--;
 }
 
-static void close_passed(uint32_t id)
+static void tell_syscall(uint32_t type, uint64_t w0)
 {
 	if (nclose == MAX_CLOSES)
 		sock_flush_closes();
 	if (nclose == MAX_CLOSES)
 		flush_one_blocking(); /* syscall is busy (a close storm): wait for it */
-	closes[nclose++] = id;
+	closes[nclose++] = (struct notice){ type, w0 };
 	sock_flush_closes();
+}
+
+static void close_passed(uint32_t id)
+{
+	tell_syscall(SYSCALL_CLOSE, id);
+}
+
+void sock_exec_done(uint64_t pid)
+{
+	if (syscall_ep) /* (no syscall has seen a call of ours: it knows nothing of pid) */
+		tell_syscall(SYSCALL_EXEC, pid);
 }
 
 bool sock_flush_closes(void)
 {
 	while (nclose) {
-		struct kmsg m = { .type = SYSCALL_CLOSE, .w = { closes[nclose - 1] } };
+		struct kmsg m = { .type = closes[nclose - 1].type, .w = { closes[nclose - 1].w0 } };
 		endpoint_t ep = find_syscall();
 		int64_t r = ep ? ax_sendnb(ep, &m) : -KE_DEADSRCDST;
 		if (r == -KE_AGAIN) {

@@ -200,5 +200,8 @@ void sock_closed(struct rnode *n);
 /* Tells syscall about closed sockets it has not heard of yet; true while some remain
  * (vfs.c's loop then tries again soon). */
 bool sock_flush_closes(void);
+/* Process pid completed an execve: syscall hears it before the process's next socket call
+ * (its socket library, if it had one, is gone with the old image). */
+void sock_exec_done(uint64_t pid);
 /* The call being served (vfs.c), for the socket calls passed on whole (read, write). */
 extern struct vcall *vfs_cur_call;

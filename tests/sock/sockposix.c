@@ -5,8 +5,9 @@
  * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; poll, select and epoll over a socket
  * and a pipe together (readiness both ways, data checked); and through the counters
  * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
- * calls were answered in user space. Then it runs itself again with AXOLOTL_SOCK=0: the same
- * checks pass through system calls, and the counters stay 0.
+ * calls were answered in user space. A child whose library owns two sockets execs the
+ * program on them: the new image's library gets them again. Then it runs itself again with
+ * AXOLOTL_SOCK=0: the same checks pass through system calls, and the counters stay 0.
  * Prints SOCKPOSIX PASS|FAIL NAME lines (NAME prefixed off_ in the second run) and
  * "sockposix: N passed, N failed" at the end. */
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "activity.h"
+#include "sock.h"
 #include "socktest.h"
 
 #define KC_BASE 0x0a000000L
@@ -234,10 +236,73 @@ static void udp_checks(void)
 	close(u1), close(u2), close(p[0]), close(p[1]);
 }
 
+/* A datagram each way between u1 and u2 (their addresses a1, a2): true if both came. */
+static bool udp_round(int u1, int u2, const struct sockaddr_in *a1, const struct sockaddr_in *a2)
+{
+	char in[16];
+	return sendto(u1, "ping", 4, 0, (const struct sockaddr *)a2, sizeof(*a2)) == 4 &&
+	       recv(u2, in, sizeof(in), 0) == 4 && !memcmp(in, "ping", 4) &&
+	       sendto(u2, "pong", 4, 0, (const struct sockaddr *)a1, sizeof(*a1)) == 4 &&
+	       recv(u1, in, sizeof(in), 0) == 4 && !memcmp(in, "pong", 4);
+}
+
+static struct sockaddr_in local_addr(int fd)
+{
+	struct sockaddr_in a = { 0 };
+	socklen_t l = sizeof(a);
+	getsockname(fd, (struct sockaddr *)&a, &l);
+	return a;
+}
+
+/* `sockposix exec U1 U2`, run by exec from a process whose library owned the datagram
+ * sockets U1 and U2. The new image does not track them (it did not make them): their calls
+ * go to syscall, which must serve them again (its library is gone). A socket it makes is
+ * taken over by its library, whose first call tells syscall the image is new: syscall maps
+ * the activity page in again (the old image's address is not mapped here). Exit status 0
+ * if both work. */
+static int after_exec(int u1, int u2)
+{
+	struct sockaddr_in a1 = local_addr(u1), a2 = local_addr(u2);
+	bool inherited = udp_round(u1, u2, &a1, &a2) && udp_round(u1, u2, &a1, &a2);
+	struct sockaddr_in a3;
+	int u3 = udp_bound(&a3);
+	bool fresh = udp_round(u3, u1, &a3, &a1);
+	bool user_space = user(AXC_RECV) > 0;
+	printf("sockposix exec: inherited sockets %s, a new one %s, receives in user space %llu\n",
+	       inherited ? "work" : "FAIL", fresh ? "works" : "FAILS", (unsigned long long)user(AXC_RECV));
+	return inherited && fresh && user_space ? 0 : 1;
+}
+
+/* A child whose library owns two datagram sockets execs this program on them. */
+static void exec_checks(const char *self)
+{
+	fflush(stdout);
+	pid_t kid = fork();
+	if (kid == 0) {
+		struct sockaddr_in a1, a2;
+		int u1 = udp_bound(&a1), u2 = udp_bound(&a2);
+		if (!udp_round(u1, u2, &a1, &a2) || axsock_bit(u1) >= AX_ACT_SOCKS)
+			_exit(2);
+		char f1[12], f2[12];
+		snprintf(f1, sizeof(f1), "%d", u1);
+		snprintf(f2, sizeof(f2), "%d", u2);
+		char *args[] = { (char *)self, "exec", f1, f2, NULL };
+		char *env[] = { NULL };
+		execve(self, args, env);
+		_exit(127);
+	}
+	int st = -1;
+	waitpid(kid, &st, 0);
+	ck("exec_keeps_owned_sockets_working", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		printf("  exec child: status %#x\n", st);
+}
+
 int main(int argc, char **argv)
 {
-	(void)argc;
 	check_tag = "SOCKPOSIX";
+	if (argc == 4 && !strcmp(argv[1], "exec"))
+		return after_exec(atoi(argv[2]), atoi(argv[3]));
 	const char *e = getenv("AXOLOTL_SOCK");
 	lib = !(e && !strcmp(e, "0"));
 	pre = lib ? "" : "off_";
@@ -253,6 +318,7 @@ int main(int argc, char **argv)
 				       (unsigned long long)a->calls[c].sys);
 		printf("\n");
 		ck("counters_read_user_space", user(AXC_READ) > 0 && user(AXC_RECV) > 0);
+		exec_checks(argv[0]);
 		/* the same program without the library */
 		fflush(stdout);
 		pid_t kid = fork();

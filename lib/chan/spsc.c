@@ -137,6 +137,17 @@ int spsc_pop_part(struct spsc *q, void *out, size_t len) { return spsc_take(q, o
 int spsc_pop(struct spsc *q, void *out) { return spsc_take(q, out, q->slot_size, true); }
 int spsc_peek(struct spsc *q, void *out) { return spsc_take(q, out, q->slot_size, false); }
 
+int spsc_peek_newest(struct spsc *q, void *out)
+{
+	if (q->role != SPSC_CONSUMER)
+		return CHAN_EINVAL;
+	long n = spsc_count(q); /* validates the producer's head */
+	if (n <= 0)
+		return n < 0 ? (int)n : CHAN_EAGAIN;
+	memcpy(out, slot(q, q->mine + (uint64_t)n - 1), q->slot_size);
+	return 0;
+}
+
 long spsc_count(struct spsc *q)
 {
 	if (q->role == SPSC_PRODUCER) {

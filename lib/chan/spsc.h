@@ -59,3 +59,6 @@ int spsc_peek(struct spsc *q, void *out);
 /* Either side: messages queued as far as this side knows, or CHAN_ECORRUPT. Reads the
  * peer's index afresh. */
 long spsc_count(struct spsc *q);
+/* Consumer: a copy of the newest published message, nothing consumed (0, CHAN_EAGAIN when
+ * empty, CHAN_ECORRUPT); the producer does not reuse its slot before we consume it. */
+int spsc_peek_newest(struct spsc *q, void *out);

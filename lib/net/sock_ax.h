@@ -30,6 +30,11 @@
                      process: the library unmapped the spares it marked AX_SPARE_CLAIMED;
                      syscall destroys their buffers (see `spares` below) */
 
+/* In AX_SOCKBUF's buffer, rx_off = AX_TAKE_CONNECT: the library takes a fresh stream over
+ * to connect it by a connect descriptor (lib/net/sockbuf.h SBD_CONNECT): syscall counts it
+ * as connecting (no POLLOUT/POLLHUP of an unconnected socket) until the engine's EV_CONN. */
+#define AX_TAKE_CONNECT 1
+
 struct ax_sockbuf {
 	uint64_t va;     /* the buffer's address in the caller */
 	uint64_t bytes;  /* its size */
@@ -58,8 +63,8 @@ struct ax_listener {
  *
  * The page is AX_ACT_BYTES long: the second page holds each library-owned socket's status
  * as syscall last computed it (by bit): its poll bits POLLERR, POLLHUP, POLLRDHUP (POLLIN and
- * POLLOUT the library reads from the rings itself) and its pending error (SO_ERROR) above
- * bit 16. And a library about to block in the kernel (epoll_wait on sockets it answers
+ * POLLOUT the library reads from the rings itself), AXS_CONNECTED, and its pending error
+ * (SO_ERROR) above bit 16. And a library about to block in the kernel (epoll_wait on sockets it answers
  * itself) counts itself in app.waiting, then looks at its sockets once more, then blocks
  * in a call that includes its wake socket (AX_WAKE, registered edge-triggered): syscall,
  * seeing a library socket of a waiting process become ready, bumps app.wakes and makes
@@ -151,6 +156,7 @@ struct ax_bell {
 	} eng[AXE_N];
 };
 #define AXS_ERR_SHIFT 16
+#define AXS_CONNECTED 0x8000u /* a stream: its connection is up (ends a library's connect) */
 struct ax_act_status {
 	_Atomic uint32_t st[AX_ACT_SOCKS]; /* by bit: poll bits | pending errno << 16 */
 };

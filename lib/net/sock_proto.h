@@ -91,11 +91,17 @@ enum { SKO_TCP_NODELAY = SKO_TCP | 1, SKO_TCP_MAXSEG = SKO_TCP | 2, SKO_TCP_CORK
                          changed (the library consumed RX or queued TX) */
 #define EV_FIN 32     /* a stream: the peer's FIN is in the RX ring now, after its data (poll's
                          POLLRDHUP before the application has read up to it) */
+#define EV_CONN 128   /* a stream: the connect its TX asked for (SBD_CONNECT) ended, alone in
+                         its message: result 0 or -errno; on success family/port/addr = the
+                         local address, arg2 = the peer's address | its port << 32 (both
+                         network order) */
 
 /* Streams (tcp), in short:
  *  - connect: SK_CONNECT is answered when the handshake ends (0) or fails (-ECONNREFUSED,
  *    -ETIMEDOUT, -ENETUNREACH, -EADDRINUSE...); a non-blocking connect is syscall's business
- *    (it answers the application EINPROGRESS and waits for the same answer).
+ *    (it answers the application EINPROGRESS and waits for the same answer). A socket
+ *    library's non-blocking connect is an SBD_CONNECT descriptor at the head of TX instead,
+ *    answered by EV_CONN.
  *  - data: TX descriptors are pieces of the stream (no address); the engine may take a
  *    piece in parts and frees its bytes when it has copied them into its own send buffers.
  *    RX descriptors are received pieces; the engine opens its receive window only as the

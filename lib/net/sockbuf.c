@@ -229,3 +229,9 @@ uint64_t sockbuf_produced_count(struct sockbuf_side *s)
 {
 	return atomic_load_explicit(&s->q.sh->head, memory_order_acquire);
 }
+
+bool sockbuf_stream_fin_queued(struct sockbuf_side *s)
+{
+	struct sockbuf_desc d;
+	return spsc_peek_newest(&s->q, &d) == 0 && (d.flags & SBD_FIN) && d.len == 0;
+}

@@ -58,6 +58,9 @@ _Static_assert(sizeof(struct sockbuf_desc) == SOCKBUF_SLOT, "one slot");
  * after everything before it); RX: the peer's FIN arrived after all the data before it
  * (every later read returns 0). */
 #define SBD_FIN 2
+/* TX of a stream not yet connected, first and zero-length: connect to the descriptor's
+ * address (the socket library's non-blocking connect: sock_proto.h EV_CONN answers it). */
+#define SBD_CONNECT 4
 
 /* A side as one party sees it. */
 struct sockbuf_side {
@@ -115,6 +118,9 @@ uint64_t sockbuf_produced_count(struct sockbuf_side *s);
 #define SOCKBUF_EFIN (-8)
 const unsigned char *sockbuf_stream_peek(struct sockbuf_side *s, uint32_t off, uint64_t want,
 					 struct sockbuf_desc *d, uint64_t *n, int *err);
+/* Stream consumer: whether the peer's FIN is in the ring, behind whatever data (it is
+ * always the last piece): POLLRDHUP before the data is read. */
+bool sockbuf_stream_fin_queued(struct sockbuf_side *s);
 /* Stream consumer: n bytes of piece d were read at *off: *off moves on, and a piece read to
  * its end (the FIN piece at once) is consumed: then true (RX space came free). */
 bool sockbuf_stream_advance(struct sockbuf_side *s, const struct sockbuf_desc *d, uint32_t *off, uint64_t n);

@@ -197,9 +197,39 @@ int __wrap_accept4(int l, struct sockaddr *a, socklen_t *al, int flags)
 	return lib_accept(l, a, al, flags, true);
 }
 
+/* A non-blocking connect of a fresh stream socket: by a connect descriptor (sock.h
+ * axsock_connect): true and *r if done so. */
+static bool lib_connect(int fd, struct axsock *s, const struct sockaddr *a, socklen_t al, int *r)
+{
+	if (s && s->stream && s->taken && s->connecting &&
+	    !(axsock_status(s->bit) & (AXS_CONNECTED | POLLERR))) { /* ours is still on its way */
+		axsock_count(AXC_OTHER, true);
+		errno = EALREADY;
+		*r = -1;
+		return true;
+	} /* (once it ended, syscall reports the result once, as for its own) */
+	if (!s || !s->stream || !s->nonblock || s->never || s->taken || s->connected || s->connecting ||
+	    !a || al < sizeof(struct sockaddr_in) || (uintptr_t)a < 4096 || a->sa_family != AF_INET)
+		return false;
+	uint64_t n0 = axsock_nsys;
+	int e = axsock_connect(fd, (const struct sockaddr_in *)a);
+	if (e != -EINPROGRESS) {
+		if (axsock_owned(fd))
+			axsock_give_back(fd);
+		return false;
+	}
+	COUNT(AXC_OTHER, n0);
+	errno = EINPROGRESS;
+	*r = -1;
+	return true;
+}
+
 int __wrap_connect(int fd, const struct sockaddr *a, socklen_t al)
 {
-	int r = __real_connect(fd, a, al);
+	int r;
+	if (lib_connect(fd, axsock_tracked(fd), a, al, &r))
+		return r;
+	r = __real_connect(fd, a, al);
 	struct axsock *s = axsock_tracked(fd);
 	if (s && s->stream) {
 		int e = errno;

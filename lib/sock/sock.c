@@ -103,7 +103,15 @@ int axsock_adopt(int fd, const struct ax_sockbuf *b)
 	return 0;
 }
 
+static int take(int fd, uint32_t intent);
+
 int axsock_take(int fd)
+{
+	return take(fd, 0);
+}
+
+/* intent: what syscall is told in rx_off (AX_TAKE_CONNECT, or 0) */
+static int take(int fd, uint32_t intent)
 {
 	struct axsock *s = axsock_slot(fd);
 	if (!s)
@@ -112,7 +120,7 @@ int axsock_take(int fd)
 		return 0;
 	if (!atfork_ready())
 		return -ENOMEM;
-	struct ax_sockbuf b;
+	struct ax_sockbuf b = { .rx_off = intent };
 	socklen_t l = sizeof(b);
 	made_syscall();
 	if (ax_sys_getsockopt(fd, SOL_AXOLOTL, AX_SOCKBUF, &b, &l) != 0)
@@ -169,6 +177,32 @@ int axsock_close(int fd)
 		syscall(SYS_munmap, (void *)(uintptr_t)va, bytes);
 	}
 	return r;
+}
+
+int axsock_connect(int fd, const struct sockaddr_in *a)
+{
+	struct axsock *t = axsock_slot(fd);
+	if (!t || t->taken)
+		return -EISCONN; /* (taken before: not a fresh socket) */
+	int r = take(fd, AX_TAKE_CONNECT);
+	struct axsock *s = r ? NULL : axsock_owned(fd);
+	if (!s)
+		return r ? r : -EBADF;
+	if (!s->stream)
+		return -EINVAL;
+	struct sockbuf_desc d = { .flags = SBD_CONNECT, .family = AF_INET, .port = a->sin_port };
+	memcpy(d.addr, &a->sin_addr, 4);
+	lock(s);
+	/* first in TX (posix.c calls this only for a socket never connected nor taken before:
+	 * nothing can be queued ahead of it) */
+	bool ok = sockbuf_commit(&s->sb.tx, 0, &d) == 0;
+	if (ok)
+		s->connecting = true;
+	unlock(s);
+	if (!ok)
+		return -EAGAIN;
+	kick(fd, s);
+	return -EINPROGRESS;
 }
 
 int axsock_shutdown(int fd, int how)
@@ -618,12 +652,21 @@ short axsock_ready(int fd, short events)
 	lock(s);
 	/* what only syscall knows (a reset, a hang-up), from its status in the page */
 	uint32_t st = axsock_status(s->bit);
+	if (s->stream && s->connecting) { /* our connect descriptor (axsock_connect) */
+		if (st & AXS_CONNECTED) {
+			s->connecting = false, s->connected = true;
+		} else {
+			unlock(s); /* failed: writable with the error, as Linux; else nothing yet */
+			return (st & POLLERR) ? (short)((POLLOUT | POLLWRNORM | POLLERR | POLLHUP) & (events | POLLERR | POLLHUP)) : 0;
+		}
+	}
 	if (st & (POLLERR | POLLHUP))
 		r |= (short)(st & (POLLERR | POLLHUP)) | POLLIN | POLLRDNORM;
 	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->shut_rd)
 		r |= POLLIN | POLLRDNORM;
-	/* the peer shut down writing (its FIN is queued, or was read) */
-	bool rdhup = s->stream && (s->peer_fin || (st & POLLRDHUP));
+	/* the peer shut down writing (its FIN is queued, or was read): from the ring itself too,
+	 * as syscall's status may come a moment after the data */
+	bool rdhup = s->stream && (s->peer_fin || (st & POLLRDHUP) || sockbuf_stream_fin_queued(&s->sb.rx));
 	if (rdhup)
 		r |= POLLRDHUP;
 	if (rdhup && s->shut_wr) /* closed both ways (our FIN is ours to know) */

@@ -30,6 +30,14 @@ void axsock_mapping(int fd, uint64_t *va, uint64_t *bytes);
 int axsock_queue_fin(int fd);
 /* Closes fd (a system call) and unmaps the buffer of a socket the library had: 0, -errno. */
 int axsock_close(int fd);
+/* A non-blocking connect of stream fd to a (AF_INET) by a connect descriptor: the socket is
+ * taken over (its one system call, plus a kick if tcp sleeps) and SBD_CONNECT queued at the
+ * head of its TX; tcp connects and tells syscall (EV_CONN), which shows AXS_CONNECTED or the
+ * error in the socket's status: axsock_ready reports POLLOUT then (with POLLERR if it
+ * failed). -EINPROGRESS, or -errno: then nothing was queued (the caller makes the real call;
+ * the socket may be given back first). */
+struct sockaddr_in;
+int axsock_connect(int fd, const struct sockaddr_in *a);
 /* shutdown on a stream the library owns, in user space (SHUT_WR: axsock_queue_fin; SHUT_RD:
  * reads return 0): 0, or -errno: -EBADF (not the library's stream), -EAGAIN (no room for
  * the FIN piece): then the caller gives the socket back and makes the real call. */

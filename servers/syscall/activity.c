@@ -271,7 +271,8 @@ void act_status(struct sock *s, uint32_t bits)
 	uint32_t bit = (uint32_t)(s - socks);
 	if (!a || bit >= AX_ACT_SOCKS)
 		return;
-	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
+	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (s->connected ? AXS_CONNECTED : 0) |
+		      (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
 	atomic_store_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_release);
 }
 

@@ -539,9 +539,19 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 	}
 	if (s->lib_pid && s->lib_pid != c->pid)
 		return -E_BUSY; /* another process's library has it */
+	/* taken to be connected by a connect descriptor (AX_TAKE_CONNECT in rx_off) */
+	uint32_t intent = 0;
+	int32_t have = 0;
+	if (ax_vcopy(c->thread, (const void *)c->a[4], EP_NONE, &have, 4) < 0 ||
+	    (have >= (int32_t)(offsetof(struct ax_sockbuf, rx_off) + 4) &&
+	     ax_vcopy(c->thread, (const void *)(c->a[3] + offsetof(struct ax_sockbuf, rx_off)), EP_NONE, &intent, 4) < 0))
+		return -E_FAULT;
 	int64_t va = sock_map_force(s, c->thread, c->pid);
 	if (va < 0)
 		return va;
+	if (intent == AX_TAKE_CONNECT && s->stream && !s->connected && !s->was_connected && !s->listening &&
+	    !s->connecting)
+		s->connecting = s->lib_connect = true;
 	struct ax_sockbuf b = { .va = (uint64_t)va, .bytes = s->bytes, .rx_off = s->rx_off, .stream = s->stream,
 				.act_va = act_va, .bit = (uint32_t)(s - socks), .eng = s->eng };
 	s->lib_dirty |= s->lib_pid != c->pid;
@@ -577,6 +587,8 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
 		return -5; /* EIO: the library left impossible indices */
 	act_forget_sock(s);
+	if (s->lib_connect) /* its connect descriptor was never queued, or not yet answered */
+		s->connecting = s->lib_connect = false;
 	if (s->stream && (back[1] & AX_BACK_FIN))
 		s->fin_sent = s->shut_wr = true; /* the library queued the FIN piece */
 	s->lib_pid = 0, s->rx_off = s->stream ? off : 0;

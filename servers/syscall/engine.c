@@ -352,7 +352,10 @@ static void event(struct engine *e, const struct sk_msg *m)
 		e->bad++;
 		return;
 	}
-	calls_event(s, m->arg, m->result);
+	if (m->arg == EV_CONN && s->stream)
+		stream_conn_event(s, m); /* the library's connect (SBD_CONNECT) ended */
+	else
+		calls_event(s, m->arg, m->result);
 }
 
 static bool poll_engine(struct engine *e)

@@ -132,6 +132,20 @@ void stream_connect_done(struct sock *s, const struct sk_msg *a)
 	calls_retry(s->id);
 }
 
+void stream_conn_event(struct sock *s, const struct sk_msg *m)
+{
+	if (m->result == 0 && m->family == AF_INET) { /* the addresses, for getsockname/getpeername */
+		memcpy(&s->local.addr, m->addr, 4);
+		s->local.port = m->port;
+		s->peer.addr = (uint32_t)m->arg2, s->peer.port = (uint16_t)(m->arg2 >> 32);
+	}
+	s->nb_connect = true; /* the next connect call reports the result once, as after ours */
+	s->lib_connect = false;
+	stream_connect_done(s, m);
+	if (s->lib_pid)
+		act_event(s);
+}
+
 /* An accepted connection's socket is ready: the peer's address to the application, the
  * call back to vfs for the descriptor. */
 static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)

@@ -87,7 +87,8 @@ struct sock {
 	bool listening;
 	int32_t backlog;
 	uint32_t pending;         /* connections waiting for accept (the engine's EV_ACCEPT) */
-	bool connecting;          /* SK_CONNECT in flight */
+	bool connecting;          /* SK_CONNECT in flight, or the library's SBD_CONNECT */
+	bool lib_connect;         /* the library connects it (AX_TAKE_CONNECT): EV_CONN ends it */
 	bool was_connected;       /* connected once (stays true after a reset) */
 	bool peer_fin;            /* the peer's FIN was read: every read returns 0 */
 	bool fin_queued;          /* the peer's FIN is in RX (EV_FIN), maybe behind data */
@@ -220,6 +221,8 @@ bool engine_may_sleep(void);
 /* calls.c */
 int64_t calls_serve(struct lcall *c, struct sock *s);
 void calls_event(struct sock *s, uint64_t ev, int64_t result); /* an engine's SK_EV */
+/* EV_CONN: the connect a socket library queued in TX (SBD_CONNECT) ended. */
+void stream_conn_event(struct sock *s, const struct sk_msg *m);
 struct held *calls_hold_for_answer(struct lcall *c); /* NULL: too many held calls */
 void setopt_engine(struct sock *s, int opt, uint64_t val);
 bool nonblocking(const struct lcall *c, uint64_t flags);

@@ -282,17 +282,17 @@ static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
 	return 0;
 }
 
-static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later)
+int64_t ts_connect(struct ts_sock *s, uint16_t family, uint16_t port, const uint8_t *addr)
 {
-	if (q->family != TS_AF_INET)
-		return q->family == 0 ? -TE_INVAL : -TE_AFNOSUPPORT;
+	if (family != TS_AF_INET)
+		return family == 0 ? -TE_INVAL : -TE_AFNOSUPPORT;
 	if (s->listening || s->connected)
 		return -TE_ISCONN;
 	if (s->connecting)
 		return -TE_ALREADY;
 	uint32_t a;
-	memcpy(&a, q->addr, 4);
-	if (!q->port)
+	memcpy(&a, addr, 4);
+	if (!port)
 		return -TE_CONNREFUSED;
 	if (!a)
 		a = lwip_htonl(0x7f000001); /* Linux: 0.0.0.0 is this host */
@@ -305,9 +305,17 @@ static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later
 	if (r < 0)
 		return r;
 	apply_opts(s);
-	r = lwip_errno(ts_connect_start(s, &ia, lwip_ntohs(q->port)));
+	r = lwip_errno(ts_connect_start(s, &ia, lwip_ntohs(port)));
+	if (r == 0)
+		s->connecting = true;
+	return r;
+}
+
+static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later)
+{
+	int64_t r = ts_connect(s, q->family, q->port, q->addr);
 	if (r == 0) {
-		s->connecting = true, s->connect_req = q->req;
+		s->connect_req = q->req, s->connect_desc = false;
 		*later = true;
 	}
 	return r;
@@ -608,6 +616,19 @@ void ts_flush_events(void)
 		if (xport_ev_space() < 2) {
 			xp.retry = true;
 			return;
+		}
+		if (s->ev & EV_CONN) { /* alone: its result and addresses */
+			struct sk_msg c = { .type = SK_EV, .sock = s->sock, .arg = EV_CONN, .result = s->conn_result };
+			if (s->conn_result == 0 && s->pcb) {
+				uint32_t la = laddr_of(s->pcb), ra = ip4_addr_get_u32(ip_2_ip4(&s->pcb->remote_ip));
+				c.family = TS_AF_INET, c.port = lwip_htons(s->pcb->local_port);
+				memcpy(c.addr, &la, 4);
+				c.arg2 = ra | (uint64_t)lwip_htons(s->pcb->remote_port) << 32;
+			}
+			xport_push_ev(&c);
+			s->ev &= (uint8_t)~EV_CONN;
+			if (!s->ev)
+				continue;
 		}
 		struct sk_msg m = { .type = SK_EV, .sock = s->sock, .arg = s->ev };
 		m.result = (s->ev & EV_ERR) ? s->err : (s->ev & EV_ACCEPT) ? ts_pending_count(s) : 0;

@@ -182,6 +182,18 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 	return ERR_OK;
 }
 
+/* The connect ended (0 or -errno): SK_CONNECT's answer, or EV_CONN for one from TX. */
+static void connect_done(struct ts_sock *s, int32_t result)
+{
+	if (s->connect_desc) {
+		s->connect_desc = false;
+		s->conn_result = result, s->ev |= EV_CONN;
+		s->tx_pending = true; /* what the library queued after the connect goes now */
+	} else {
+		ts_answer(s->sock, s->connect_req, result, result ? NULL : s);
+	}
+}
+
 /* lwIP freed the pcb (reset, timeout, or closed both ways and acknowledged). */
 static void on_err(void *arg, err_t e)
 {
@@ -204,7 +216,7 @@ static void on_err(void *arg, err_t e)
 	if (s->connecting) {
 		s->connecting = false;
 		ts.c.connect_fail++;
-		ts_answer(s->sock, s->connect_req, conn_errno(e, true), NULL);
+		connect_done(s, conn_errno(e, true));
 		return;
 	}
 	int32_t r = conn_errno(e, false);
@@ -224,7 +236,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	s->connecting = false, s->connected = true, s->tx_pending = true;
 	ts_apply_opts(s); /* the MSS the handshake set, capped by TCP_MAXSEG */
 	ts.c.connects++;
-	ts_answer(s->sock, s->connect_req, 0, s);
+	connect_done(s, 0);
 	return ERR_OK;
 }
 
@@ -331,6 +343,17 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		}
 		if (s->connecting && s->pcb)
 			break; /* after the handshake */
+		if (d.flags == SBD_CONNECT && !d.len) { /* the library's non-blocking connect */
+			int64_t r = s->pcb && (s->connected || s->listening) ? -TE_ISCONN
+											: ts_connect(s, d.family, d.port, d.addr);
+			drop_desc(s, &d, 0);
+			s->connect_desc = true;
+			if (r != 0) { /* refused at once: the library hears it */
+				ts.c.connect_fail++;
+				connect_done(s, (int32_t)r);
+			}
+			continue;
+		}
 		if ((d.flags & ~(uint32_t)SBD_FIN) || ((d.flags & SBD_FIN) && d.len)) {
 			ts.c.bad_desc++;
 			drop_desc(s, &d, -TE_INVAL);

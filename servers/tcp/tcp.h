@@ -42,6 +42,8 @@ struct ts_sock {
 	uint8_t ev;            /* EV_* bits not yet told to syscall */
 	int32_t err;           /* the pending EV_ERR's -errno */
 	uint64_t connect_req, close_req; /* requests answered later */
+	bool connect_desc;     /* the connect came from TX (SBD_CONNECT): EV_CONN answers it */
+	int32_t conn_result;   /* EV_CONN's result */
 	uint64_t close_at;     /* when SK_CLOSE came */
 	/* options (kept here too: the pcb may come later) */
 	uint32_t opts;         /* TO_* */
@@ -96,6 +98,9 @@ void ts_restore(void);
 void ts_save(struct ts_sock *s);
 void ts_sock_free(struct ts_sock *s);
 void ts_answer(uint32_t sock, uint64_t req, int64_t result, const struct ts_sock *s);
+/* Starts s's connect to addr:port (network order; family TS_AF_INET): 0 (on_connected or
+ * on_err ends it), or -errno at once. */
+int64_t ts_connect(struct ts_sock *s, uint16_t family, uint16_t port, const uint8_t *addr);
 void ts_set_err(struct ts_sock *s, int32_t err, bool hup);
 int ts_pending_count(const struct ts_sock *l);
 /* stream.c: lwIP callbacks, the data both ways, closing */

@@ -1,7 +1,8 @@
 /* sockevil: an application that abuses the socket buffers it was given (thesis §5.7,
  * docs/sockets.md "Safety"). It takes a UDP and a TCP socket over (AX_SOCKBUF) and then
- * lies: garbage descriptors, an impossible TX head, an RX `released` beyond what was
- * produced, a scribbled buffer header; it tells the engines to look (AX_KICK) each time.
+ * lies: connect descriptors where none belongs, garbage descriptors, an impossible TX head,
+ * an RX `released` beyond what was produced, a scribbled buffer header, spare-buffer
+ * entries it never made; it tells the engines to look (AX_KICK) each time.
  * Meanwhile an honest UDP pair and an honest TCP connection, on the system-call path, must
  * keep working; the abused sockets report errors, never take the engines down. The test
  * (tests/system/test_sock.py) also checks that rs restarted nothing.
@@ -61,10 +62,26 @@ static unsigned char *take(int fd, struct ax_sockbuf *b)
 static void kick(int fd) { setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0); }
 
 /* Lies about one socket's buffer, telling the engine after each. */
-static void abuse(int fd, unsigned char *m)
+static void abuse(int fd, unsigned char *m, uint64_t bytes)
 {
 	struct sockbuf_hdr h;
 	memcpy(&h, m, sizeof(h));
+	/* 0. well-formed connect descriptors where none belongs: on a connected or datagram
+	 * socket, to a family that does not exist, to port 0, one with data */
+	struct sockbuf sb;
+	if (sockbuf_attach(&sb, m, bytes, SB_APP) == 0) {
+		struct sockbuf_desc d = { .flags = SBD_CONNECT, .family = AF_INET, .port = htons(9) };
+		sockbuf_commit(&sb.tx, 0, &d);
+		d.family = 99;
+		sockbuf_commit(&sb.tx, 0, &d);
+		d.family = AF_INET, d.port = 0;
+		sockbuf_commit(&sb.tx, 0, &d);
+		void *p = sockbuf_alloc(&sb.tx, 16, &(int){ 0 });
+		if (p)
+			d.port = htons(9), sockbuf_commit(&sb.tx, 16, &d);
+		kick(fd);
+		usleep(50000);
+	}
 	struct spsc_shared *tx = (struct spsc_shared *)(m + h.tx_q);
 	unsigned char *slots = m + h.tx_q + SPSC_HDR_SIZE;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -107,6 +124,15 @@ static void abuse_page(int fd, unsigned char *page)
 		if (round % 50 == 0)
 			kick(fd);
 	}
+	/* spare buffers that were never kept, in every state, then "reclaim them" */
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	for (int i = 0; i < AX_ACT_SPARES; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		a->spares[i].bit = (uint32_t)(seed >> 40) % (AX_ACT_SOCKS + 8);
+		a->spares[i].va = seed, a->spares[i].bytes = seed >> 20;
+		atomic_store(&a->spares[i].state, (uint32_t)(seed >> 61));
+	}
+	setsockopt(fd, SOL_AXOLOTL, AX_RECLAIM, NULL, 0);
 	memset(page, 0xa5, 64); /* the header too (syscall wrote it; the engines copied it) */
 	kick(fd);
 	usleep(50000);
@@ -128,9 +154,9 @@ int main(void)
 	if (mu && bu.act_va)
 		abuse_page(ue, (unsigned char *)(uintptr_t)bu.act_va);
 	if (mu)
-		abuse(ue, mu);
+		abuse(ue, mu, bu.bytes);
 	if (mt)
-		abuse(es, mt);
+		abuse(es, mt, bt.bytes);
 	check("honest_after_abuse", honest(u1, &a1, u2, &a2, tc, ts));
 	/* the abused sockets: given back, syscall cannot use their rings and says so; closing
 	 * them works */

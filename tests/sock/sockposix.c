@@ -2,7 +2,8 @@
  * (lib/sock/wrap.syms), as lighttpd, memcached and iperf are. Over tcp's and udp's
  * loopbacks: read/write/readv/writev/send/recv/sendmsg/recvmsg on a TCP connection whose two
  * ends the library takes over by itself, datagrams with sendto/recvfrom/recvmsg (MSG_TRUNC),
- * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; poll, select and epoll over a socket
+ * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; non-blocking connects (a connect
+ * descriptor with the library), refused ones too; poll, select and epoll over a socket
  * and a pipe together (readiness both ways, data checked); and through the counters
  * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
  * calls were answered in user space. A child whose library owns two sockets execs the
@@ -236,6 +237,61 @@ static void udp_checks(void)
 	close(u1), close(u2), close(p[0]), close(p[1]);
 }
 
+/* Non-blocking connects (with the library: by a connect descriptor, the socket taken over
+ * at once): EINPROGRESS, a second connect EALREADY or done, POLLOUT when up, SO_ERROR 0, the
+ * peer's address, data both ways; and to a port nobody listens on: POLLOUT|POLLERR and
+ * ECONNREFUSED in SO_ERROR. */
+static void nb_connect_checks(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	if (l < 0 || bind(l, (struct sockaddr *)&la, sizeof(la)) || listen(l, 4) ||
+	    getsockname(l, (struct sockaddr *)&la, &ll)) {
+		ck("nb_listener", 0);
+		return;
+	}
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	errno = 0;
+	int r = connect(c, (struct sockaddr *)&la, sizeof(la));
+	ck("nb_connect_in_progress", r == -1 && errno == EINPROGRESS);
+	if (lib) /* taken over by the connect itself: a connect descriptor went into its TX */
+		ck("nb_connect_by_descriptor", axsock_bit(c) < AX_ACT_SOCKS);
+	errno = 0;
+	r = connect(c, (struct sockaddr *)&la, sizeof(la));
+	ck("nb_connect_again", (r == -1 && (errno == EALREADY || errno == EISCONN)) || r == 0);
+	struct pollfd pf = { c, POLLOUT, 0 };
+	int err = -1;
+	socklen_t el = sizeof(err);
+	ck("nb_connect_writable", poll(&pf, 1, 10000) == 1 && (pf.revents & POLLOUT) && !(pf.revents & POLLERR) &&
+				      getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0);
+	struct sockaddr_in pa;
+	socklen_t pl = sizeof(pa);
+	ck("nb_connect_peer", getpeername(c, (struct sockaddr *)&pa, &pl) == 0 && pa.sin_port == la.sin_port &&
+				  pa.sin_addr.s_addr == la.sin_addr.s_addr);
+	int a = accept(l, NULL, NULL);
+	char in[8] = { 0 };
+	struct pollfd pr = { c, POLLIN, 0 };
+	ck("nb_connect_data", a >= 0 && send(c, "hello", 5, 0) == 5 && recv(a, in, 5, MSG_WAITALL) == 5 &&
+				  !memcmp(in, "hello", 5) && send(a, "back", 4, 0) == 4 && poll(&pr, 1, 10000) == 1 &&
+				  recv(c, in, 4, 0) == 4 && !memcmp(in, "back", 4));
+	close(a), close(c), close(l);
+	/* refused: the listener is gone, its port closed */
+	c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	errno = 0;
+	r = connect(c, (struct sockaddr *)&la, sizeof(la));
+	bool started = r == -1 && errno == EINPROGRESS;
+	pf = (struct pollfd){ c, POLLOUT, 0 };
+	int pr2 = started ? poll(&pf, 1, 10000) : -1;
+	err = 0, el = sizeof(err);
+	getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el);
+	ck("nb_connect_refused", (started && pr2 == 1 && (pf.revents & POLLERR) && err == ECONNREFUSED) ||
+				     (r == -1 && errno == ECONNREFUSED));
+	if (failed)
+		printf("  refused: connect %d, poll %d revents %#x, SO_ERROR %d\n", r, pr2, pf.revents, err);
+	close(c);
+}
+
 /* A datagram each way between u1 and u2 (their addresses a1, a2): true if both came. */
 static bool udp_round(int u1, int u2, const struct sockaddr_in *a1, const struct sockaddr_in *a2)
 {
@@ -308,6 +364,7 @@ int main(int argc, char **argv)
 	pre = lib ? "" : "off_";
 	tcp_checks();
 	udp_checks();
+	nb_connect_checks();
 	if (lib) {
 		const struct ax_activity *a = axsock_act();
 		static const char *names[] = AX_CALL_NAMES;

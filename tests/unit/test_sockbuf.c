@@ -130,12 +130,15 @@ static void stream_pieces(void)
 	void *m = sb_new(8, 1000, 8, 1000, &len);
 	struct sockbuf a, e;
 	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	CHECK(!sockbuf_stream_fin_queued(&a.rx)); /* empty */
 	CHECK(put(&e.rx, "abcdef", 6, 0) == 0);
 	CHECK(put(&e.rx, "gh", 2, 0) == 0);
+	CHECK(!sockbuf_stream_fin_queued(&a.rx)); /* data only */
 	int err = 0;
 	REQUIRE(sockbuf_alloc(&e.rx, 0, &err));
 	struct sockbuf_desc fin = { .flags = SBD_FIN };
 	CHECK(sockbuf_commit(&e.rx, 0, &fin) == 0);
+	CHECK(sockbuf_stream_fin_queued(&a.rx)); /* behind the data, seen before it is read */
 	uint32_t off = 0;
 	uint64_t n = 0;
 	struct sockbuf_desc d;
@@ -152,7 +155,9 @@ static void stream_pieces(void)
 	CHECK(sockbuf_stream_advance(&a.rx, &d, &off, n));
 	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
 	CHECK(!p && err == SOCKBUF_EFIN);
+	CHECK(sockbuf_stream_fin_queued(&a.rx));                          /* the FIN alone */
 	CHECK(sockbuf_stream_advance(&a.rx, &d, &off, 0) && off == 0);   /* the FIN piece goes at once */
+	CHECK(!sockbuf_stream_fin_queued(&a.rx));
 	p = sockbuf_stream_peek(&a.rx, off, 100, &d, &n, &err);
 	CHECK(!p && err == CHAN_EAGAIN);
 	free(m);

@@ -312,6 +312,19 @@ test: deps
 	@$(MAKE) --no-print-directory iso user unit
 	@python3 tests/run.py
 
+# The benchmark suite (docs/benchmarks.md, tools/bench): Axolotl against a stock Debian Linux
+# guest running the same application binaries in the same virtual machine. Never part of
+# `make test` (which checks only the suite's parsers and that the Linux guest builds and
+# serves). `make bench FULL=1`: the full sweep.
+.PHONY: bench bench-guest
+bench-guest:
+	@$(MAKE) --no-print-directory iso user
+	tools/bench/mkguest.sh $(B)/bench/linux
+bench:
+	@tools/deps.sh bench
+	@$(MAKE) --no-print-directory bench-guest
+	@python3 tools/bench/bench.py run $(if $(FULL),--full)
+
 # Kernel microbenchmarks (docs/kernel-api.md): IPC, notify, wait/wake, in cycles.
 kbench: deps
 	@$(MAKE) --no-print-directory kernel user
@@ -320,4 +333,4 @@ kbench: deps
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B) -path $(B)/ports -prune -o -name '*.d' -print 2>/dev/null)
+-include $(shell find $(B) -path $(B)/ports -prune -o -path $(B)/bench -prune -o -name '*.d' -type f -print 2>/dev/null)

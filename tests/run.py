@@ -46,7 +46,7 @@ def run_system():
     py = find_python_with_pytest()
     xml = os.path.join(ROOT, "build", "pytest.xml")
     args = [py, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rs", f"--junitxml={xml}",
-            os.path.join(ROOT, "tests", "system")] + sys.argv[1:]
+            os.path.join(ROOT, "tests", "system"), os.path.join(ROOT, "tests", "bench")] + sys.argv[1:]
     rc = subprocess.run(args, cwd=ROOT).returncode
     if not os.path.exists(xml):
         return 0, 1

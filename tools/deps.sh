@@ -12,6 +12,13 @@ PKGS="$PKGS autoconf automake libtool g++ libc6-dev"
 # The TCP application tests' host clients (tests/system/test_tcp_apps.py): curl, and iperf 2
 # against the guest's iperf server.
 PKGS="$PKGS curl iperf"
+# The benchmark suite's Linux guest (tools/bench/mkguest.sh, built by `make test` too): its
+# initramfs, and the kernel modules it unpacks.
+PKGS="$PKGS cpio gzip xz-utils zstd kmod"
+# `make bench` (tools/deps.sh bench): the plots.
+if [ "${1:-}" = bench ]; then
+	PKGS="$PKGS gnuplot-nox"
+fi
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then

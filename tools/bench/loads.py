@@ -1,0 +1,226 @@
+"""The host-side loads of the benchmark suite (bench.py) and the parsers of their outputs.
+
+Each load runs against 127.0.0.1 (QEMU's restricted user networking forwards the guest's
+ports there), is bounded in time and count, and returns one number (bigger is better) or
+raises LoadError. The parsers are pure functions, checked by tests/bench/test_parsers.py.
+"""
+import re
+import socket
+import subprocess
+import threading
+import time
+
+
+class LoadError(Exception):
+    pass
+
+
+# ---- parsers ----
+
+def iperf_rate(text):
+    """The throughput iperf 2 reports last, in bits per second: its summary line
+    `[  1] 0.0000-5.0100 sec  12.5 MBytes  20.9 Mbits/sec` (None if there is none)."""
+    units = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+    rates = re.findall(r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec", text)
+    if not rates:
+        return None
+    value, unit = rates[-1]
+    return float(value) * units[unit]
+
+
+def http_response_length(head):
+    """A response head's Content-Length (bytes), or None when it has none or is not an
+    HTTP/1.x 200."""
+    if not re.match(rb"HTTP/1\.[01] 200 ", head):
+        return None
+    m = re.search(rb"^content-length:\s*(\d+)\s*$", head, re.I | re.M)
+    return int(m.group(1)) if m else None
+
+
+def memcached_reply_ok(kind, data):
+    """Whether data is a complete memcached text-protocol reply to a `set` (STORED) or a
+    `get` (VALUE ... END with the announced byte count), and for a get the value."""
+    if kind == "set":
+        return data == b"STORED\r\n", None
+    m = re.match(rb"VALUE \S+ \d+ (\d+)\r\n", data)
+    if not m:
+        return False, None
+    n, start = int(m.group(1)), m.end()
+    ok = len(data) == start + n + 7 and data[start + n:] == b"\r\nEND\r\n"
+    return ok, data[start:start + n] if ok else None
+
+
+def stats(values):
+    """median, min, max of a non-empty list."""
+    v = sorted(values)
+    n = len(v)
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    return {"median": med, "min": v[0], "max": v[-1], "n": n}
+
+
+# ---- loads ----
+
+def iperf(port, seconds, reverse=False):
+    """Host iperf 2 against the guest's server for `seconds`: bits/s."""
+    cmd = ["iperf", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-f", "m"] + (["-R"] if reverse else [])
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    rate = iperf_rate(r.stdout)
+    if r.returncode != 0 or rate is None:
+        raise LoadError(f"iperf{' -R' if reverse else ''}: exit {r.returncode}: {(r.stdout + r.stderr)[-500:]}")
+    return rate
+
+
+def _recv_response(s, buf):
+    """One HTTP response from s (buf: bytes already read): (body length, rest)."""
+    while b"\r\n\r\n" not in buf:
+        got = s.recv(65536)
+        if not got:
+            raise LoadError("connection closed before the response head")
+        buf += got
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    n = http_response_length(head)
+    if n is None:
+        raise LoadError("bad response: %r" % head[:80])
+    while len(buf) < n:
+        got = s.recv(65536)
+        if not got:
+            raise LoadError("connection closed in a body")
+        buf += got
+    return n, buf[n:]
+
+
+class Lost(Exception):
+    """A connection QEMU's forward accepted on the host but never opened to the guest (its
+    user networking listens with a backlog of 1; a busy guest leaves its main loop little
+    host CPU): no byte came back. Counted, not a failure (tests/system/test_tcp_apps.py
+    sees the same)."""
+
+
+def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_timeout=5):
+    """`conns` clients, each opening connections that carry `per_conn` HTTP/1.1 GETs of
+    path, for `seconds` (the connection in progress finishes): completed requests per
+    second. A connection that answers nothing within first_timeout is lost (appended to
+    `lost`); any other failed request fails the load, and so do lost connections beyond
+    a tenth of all."""
+    deadline = time.monotonic() + seconds
+    done = [0] * conns
+    opened = [0] * conns
+    errors = []
+    lost = [] if lost is None else lost
+
+    def connection(i):
+        with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
+            opened[i] += 1
+            buf = b""
+            for k in range(per_conn):
+                close = k == per_conn - 1
+                s.sendall(b"GET %s HTTP/1.1\r\nHost: bench\r\n%s\r\n" %
+                          (path.encode(), b"Connection: close\r\n" if close else b""))
+                try:
+                    _, buf = _recv_response(s, buf)
+                except (OSError, LoadError) as e:
+                    if k == 0 and not buf:
+                        raise Lost(repr(e))
+                    raise
+                if k == 0:
+                    s.settimeout(timeout)
+                done[i] += 1
+
+    def client(i):
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    connection(i)
+                except Lost as e:
+                    lost.append(str(e))
+        except (OSError, LoadError) as e:
+            errors.append(repr(e))
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + timeout * 2 + first_timeout)
+    took = time.monotonic() - t0
+    if errors:
+        raise LoadError(f"http {path} c={conns} k={per_conn}: {len(errors)} clients failed: {errors[0]}")
+    if len(lost) * 10 > max(sum(opened), 1):
+        raise LoadError(f"http {path} c={conns} k={per_conn}: {len(lost)} of {sum(opened)} connections lost")
+    return sum(done) / took
+
+
+def memcached(port, conns, value_bytes, seconds, timeout=30, lost=None, first_timeout=5):
+    """`conns` clients each setting and getting keys of value_bytes for `seconds`: completed
+    operations (a set or a get, the get's value checked) per second. A connection whose
+    first set gets no answer within first_timeout is lost (as in http) and made again."""
+    deadline = time.monotonic() + seconds
+    done = [0] * conns
+    opened = [0] * conns
+    errors = []
+    lost = [] if lost is None else lost
+
+    def connection(i):
+        with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
+            opened[i] += 1
+            k = 0
+            while time.monotonic() < deadline:
+                key = b"b%d_%d" % (i, k % 64)
+                value = bytes([(i + k) & 0xff]) * value_bytes
+                s.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (key, value_bytes, value))
+                try:
+                    stored = _read_reply(s, "set")
+                except OSError as e:
+                    if k == 0:
+                        raise Lost(repr(e))
+                    raise
+                if stored is None:
+                    if k == 0:
+                        raise Lost("closed before the first answer")
+                    raise LoadError("set refused")
+                if k == 0:
+                    s.settimeout(timeout)
+                s.sendall(b"get %s\r\n" % key)
+                if _read_reply(s, "get") != value:
+                    raise LoadError("get returned another value")
+                done[i] += 2
+                k += 1
+
+    def client(i):
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    connection(i)
+                except Lost as e:
+                    lost.append(str(e))
+        except (OSError, LoadError) as e:
+            errors.append(repr(e))
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + timeout * 2 + first_timeout)
+    took = time.monotonic() - t0
+    if errors:
+        raise LoadError(f"memcached c={conns} {value_bytes} B: {len(errors)} clients failed: {errors[0]}")
+    if len(lost) * 10 > max(sum(opened), 1):
+        raise LoadError(f"memcached c={conns} {value_bytes} B: {len(lost)} of {sum(opened)} connections lost")
+    return sum(done) / took
+
+
+def _read_reply(s, kind):
+    data = b""
+    while True:
+        got = s.recv(65536)
+        if not got:
+            return None
+        data += got
+        ok, value = memcached_reply_ok(kind, data)
+        if ok:
+            return value if kind == "get" else b""
+        if kind == "set" and data.endswith(b"\r\n"):
+            return None
+        if len(data) > (1 << 22):
+            return None

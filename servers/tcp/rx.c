@@ -30,6 +30,32 @@ static void rx_pbuf_free(struct pbuf *p)
 	mem_free(r);
 }
 
+/* A SYN for a connection still in TIME_WAIT here: the peer reused its port, and the
+ * TIME_WAIT is ours because our side closed first (lighttpd after "Connection: close").
+ * lwIP would answer the SYN with an ACK and keep the old connection for 2 MSL (120 s); the
+ * peer's connect would stall meanwhile. (The bench's HTTP loads lost 16 connections at a
+ * time that way.) Linux ends the TIME_WAIT when the SYN's sequence number is beyond what
+ * the old connection received (RFC 6191), and so do we: the listener then gets the SYN. */
+static void syn_ends_time_wait(const unsigned char *hdr, const struct ts_seginfo *si)
+{
+	const unsigned char *t = hdr + si->hlen;
+	if ((t[13] & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
+		return;
+	uint32_t seq;
+	memcpy(&seq, t + 4, 4);
+	seq = lwip_ntohl(seq);
+	for (struct tcp_pcb *p = tcp_tw_pcbs; p; p = p->next)
+		if (ip4_addr_get_u32(ip_2_ip4(&p->remote_ip)) == si->src &&
+		    ip4_addr_get_u32(ip_2_ip4(&p->local_ip)) == si->dst && p->remote_port == lwip_ntohs(si->sport) &&
+		    p->local_port == lwip_ntohs(si->dport)) {
+			if (TCP_SEQ_GT(seq, p->rcv_nxt)) {
+				ts.c.tw_reused++;
+				tcp_abort(p); /* a TIME_WAIT pcb is only freed: no RST */
+			}
+			return;
+		}
+}
+
 /* lwIP still holds p after ip4_input (queued out of order): its bytes move into our heap,
  * the payload pointer keeping its offset. */
 static bool detach(struct rx_pbuf *r)
@@ -87,6 +113,7 @@ int32_t ts_rx(const struct ipx_msg *m, const unsigned char *b)
 		pbuf_ref(p); /* ours: tells us afterwards whether lwIP kept it */
 		pbuf_cat(h, p);
 	}
+	syn_ends_time_wait(h->payload, &si);
 	xport_rx_csum(n, m->flags & IPXF_L4_CSUM_OK, NETIF_CHECKSUM_CHECK_TCP);
 	STAT_COUNTER chk = lwip_stats.tcp.chkerr;
 	ip4_input(h, n);

@@ -77,6 +77,7 @@ struct ts_counters {
 	uint64_t rx_bytes, tx_bytes, accepts, connects, connect_fail, resets_in, aborts, timeouts;
 	uint64_t malformed, not_ours, csum_err, rx_nomem, rx_detached, tx_nomem, bad_desc, corrupt_bufs;
 	uint64_t bad_msgs, icmp_err, accept_drops;
+	uint64_t tw_reused; /* SYNs that ended a TIME_WAIT of the same connection (rx.c) */
 };
 
 struct ts_state {

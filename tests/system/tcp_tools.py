@@ -7,11 +7,16 @@ Run as a script it checks itself against servers on this host:
     python3 tests/system/tcp_tools.py memcached PORT    (a memcached runs)
 """
 import math
+import os
 import re
 import socket
 import sys
 import time
 import zlib
+
+# iperf 2's summary line, parsed where the benchmark suite parses it (one parser for both)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+from loads import iperf_rate  # noqa: E402,F401
 
 BLOCK = 65536
 MASK = (1 << 64) - 1
@@ -245,17 +250,6 @@ def http_get(host, port, path, timeout=30):
     head, _, body = data.partition(b"\r\n\r\n")
     m = re.match(rb"HTTP/1\.[01] (\d+)", head)
     return (int(m.group(1)) if m else 0), body
-
-
-def iperf_rate(text):
-    """The throughput iperf 2 reports last, in bits per second (None if there is none):
-    the summary line `[  1] 0.0000-5.0100 sec  12.5 MBytes  20.9 Mbits/sec`."""
-    units = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
-    rates = re.findall(r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec", text)
-    if not rates:
-        return None
-    value, unit = rates[-1]
-    return float(value) * units[unit]
 
 
 def _selftest(kind, port):

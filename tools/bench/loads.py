@@ -96,19 +96,49 @@ class Lost(Exception):
     sees the same)."""
 
 
-def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_timeout=5):
-    """`conns` clients, each opening connections that carry `per_conn` HTTP/1.1 GETs of
-    path, for `seconds` (the connection in progress finishes): completed requests per
-    second. A connection that answers nothing within first_timeout is lost (appended to
-    `lost`); any other failed request fails the load, and so do lost connections beyond
-    a tenth of all."""
+def _clients(what, conns, seconds, timeout, first_timeout, lost, connection):
+    """`conns` client threads, each calling connection(i, deadline, done, opened) again and
+    again until `seconds` have passed (the one in progress finishes): completed operations
+    (done) per second. A connection that raises Lost is counted in `lost` and made again;
+    any other failure fails the load, and so do lost connections beyond a tenth of all
+    made. what: the load's name in errors."""
     deadline = time.monotonic() + seconds
     done = [0] * conns
     opened = [0] * conns
     errors = []
     lost = [] if lost is None else lost
 
-    def connection(i):
+    def client(i):
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    connection(i, deadline, done, opened)
+                except Lost as e:
+                    lost.append(str(e))
+        except (OSError, LoadError) as e:
+            errors.append(repr(e))
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + timeout * 2 + first_timeout)
+    took = time.monotonic() - t0
+    if errors:
+        raise LoadError(f"{what}: {len(errors)} clients failed: {errors[0]}")
+    if len(lost) * 10 > max(sum(opened), 1):
+        raise LoadError(f"{what}: {len(lost)} of {sum(opened)} connections lost")
+    return sum(done) / took
+
+
+def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_timeout=5):
+    """`conns` clients, each opening connections that carry `per_conn` HTTP/1.1 GETs of
+    path, for `seconds` (the connection in progress finishes): completed requests per
+    second. A connection that answers nothing within first_timeout is lost (appended to
+    `lost`); any other failed request fails the load, and so do lost connections beyond
+    a tenth of all."""
+    def connection(i, deadline, done, opened):
         with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
             opened[i] += 1
             buf = b""
@@ -126,41 +156,14 @@ def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_time
                     s.settimeout(timeout)
                 done[i] += 1
 
-    def client(i):
-        try:
-            while time.monotonic() < deadline:
-                try:
-                    connection(i)
-                except Lost as e:
-                    lost.append(str(e))
-        except (OSError, LoadError) as e:
-            errors.append(repr(e))
-
-    t0 = time.monotonic()
-    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(conns)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(seconds + timeout * 2 + first_timeout)
-    took = time.monotonic() - t0
-    if errors:
-        raise LoadError(f"http {path} c={conns} k={per_conn}: {len(errors)} clients failed: {errors[0]}")
-    if len(lost) * 10 > max(sum(opened), 1):
-        raise LoadError(f"http {path} c={conns} k={per_conn}: {len(lost)} of {sum(opened)} connections lost")
-    return sum(done) / took
+    return _clients(f"http {path} c={conns} k={per_conn}", conns, seconds, timeout, first_timeout, lost, connection)
 
 
 def memcached(port, conns, value_bytes, seconds, timeout=30, lost=None, first_timeout=5):
     """`conns` clients each setting and getting keys of value_bytes for `seconds`: completed
     operations (a set or a get, the get's value checked) per second. A connection whose
     first set gets no answer within first_timeout is lost (as in http) and made again."""
-    deadline = time.monotonic() + seconds
-    done = [0] * conns
-    opened = [0] * conns
-    errors = []
-    lost = [] if lost is None else lost
-
-    def connection(i):
+    def connection(i, deadline, done, opened):
         with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
             opened[i] += 1
             k = 0
@@ -186,28 +189,8 @@ def memcached(port, conns, value_bytes, seconds, timeout=30, lost=None, first_ti
                 done[i] += 2
                 k += 1
 
-    def client(i):
-        try:
-            while time.monotonic() < deadline:
-                try:
-                    connection(i)
-                except Lost as e:
-                    lost.append(str(e))
-        except (OSError, LoadError) as e:
-            errors.append(repr(e))
-
-    t0 = time.monotonic()
-    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(conns)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(seconds + timeout * 2 + first_timeout)
-    took = time.monotonic() - t0
-    if errors:
-        raise LoadError(f"memcached c={conns} {value_bytes} B: {len(errors)} clients failed: {errors[0]}")
-    if len(lost) * 10 > max(sum(opened), 1):
-        raise LoadError(f"memcached c={conns} {value_bytes} B: {len(lost)} of {sum(opened)} connections lost")
-    return sum(done) / took
+    return _clients(f"memcached c={conns} {value_bytes} B", conns, seconds, timeout, first_timeout, lost,
+                    connection)
 
 
 def _read_reply(s, kind):

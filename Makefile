@@ -20,7 +20,7 @@ KSRCS := $(shell find kernel -name '*.c' -not -path 'kernel/vdso/*' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso user run test unit kbench clean FORCE
+.PHONY: all deps kernel iso user run test unit kbench clean www FORCE
 .SECONDEXPANSION:
 all: iso
 
@@ -176,13 +176,16 @@ include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
 INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
 	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix \
-	$(B)/user/tcptest-lib $(B)/user/udptest-lib
-# lighttpd's large test file, /srv/www/4mib.bin: made at build time (deterministic, not
-# committed); the small one is rootfs/srv/www/hello.txt.
-$(B)/www/4mib.bin: tools/mkdata.py
+	$(B)/user/tcptest-lib $(B)/user/udptest-lib $(B)/user/netmicro
+# lighttpd's larger files, /srv/www/{11kib,512kib,4mib}.bin (the tests' 4 MiB and the
+# benchmarks' sizes): made at build time (deterministic, not committed); the small one is
+# rootfs/srv/www/hello.txt.
+WWW_SIZES := 11kib:11264 512kib:524288 4mib:4194304
+WWW_FILES := $(foreach s,$(WWW_SIZES),$(B)/www/$(word 1,$(subst :, ,$(s))).bin)
+$(WWW_FILES): $(B)/www/%.bin: tools/mkdata.py
 	@mkdir -p $(dir $@)
-	tools/mkdata.py 4194304 $@
-WWW_FILES := $(B)/www/4mib.bin
+	tools/mkdata.py $(word 2,$(subst :, ,$(filter $*:%,$(WWW_SIZES)))) $@
+www: $(WWW_FILES)
 $(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS) $(INITRD_TESTS) $(WWW_FILES)
 	@mkdir -p $(dir $@)
 	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t)) \
@@ -216,6 +219,12 @@ $(B)/user/tcptest-lib $(B)/user/udptest-lib: $(B)/user/%-lib: tests/linux/%.c te
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
 USER_PROGS += $(B)/user/tcptest-lib $(B)/user/udptest-lib
+# The benchmark suite's in-guest microbenchmarks (tools/bench/netmicro.c), linked with the
+# library as the applications are; the Linux guest carries the same binary.
+$(B)/user/netmicro: tools/bench/netmicro.c tests/linux/libcount.h $(AXSOCK_MUSL) $(AXSOCK_SYMS)
+	@mkdir -p $(dir $@)
+	musl-gcc $(LXCFLAGS) -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
+USER_PROGS += $(B)/user/netmicro
 
 # The recovery tests' pipeline (tests/pipeline): relay2 is relay built as version 2.
 PIPELINE := $(B)/user/source $(B)/user/relay $(B)/user/relay2 $(B)/user/sink
@@ -250,15 +259,19 @@ include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
 user: $(USER_PROGS)
 
 # The default image: rs (module 0, the root of the service tree), its configuration, and the
-# services boot/system.conf names.
+# services boot/system.conf names. $(call mkimage,CONF): the recipe of an image booting with
+# the service configuration CONF (the benchmark suite's variants of boot/system.conf too).
 NET_MODULES := $(B)/user/e1000 $(B)/user/ip $(B)/user/pf $(B)/user/udp $(B)/user/tcp $(B)/user/syscall
-$(B)/axolotl.iso: $(B)/axolotl.elf $(B)/user/rs $(B)/user/ds $(B)/user/console $(B)/user/vfs \
-		$(B)/user/initrd.cpio $(B)/user/pm $(B)/user/lxstart $(NET_MODULES) boot/system.conf boot/pf.conf \
-		tools/mkiso.py boot/grub.cfg
-	tools/mkiso.py $< $@ --cmdline "$(CMDLINE)" --module "$(B)/user/rs conf=system.conf" \
-		--module boot/system.conf --module $(B)/user/ds --module $(B)/user/console \
-		--module $(B)/user/vfs --module $(B)/user/initrd.cpio --module $(B)/user/pm \
-		--module $(B)/user/lxstart $(foreach m,$(NET_MODULES),--module $(m)) --module boot/pf.conf
+IMAGE_MODULES := $(B)/user/ds $(B)/user/console $(B)/user/vfs $(B)/user/initrd.cpio $(B)/user/pm \
+	$(B)/user/lxstart $(NET_MODULES)
+IMAGE_DEPS := $(B)/axolotl.elf $(B)/user/rs $(IMAGE_MODULES) boot/pf.conf tools/mkiso.py boot/grub.cfg
+mkimage = tools/mkiso.py $(B)/axolotl.elf $@ --cmdline "$(CMDLINE)" --module "$(B)/user/rs conf=$(notdir $(1))" \
+	--module $(1) $(foreach m,$(IMAGE_MODULES),--module $(m)) --module boot/pf.conf
+$(B)/axolotl.iso: $(IMAGE_DEPS) boot/system.conf
+	$(call mkimage,boot/system.conf)
+# The benchmark suite's configurations (tools/bench/bench.py writes build/bench/NAME.conf).
+$(B)/bench/axolotl-%.iso: $(B)/bench/%.conf $(IMAGE_DEPS)
+	$(call mkimage,$<)
 
 # /etc/rc's applications, forwarded from 127.0.0.1 on the host (README.md): lighttpd,
 # memcached, iperf, tcphash (PROTO:HOSTPORT:GUESTPORT; `make run RUN_FWDS=` for none).

@@ -44,12 +44,46 @@ def test_stats_median_and_spread():
     assert loads.stats([4, 1, 3, 2])["median"] == 2.5
 
 
-def test_table_ratio_and_missing_systems():
-    res = {"units": {"w": "req/s", "x": "ops/s"},
-           "results": {"w": {"axolotl": [50, 70, 60], "linux": [100, 120, 110]}, "x": {"axolotl": [1], "linux": []}}}
-    text = bench.table(res)
-    assert "0.55" in text.splitlines()[1]  # 60 / 110
-    assert text.splitlines()[2].rstrip().endswith("-")  # no Linux figure: no ratio
+def test_udp_rate_and_loss_from_the_guests_server_log():
+    log = ("Server listening on UDP port 5001\n"
+           "[  1] local 10.0.2.15 port 5001 connected with 10.0.2.2 port 40000\n"
+           "[ ID] Interval       Transfer     Bandwidth        Jitter   Lost/Total Datagrams\n"
+           "[  1] 0.00-4.00 sec  4.77 MBytes  10.0 Mbits/sec   0.033 ms 0/3404 (0%)\n"
+           "[  1] local 10.0.2.15 port 5001 connected with 10.0.2.2 port 40002\n"
+           "[ ID] Interval       Transfer     Bandwidth        Jitter   Lost/Total Datagrams\n"
+           "[  1] 0.00-4.01 sec  21.2 MBytes  44.4 Mbits/sec   0.121 ms 1893/17007 (11%)\n"
+           "[  1] local 10.0.2.15 port 5001 connected with 10.0.2.2 port 40004\n")
+    assert loads.iperf_udp_server_report(log, 40000) == (10.0e6, 0.0)
+    assert loads.iperf_udp_server_report(log, 40002) == (44.4e6, 100.0 * 1893 / 17007)
+    assert loads.iperf_udp_server_report(log, 40004) is None  # no report yet
+    assert loads.iperf_udp_server_report(log, 4000) is None  # another port
+
+
+def test_netmicro_lines():
+    out = ("netmicro 2000 20\nnetmicro: recvfrom_empty n=2000 cycles=396 ns=180\n"
+           "netmicro: connect_close n=20 cycles=80000 ns=30000\nnetmicro: socket library: 1 calls\nnetmicro: done\n")
+    r = loads.netmicro_results(out)
+    assert r == {"recvfrom_empty": {"n": 2000, "cycles": 396, "ns": 180},
+                 "connect_close": {"n": 20, "cycles": 80000, "ns": 30000}}
+    for bad in (out.replace("done", "failed") + "netmicro: FAILED connect: Connection refused\n",
+                out.replace("netmicro: done\n", "")):
+        try:
+            loads.netmicro_results(bad)
+        except loads.LoadError:
+            continue
+        raise AssertionError("a failed or unfinished netmicro must raise")
+
+
+def test_table_speed_ratios_and_missing_systems():
+    res = {"units": {"w": "req/s", "x": "ops/s", "c": "cycles"}, "lower_is_better": ["c"],
+           "results": {"w": {"axolotl": [50, 70, 60], "axolotl-nolib": [30], "linux": [100, 120, 110]},
+                       "x": {"axolotl": [1], "axolotl-nolib": [], "linux": []},
+                       "c": {"axolotl": [400], "axolotl-nolib": [2000], "linux": [1000]}}}
+    lines = bench.table(res).splitlines()
+    w = lines[2].split()
+    assert w[-2:] == ["0.55", "0.27"], lines  # 60 / 110, 30 / 110
+    assert lines[3].split()[-2:] == ["-", "-"]  # no Linux figure: no ratio
+    assert lines[4].split()[-2:] == ["2.50", "0.50"]  # cycles: Linux / Axolotl
 
 
 def test_unlike_runs_are_refused():
@@ -58,16 +92,45 @@ def test_unlike_runs_are_refused():
     assert bench.differences(a, a) == []
     assert bench.differences(a, b) == ["cpu"]
     assert bench.differences(a, {"config": bench.machine_config(True)}) == ["suite"]
+    assert bench.differences(a, {"config": bench.machine_config(False, net="tap")}) == ["net"]
+    assert bench.differences(a, {"config": bench.machine_config(False, systems=("axolotl", "linux"))}) == ["systems"]
 
 
-def test_both_systems_share_one_command_line_but_the_kernel():
+def test_all_systems_share_one_command_line_but_the_kernel():
     cfg = bench.machine_config(False)
-    fwds = {80: 1080}
+    fwds = [("tcp", 1080, 80), ("udp", 1081, 5001)]
     ax, lx = bench.qemu_args("axolotl", cfg, fwds), bench.qemu_args("linux", cfg, fwds)
     assert "-cdrom" in ax and "-kernel" in lx and "-cdrom" not in lx
     common = [a for a in ax if a not in ("-cdrom", "-boot", "d") and not a.endswith(".iso")]
     assert lx[:len(common)] == common, (ax, lx)
-    assert "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:1080-:80" in lx
+    assert "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:1080-:80,hostfwd=udp:127.0.0.1:1081-:5001" in lx
+    # the instruction-counting boots: the same, on one TCG thread with -icount
+    ai, li = bench.qemu_args("axolotl", cfg, fwds, icount=True), bench.qemu_args("linux", cfg, fwds, icount=True)
+    assert ai[-2:] == ["-icount", bench.ICOUNT] and "tcg,thread=single" in ai and "tcg,thread=multi" not in ai
+    assert li[li.index("-smp") + 1] == str(bench.ICOUNT_SMP)
+    assert [a for a in li if a not in ("-icount", bench.ICOUNT, "tcg,thread=single", str(bench.ICOUNT_SMP))] == \
+        [a for a in lx if a not in ("tcg,thread=multi", str(cfg["smp"]))]
+    # the tap network: QEMU opens the namespace's tap device, no user networking at all
+    tap = bench.qemu_args("linux", bench.machine_config(False, net="tap"), [])
+    assert f"tap,id=n0,ifname={bench.netns.TAP},script=no,downscript=no" in tap
+    assert not any("user" in a for a in tap), tap
+
+
+def test_axolotl_configurations_change_only_their_lines():
+    import sysconf_variants as v
+    base = v.default()
+    nolib, ded = v.without_library(base), v.dedicated(base)
+    diff = [(a, b) for a, b in zip(base.splitlines(), nolib.splitlines()) if a != b]
+    assert len(diff) == 1 and "AXOLOTL_SOCK=0" in diff[0][1], diff
+    assert "service tcp dma cpu=1 dedicated" in ded and "heartbeat=3000 " not in ded
+    static = v.static_address(base, "10.0.2.15/24", "10.0.2.2")
+    assert 'args="if=e1000 addr=10.0.2.15/24 gw=10.0.2.2 pf=pf"' in static and "dhcp" not in static.split("service ip")[1].split("\n")[0]
+    try:
+        v.dedicated("service ds\n")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a configuration without the line must be refused")
 
 
 def _server(hold_nth):
@@ -115,7 +178,7 @@ def test_http_load_counts_a_lost_connection_and_goes_on():
     ls, held = _server(hold_nth=2)
     try:
         lost = []
-        rate = loads.http(ls.getsockname()[1], "/x", 2, 3, 1.0, lost=lost, first_timeout=0.3)
+        rate = loads.http(ls.getsockname(), "/x", 2, 3, 1.0, lost=lost, first_timeout=0.3)
         assert rate > 0 and len(lost) == 1 and len(held) == 1, (rate, lost)
     finally:
         ls.close()
@@ -126,7 +189,7 @@ def test_http_load_fails_when_many_connections_are_lost():
     try:
         lost = []
         try:
-            loads.http(ls.getsockname()[1], "/x", 1, 1, 0.2, lost=lost, first_timeout=0.3)
+            loads.http(ls.getsockname(), "/x", 1, 1, 0.2, lost=lost, first_timeout=0.3)
         except loads.LoadError as e:
             assert "lost" in str(e)
         else:

@@ -11,21 +11,17 @@ import re
 from conftest import boot, save_log
 from test_rs import write_conf
 from test_udp import BASE_MODULES, engine_conf
+import sysconf_variants
 
 
-def run_program(prog, tag, at_least, tcp_line="service tcp dma heartbeat=2000 backoff=20", conf=None,
-                udp_dedicated=False):
-    """Boots syscall, udp and tcp with pm running /bin/PROG; its TAG PASS|FAIL lines all
-    PASS and at least at_least of them. Returns the output."""
+def run_program(prog, tag, at_least, conf=None, dedicated_server=None):
+    """Boots syscall, udp and tcp with pm running /bin/PROG (dedicated_server, if given, on
+    core 1 of its own); its TAG PASS|FAIL lines all PASS and at least at_least of them.
+    Returns the output."""
     name = conf or prog + ".conf"
-    text = engine_conf("udp", "/bin/" + prog) + tcp_line + "\n"
-    if udp_dedicated:
-        text = re.sub(r"^service udp dma ", "service udp dma cpu=1 dedicated ", text, count=1, flags=re.M)
-        assert "cpu=1 dedicated" in text, text
-    if "dedicated" in text:
-        # under TCG a dedicated core's MWAIT loop spins (MWAIT returns at once) and slows the
-        # other vCPU: heartbeats of a few seconds get missed and rs restarts healthy servers
-        text = re.sub(r"heartbeat=\d+", "heartbeat=30000", text)
+    text = engine_conf("udp", "/bin/" + prog) + "service tcp dma heartbeat=2000 backoff=20\n"
+    if dedicated_server:
+        text = sysconf_variants.dedicated(text, dedicated_server)
     write_conf(name, text)
     r = boot("", smp=2, modules=("rs conf=" + name, name) + BASE_MODULES + ("udp", "tcp"), timeout=300,
              until=r"^%s: \d+ passed, \d+ failed$" % prog)
@@ -74,8 +70,7 @@ def test_an_engine_on_a_dedicated_mwait_core_is_woken_by_a_store():
     KC_WAIT's MWAIT path watching its line of the bell, so the library wakes it with a store
     (`rings`) and never with a system call (`kicks` 0); everything still works. Under TCG
     MWAIT returns at once, so tcp polls: the store is still what the library does."""
-    out = run_program("sockwake", "SOCKWAKE", 12, "service tcp dma cpu=1 dedicated heartbeat=2000 backoff=20",
-                      conf="sockwake_mwait.conf")
+    out = run_program("sockwake", "SOCKWAKE", 12, conf="sockwake_mwait.conf", dedicated_server="tcp")
     m = re.search(r"^sockwake: (\d+) calls moved data, (\d+) kicks, (\d+) bell rings$", out, re.M)
     assert m, out[-4000:]
     moved, kicks, rings = map(int, m.groups())
@@ -102,7 +97,7 @@ def test_udp_on_a_dedicated_mwait_core_is_woken_by_a_store():
     """sockbench with udp on a core of its own (`cpu=1 dedicated`): the library's datagram
     sends wake udp with a store to the bell when it sleeps, never with a system call
     (kicks 0), and every check passes as on shared cores."""
-    out = run_program("sockbench", "SOCKBENCH", 18, conf="sockbench_udp_mwait.conf", udp_dedicated=True)
+    out = run_program("sockbench", "SOCKBENCH", 18, conf="sockbench_udp_mwait.conf", dedicated_server="udp")
     m = re.search(r"^sockbench: datagram sends: (\d+) moved data, (\d+) kicks, (\d+) bell rings$", out, re.M)
     assert m, out[-4000:]
     moved, kicks, rings = map(int, m.groups())

@@ -123,16 +123,6 @@ def wait_until(what, probe, timeout):
     raise AssertionError(f"{what} did not answer within {timeout} s")
 
 
-def without_library(conf):
-    """The configuration with pm starting /etc/rc through env AXOLOTL_SOCK=0: every
-    application /etc/rc starts inherits it, so lib/sock (linked into lighttpd, memcached
-    and iperf by ld --wrap) stays off and they use system calls only."""
-    new = re.sub(r'^(service pm .*args=")run=(/[^"]*)"', r'\1run=/usr/bin/env AXOLOTL_SOCK=0 \2"', conf,
-                 count=1, flags=re.M)
-    assert new != conf, conf
-    return new
-
-
 def boot_apps(conf, name, library=True):
     """Boots conf (with /etc/rc's applications) and yields Apps once they answer."""
     subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(WWW, ROOT)], check=True)

@@ -4,22 +4,16 @@ watching its line of the bell, so the library wakes it with a store and lighttpd
 and writes make no system call. Under a host keep-alive load of 10 requests per connection
 over 90% of lighttpd's socket calls are answered in user space; what is left is accept and
 close (vfs owns the descriptors) and the epoll_waits that had to block."""
-import re
-
 import pytest
+
+import sysconf_variants
 
 from test_tcp_apps import boot_apps, default_conf, keepalive_load
 
 
 @pytest.fixture(scope="module")
 def apps_dedicated():
-    conf = re.sub(r"^service tcp dma ", "service tcp dma cpu=1 dedicated ", default_conf(), count=1, flags=re.M)
-    assert "cpu=1 dedicated" in conf, conf
-    # under TCG the dedicated core's MWAIT loop spins (MWAIT returns at once) and slows the
-    # other vCPU, which runs everything else: heartbeats of a few seconds get missed and rs
-    # restarts healthy servers (ds first)
-    conf = re.sub(r"heartbeat=\d+", "heartbeat=30000", conf)
-    yield from boot_apps(conf, "tcp-apps-dedicated")
+    yield from boot_apps(sysconf_variants.dedicated(default_conf(), "tcp"), "tcp-apps-dedicated")
 
 
 def test_lighttpd_keepalive_over_90_percent_in_user_space_with_tcp_dedicated(apps_dedicated):

@@ -5,7 +5,8 @@ One guest: curl's fetches (byte-exact), memcached's 10000 keys, iperf both ways.
 import pytest
 
 import test_tcp_apps as t
-from test_tcp_apps import boot_apps, default_conf, without_library
+from sysconf_variants import without_library
+from test_tcp_apps import boot_apps, default_conf
 
 
 @pytest.fixture(scope="module")

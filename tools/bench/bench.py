@@ -2,17 +2,20 @@
 """`make bench`: Axolotl against a stock Debian Linux guest, the same application binaries in
 the same virtual machine, in one run (docs/benchmarks.md).
 
-  bench.py run [--full] [--reps N] [--out FILE]   boots each system in turn (alternating,
-                                                   N repetitions), runs every workload,
-                                                   writes a results file, prints the table
-  bench.py table FILE                             the ratio table of a results file
-  bench.py compare A B                            two results files side by side; refused
-                                                   when their configurations differ
+  bench.py run [--full] [--reps N] [--systems A,B] [--net user|tap] [--no-icount] [--only RE]
+               [--out FILE]
+        boots each system in turn (alternating, N repetitions), runs every workload,
+        writes a results file, prints the table and plots it
+  bench.py table FILE       the table of a results file
+  bench.py compare A B      two results files side by side; refused when their
+                            configurations differ
 
-Both guests run under one QEMU command line apart from how the kernel is loaded (Axolotl's
-GRUB image with -cdrom, Linux's -kernel/-initrd): TCG, one fixed -cpu model, the same vCPU
-count, memory and NIC, QEMU user networking with restrict=on and forwards bound to
-127.0.0.1. Every QEMU this starts is killed by its PID, also on Ctrl-C or SIGTERM.
+The systems: Linux, and Axolotl in three configurations (SYSTEMS). All boot under one QEMU
+command line apart from how the kernel is loaded (Axolotl's GRUB image with -cdrom,
+Linux's -kernel/-initrd): TCG, one fixed -cpu model, the same vCPU count, memory and NIC;
+QEMU user networking with restrict=on and forwards bound to 127.0.0.1, or (--net tap) a tap
+device in a network namespace the suite makes and removes (netns.py). Every QEMU this
+starts is killed by its PID, also on Ctrl-C or SIGTERM.
 """
 import argparse
 import datetime
@@ -32,29 +35,78 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import loads  # noqa: E402
+import netns  # noqa: E402
+import sysconf_variants  # noqa: E402
 from qemu_cmd import qemu_command  # noqa: E402
 
 B = os.path.join(ROOT, "build")
-GUEST_PORTS = (80, 11211, 5001, 7000)
-SYSTEMS = ("axolotl", "linux")
+TCP_PORTS = (80, 11211, 5001, 7000)  # lighttpd, memcached, iperf, tcphash (rootfs/etc/rc)
+UDP_PORTS = (5001,)  # iperf -u
+GUEST_ADDR = "10.0.2.15"  # both guests, on either network
+
+# Axolotl's configurations: how each changes boot/system.conf (tools/sysconf_variants.py).
+VARIANTS = {
+    "axolotl": ("the default image: every server on any core, the socket library on", ()),
+    "axolotl-nolib": ("the socket library off (AXOLOTL_SOCK=0): every socket call a system call",
+                      (sysconf_variants.without_library,)),
+    "axolotl-dedicated": ("tcp on core 1 of its own (MWAIT), the library on; heartbeats 30 s",
+                          (sysconf_variants.dedicated,)),
+}
+SYSTEMS = tuple(VARIANTS) + ("linux",)
+ICOUNT = "shift=0,sleep=off"  # one guest instruction = one TSC tick
+# The instruction-counting boots have one vCPU: -icount runs the vCPUs round-robin on one
+# thread, where a vCPU that polls holds the other off until the next timer (on Axolotl's
+# two cores rs saw every server miss its heartbeats); with one, the count is all the work.
+ICOUNT_SMP = 1
 
 
-# ---- the two machines ----
+# ---- the machines ----
 
-def machine_config(full):
+def machine_config(full, net="user", systems=SYSTEMS, icount=True):
     """Everything that must be equal for two runs to be compared."""
     return {"accel": "tcg", "cpu": "qemu64", "smp": 2, "mem_mib": 1024, "nic": "e1000",
-            "net": "user,restrict=on", "suite": "full" if full else "short"}
+            "net": "user,restrict=on" if net == "user" else "tap in a network namespace",
+            "suite": "full" if full else "short", "systems": list(systems),
+            "icount": f"{ICOUNT}, smp {ICOUNT_SMP}" if icount else "none"}
 
 
-def qemu_args(system, cfg, fwds):
-    """The QEMU command line for system: one builder for both (qemu_cmd.qemu_command, the
-    one `make run` uses), only the kernel's loading differs."""
-    fw = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for g, h in fwds.items())
-    net = ["-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{cfg['nic']},netdev=n0"]
-    iso = os.path.join(B, "axolotl.iso")
-    cmd = qemu_command(iso, smp=cfg["smp"], mem=cfg["mem_mib"], cpu=cfg["cpu"], accel=cfg["accel"],
-                       serial="stdio", net=net)
+def axolotl_image(system, net):
+    """The GRUB image of an Axolotl configuration: boot/system.conf changed as VARIANTS
+    says (and given a fixed address on a tap device, which has no DHCP server), built by
+    the Makefile's build/bench/axolotl-%.iso rule."""
+    conf = sysconf_variants.default()
+    for change in VARIANTS[system][1]:
+        conf = change(conf)
+    if net == "tap":
+        conf = sysconf_variants.static_address(conf, GUEST_ADDR + "/24", netns.HOST_ADDR)
+    name = ("default" if system == "axolotl" else system[len("axolotl-"):]) + "-" + net
+    path = os.path.join(B, "bench", name + ".conf")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not os.path.exists(path) or open(path).read() != conf:
+        with open(path, "w") as f:
+            f.write(conf)
+    iso = os.path.join(B, "bench", f"axolotl-{name}.iso")
+    subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(iso, ROOT)], check=True, stdout=subprocess.DEVNULL)
+    return iso
+
+
+def qemu_args(system, cfg, fwds, image=None, icount=False):
+    """The QEMU command line for system: one builder for all (qemu_cmd.qemu_command, the
+    one `make run` uses), only the kernel's loading differs. fwds: (proto, host port, guest
+    port) for user networking. icount: single-threaded TCG counting instructions, on
+    ICOUNT_SMP vCPUs."""
+    if cfg["net"].startswith("user"):
+        fw = "".join(f",hostfwd={p}:127.0.0.1:{h}-:{g}" for p, h, g in fwds)
+        net = ["-netdev", "user,id=n0,restrict=on" + fw]
+    else:
+        net = ["-netdev", f"tap,id=n0,ifname={netns.TAP},script=no,downscript=no"]
+    net += ["-device", f"{cfg['nic']},netdev=n0"]
+    cmd = qemu_command(image or os.path.join(B, "axolotl.iso"), smp=cfg["smp"], mem=cfg["mem_mib"], cpu=cfg["cpu"],
+                       accel=cfg["accel"], serial="stdio", net=net)
+    if icount:
+        cmd[cmd.index("tcg,thread=multi")] = "tcg,thread=single"  # icount needs one TCG thread
+        cmd[cmd.index("-smp") + 1] = str(ICOUNT_SMP)
+        cmd += ["-icount", ICOUNT]
     if system == "linux":
         i = cmd.index("-cdrom")
         del cmd[i:i + 4]  # -cdrom ISO -boot d
@@ -65,21 +117,28 @@ def qemu_args(system, cfg, fwds):
 
 
 class Machine:
-    """One booted guest: serial log collected, its applications forwarded to free host
-    ports; killed by PID on close."""
+    """One booted guest: serial log collected, its applications reachable at addr(); killed
+    by PID on close."""
     live = set()
 
-    def __init__(self, system, cfg, log_path):
+    def __init__(self, system, cfg, log_path, image=None, icount=False):
         self.system = system
-        self.port = {g: free_port() for g in GUEST_PORTS}
+        self.tap = not cfg["net"].startswith("user")
+        self.fwd = {} if self.tap else {(p, g): free_port(p) for p in ("tcp", "udp")
+                                           for g in (TCP_PORTS if p == "tcp" else UDP_PORTS)}
         self.log_path = log_path
-        self.cmd = qemu_args(system, cfg, self.port)
+        self.cmd = qemu_args(system, cfg, [(p, h, g) for (p, g), h in self.fwd.items()], image, icount)
         self._out = []
         self._cond = threading.Condition()
+        self._micro = None
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         Machine.live.add(self.proc)
         threading.Thread(target=self._reader, daemon=True).start()
+
+    def addr(self, port, proto="tcp"):
+        """Where the host reaches the guest's port."""
+        return (GUEST_ADDR, port) if self.tap else ("127.0.0.1", self.fwd[(proto, port)])
 
     def _reader(self):
         for raw in iter(lambda: self.proc.stdout.read1(4096), b""):
@@ -91,27 +150,57 @@ class Machine:
         with self._cond:
             return "".join(self._out)
 
-    def wait_for(self, regex, timeout):
+    def wait_for(self, regex, timeout, start=0):
+        """The first match of regex in the output from offset start (waits timeout s)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while not re.search(regex, "".join(self._out), re.M):
+            while True:
+                m = re.search(regex, "".join(self._out)[start:], re.M)
+                if m:
+                    return m
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     raise RuntimeError(f"{self.system}: {regex!r} not seen in {timeout} s; "
                                        f"log tail: {''.join(self._out)[-1500:]}")
                 self._cond.wait(1)
 
+    def shell(self, command, until, timeout):
+        """Types command on the console's shell; the output from there to the first line
+        matching until."""
+        start = len(self.output())
+        self.proc.stdin.write(command.encode() + b"\r")
+        self.proc.stdin.flush()
+        m = self.wait_for(until, timeout, start)
+        return self.output()[start:start + m.end()]
+
     def ready(self, timeout=300):
-        """Up when /etc/rc says its applications listen and lighttpd answers through the
-        forward."""
+        """Up when /etc/rc says its applications listen and lighttpd answers."""
         self.wait_for(r"rc: started lighttpd", timeout)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                loads.http(self.port[80], "/hello.txt", 1, 1, 0.1, timeout=10)
+                loads.http(self.addr(80), "/hello.txt", 1, 1, 0.1, timeout=10)
                 return
             except (OSError, loads.LoadError):
                 time.sleep(1)
         raise RuntimeError(f"{self.system}: lighttpd does not answer")
+
+    def iperf_udp(self, offered_bps, seconds):
+        """(bits/s received, loss in percent) of a UDP load from the host at offered_bps,
+        as the guest's iperf server reports it in its log."""
+        port = loads.iperf_udp_send(self.addr(5001, "udp"), offered_bps, seconds)
+        for _ in range(3):  # the server writes its report when the last datagram is in
+            report = loads.iperf_udp_server_report(self.shell("cat /tmp/iperf-udp.log; echo @@", r"^@@$", 60), port)
+            if report:
+                return report
+            time.sleep(1)
+        raise loads.LoadError(f"iperf -u: the guest's server has no report for port {port}")
+
+    def micro(self, recv_n=20000, connect_n=300, timeout=600):
+        """netmicro's results on this guest (run once, on the console's shell)."""
+        if self._micro is None:
+            out = self.shell(f"netmicro {recv_n} {connect_n}", r"^netmicro: (done|failed)$", timeout)
+            self._micro = loads.netmicro_results(out)
+        return self._micro
 
     def close(self):
         if self.proc.poll() is None:
@@ -122,8 +211,8 @@ class Machine:
             f.write(self.output())
 
 
-def free_port():
-    with socket.socket() as s:
+def free_port(proto="tcp"):
+    with socket.socket(type=socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
@@ -140,76 +229,134 @@ def kill_all(*_):
 LOST = []  # connections QEMU's forward lost during the current workload (loads.Lost)
 
 
+class W:
+    """A workload: fn(machine) gives its number, or (number, {extra figures}). lower: a
+    smaller number is better (cycles); its speed ratio is then Linux over Axolotl."""
+
+    def __init__(self, name, unit, fn, lower=False):
+        self.name, self.unit, self.fn, self.lower = name, unit, fn, lower
+
+
 def workloads(full):
-    """(name, unit, function of a Machine returning a number; bigger is better)."""
     t = 10 if full else 4
-    w = [
-        ("iperf_tcp_host_to_guest", "Mbit/s", lambda m: loads.iperf(m.port[5001], t) / 1e6),
-        ("iperf_tcp_guest_to_host", "Mbit/s", lambda m: loads.iperf(m.port[5001], t, reverse=True) / 1e6),
-    ]
-    conc = (1, 8, 32, 128) if full else (1, 16)
-    for c in conc:
+    w = [W("iperf_tcp_host_to_guest", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t) / 1e6),
+         W("iperf_tcp_guest_to_host", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t, reverse=True) / 1e6)]
+    for mbit in ((1, 10, 50, 100, 200) if full else (10, 50)):
+        def udp(m, mbit=mbit):
+            rate, loss = m.iperf_udp(mbit * 1e6, t)
+            return rate / 1e6, {"loss_pct": loss}
+        w.append(W(f"iperf_udp_{mbit}M_offered", "Mbit/s", udp))
+    for c in ((1, 8, 32, 128) if full else (1, 16)):
         for k in (1, 10):
-            w.append((f"http_20B_c{c}_k{k}", "req/s", lambda m, c=c, k=k: loads.http(m.port[80], "/hello.txt", c, k, t, lost=LOST)))
-    w.append(("http_4MiB_c4_k1", "req/s", lambda m: loads.http(m.port[80], "/4mib.bin", 4, 1, t, lost=LOST)))
+            w.append(W(f"http_20B_c{c}_k{k}", "req/s",
+                       lambda m, c=c, k=k: loads.http(m.addr(80), "/hello.txt", c, k, t, lost=LOST)))
+    w.append(W("http_11KiB_c16_k10", "req/s", lambda m: loads.http(m.addr(80), "/11kib.bin", 16, 10, t, lost=LOST)))
+    w.append(W("http_512KiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/512kib.bin", 4, 1, t, lost=LOST)))
+    if full:
+        w.append(W("http_4MiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/4mib.bin", 4, 1, t, lost=LOST)))
     for c in ((8, 32, 128) if full else (8,)):
-        for size in ((1024, 10240, 102400) if full else (1024,)):
-            w.append((f"memcached_c{c}_{size // 1024}KiB", "ops/s",
-                      lambda m, c=c, size=size: loads.memcached(m.port[11211], c, size, t, lost=LOST)))
+        for size in ((1024, 10240, 102400) if full else (1024, 102400)):
+            w.append(W(f"memcached_c{c}_{size // 1024}KiB", "ops/s",
+                       lambda m, c=c, size=size: loads.memcached(m.addr(11211), c, size, t, lost=LOST)))
+    for name in ("recvfrom_empty", "connect_close"):
+        w.append(W(f"micro_{name}", "cycles", lambda m, name=name: _micro(m, name, "cycles"), lower=True))
     return w
+
+
+def icount_workloads():
+    """Measured in a boot of their own under -icount (guest instructions, all vCPUs)."""
+    return [W(f"micro_{n}_insns", "insns", lambda m, n=n: _micro(m, n, "cycles", 5000, 100), lower=True)
+            for n in ("recvfrom_empty", "connect_close")]
+
+
+def _micro(m, name, what, recv_n=20000, connect_n=300):
+    r = m.micro(recv_n, connect_n)[name]
+    return r[what], {"ns": r["ns"], "n": r["n"]}
 
 
 # ---- the run ----
 
-def versions(cfg):
+def versions():
     v = {"qemu": subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
          "axolotl": subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                                   text=True).stdout.strip()}
+                                   text=True).stdout.strip(),
+         "host_iperf": subprocess.run(["iperf", "-v"], capture_output=True, text=True).stderr.strip()}
     gv = os.path.join(B, "bench", "linux", "versions.json")
     if os.path.exists(gv):
         v["linux_guest"] = json.load(open(gv))
-    for app in ("lighttpd", "memcached", "iperf"):
-        p = os.path.join(B, "ports", "out", app, app)
+    for app, p in (("lighttpd", "ports/out/lighttpd/lighttpd"), ("memcached", "ports/out/memcached/memcached"),
+                   ("iperf", "ports/out/iperf/iperf"), ("netmicro", "user/netmicro")):
+        p = os.path.join(B, p)
         if os.path.exists(p):
             v.setdefault("binaries", {})[app] = hashlib.sha256(open(p, "rb").read()).hexdigest()
     return v
 
 
+def measure(res, m, wl, rep):
+    """Runs the workloads wl on the booted machine m, into res."""
+    for w in wl:
+        LOST.clear()
+        try:
+            v = w.fn(m)
+            v, extra = v if isinstance(v, tuple) else (v, None)
+            res["results"][w.name][m.system].append(v)
+            res["lost"][w.name][m.system] += len(LOST)
+            if extra:
+                res["extra"].setdefault(w.name, {}).setdefault(m.system, []).append(extra)
+            note = f" ({len(LOST)} connections lost by QEMU's forward)" if LOST else ""
+            more = "".join(f", {k} {x:.3g}" for k, x in (extra or {}).items())
+            print(f"bench:   {w.name:28s} {v:12.1f} {w.unit}{more}{note}", flush=True)
+        except (OSError, RuntimeError, loads.LoadError, subprocess.TimeoutExpired) as e:
+            if LOST:
+                e = f"{e} ({len(LOST)} lost)"
+            res["failures"].append({"system": m.system, "rep": rep, "workload": w.name, "error": str(e)[:500]})
+            print(f"bench:   {w.name:28s} FAILED: {str(e)[:200]}", flush=True)
+
+
+def boot(res, system, cfg, images, log, rep, wl, icount=False):
+    m = Machine(system, cfg, log, images.get(system), icount)
+    try:
+        t0 = time.monotonic()
+        m.ready(600 if icount else 300)
+        print(f"bench: {system}{' (icount)' if icount else ''} rep {rep + 1} up in {time.monotonic() - t0:.1f} s",
+              flush=True)
+        measure(res, m, wl, rep)
+    except RuntimeError as e:
+        for w in wl:
+            res["failures"].append({"system": system, "rep": rep, "workload": w.name, "error": "boot: " + str(e)[:400]})
+        print(f"bench: {system} did not come up: {str(e)[:300]}", flush=True)
+    finally:
+        m.close()
+
+
 def run(args):
-    cfg = machine_config(args.full)
+    systems = tuple(args.systems.split(",")) if args.systems else SYSTEMS
+    bad = [s for s in systems if s not in SYSTEMS]
+    if bad or "linux" not in systems:
+        raise SystemExit(f"bench: systems are {', '.join(SYSTEMS)} (linux among them), not {args.systems}")
+    cfg = machine_config(args.full, args.net, systems, not args.no_icount)
+    if args.only:
+        cfg["only"] = args.only  # a partial run compares only with the same selection
     reps = args.reps or (5 if args.full else 2)
-    wl = workloads(args.full)
+    wl = [w for w in workloads(args.full) if re.search(args.only or "", w.name)]
+    iwl = [w for w in icount_workloads() if re.search(args.only or "", w.name)] if not args.no_icount else []
     res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "command": " ".join(sys.argv), "config": dict(cfg, reps=reps, workloads=[w[0] for w in wl]),
-           "versions": versions(cfg), "units": {w[0]: w[1] for w in wl},
-           "results": {w[0]: {s: [] for s in SYSTEMS} for w in wl}, "lost": {w[0]: {s: 0 for s in SYSTEMS} for w in wl},
-           "failures": []}
+           "command": " ".join(sys.argv), "config": dict(cfg, reps=reps, workloads=[w.name for w in wl + iwl]),
+           "systems": {s: VARIANTS[s][0] if s in VARIANTS else "Debian's kernel and busybox" for s in systems},
+           "versions": versions(), "units": {w.name: w.unit for w in wl + iwl},
+           "lower_is_better": [w.name for w in wl + iwl if w.lower],
+           "results": {w.name: {s: [] for s in systems} for w in wl + iwl},
+           "lost": {w.name: {s: 0 for s in systems} for w in wl + iwl}, "extra": {}, "failures": []}
     logs = os.path.join(B, "bench", "logs")
     os.makedirs(logs, exist_ok=True)
     signal.signal(signal.SIGTERM, kill_all)
+    images = {s: axolotl_image(s, args.net) for s in systems if s in VARIANTS}
     for rep in range(reps):
-        order = SYSTEMS if rep % 2 == 0 else SYSTEMS[::-1]  # alternate who goes first
+        order = systems if rep % 2 == 0 else systems[::-1]  # alternate who goes first
         for system in order:
-            m = Machine(system, cfg, os.path.join(logs, f"{system}-{rep}.log"))
-            try:
-                t0 = time.monotonic()
-                m.ready()
-                print(f"bench: {system} rep {rep + 1}/{reps} up in {time.monotonic() - t0:.1f} s", flush=True)
-                for name, unit, fn in wl:
-                    LOST.clear()
-                    try:
-                        v = fn(m)
-                        res["results"][name][system].append(v)
-                        res["lost"][name][system] += len(LOST)
-                        note = f" ({len(LOST)} connections lost by QEMU's forward)" if LOST else ""
-                        print(f"bench:   {name:28s} {v:12.1f} {unit}{note}", flush=True)
-                    except (OSError, loads.LoadError, subprocess.TimeoutExpired) as e:
-                        if LOST:
-                            e = f"{e} ({len(LOST)} lost)"
-                        res["failures"].append({"system": system, "rep": rep, "workload": name, "error": str(e)[:500]})
-                        print(f"bench:   {name:28s} FAILED: {str(e)[:200]}", flush=True)
-            finally:
-                m.close()
+            boot(res, system, cfg, images, os.path.join(logs, f"{system}-{rep}.log"), rep, wl)
+    for system in systems if iwl else ():
+        boot(res, system, cfg, images, os.path.join(logs, f"{system}-icount.log"), 0, iwl, icount=True)
     out = args.out or os.path.join(B, "bench", "results-%s.json" % res["date"].replace(":", ""))
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
@@ -219,44 +366,91 @@ def run(args):
     return 1 if res["failures"] else 0
 
 
+def speed(res, name, system):
+    """system's speed relative to Linux (medians; > 1 faster), or None."""
+    by = res["results"][name]
+    if not by.get(system) or not by.get("linux"):
+        return None
+    a, lx = loads.stats(by[system])["median"], loads.stats(by["linux"])["median"]
+    if name in res.get("lower_is_better", ()):
+        a, lx = lx, a
+    return a / lx if lx else None
+
+
 def table(res):
-    """The summary: per workload, each system's median (min-max) and Axolotl/Linux."""
-    lines = [f"{'workload':30s} {'unit':7s} {'axolotl':>24s} {'linux':>24s} {'ratio':>6s}"]
+    """The summary: per workload, each system's median [min-max], and each Axolotl
+    configuration's speed relative to Linux (> 1: faster than Linux)."""
+    systems = list(next(iter(res["results"].values())).keys()) if res["results"] else []
+    ax = [s for s in systems if s != "linux"]
+    short = {s: s.replace("axolotl-", "").replace("axolotl", "default") for s in ax}
+    lines = ["speed relative to Linux: Axolotl/Linux of the medians (Linux/Axolotl where lower is better)",
+             f"{'workload':28s} {'unit':7s}" + "".join(f" {s:>21s}" for s in systems) +
+             "".join(f" {short[s] + '/lx':>12s}" for s in ax)]
     for name, by in res["results"].items():
-        cells, med = [], {}
-        for s in SYSTEMS:
+        cells = []
+        for s in systems:
             if by.get(s):
                 st = loads.stats(by[s])
-                med[s] = st["median"]
-                cells.append(f"{st['median']:9.1f} ({st['min']:.1f}-{st['max']:.1f})")
+                cells.append(f"{st['median']:.4g} [{st['min']:.3g}-{st['max']:.3g}]")
             else:
                 cells.append("-")
-        ratio = f"{med['axolotl'] / med['linux']:.2f}" if len(med) == 2 and med["linux"] else "-"
-        lines.append(f"{name:30s} {res['units'][name]:7s} {cells[0]:>24s} {cells[1]:>24s} {ratio:>6s}")
+        ratios = [speed(res, name, s) for s in ax]
+        unit = res["units"][name] + ("↓" if name in res.get("lower_is_better", ()) else "")
+        lines.append(f"{name:28s} {unit:7s}" + "".join(f" {c:>21s}" for c in cells) +
+                     "".join(f" {r:12.2f}" if r is not None else f" {'-':>12s}" for r in ratios))
+        for key in sorted({k for xs in res.get("extra", {}).get(name, {}).values() for x in xs for k in x}):
+            if key != "loss_pct":
+                continue  # the others (ns, n) are in the results file
+            vals = [res["extra"][name].get(s, []) for s in systems]
+            lines.append(f"{'  datagrams lost':28s} {'%':7s}" + "".join(
+                f" {loads.stats([x[key] for x in v])['median']:>21.3g}" if v else f" {'-':>21s}" for v in vals))
     return "\n".join(lines)
 
 
 def plot(res, base):
-    """A PNG of the medians' ratios (gnuplot, if installed): base.png."""
-    rows = []
-    for name, by in res["results"].items():
-        if by.get("axolotl") and by.get("linux"):
-            lm = loads.stats(by["linux"])["median"]
-            if lm:
-                rows.append((name, loads.stats(by["axolotl"])["median"] / lm))
-    if not rows or subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode:
-        print("bench: no plot (gnuplot missing or nothing to plot)")
+    """PNGs (gnuplot, if installed): base.png, each Axolotl configuration's speed relative
+    to Linux per workload; base-http.png, lighttpd's 20-byte requests per second against
+    concurrent connections for every system (thesis figs. 5.5-5.10), when the run swept it."""
+    if subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode:
+        print("bench: no plot (gnuplot missing)")
         return
+    systems = list(next(iter(res["results"].values())).keys())
+    ax = [s for s in systems if s != "linux"]
     with open(base + ".dat", "w") as f:
-        for name, r in rows:
-            f.write(f'"{name}" {r:.4f}\n')
-    script = (f'set terminal pngcairo size 1200,600 noenhanced; set output "{base}.png";'
-              'set style fill solid; set boxwidth 0.7; set yrange [0:*]; set offsets 0.5,0.5,0.3,0;'
-              'set xtics rotate by -30; set bmargin 9; set ylabel "Axolotl / Linux (medians)"; set grid ytics;'
-              f'set title "{res["date"]}, {res["config"]["suite"]} suite, {res["config"]["reps"]} repetitions";'
-              f'plot "{base}.dat" using 0:2:xtic(1) with boxes notitle, 1 with lines lw 2 title "Linux = 1"')
-    r = subprocess.run(["gnuplot", "-e", script], capture_output=True, text=True)
-    print(f"bench: plot {os.path.relpath(base, ROOT)}.png" if r.returncode == 0 else f"bench: gnuplot: {r.stderr[-300:]}")
+        f.write("workload " + " ".join(ax) + "\n")
+        for name in res["results"]:
+            r = [speed(res, name, s) for s in ax]
+            if any(x is not None for x in r):
+                f.write(f'"{name}" ' + " ".join(f"{x:.4f}" if x is not None else "?" for x in r) + "\n")
+    title = f'{res["date"]}, {res["config"]["suite"]} suite, {res["config"]["reps"]} repetitions'
+    cols = ", ".join(f'"{base}.dat" using {i + 2}{":xtic(1)" if i == 0 else ""} title columnheader({i + 2})'
+                     for i in range(len(ax)))
+    scripts = {base + ".png": (
+        f'set terminal pngcairo size 1400,650 noenhanced; set output "{base}.png"; set datafile missing "?";'
+        'set style data histograms; set style histogram clustered gap 1; set style fill solid border -1;'
+        'set yrange [0:*]; set xtics rotate by -35; set bmargin 10; set grid ytics; set key top left;'
+        f'set ylabel "speed relative to Linux (medians)"; set title "{title}";'
+        f'plot {cols}, 1 with lines lw 2 lc rgb "black" title "Linux = 1"')}
+    concs = sorted({int(m.group(1)) for n in res["results"] for m in [re.match(r"http_20B_c(\d+)_k1$", n)] if m})
+    if len(concs) > 1:
+        for k in (1, 10):
+            with open(f"{base}-http-k{k}.dat", "w") as f:
+                f.write("conns " + " ".join(systems) + "\n")
+                for c in concs:
+                    by = res["results"].get(f"http_20B_c{c}_k{k}", {})
+                    f.write(f"{c} " + " ".join(f"{loads.stats(by[s])['median']:.1f}" if by.get(s) else "?"
+                                               for s in systems) + "\n")
+        plots = "".join(
+            f'set title "lighttpd, 20 B, {k} request{"s" if k > 1 else ""} per connection";'
+            'plot ' + ", ".join(f'"{base}-http-k{k}.dat" using 1:{i + 2} with linespoints lw 2 title columnheader({i + 2})'
+                                for i in range(len(systems))) + ";" for k in (1, 10))
+        scripts[base + "-http.png"] = (
+            f'set terminal pngcairo size 1400,550 noenhanced; set output "{base}-http.png"; set datafile missing "?";'
+            'set multiplot layout 1,2; set logscale x 2; set grid; set key top left; set yrange [0:*];'
+            f'set xlabel "concurrent connections"; set ylabel "requests/s"; {plots} unset multiplot')
+    for png, script in scripts.items():
+        r = subprocess.run(["gnuplot", "-e", script], capture_output=True, text=True)
+        print(f"bench: plot {os.path.relpath(png, ROOT)}" if r.returncode == 0 else f"bench: gnuplot: {r.stderr[-300:]}")
 
 
 def differences(a, b):
@@ -283,7 +477,12 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--full", action="store_true")
     r.add_argument("--reps", type=int)
+    r.add_argument("--systems", help="comma-separated, of " + ", ".join(SYSTEMS))
+    r.add_argument("--net", choices=("user", "tap"), default="user")
+    r.add_argument("--no-icount", action="store_true", help="skip the guest-instruction boots")
+    r.add_argument("--only", help="run only the workloads whose names match this regular expression")
     r.add_argument("--out")
+    r.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("table")
     t.add_argument("file")
     c = sub.add_parser("compare")
@@ -291,6 +490,9 @@ def main():
     c.add_argument("b")
     args = ap.parse_args()
     if args.cmd == "run":
+        if args.net == "tap" and not args.in_netns:
+            # the whole run again inside a namespace of its own, removed afterwards
+            return netns.run_inside([sys.executable, os.path.abspath(__file__)] + sys.argv[1:] + ["--in-netns"])
         return run(args)
     if args.cmd == "table":
         print(table(json.load(open(args.file))))

@@ -1,7 +1,8 @@
 """The host-side loads of the benchmark suite (bench.py) and the parsers of their outputs.
 
-Each load runs against 127.0.0.1 (QEMU's restricted user networking forwards the guest's
-ports there), is bounded in time and count, and returns one number (bigger is better) or
+Each load runs against an address (host, port): 127.0.0.1 and a forwarded port with QEMU's
+restricted user networking, the guest's own address on a tap device in the suite's network
+namespace. It is bounded in time and count, and returns one number (bigger is better) or
 raises LoadError. The parsers are pure functions, checked by tests/bench/test_parsers.py.
 """
 import re
@@ -26,6 +27,33 @@ def iperf_rate(text):
         return None
     value, unit = rates[-1]
     return float(value) * units[unit]
+
+
+def iperf_udp_server_report(log, client_port):
+    """(bits/s received, datagrams lost in percent) from the guest's iperf 2 UDP server log:
+    the report after the last `connected with ADDR port CLIENT_PORT`, a line like
+    `[  1] 0.00-4.00 sec  21.2 MBytes  44.4 Mbits/sec   0.121 ms 1893/17007 (11%)`; None if
+    that connection has no report (yet)."""
+    starts = [m.end() for m in re.finditer(r"connected with \S+ port %d\b" % client_port, log)]
+    if not starts:
+        return None
+    m = re.search(r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec\s+[\d.]+\s+ms\s+(\d+)/\s*(\d+)",
+                  log[starts[-1]:])
+    if not m:
+        return None
+    lost, total = int(m.group(3)), int(m.group(4))
+    if not total:
+        return None
+    return float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)], 100.0 * lost / total
+
+
+def netmicro_results(text):
+    """{name: {"n", "cycles", "ns"}} from netmicro's lines (tools/bench/netmicro.c); raises
+    LoadError when it says FAILED or did not finish."""
+    if re.search(r"^netmicro: FAILED", text, re.M) or not re.search(r"^netmicro: done$", text, re.M):
+        raise LoadError("netmicro failed: " + " | ".join(re.findall(r"^netmicro: .*$", text, re.M))[-500:])
+    return {m[0]: {"n": int(m[1]), "cycles": int(m[2]), "ns": int(m[3])}
+            for m in re.findall(r"^netmicro: (\w+) n=(\d+) cycles=(\d+) ns=(\d+)$", text, re.M)}
 
 
 def http_response_length(head):
@@ -60,14 +88,28 @@ def stats(values):
 
 # ---- loads ----
 
-def iperf(port, seconds, reverse=False):
-    """Host iperf 2 against the guest's server for `seconds`: bits/s."""
-    cmd = ["iperf", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-f", "m"] + (["-R"] if reverse else [])
+def iperf(addr, seconds, reverse=False):
+    """Host iperf 2 against the guest's TCP server for `seconds`: bits/s."""
+    cmd = ["iperf", "-c", addr[0], "-p", str(addr[1]), "-t", str(seconds), "-f", "m"] + (["-R"] if reverse else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     rate = iperf_rate(r.stdout)
     if r.returncode != 0 or rate is None:
         raise LoadError(f"iperf{' -R' if reverse else ''}: exit {r.returncode}: {(r.stdout + r.stderr)[-500:]}")
     return rate
+
+
+def iperf_udp_send(addr, offered_bps, seconds):
+    """Host iperf 2 sending UDP to the guest's UDP server at offered_bps for `seconds`: the
+    client's local port, by which iperf_udp_server_report finds the server's report. (The
+    report is read from the guest's log: with restrict=on QEMU's user networking drops
+    every UDP datagram from the guest, the server's acknowledgement too.)"""
+    cmd = ["iperf", "-c", addr[0], "-p", str(addr[1]), "-u", "-b", str(int(offered_bps)), "-t", str(seconds),
+           "-f", "m"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    m = re.search(r"local \S+ port (\d+) connected", r.stdout)
+    if r.returncode != 0 or not m or not re.search(r"Sent \d+ datagrams", r.stdout):
+        raise LoadError(f"iperf -u: exit {r.returncode}: {(r.stdout + r.stderr)[-500:]}")
+    return int(m.group(1))
 
 
 def _recv_response(s, buf):
@@ -132,14 +174,14 @@ def _clients(what, conns, seconds, timeout, first_timeout, lost, connection):
     return sum(done) / took
 
 
-def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_timeout=5):
+def http(addr, path, conns, per_conn, seconds, timeout=30, lost=None, first_timeout=5):
     """`conns` clients, each opening connections that carry `per_conn` HTTP/1.1 GETs of
     path, for `seconds` (the connection in progress finishes): completed requests per
     second. A connection that answers nothing within first_timeout is lost (appended to
     `lost`); any other failed request fails the load, and so do lost connections beyond
     a tenth of all."""
     def connection(i, deadline, done, opened):
-        with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
+        with socket.create_connection(addr, timeout=first_timeout) as s:
             opened[i] += 1
             buf = b""
             for k in range(per_conn):
@@ -159,12 +201,12 @@ def http(port, path, conns, per_conn, seconds, timeout=30, lost=None, first_time
     return _clients(f"http {path} c={conns} k={per_conn}", conns, seconds, timeout, first_timeout, lost, connection)
 
 
-def memcached(port, conns, value_bytes, seconds, timeout=30, lost=None, first_timeout=5):
+def memcached(addr, conns, value_bytes, seconds, timeout=30, lost=None, first_timeout=5):
     """`conns` clients each setting and getting keys of value_bytes for `seconds`: completed
     operations (a set or a get, the get's value checked) per second. A connection whose
     first set gets no answer within first_timeout is lost (as in http) and made again."""
     def connection(i, deadline, done, opened):
-        with socket.create_connection(("127.0.0.1", port), timeout=first_timeout) as s:
+        with socket.create_connection(addr, timeout=first_timeout) as s:
             opened[i] += 1
             k = 0
             while time.monotonic() < deadline:

@@ -38,6 +38,7 @@ BINARIES=(
 	"/bin/memcached:build/ports/out/memcached/memcached"
 	"/bin/iperf:build/ports/out/iperf/iperf"
 	"/bin/tcphash:build/user/tcphash"
+	"/bin/netmicro:build/user/netmicro"
 )
 # Configuration and data, the same files as in Axolotl's initrd.
 FILES=(
@@ -46,6 +47,8 @@ FILES=(
 	"/etc/group:rootfs/etc/group"
 	"/etc/hosts:rootfs/etc/hosts"
 	"/etc/rc:rootfs/etc/rc"
+	"/srv/www/11kib.bin:build/www/11kib.bin"
+	"/srv/www/512kib.bin:build/www/512kib.bin"
 	"/srv/www/4mib.bin:build/www/4mib.bin"
 )
 # What guest-init and /etc/rc call; busybox-static must have them all.
@@ -58,7 +61,7 @@ for pair in "${BINARIES[@]}" "${FILES[@]}"; do
 	[ -f "$ROOT/${pair#*:}" ] || missing+=("${pair#*:}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	die "missing in $ROOT: ${missing[*]} (build them first: make ports user build/www/4mib.bin)"
+	die "missing in $ROOT: ${missing[*]} (build them first: make ports user www)"
 fi
 [ -d "$ROOT/rootfs/srv/www" ] || die "missing $ROOT/rootfs/srv/www"
 

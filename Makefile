@@ -328,7 +328,8 @@ test: deps
 # The benchmark suite (docs/benchmarks.md, tools/bench): Axolotl against a stock Debian Linux
 # guest running the same application binaries in the same virtual machine. Never part of
 # `make test` (which checks only the suite's parsers and that the Linux guest builds and
-# serves). `make bench FULL=1`: the full sweep.
+# serves). `make bench FULL=1`: the full sweep; `NET=tap`: a tap device in a network
+# namespace of the suite's own (root) instead of QEMU's user networking.
 .PHONY: bench bench-guest
 bench-guest:
 	@$(MAKE) --no-print-directory iso user
@@ -336,7 +337,7 @@ bench-guest:
 bench:
 	@tools/deps.sh bench
 	@$(MAKE) --no-print-directory bench-guest
-	@python3 tools/bench/bench.py run $(if $(FULL),--full)
+	@python3 tools/bench/bench.py run $(if $(FULL),--full) $(if $(NET),--net $(NET))
 
 # Kernel microbenchmarks (docs/kernel-api.md): IPC, notify, wait/wake, in cycles.
 kbench: deps

@@ -377,6 +377,11 @@ def speed(res, name, system):
     return a / lx if lx else None
 
 
+def num(x):
+    """x for the table: whole numbers from 100 up, three significant digits below."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def table(res):
     """The summary: per workload, each system's median [min-max], and each Axolotl
     configuration's speed relative to Linux (> 1: faster than Linux)."""
@@ -384,26 +389,26 @@ def table(res):
     ax = [s for s in systems if s != "linux"]
     short = {s: s.replace("axolotl-", "").replace("axolotl", "default") for s in ax}
     lines = ["speed relative to Linux: Axolotl/Linux of the medians (Linux/Axolotl where lower is better)",
-             f"{'workload':28s} {'unit':7s}" + "".join(f" {s:>21s}" for s in systems) +
+             f"{'workload':28s} {'unit':7s}" + "".join(f" {s:>26s}" for s in systems) +
              "".join(f" {short[s] + '/lx':>12s}" for s in ax)]
     for name, by in res["results"].items():
         cells = []
         for s in systems:
             if by.get(s):
                 st = loads.stats(by[s])
-                cells.append(f"{st['median']:.4g} [{st['min']:.3g}-{st['max']:.3g}]")
+                cells.append(f"{num(st['median'])} [{num(st['min'])}-{num(st['max'])}]")
             else:
                 cells.append("-")
         ratios = [speed(res, name, s) for s in ax]
         unit = res["units"][name] + ("↓" if name in res.get("lower_is_better", ()) else "")
-        lines.append(f"{name:28s} {unit:7s}" + "".join(f" {c:>21s}" for c in cells) +
+        lines.append(f"{name:28s} {unit:7s}" + "".join(f" {c:>26s}" for c in cells) +
                      "".join(f" {r:12.2f}" if r is not None else f" {'-':>12s}" for r in ratios))
         for key in sorted({k for xs in res.get("extra", {}).get(name, {}).values() for x in xs for k in x}):
             if key != "loss_pct":
                 continue  # the others (ns, n) are in the results file
             vals = [res["extra"][name].get(s, []) for s in systems]
             lines.append(f"{'  datagrams lost':28s} {'%':7s}" + "".join(
-                f" {loads.stats([x[key] for x in v])['median']:>21.3g}" if v else f" {'-':>21s}" for v in vals))
+                f" {num(loads.stats([x[key] for x in v])['median']):>26s}" if v else f" {'-':>26s}" for v in vals))
     return "\n".join(lines)
 
 
@@ -422,7 +427,8 @@ def plot(res, base):
             r = [speed(res, name, s) for s in ax]
             if any(x is not None for x in r):
                 f.write(f'"{name}" ' + " ".join(f"{x:.4f}" if x is not None else "?" for x in r) + "\n")
-    title = f'{res["date"]}, {res["config"]["suite"]} suite, {res["config"]["reps"]} repetitions'
+    title = (f'{res["date"]}, {res["config"]["suite"]} suite, {res["config"]["reps"]} repetitions, '
+             f'network: {res["config"]["net"]}')
     cols = ", ".join(f'"{base}.dat" using {i + 2}{":xtic(1)" if i == 0 else ""} title columnheader({i + 2})'
                      for i in range(len(ax)))
     scripts = {base + ".png": (

@@ -50,7 +50,11 @@ int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uin
 	    h.bytes > len)
 		return CHAN_EINVAL;
 	unsigned char *b = mem;
-	memset(b, 0, (size_t)h.bytes);
+	/* The header, queues and `released` lines only: the byte rings are read only where a
+	 * descriptor names bytes its producer wrote; a new buffer object comes zeroed from the
+	 * kernel, and a parked one goes back only to the process that had it. Zeroing a
+	 * stream's 512 KiB of rings here cost more than the rest of a connection's setup. */
+	memset(b, 0, (size_t)h.rx_data);
 	if (spsc_init(b + h.rx_q, (size_t)(h.rx_rel - h.rx_q), SOCKBUF_SLOT, rx_slots) < 0 ||
 	    spsc_init(b + h.tx_q, (size_t)(h.tx_rel - h.tx_q), SOCKBUF_SLOT, tx_slots) < 0)
 		return CHAN_EINVAL;

@@ -79,7 +79,9 @@ enum { SB_APP = 0, SB_ENGINE = 1 }; /* roles: APP produces TX and consumes RX */
 
 /* Bytes needed for queues of the given slots and data areas of the given sizes. */
 size_t sockbuf_size(uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots, uint32_t tx_size);
-/* Creator: formats mem (page aligned, len >= sockbuf_size) and zeroes it. 0 or CHAN_EINVAL. */
+/* Creator: formats mem (page aligned, len >= sockbuf_size), zeroing everything but the byte
+ * rings, whose old contents are never read (the caller gives it zeroed or its own memory).
+ * 0 or CHAN_EINVAL. */
 int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uint32_t tx_slots,
 		 uint32_t tx_size);
 /* Either party: validates the header against len, copies the geometry. 0 or CHAN_EINVAL. */

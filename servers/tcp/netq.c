@@ -60,7 +60,7 @@ static bool sock_line(uint64_t line, char *buf)
 		return true;
 	}
 	uint64_t k = 1;
-	for (int i = 0; i < TS_SLOTS; i++) {
+	for (int i = 0; i < ts.top; i++) {
 		const struct ts_sock *s = &ts.s[i];
 		if (s->kind == TK_FREE || k++ != line)
 			continue;

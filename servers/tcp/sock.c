@@ -10,9 +10,19 @@
 
 int ts_connect_start(struct ts_sock *s, const ip_addr_t *a, uint16_t port);
 
+/* A slot leaves TK_FREE: the scans (several per loop turn, and one per request) look at the
+ * slots below ts.top only, a few with a few sockets instead of all TS_SLOTS. ts.top comes
+ * down again in ts_sys_poll. */
+void ts_slot_used(const struct ts_sock *s)
+{
+	int i = (int)(s - ts.s) + 1;
+	if (i > ts.top)
+		ts.top = i;
+}
+
 static struct ts_sock *find(uint32_t sock)
 {
-	for (int i = 0; sock && i < TS_SLOTS; i++)
+	for (int i = 0; sock && i < ts.top; i++)
 		if (ts.s[i].kind == TK_SOCK && ts.s[i].sock == sock)
 			return &ts.s[i];
 	return NULL;
@@ -21,7 +31,7 @@ static struct ts_sock *find(uint32_t sock)
 static int attached_count(void)
 {
 	int n = 0;
-	for (int i = 0; i < TS_SLOTS; i++)
+	for (int i = 0; i < ts.top; i++)
 		n += ts.s[i].kind == TK_SOCK && ts.s[i].attached;
 	return n;
 }
@@ -29,7 +39,7 @@ static int attached_count(void)
 int ts_pending_count(const struct ts_sock *l)
 {
 	int n = 0, li = (int)(l - ts.s);
-	for (int i = 0; i < TS_SLOTS; i++)
+	for (int i = 0; i < ts.top; i++)
 		n += ts.s[i].kind == TK_PENDING && ts.s[i].lst == li;
 	return n;
 }
@@ -70,7 +80,7 @@ void ts_sock_free(struct ts_sock *s)
 {
 	if (s->listening) {
 		int li = (int)(s - ts.s);
-		for (int i = 0; i < TS_SLOTS; i++) {
+		for (int i = 0; i < ts.top; i++) {
 			struct ts_sock *e = &ts.s[i];
 			if (e->kind == TK_PENDING && e->lst == li) {
 				if (e->pcb)
@@ -196,6 +206,7 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 		else {
 			memset(s, 0, offsetof(struct ts_sock, saved));
 			s->kind = TK_SOCK, s->sock = q->sock, s->flags = q->flags & (SKF_STREAM | SKF_INET6);
+			ts_slot_used(s);
 			unknown_reattach = (q->flags & SKF_REATTACH) != 0;
 		}
 	}
@@ -243,7 +254,7 @@ static int64_t do_bind(const struct sk_msg *q, struct ts_sock *s)
 	if (!local_addr_ok(a))
 		return -TE_ADDRNOTAVAIL;
 	/* Linux: SO_REUSEADDR never lets a second socket bind next to a listener */
-	for (int i = 0; port && i < TS_SLOTS; i++) {
+	for (int i = 0; port && i < ts.top; i++) {
 		struct ts_sock *o = &ts.s[i];
 		if (o != s && o->kind == TK_SOCK && o->listening && o->pcb && o->pcb->local_port == port &&
 		    (!a || !laddr_of(o->pcb) || laddr_of(o->pcb) == a))
@@ -330,7 +341,7 @@ static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_ms
 		return -TE_INVAL;
 	struct ts_sock *e = NULL;
 	int li = (int)(l - ts.s);
-	for (int i = 0; i < TS_SLOTS; i++)
+	for (int i = 0; i < ts.top; i++)
 		if (ts.s[i].kind == TK_PENDING && ts.s[i].lst == li && (!e || ts.s[i].seq < e->seq))
 			e = &ts.s[i];
 	if (!e)
@@ -453,7 +464,7 @@ static bool do_close(const struct sk_msg *q, struct ts_sock *s)
 /* Closing sockets whose TX is drained: FIN (tcp_close), answer, the pcb finishes alone. */
 static void close_poll(uint64_t now)
 {
-	for (int i = 0; i < TS_SLOTS; i++) {
+	for (int i = 0; i < ts.top; i++) {
 		struct ts_sock *s = &ts.s[i];
 		if (s->kind != TK_SOCK || !s->closing)
 			continue;
@@ -581,6 +592,8 @@ void ts_lib_work(int32_t cookie, uint32_t sock)
 /* Requests from syscall, while there is room for their answers. */
 void ts_sys_poll(bool *work)
 {
+	while (ts.top > 0 && ts.s[ts.top - 1].kind == TK_FREE)
+		ts.top--;
 	if (!xp.sys_ok)
 		return;
 	close_poll(ax_time_ns());
@@ -609,7 +622,7 @@ void ts_flush_events(void)
 {
 	if (!xp.sys_ok)
 		return;
-	for (int i = 0; i < TS_SLOTS; i++) {
+	for (int i = 0; i < ts.top; i++) {
 		struct ts_sock *s = &ts.s[i];
 		if (s->kind != TK_SOCK || !s->ev)
 			continue;
@@ -643,7 +656,7 @@ void ts_gc(uint64_t now)
 {
 	if (!xp.hello_at || (int64_t)(now - xp.hello_at) < (int64_t)TS_REATTACH_NS)
 		return;
-	for (int i = 0; i < TS_SLOTS; i++) {
+	for (int i = 0; i < ts.top; i++) {
 		struct ts_sock *s = &ts.s[i];
 		if (s->kind == TK_SOCK && !s->attached && s->restored_at) {
 			ax_printf("tcp: listener %u was not reattached: closed\n", s->sock);
@@ -665,6 +678,7 @@ void ts_restore(void)
 		if (!r.sock || !(r.flags & SKR_LISTEN) || find(r.sock))
 			continue;
 		s->kind = TK_SOCK, s->sock = r.sock, s->flags = SKF_STREAM, s->opts = TO_REUSEADDR;
+		ts_slot_used(s);
 		struct sk_msg b = { .type = SK_BIND, .family = TS_AF_INET, .port = r.lport };
 		memcpy(b.addr, &r.laddr, 4);
 		struct sk_msg l = { .type = SK_LISTEN, .arg = r.opts };

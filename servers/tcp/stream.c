@@ -280,6 +280,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *npcb, err_t err)
 	}
 	memset(e, 0, offsetof(struct ts_sock, saved));
 	e->kind = TK_PENDING, e->pcb = npcb, e->connected = true;
+	ts_slot_used(e);
 	e->lst = (int32_t)(l - ts.s), e->seq = ++ts.seq;
 	e->opts = l->opts;
 	ts_pcb_setup(e);
@@ -413,7 +414,7 @@ static void tx_sock(struct ts_sock *s, bool *work)
 
 void ts_tx_poll(bool *work)
 {
-	for (int i = 0; i < TS_SLOTS; i++) {
+	for (int i = 0; i < ts.top; i++) {
 		struct ts_sock *s = &ts.s[i];
 		if (s->kind != TK_SOCK || !s->attached || s->corrupt || s->listening)
 			continue;

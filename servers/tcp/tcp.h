@@ -82,6 +82,7 @@ struct ts_counters {
 
 struct ts_state {
 	struct ts_sock s[TS_SLOTS];
+	int top;          /* every slot in use is below it: the table's scans stop there */
 	uint64_t seq;     /* arrival order of pending connections */
 	struct ts_counters c;
 };
@@ -98,6 +99,7 @@ void ts_gc(uint64_t now);
 void ts_restore(void);
 void ts_save(struct ts_sock *s);
 void ts_sock_free(struct ts_sock *s);
+void ts_slot_used(const struct ts_sock *s);
 void ts_answer(uint32_t sock, uint64_t req, int64_t result, const struct ts_sock *s);
 /* Starts s's connect to addr:port (network order; family TS_AF_INET): 0 (on_connected or
  * on_err ends it), or -errno at once. */

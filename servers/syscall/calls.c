@@ -37,6 +37,7 @@ struct held {
 	struct lcall c;
 };
 static struct held held[MAX_HELD];
+static int held_top; /* every held call is below it (hold raises it, calls_timer lowers it) */
 
 const uint16_t opt_names[NOPTS] = { SKO_BROADCAST, SKO_REUSEADDR, SKO_RCVBUF, SKO_SNDBUF, SKO_KEEPALIVE, SKO_LINGER,
 				    SKO_TCP_NODELAY, SKO_TCP_MAXSEG, SKO_TCP_CORK, SKO_TCP_KEEPIDLE,
@@ -56,6 +57,8 @@ static struct held *hold(struct lcall *c, bool for_answer)
 		if (!held[i].used) {
 			held[i] = (struct held){ true, for_answer, *c };
 			held[i].c.serial = next_serial++;
+			if (i >= held_top)
+				held_top = i + 1;
 			*c = held[i].c;
 			return &held[i];
 		}
@@ -671,7 +674,7 @@ void calls_retry(uint32_t sock)
 {
 	for (bool progress = true; progress;) {
 		progress = false;
-		for (int i = 0; i < MAX_HELD; i++) {
+		for (int i = 0; i < held_top; i++) {
 			struct held *h = &held[i];
 			if (!h->used || h->answer || (sock && h->c.sock != sock))
 				continue;
@@ -702,7 +705,7 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 	if (s)
 		ready_changed(s);
 	struct held *h = NULL;
-	for (int i = 0; serial && i < MAX_HELD && !h; i++)
+	for (int i = 0; serial && i < held_top && !h; i++)
 		if (held[i].used && held[i].c.serial == serial)
 			h = &held[i];
 	if (!h && s && s->stream && a->flags == SK_CONNECT) {
@@ -748,7 +751,7 @@ void calls_cancel(endpoint_t thread)
 {
 	/* A datagram call waiting for the engine's answer (bind, connect) finishes first, as
 	 * on Linux; a stream's connect is interrupted (it goes on: a non-blocking one now). */
-	for (int i = 0; i < MAX_HELD; i++) {
+	for (int i = 0; i < held_top; i++) {
 		struct held *h = &held[i];
 		struct sock *s = h->used ? sock_find(h->c.sock) : NULL;
 		if (h->used && h->c.thread == thread && (!h->answer || (s && s->stream && h->c.nr == NR_CONNECT)))
@@ -758,7 +761,7 @@ void calls_cancel(endpoint_t thread)
 
 void calls_drop_sock(uint32_t sock)
 {
-	for (int i = 0; i < MAX_HELD; i++)
+	for (int i = 0; i < held_top; i++)
 		if (held[i].used && held[i].c.sock == sock)
 			end_held(&held[i], -E_BADF);
 }
@@ -766,7 +769,9 @@ void calls_drop_sock(uint32_t sock)
 uint64_t calls_timer(void)
 {
 	uint64_t now = 0, next = UINT64_MAX;
-	for (int i = 0; i < MAX_HELD; i++) {
+	while (held_top > 0 && !held[held_top - 1].used)
+		held_top--;
+	for (int i = 0; i < held_top; i++) {
 		struct held *h = &held[i];
 		if (!h->used || !h->c.deadline)
 			continue;

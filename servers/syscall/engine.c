@@ -47,7 +47,7 @@ bool engine_ready(int eng) { return ready(&engines[eng]); }
 /* Every socket of engine e is unopened: a new instance gets them all again. */
 static void forget_opens(struct engine *e)
 {
-	for (int i = 0; i < MAX_SOCKS; i++)
+	for (int i = 0; i < sock_top; i++)
 		if (socks[i].id && &engines[socks[i].eng] == e)
 			socks[i].opened = false, socks[i].engine_handle = 0;
 	act_engine_gone((int)(e - engines));
@@ -267,7 +267,7 @@ static struct ereq *oldest_waiting(unsigned held_back)
 static bool push_requests(void)
 {
 	bool any = false;
-	for (int i = 0; i < MAX_SOCKS; i++) {
+	for (int i = 0; i < sock_top; i++) {
 		struct sock *s = &socks[i];
 		if (s->id && !s->opened && !s->closing && ready(engine_of(s)) && open_sock(s))
 			any = true;
@@ -296,7 +296,7 @@ static bool push_requests(void)
 		r->id = id;
 		any = true;
 	}
-	for (int i = 0; i < MAX_SOCKS; i++) {
+	for (int i = 0; i < sock_top; i++) {
 		struct sock *s = &socks[i];
 		if (!s->id || !s->opened || !ready(engine_of(s)))
 			continue;

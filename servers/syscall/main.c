@@ -90,6 +90,7 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
  * channel's sleeping flag goes up so udp rings. */
 static bool poll(struct ax_evloop *l)
 {
+	sock_trim();
 	bool work = engine_poll();
 	work |= vfsside_poll();
 	l->wait_ns = calls_timer();

@@ -10,11 +10,21 @@ static const uint32_t geometry[2][4] = { { 256, 256 * 1024, 64, 128 * 1024 }, { 
 #define LX_MAP_SHARED 1
 
 struct sock socks[MAX_SOCKS];
+int sock_top;
 bool sys_map_apps;
+
+/* The scans (two per loop turn, one per call) look at the slots below sock_top only: a few
+ * with a few sockets instead of MAX_SOCKS. sock_get raises it; once per loop turn it comes
+ * down past the freed slots at the top. */
+void sock_trim(void)
+{
+	while (sock_top > 0 && !socks[sock_top - 1].id)
+		sock_top--;
+}
 
 struct sock *sock_find(uint32_t id)
 {
-	for (int i = 0; id && i < MAX_SOCKS; i++)
+	for (int i = 0; id && i < sock_top; i++)
 		if (socks[i].id == id)
 			return &socks[i];
 	return NULL;
@@ -66,6 +76,8 @@ struct sock *sock_get(uint32_t id, bool make, bool stream, uint32_t spare_pid, i
 		return NULL;
 	}
 	s->id = id, s->mo = b.mo, s->mem = b.mem, s->bytes = b.bytes;
+	if (s - socks >= sock_top)
+		sock_top = (int)(s - socks) + 1;
 	s->stream = stream, s->eng = stream ? ENG_TCP : ENG_UDP;
 	if (spare) /* already in the process: sock_map_force answers this address */
 		s->mapped_pid[0] = spare_pid, s->mapped_va[0] = b.app_va;
@@ -133,7 +145,7 @@ void sock_free(struct sock *s)
 
 void sock_forget_process(uint32_t pid)
 {
-	for (int i = 0; i < MAX_SOCKS; i++) {
+	for (int i = 0; i < sock_top; i++) {
 		struct sock *s = &socks[i];
 		if (!s->id)
 			continue;

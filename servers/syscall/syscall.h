@@ -140,6 +140,8 @@ extern bool sys_debug;
 
 /* sock.c */
 extern struct sock socks[MAX_SOCKS];
+extern int sock_top; /* every socket in use is below it: the table's scans stop there */
+void sock_trim(void);
 struct sock *sock_find(uint32_t id);
 /* make: SYSP_NEW; spare_pid: a process whose spare buffer (lazy closing) it may get, 0: none */
 struct sock *sock_get(uint32_t id, bool make, bool stream, uint32_t spare_pid, int64_t *err);

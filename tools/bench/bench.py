@@ -151,11 +151,13 @@ class Machine:
             return "".join(self._out)
 
     def wait_for(self, regex, timeout, start=0):
-        """The first match of regex in the output from offset start (waits timeout s)."""
+        """The first match of regex in the complete lines of the output from offset start
+        (waits timeout s): a line still arriving could match a `$` too early."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                m = re.search(regex, "".join(self._out)[start:], re.M)
+                text = "".join(self._out)[start:]
+                m = re.search(regex, text[:text.rfind("\n") + 1], re.M)
                 if m:
                     return m
                 if time.monotonic() > deadline or self.proc.poll() is not None:

@@ -17,7 +17,13 @@ static bool have_page;
 static struct ax_bell *bell; /* the engines' bell (sock_ax.h), NULL: none */
 uint64_t axsock_rings;
 
+/* The process's one wake socket, made by the first thread that blocks (wake_state:
+ * WAKE_NONE, WAKE_MAKING while that thread makes it, WAKE_READY). Every thread must use
+ * the same one: syscall wakes only the last socket AX_WAKE named, and epoll sets holding an
+ * earlier one would never hear of their sockets again. */
+enum { WAKE_NONE, WAKE_MAKING, WAKE_READY };
 static int wake_fd = -1;
+static _Atomic int wake_state;
 /* a listener's accepts are taken over: the only sockets that reuse spares */
 static bool accept_taking;
 
@@ -28,6 +34,7 @@ void axsock_act_forked(void)
 	if (wake_fd >= 0)
 		syscall(SYS_close, wake_fd);
 	wake_fd = -1;
+	atomic_store_explicit(&wake_state, WAKE_NONE, memory_order_relaxed);
 	accept_taking = false;
 }
 
@@ -108,19 +115,32 @@ uint32_t axsock_status(uint32_t bit)
 
 int axsock_wake_fd(void)
 {
-	if (wake_fd >= 0 || !have_page)
+	if (!have_page)
+		return -1;
+	int st = atomic_load_explicit(&wake_state, memory_order_acquire);
+	if (st == WAKE_READY)
 		return wake_fd;
-	/* straight to the kernel: the wrappers must not track it */
-	int fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	axsock_nsys += 2;
-	axsock_counts.syscalls += 2;
-	if (fd < 0)
-		return -1;
-	if (ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) != 0) {
-		syscall(SYS_close, fd);
-		return -1;
+	if (st == WAKE_NONE &&
+	    atomic_compare_exchange_strong_explicit(&wake_state, &st, WAKE_MAKING, memory_order_acquire,
+						    memory_order_acquire)) {
+		/* straight to the kernel: the wrappers must not track it */
+		int fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		axsock_nsys += 2;
+		axsock_counts.syscalls += 2;
+		if (fd >= 0 && ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) != 0) {
+			syscall(SYS_close, fd);
+			fd = -1;
+		}
+		wake_fd = fd;
+		/* failed: the next thread that blocks tries again (meanwhile the sockets go into
+		 * the kernel's sets, events.c) */
+		atomic_store_explicit(&wake_state, fd >= 0 ? WAKE_READY : WAKE_NONE, memory_order_release);
+		return fd;
 	}
-	return wake_fd = fd;
+	/* another thread is making it: two system calls */
+	while ((st = atomic_load_explicit(&wake_state, memory_order_acquire)) == WAKE_MAKING)
+		__builtin_ia32_pause();
+	return st == WAKE_READY ? wake_fd : -1;
 }
 
 void axsock_waiting(bool on)

@@ -338,7 +338,8 @@ void act_forget_sock(struct sock *s)
 static const char *const call_names[AXC_N] = AX_CALL_NAMES;
 
 /* Line n of the table into buf (false: past the end). Rows: a title, one per (process,
- * call) counted, one per call of all processes, lazy closing's counters, the total. */
+ * call) counted, one per process (blocked threads, wake-ups), one per call of all
+ * processes, lazy closing's counters, the total. */
 static bool line(uint64_t n, char *buf)
 {
 	if (n == 0) {
@@ -360,6 +361,17 @@ static bool line(uint64_t n, char *buf)
 					  (unsigned long long)u, (unsigned long long)s);
 				return true;
 			}
+		}
+	}
+	/* each process's library threads blocked now (counted in before their last look) and
+	 * the wake-ups we sent it: a thread that stays blocked while its sockets have data
+	 * shows here */
+	for (int i = 0; i < MAX_ACT; i++) {
+		if (acts[i].pid && n-- == 0) {
+			ksnprintf(buf, NETQ_TEXT, "process %x: %u threads blocked, %llu wake-ups", acts[i].pid,
+				  atomic_load_explicit(&acts[i].mem->app.waiting, memory_order_relaxed),
+				  (unsigned long long)atomic_load_explicit(&acts[i].mem->app.wakes, memory_order_relaxed));
+			return true;
 		}
 	}
 	uint64_t au = 0, as = 0;

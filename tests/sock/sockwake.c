@@ -3,7 +3,8 @@
  *   - accepts taken over by syscall during the accept (AX_ACCEPT_TAKE): the library finds
  *     the connection's entry in its activity page by the peer's address, adopts the socket
  *     without a system call and moves 256 KiB each way; syscall refuses data calls on it;
- *   - the wake socket (AX_WAKE): a library that counts itself as waiting and blocks in
+ *   - the wake socket (AX_WAKE): one per process, also when threads make it at once; a
+ *     library that counts itself as waiting and blocks in
  *     epoll_wait on it (edge-triggered) is woken when data arrives on one of its sockets,
  *     and is not woken when it did not count itself in;
  *   - the socket's status in the page: a reset by the peer shows POLLERR|POLLHUP and
@@ -56,6 +57,18 @@ static void *send_later(void *p)
 
 /* One round of waiting: counted in or not, blocks in epoll_wait on the wake socket for up
  * to timeout_ms while the peer sends a byte after 300 ms; epoll_wait's result. */
+#define WAKE_THREADS 4
+static atomic_int wake_go;
+static int wake_fds[WAKE_THREADS];
+
+static void *first_wake_fd(void *p)
+{
+	while (!atomic_load(&wake_go))
+		;
+	*(int *)p = axsock_wake_fd();
+	return NULL;
+}
+
 static int wait_round(int ep, int a, int c, char byte, bool counted, int timeout_ms)
 {
 	pthread_t t;
@@ -168,7 +181,19 @@ int main(void)
 	     recv(c, in, sizeof(in), MSG_WAITALL) == (ssize_t)sizeof(in) && !memcmp(in, out, sizeof(in));
 	check("adopted_socket_moves_256k_each_way", ok);
 
+	/* threads that block for the first time at once (memcached's workers, when its first
+	 * connections arrive together) all get the one wake socket syscall wakes */
+	pthread_t wt[WAKE_THREADS];
+	for (int i = 0; i < WAKE_THREADS; i++)
+		pthread_create(&wt[i], NULL, first_wake_fd, &wake_fds[i]);
+	atomic_store(&wake_go, 1);
+	for (int i = 0; i < WAKE_THREADS; i++)
+		pthread_join(wt[i], NULL);
 	int w = axsock_wake_fd(), ep = epoll_create1(0);
+	ok = w >= 0;
+	for (int i = 0; i < WAKE_THREADS; i++)
+		ok = ok && wake_fds[i] == w;
+	check("one_wake_socket_for_all_threads", ok);
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = w };
 	check("wake_socket", w >= 0 && ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, w, &ev) == 0);
 	epoll_wait(ep, &ev, 1, 0); /* the registration's first report */

@@ -439,7 +439,7 @@ def plot(res, base):
     scripts = {base + ".png": (
         f'set terminal pngcairo size 1400,650 noenhanced; set output "{base}.png"; set datafile missing "?";'
         'set style data histograms; set style histogram clustered gap 1; set style fill solid border -1;'
-        'set yrange [0:*]; set xtics rotate by -35; set bmargin 10; set grid ytics; set key top left;'
+        'set yrange [0:*]; set xtics rotate by -35; set bmargin 10; set rmargin 12; set grid ytics; set key top left;'
         f'set ylabel "speed relative to Linux (medians)"; set title "{title}";'
         f'plot {cols}, 1 with lines lw 2 lc rgb "black" title "Linux = 1"')}
     concs = sorted({int(m.group(1)) for n in res["results"] for m in [re.match(r"http_20B_c(\d+)_k1$", n)] if m})

@@ -55,8 +55,7 @@ static void *send_later(void *p)
 	return NULL;
 }
 
-/* One round of waiting: counted in or not, blocks in epoll_wait on the wake socket for up
- * to timeout_ms while the peer sends a byte after 300 ms; epoll_wait's result. */
+/* Threads that ask for the wake socket at the same moment, as blocking workers do. */
 #define WAKE_THREADS 4
 static atomic_int wake_go;
 static int wake_fds[WAKE_THREADS];
@@ -69,6 +68,8 @@ static void *first_wake_fd(void *p)
 	return NULL;
 }
 
+/* One round of waiting: counted in or not, blocks in epoll_wait on the wake socket for up
+ * to timeout_ms while the peer sends a byte after 300 ms; epoll_wait's result. */
 static int wait_round(int ep, int a, int c, char byte, bool counted, int timeout_ms)
 {
 	pthread_t t;

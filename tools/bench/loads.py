@@ -18,15 +18,19 @@ class LoadError(Exception):
 
 # ---- parsers ----
 
+# iperf 2's rate on a report line (`... sec  12.5 MBytes  20.9 Mbits/sec`): value, unit prefix
+IPERF_RATE = r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec"
+_PREFIX = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
 def iperf_rate(text):
     """The throughput iperf 2 reports last, in bits per second: its summary line
     `[  1] 0.0000-5.0100 sec  12.5 MBytes  20.9 Mbits/sec` (None if there is none)."""
-    units = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
-    rates = re.findall(r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec", text)
+    rates = re.findall(IPERF_RATE, text)
     if not rates:
         return None
     value, unit = rates[-1]
-    return float(value) * units[unit]
+    return float(value) * _PREFIX[unit]
 
 
 def iperf_udp_server_report(log, client_port):
@@ -37,14 +41,13 @@ def iperf_udp_server_report(log, client_port):
     starts = [m.end() for m in re.finditer(r"connected with \S+ port %d\b" % client_port, log)]
     if not starts:
         return None
-    m = re.search(r"sec\s+[\d.]+\s+\w?Bytes\s+([\d.]+)\s+([KMG]?)bits/sec\s+[\d.]+\s+ms\s+(\d+)/\s*(\d+)",
-                  log[starts[-1]:])
+    m = re.search(IPERF_RATE + r"\s+[\d.]+\s+ms\s+(\d+)/\s*(\d+)", log[starts[-1]:])
     if not m:
         return None
     lost, total = int(m.group(3)), int(m.group(4))
     if not total:
         return None
-    return float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)], 100.0 * lost / total
+    return float(m.group(1)) * _PREFIX[m.group(2)], 100.0 * lost / total
 
 
 def netmicro_results(text):
@@ -88,10 +91,16 @@ def stats(values):
 
 # ---- loads ----
 
+def _iperf_client(addr, seconds, *more):
+    """Host iperf 2's client against the guest's server at addr for `seconds` (more: its
+    other options): the finished process, output captured."""
+    cmd = ["iperf", "-c", addr[0], "-p", str(addr[1]), "-t", str(seconds), "-f", "m"] + list(more)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+
+
 def iperf(addr, seconds, reverse=False):
     """Host iperf 2 against the guest's TCP server for `seconds`: bits/s."""
-    cmd = ["iperf", "-c", addr[0], "-p", str(addr[1]), "-t", str(seconds), "-f", "m"] + (["-R"] if reverse else [])
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    r = _iperf_client(addr, seconds, *(["-R"] if reverse else []))
     rate = iperf_rate(r.stdout)
     if r.returncode != 0 or rate is None:
         raise LoadError(f"iperf{' -R' if reverse else ''}: exit {r.returncode}: {(r.stdout + r.stderr)[-500:]}")
@@ -103,9 +112,7 @@ def iperf_udp_send(addr, offered_bps, seconds):
     client's local port, by which iperf_udp_server_report finds the server's report. (The
     report is read from the guest's log: with restrict=on QEMU's user networking drops
     every UDP datagram from the guest, the server's acknowledgement too.)"""
-    cmd = ["iperf", "-c", addr[0], "-p", str(addr[1]), "-u", "-b", str(int(offered_bps)), "-t", str(seconds),
-           "-f", "m"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    r = _iperf_client(addr, seconds, "-u", "-b", str(int(offered_bps)))
     m = re.search(r"local \S+ port (\d+) connected", r.stdout)
     if r.returncode != 0 or not m or not re.search(r"Sent \d+ datagrams", r.stdout):
         raise LoadError(f"iperf -u: exit {r.returncode}: {(r.stdout + r.stderr)[-500:]}")

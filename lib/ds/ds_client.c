@@ -31,13 +31,28 @@ static int64_t ds_call(struct kmsg *m)
 	return -KE_DEADSRCDST;
 }
 
+/* rs registers a service's label with ds as it starts it, without blocking on ds: on a busy
+ * boot (TCG, two QEMUs on one host) the label can land after the service's first put, which
+ * ds refuses with EPERM. So a refused put is asked again for a while rather than failing the
+ * service's start (and its restart into the same race). */
+#define LABEL_WAIT_NS 10000000000ull
+#define LABEL_RETRY_NS 50000000ull
+
 static int64_t put_raw(const char key[DS_NAME_LEN], const void *val, uint32_t len)
 {
+	static const uint64_t never_rung = 0;
 	struct kmsg m = { .type = DS_PUT };
 	memcpy(&m.w[0], key, DS_NAME_LEN);
 	memcpy(&m.w[2], val, len);
 	m.w[5] = len;
-	return ds_call(&m);
+	struct kmsg saved = m;
+	int64_t r = ds_call(&m);
+	for (uint64_t t0 = ax_time_ns(); r == -KE_PERM && ax_time_ns() - t0 < LABEL_WAIT_NS;) {
+		ax_wait_timeout(&never_rung, 0, LABEL_RETRY_NS);
+		m = saved;
+		r = ds_call(&m);
+	}
+	return r;
 }
 
 static int64_t subscribe_raw(const char label[DS_NAME_LEN], const char key[DS_NAME_LEN])
@@ -115,19 +130,12 @@ int64_t dsc_check(char label[DS_NAME_LEN], char key[DS_NAME_LEN])
 
 void dsc_restarted(endpoint_t new_ds)
 {
-	static const uint64_t never_rung = 0;
 	ds = new_ds;
 	int nk = 0, ns = 0, bad = 0;
 	for (int i = 0; i < MAX_KEYS; i++) {
 		if (!keys[i].used)
 			continue;
-		/* rs registers our label before telling us; retry briefly in case ds lags. */
-		int64_t r = put_raw(keys[i].key, keys[i].val, keys[i].len);
-		for (int t = 0; r < 0 && t < 5; t++) {
-			ax_wait_timeout(&never_rung, 0, 20000000);
-			r = put_raw(keys[i].key, keys[i].val, keys[i].len);
-		}
-		r == 0 ? nk++ : bad++;
+		put_raw(keys[i].key, keys[i].val, keys[i].len) == 0 ? nk++ : bad++;
 	}
 	for (int i = 0; i < MAX_SUBS; i++)
 		if (subs[i].used)

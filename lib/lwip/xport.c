@@ -518,16 +518,7 @@ static int64_t make_pool(void)
 		return -KE_INVAL;
 	xp.pool_ip_ex = (struct chan_export){ .handle = h, .bytes = pages * 4096, .rights = KP_R, .peer = "ip" };
 	ax_strpad(xp.pool_ip_ex.key, sizeof(xp.pool_ip_ex.key), "pool.ip");
-	/* ds may not know our label yet (rs tells it as we start; on a slow boot, e.g. TCG with
-	 * a dedicated core spinning, that can come late): ask again for a while rather than
-	 * exit and be restarted into the same race */
-	static const uint64_t never_rung = 0;
-	int64_t e = chan_export(&xp.pool_ip_ex);
-	for (uint64_t t0 = ax_time_ns(); e < 0 && ax_time_ns() - t0 < 10000000000ull;) {
-		ax_wait_timeout(&never_rung, 0, 100000000);
-		e = chan_export(&xp.pool_ip_ex);
-	}
-	return e;
+	return chan_export(&xp.pool_ip_ex); /* (waits for ds to know our label: lib/ds) */
 }
 
 static void on_notify(struct ax_evloop *l, uint64_t bits)

@@ -4,3 +4,6 @@ e1000_CFLAGS := -Ilib/net -Ilib/pci -Idrivers/e1000
 # lib/pci (lib/pci/build.mk is included after this file, so its objects are named here)
 e1000_EXTRA_OBJS := $(B)/obj/pci/pci.o $(B)/obj/pci/pci_axolotl.o
 $(eval $(call native_prog,e1000))
+# tests/unit/test_e1k_stat.c: the statistics registers' arithmetic (e1k_stat.h, header only)
+UNIT_EXTRA_HDRS += drivers/e1000/e1k_stat.h
+UNIT_EXTRA_CFLAGS += -Idrivers/e1000

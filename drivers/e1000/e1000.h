@@ -12,6 +12,7 @@
 #include "ds_client.h"
 #include "netdev_proto.h"
 #include "e1000_regs.h"
+#include "e1k_stat.h"
 
 #define RX_RING 256 /* descriptors; 16 bytes each, one page per ring */
 #define TX_RING 256
@@ -40,8 +41,10 @@ struct e1k_ctx { /* the checksum context last given to the device */
 	uint32_t lower;
 };
 
+enum { E1K_ST_CRC, E1K_ST_RXERR, E1K_ST_MPC, E1K_ST_GPRC, E1K_ST_GPTC, E1K_ST_RNBC, E1K_ST_N };
+
 struct e1k_counters {
-	/* from the device's statistics registers (clear on read, summed here) */
+	/* from the device's statistics registers (their new events summed here: e1k_stat.h) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_missed, rx_no_buf, crc_errors, rx_errors;
 	/* the driver's own */
 	uint64_t rx_frames, rx_dropped, tx_frames, tx_failed, bad_msgs, pool_errors, irqs, resets, link_changes;
@@ -82,6 +85,7 @@ struct e1k {
 	int rx_pool; /* index in pools of ip's RX pool */
 	uint64_t next_tick_ns, next_attach_ns;
 	struct e1k_counters c;
+	struct e1k_stat st[E1K_ST_N]; /* how each statistics register behaves (e1k_stat.h) */
 };
 extern struct e1k e1k;
 

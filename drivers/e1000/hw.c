@@ -119,15 +119,22 @@ bool hw_link(void) { return (rd32(E1K_STATUS) & STATUS_LU) != 0; }
 
 uint32_t hw_irq_ack(void) { return rd32(E1K_ICR); }
 
+/* The register's events since the last look, whether it clears on read or not (e1k_stat.h). */
+static uint32_t stat_read(uint32_t reg, struct e1k_stat *s)
+{
+	uint32_t first = rd32(reg);
+	return e1k_stat_new(s, first, rd32(reg));
+}
+
 void hw_stats(void)
 {
 	struct e1k_counters *c = &e1k.c;
-	c->crc_errors += rd32(E1K_CRCERRS);
-	c->rx_errors += rd32(E1K_RXERRC);
-	c->rx_missed += rd32(E1K_MPC);
-	c->rx_packets += rd32(E1K_GPRC);
-	c->tx_packets += rd32(E1K_GPTC);
-	c->rx_no_buf += rd32(E1K_RNBC);
+	c->crc_errors += stat_read(E1K_CRCERRS, &e1k.st[E1K_ST_CRC]);
+	c->rx_errors += stat_read(E1K_RXERRC, &e1k.st[E1K_ST_RXERR]);
+	c->rx_missed += stat_read(E1K_MPC, &e1k.st[E1K_ST_MPC]);
+	c->rx_packets += stat_read(E1K_GPRC, &e1k.st[E1K_ST_GPRC]);
+	c->tx_packets += stat_read(E1K_GPTC, &e1k.st[E1K_ST_GPTC]);
+	c->rx_no_buf += stat_read(E1K_RNBC, &e1k.st[E1K_ST_RNBC]);
 	uint64_t lo = rd32(E1K_GORCL);
 	c->rx_bytes += lo | (uint64_t)rd32(E1K_GORCH) << 32; /* low first: reading high clears */
 	lo = rd32(E1K_GOTCL);

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import sysconf_variants
 import tcp_tools
 from conftest import ROOT, Guest, free_port, save_log, user_net
 from test_rs import write_conf
@@ -42,17 +43,6 @@ HOST = "127.0.0.1"
 BIG = 200 << 20
 WWW = os.path.join(ROOT, "build", "www", "4mib.bin")
 RESULTS = os.path.join(ROOT, "build", "test-logs", "tcp-apps-results.txt")
-
-
-def default_conf():
-    """boot/system.conf, with a tcp line if it has none yet (before the tcp server joined
-    the default image), and the console's heartbeat as loose as the network servers' (3 s):
-    under TCG on a loaded host its 1 s deadline was missed at boot while /etc/rc's programs
-    started, and rs restarting the console would drop the commands these tests type."""
-    conf = open(os.path.join(ROOT, "boot", "system.conf")).read()
-    if not re.search(r"^service tcp\b", conf, re.M):
-        conf = re.sub(r"^(service udp .*\n)", r"\1service tcp dma heartbeat=3000\n", conf, flags=re.M)
-    return re.sub(r"^(service console .*)heartbeat=1000", r"\1heartbeat=3000", conf, flags=re.M)
 
 
 def note(text):
@@ -150,7 +140,7 @@ def boot_apps(conf, name, library=True):
 
 @pytest.fixture(scope="module")
 def apps():
-    yield from boot_apps(default_conf(), "tcp-apps")
+    yield from boot_apps(sysconf_variants.default(), "tcp-apps")
 
 
 def sha(data):

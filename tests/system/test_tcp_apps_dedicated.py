@@ -8,12 +8,12 @@ import pytest
 
 import sysconf_variants
 
-from test_tcp_apps import boot_apps, default_conf, keepalive_load
+from test_tcp_apps import boot_apps, keepalive_load
 
 
 @pytest.fixture(scope="module")
 def apps_dedicated():
-    yield from boot_apps(sysconf_variants.dedicated(default_conf(), "tcp"), "tcp-apps-dedicated")
+    yield from boot_apps(sysconf_variants.dedicated(sysconf_variants.default(), "tcp"), "tcp-apps-dedicated")
 
 
 def test_lighttpd_keepalive_over_90_percent_in_user_space_with_tcp_dedicated(apps_dedicated):

@@ -5,13 +5,13 @@ One guest: curl's fetches (byte-exact), memcached's 10000 keys, iperf both ways.
 import pytest
 
 import test_tcp_apps as t
-from sysconf_variants import without_library
-from test_tcp_apps import boot_apps, default_conf
+from sysconf_variants import default, without_library
+from test_tcp_apps import boot_apps
 
 
 @pytest.fixture(scope="module")
 def apps():
-    yield from boot_apps(without_library(default_conf()), "tcp-apps-nolib", library=False)
+    yield from boot_apps(without_library(default()), "tcp-apps-nolib", library=False)
 
 
 @pytest.mark.parametrize("path", ["/hello.txt", "/4mib.bin"])

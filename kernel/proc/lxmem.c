@@ -1,6 +1,9 @@
 /* Linux memory calls the kernel serves itself (kernel/proc/linux.c): anonymous mmap,
  * munmap, mprotect and madvise. Anonymous memory is a memory object of its own (frames
- * allocated and zeroed at once; no demand paging yet) mapped into the process; munmap and
+ * allocated and zeroed at once; no demand paging yet) mapped into the process, except
+ * memory mapped PROT_NONE: its frames are made when mprotect first grants access to them
+ * (glibc reserves 128 MiB per malloc arena and each thread's stack so, then opens what it
+ * uses; making them all at once held every CPU up for 300 ms under TCG); munmap and
  * mprotect may cut mappings into pieces, each piece keeping a reference to the object, so
  * the frames of an object go back when its last piece is unmapped. */
 #include "proc/lxmem.h"
@@ -35,7 +38,9 @@ static void install(struct proc *p, const struct mapping *m, uint64_t first, uin
 	if (!m->prot)
 		return;
 	for (uint64_t i = first; i < first + n; i++)
-		as_map(p->as, m->va + i * PAGE_SIZE, m->mo->frames[m->first_page + i], proc_prot_flags(m->prot));
+		if (m->mo->frames[m->first_page + i]) /* (made: memobj_fill before access is given) */
+			as_map(p->as, m->va + i * PAGE_SIZE, m->mo->frames[m->first_page + i],
+			       proc_prot_flags(m->prot));
 }
 
 /* Cuts mapping i so that no piece straddles va or va + len. Pieces keep references to the
@@ -149,7 +154,7 @@ int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot,
 		p->maps[p->nmaps - 1].shared = true;
 		return (int64_t)va;
 	}
-	struct memobj *mo = memobj_create(npages, 0);
+	struct memobj *mo = memobj_create(npages, !src && !prot_of(prot) ? MO_LAZY : 0);
 	if (!mo)
 		return -LX_ENOMEM;
 	/* A file's pages are copied in (beyond its object: zeros, where Linux would SIGBUS). */
@@ -200,6 +205,11 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 	int64_t r = isolate(p, addr, end);
 	if (r)
 		return r;
+	/* Reserved pages get access: made now (each piece lies inside the range after isolate) */
+	for (uint32_t i = 0; i < p->nmaps && pr; i++)
+		if (overlaps(&p->maps[i], addr, end) && p->maps[i].mo &&
+		    memobj_fill(p->maps[i].mo, p->maps[i].first_page, p->maps[i].npages))
+			return -LX_ENOMEM;
 	for (uint32_t i = 0; i < p->nmaps; i++) {
 		struct mapping *m = &p->maps[i];
 		if (!overlaps(m, addr, end))
@@ -229,7 +239,7 @@ int64_t lx_madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice
 			continue; /* the vDSO's pages are shared: Linux would bring them back unchanged */
 		for (uint64_t k = 0; k < m->npages; k++) {
 			uint64_t at = m->va + k * PAGE_SIZE;
-			if (at >= va && at < end)
+			if (at >= va && at < end && m->mo->frames[m->first_page + k]) /* (unmade: zeros) */
 				memset(phys_to_virt(m->mo->frames[m->first_page + k]), 0, PAGE_SIZE);
 		}
 	}

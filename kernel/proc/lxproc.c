@@ -86,10 +86,18 @@ static int copy_mappings(struct proc *c, const struct proc *p)
 		struct memobj *mo = m->mo;
 		uint64_t first = m->first_page;
 		if (!m->shared) {
-			if (!(mo = memobj_create(m->npages, 0)))
+			if (!(mo = memobj_create(m->npages, MO_LAZY)))
 				return -KE_NOMEM;
-			for (uint64_t k = 0; k < m->npages; k++)
+			/* (pages the parent's reserved memory has not made yet stay unmade here) */
+			for (uint64_t k = 0; k < m->npages; k++) {
+				if (!m->mo->frames[first + k])
+					continue;
+				if (memobj_fill(mo, k, 1)) {
+					memobj_put(mo);
+					return -KE_NOMEM;
+				}
 				memcpy(phys_to_virt(mo->frames[k]), phys_to_virt(m->mo->frames[first + k]), PAGE_SIZE);
+			}
 			first = 0;
 		}
 		int r = proc_map(c, m->va, mo, first, m->npages, m->prot, 0);

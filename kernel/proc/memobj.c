@@ -1,4 +1,5 @@
 #include "proc/memobj.h"
+#include "axolotl/kcall.h"
 #include "mm/heap.h"
 #include "mm/pmm.h"
 #include "mm/vmm.h"
@@ -25,7 +26,7 @@ struct memobj *memobj_create(uint64_t npages, uint32_t flags)
 		for (uint64_t i = 0; i < npages; i++)
 			mo->frames[i] = pa + i * PAGE_SIZE;
 		memset(phys_to_virt(pa), 0, npages * PAGE_SIZE);
-	} else {
+	} else if (!(flags & MO_LAZY)) {
 		for (uint64_t i = 0; i < npages; i++) {
 			mo->frames[i] = pmm_alloc_zeroed();
 			if (!mo->frames[i]) {
@@ -44,6 +45,14 @@ fail:
 	return NULL;
 }
 
+int memobj_fill(struct memobj *mo, uint64_t first, uint64_t n)
+{
+	for (uint64_t i = first; i < first + n && i < mo->npages; i++)
+		if (!mo->frames[i] && !(mo->frames[i] = pmm_alloc_zeroed()))
+			return -KE_NOMEM;
+	return 0;
+}
+
 void memobj_get(struct memobj *mo) { mo->refs++; }
 
 void memobj_put(struct memobj *mo)
@@ -51,7 +60,8 @@ void memobj_put(struct memobj *mo)
 	if (!mo || --mo->refs)
 		return;
 	for (uint64_t i = 0; i < mo->npages; i++)
-		pmm_free(mo->frames[i]);
+		if (mo->frames[i])
+			pmm_free(mo->frames[i]);
 	kfree(mo->frames);
 	kfree(mo);
 	memobj_live--;

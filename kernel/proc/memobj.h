@@ -6,13 +6,17 @@
 
 struct memobj {
 	uint64_t npages;
-	uint64_t *frames;   /* physical address of each page */
+	uint64_t *frames;   /* physical address of each page; 0: not yet made (MO_LAZY) */
 	uint32_t refs;      /* handles + mappings */
 	uint32_t flags;
 };
 #define MO_CONTIG 1 /* physically contiguous (DMA) */
+#define MO_LAZY 2   /* pages are made (zeroed) by memobj_fill, not at creation: for reserved
+                     * Linux memory (PROT_NONE), which glibc maps by the 128 MiB */
 
 struct memobj *memobj_create(uint64_t npages, uint32_t flags);
+/* Makes the missing pages of [first, first + n) (zeroed); 0 or -KE_NOMEM (those made stay). */
+int memobj_fill(struct memobj *mo, uint64_t first, uint64_t n);
 void memobj_get(struct memobj *mo);
 void memobj_put(struct memobj *mo);
 extern uint64_t memobj_live; /* objects alive, for leak checks */

@@ -439,6 +439,31 @@ static int mode_fork(void)
 	errno = 0;
 	check("rusage_einval", getrusage(7, &rs) == -1 && errno == EINVAL);
 
+	/* Reserved memory (PROT_NONE: the kernel makes its pages only when mprotect opens them)
+	 * is copied as it is: the opened page with its contents, the rest still reserved. */
+	size_t rlen = (size_t)256 << 20;
+	char *res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *open_pg = res + (rlen / 2);
+	int opened = res != MAP_FAILED && mprotect(open_pg, 4096, PROT_READ | PROT_WRITE) == 0;
+	if (opened)
+		open_pg[100] = 'p';
+	pid = fork();
+	if (pid == 0) {
+		if (open_pg[100] != 'p' || open_pg[101] != 0)
+			_exit(1);
+		open_pg[100] = 'c';
+		if (mprotect(res, 4096, PROT_READ | PROT_WRITE) != 0 || res[0] != 0)
+			_exit(2); /* the child's own reserved page opens zeroed */
+		*(volatile char *)(res + 4096) = 1; /* still reserved: SIGSEGV */
+		_exit(3);
+	}
+	st = status_of(pid);
+	check("fork_copies_reserved_memory", opened && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV &&
+						    open_pg[100] == 'p');
+	if (WIFEXITED(st))
+		printf("LXTEST INFO reserved-memory child exited %d\n", WEXITSTATUS(st));
+	check("munmap_reserved", res != MAP_FAILED && munmap(res, rlen) == 0);
+
 	/* vfork: the parent waits until the child ends. */
 	volatile int order = 0;
 	pid = vfork();

@@ -664,6 +664,20 @@ int main(int argc, char **argv)
 		errno = 0;
 		check("mmap_zero_length_einval", mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED && errno == EINVAL);
 		check("munmap_all", munmap(a, 3 * ps) == 0);
+		/* A reservation (PROT_NONE, as glibc makes for its arenas and thread stacks) larger
+		 * than the machine's memory: pages come only where mprotect opens them, zeroed. */
+		size_t rlen = (size_t)1 << 30; /* (the test machine has 512 MiB) */
+		char *res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		check("reserve_beyond_memory", res != MAP_FAILED);
+		char *mid = res + rlen / 2;
+		int opened = res != MAP_FAILED && mprotect(mid, 2 * ps, PROT_READ | PROT_WRITE) == 0;
+		check("reserved_pages_open_zeroed", opened && mid[0] == 0 && mid[2 * ps - 1] == 0);
+		if (opened)
+			memset(mid, 'r', 2 * ps);
+		check("reserved_pages_keep_writes", opened && mid[0] == 'r' && mid[2 * ps - 1] == 'r');
+		check("madvise_dontneed_over_reserve", res != MAP_FAILED && madvise(res, rlen, MADV_DONTNEED) == 0 &&
+							       (!opened || mid[0] == 0));
+		check("munmap_reserve", res != MAP_FAILED && munmap(res, rlen) == 0);
 		/* malloc: brk cannot grow, so musl takes memory with mmap; sizes up to 1 MiB */
 		int ok = 1;
 		for (int round = 0; round < 200 && ok; round++) {

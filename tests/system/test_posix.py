@@ -44,7 +44,7 @@ def test_signals_handlers_masks_eintr_restart():
 def test_fork_wait_signals_between_processes():
     out, results = run_lxproc("lxfork.conf", ["lxproc fork"])
     tail = out[-3000:]
-    assert len(results) == 22 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 24 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
     assert "panic" not in out.lower(), tail
 

@@ -281,7 +281,7 @@ run: deps
 	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2
 	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports)" >&2
 	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
-		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f))
+		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) $(if $(MONITOR),--monitor $(MONITOR))
 
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).

@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--nic", default="e1000", help="NIC model on restricted user networking, or none")
     ap.add_argument("--fwd", action="append", default=[],
                     help="host forward PROTO:HOSTPORT:GUESTPORT, bound to 127.0.0.1 (repeatable)")
+    ap.add_argument("--monitor", help="also a QEMU monitor on this unix socket (for tools/qprof.py)")
     ap.add_argument("--print", action="store_true", help="print the command instead of running it")
     a = ap.parse_args()
     # With a terminal, multiplex the monitor on stdio (Ctrl-A X quits); without one, plain serial.
@@ -72,7 +73,8 @@ def main():
             proto, hp, gp = f.split(":")
             fw += f",hostfwd={proto}:127.0.0.1:{int(hp)}-:{int(gp)}"
         net = ("-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{a.nic},netdev=n0")
-    cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, uefi=a.uefi, net=net)
+    extra = ("-monitor", f"unix:{a.monitor},server,nowait") if a.monitor else ()
+    cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, extra=extra, uefi=a.uefi, net=net)
     if a.print:
         print(" ".join(cmd))
         return

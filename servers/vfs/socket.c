@@ -102,6 +102,8 @@ static void import_ready(void)
 	}
 }
 
+static void import_ready_again(void);
+
 static endpoint_t find_syscall(void)
 {
 	if (!syscall_ep) {
@@ -110,6 +112,7 @@ static endpoint_t find_syscall(void)
 		if (syscall_ep)
 			import_ready();
 	}
+	import_ready_again();
 	return syscall_ep;
 }
 
@@ -137,10 +140,29 @@ void sock_ready_input(void)
 		vfs_kick();
 }
 
+/* syscall exports vfs.ev as it starts; on a slow boot we can find syscall (rs knows it)
+ * before ds has the channel, and the import fails. Without the channel vfs never hears a
+ * socket's readiness: a listening one then polls as an unconnected stream, POLLHUP, and
+ * lighttpd spun on it (a one-vCPU -icount boot). So the import is tried again, at most
+ * every 50 ms, whenever the channel is missing and we are asked to drain it (syscall rings
+ * us when it pushes records) or about to use syscall. */
+static void import_ready_again(void)
+{
+	static uint64_t last_ns;
+	uint64_t now = ax_time_ns();
+	if (ready_ok || !syscall_ep || now - last_ns < 50000000ull)
+		return;
+	last_ns = now;
+	import_ready();
+	if (ready_ok)
+		ax_printf("vfs: syscall/vfs.ev imported late: socket readiness flows now\n");
+}
+
 bool sock_ready_drain(void)
 {
 	struct sysp_ready r;
 	bool any = false;
+	import_ready_again();
 	for (int n = 0; ready_ok && n < SYSP_READY_SLOTS; n++) {
 		int e = spsc_pop(&ready_q, &r);
 		if (e == CHAN_EAGAIN)
@@ -617,6 +639,10 @@ int64_t sock_transfer(struct ofile *f, bool write)
 uint32_t sock_poll(const struct ofile *f)
 {
 	const struct vsock *s = sock_of(f);
+	if (s->passed && !s->ready_known) {
+		import_ready_again(); /* (the channel may have been missing) */
+		sock_ready_drain();
+	}
 	if (s->passed && s->ready_known)
 		return s->ready;
 	if (s->passed && s->type == SOCK_DGRAM)

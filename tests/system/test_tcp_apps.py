@@ -294,7 +294,9 @@ def test_1000_connections_leak_nothing(apps):
     lost_before = []  # every round's: QEMU may open a lost one to the guest rounds later
     assert connection_rounds(apps, 1000, lost_before) == (1000, 1000)
     ends = [(apps.settled_mem(), apps.tcp_counters())]
-    for rnd in range(3):
+    # (settling was seen to take three rounds and more: the count of memory objects climbs to
+    # a plateau, 364 in this image, as syscall parks closed sockets' buffers for reuse)
+    for rnd in range(5):
         t0 = time.monotonic()
         lost = []
         serial, concurrent = connection_rounds(apps, 1000, lost)

@@ -41,18 +41,15 @@ static int64_t ds_call(struct kmsg *m)
 static int64_t put_raw(const char key[DS_NAME_LEN], const void *val, uint32_t len)
 {
 	static const uint64_t never_rung = 0;
-	struct kmsg m = { .type = DS_PUT };
-	memcpy(&m.w[0], key, DS_NAME_LEN);
-	memcpy(&m.w[2], val, len);
-	m.w[5] = len;
-	struct kmsg saved = m;
-	int64_t r = ds_call(&m);
-	for (uint64_t t0 = ax_time_ns(); r == -KE_PERM && ax_time_ns() - t0 < LABEL_WAIT_NS;) {
-		ax_wait_timeout(&never_rung, 0, LABEL_RETRY_NS);
-		m = saved;
-		r = ds_call(&m);
+	for (uint64_t t0 = ax_time_ns();; ax_wait_timeout(&never_rung, 0, LABEL_RETRY_NS)) {
+		struct kmsg m = { .type = DS_PUT }; /* (made again each time: the answer overwrites it) */
+		memcpy(&m.w[0], key, DS_NAME_LEN);
+		memcpy(&m.w[2], val, len);
+		m.w[5] = len;
+		int64_t r = ds_call(&m);
+		if (r != -KE_PERM || ax_time_ns() - t0 >= LABEL_WAIT_NS)
+			return r;
 	}
-	return r;
 }
 
 static int64_t subscribe_raw(const char label[DS_NAME_LEN], const char key[DS_NAME_LEN])

@@ -102,8 +102,6 @@ static void import_ready(void)
 	}
 }
 
-static void import_ready_again(void);
-
 static endpoint_t find_syscall(void)
 {
 	if (!syscall_ep) {
@@ -112,7 +110,6 @@ static endpoint_t find_syscall(void)
 		if (syscall_ep)
 			import_ready();
 	}
-	import_ready_again();
 	return syscall_ep;
 }
 
@@ -144,13 +141,15 @@ void sock_ready_input(void)
  * before ds has the channel, and the import fails. Without the channel vfs never hears a
  * socket's readiness: a listening one then polls as an unconnected stream, POLLHUP, and
  * lighttpd spun on it (a one-vCPU -icount boot). So the import is tried again, at most
- * every 50 ms, whenever the channel is missing and we are asked to drain it (syscall rings
- * us when it pushes records) or about to use syscall. */
+ * every 50 ms, whenever the channel is missing and we drain it: when syscall rings us (it
+ * pushed records) and when a socket whose readiness we never heard is polled. */
 static void import_ready_again(void)
 {
 	static uint64_t last_ns;
+	if (ready_ok || !syscall_ep)
+		return;
 	uint64_t now = ax_time_ns();
-	if (ready_ok || !syscall_ep || now - last_ns < 50000000ull)
+	if (now - last_ns < 50000000ull)
 		return;
 	last_ns = now;
 	import_ready();
@@ -639,10 +638,8 @@ int64_t sock_transfer(struct ofile *f, bool write)
 uint32_t sock_poll(const struct ofile *f)
 {
 	const struct vsock *s = sock_of(f);
-	if (s->passed && !s->ready_known) {
-		import_ready_again(); /* (the channel may have been missing) */
-		sock_ready_drain();
-	}
+	if (s->passed && !s->ready_known)
+		sock_ready_drain(); /* (imports the channel first if it was missing) */
 	if (s->passed && s->ready_known)
 		return s->ready;
 	if (s->passed && s->type == SOCK_DGRAM)

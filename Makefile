@@ -125,7 +125,7 @@ $(B)/user/ds: $(B)/user/ds.o $(B)/user/ds_store.o $(URT_OBJS)
 $(B)/user/sysconf.o: lib/sysconf/sysconf.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
-RS_OBJS := $(B)/user/rs.o $(B)/user/rs_ds.o $(B)/user/rs_ctl.o $(B)/user/sysconf.o
+RS_OBJS := $(B)/user/rs.o $(B)/user/rs_ds.o $(B)/user/rs_ctl.o $(B)/user/rs_hang.o $(B)/user/sysconf.o
 $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@

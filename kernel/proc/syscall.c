@@ -57,7 +57,13 @@ static int64_t kc_debug_write(const char *ubuf, uint64_t len)
 		uint64_t n = MIN(len - done, sizeof(buf));
 		if (copy_from_user(buf, ubuf + done, n))
 			return -KE_FAULT;
+		/* The UART is slow (two port accesses per byte, each a VM exit under QEMU, and it
+		 * waits for the transmitter): write without the kernel lock, which the other CPUs
+		 * need for every call. The console lock keeps lines whole; wait.c's MWAIT drops
+		 * the kernel lock in a call the same way. */
+		kunlock();
 		console_write(buf, n);
+		klock();
 		done += n;
 	}
 	return (int64_t)len;
@@ -177,6 +183,18 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
 		return p ? (int64_t)proc_cpu_us(p) : -KE_SRCH;
+	}
+	case KI_THREAD_STATE:
+	case KI_THREAD_PEER:
+	case KI_THREAD_RIP: {
+		struct thread *t = arg <= 0xffffffffull ? ep_lookup((endpoint_t)arg) : NULL;
+		if (!t)
+			return -KE_SRCH;
+		if (what == KI_THREAD_RIP)
+			return t->uframe ? (int64_t)t->uframe->rip : 0;
+		if (what == KI_THREAD_PEER)
+			return t->state == T_BLOCKED ? (int64_t)t->ipc_peer : 0;
+		return (int64_t)((uint64_t)t->state | (uint64_t)t->blocked_on << 8 | (uint64_t)(t->cpu & 0xff) << 16);
 	}
 	case KI_LINUX_CALLS:
 		return (int64_t)me->proc->linux_calls;

@@ -20,6 +20,8 @@ struct svc {
 	int64_t hb_handle;
 	volatile uint64_t *hb;
 	uint64_t hb_last, hb_check_ns;
+	uint64_t hb_cpu_us;    /* its CPU time when pinged (rs_hang.c) */
+	uint32_t hb_starved;   /* periods in a row it was starved, not hung */
 	bool hb_pinged;
 	/* Commands waiting for the service to fetch them (RS_CMD): a bit per RS_DO_*. */
 	uint32_t cmds;
@@ -85,3 +87,8 @@ uint64_t rsctl_check_updates(void); /* deadlines; ns until the next one, 0 if no
 /* An instance in a live update ended: the new one (ep) before it was ready, roll back; the
  * old one (ep 0), abandon the update (its restart follows). */
 void rsctl_update_died(struct svc *s, endpoint_t ep);
+
+/* rs_hang.c: is a service that missed its heartbeat hung, or only starved of CPU? */
+uint64_t hang_cpu_us(endpoint_t ep);
+bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms);
+void hang_whereabouts(endpoint_t ep, char *out, size_t n);

@@ -53,6 +53,31 @@ def test_rs_starts_services_with_their_privileges_and_restarts_crashes():
     assert "rs: rogue exited with status 0" in out
 
 
+STARVE_CONF = """# a service starved of CPU is not hung (servers/rs/rs_hang.c)
+service hog binary=uecho args="hog 2500" cpu=1 priority=1 restart=never
+service meek binary=uecho args="echo" cpu=1 heartbeat=200
+"""
+
+
+def test_rs_spares_a_service_starved_of_cpu():
+    """hog spins for 2.5 s at a higher priority on the CPU meek is pinned to, so meek, ready
+    but never run, misses a dozen heartbeat periods: rs says it is starved, kills nothing,
+    and meek beats again once hog is gone. (A service that spins itself, `hanger` above,
+    is still declared hung.)"""
+    write_conf("rsstarve.conf", STARVE_CONF)
+    r = boot("", smp=2, modules=("rs conf=rsstarve.conf", "rsstarve.conf", "uecho"), timeout=120,
+             until=r"^rs: meek beats again after \d+ starved periods$")
+    out = r.output
+    m = re.search(r"^rs: meek starved: no heartbeat for 200 ms, but no CPU either \(ready on cpu 1, .*\); "
+                  r"not killed$", out, re.M)
+    assert m, out[-3000:]
+    assert "rs: hog exited with status 0" in out, out[-3000:]
+    assert out.index("rs: hog exited") < out.index("rs: meek beats again"), out[-3000:]
+    assert not re.search(r"^rs: meek (hung|exited)", out, re.M), out[-3000:]
+    periods = int(re.search(r"^rs: meek beats again after (\d+) starved periods$", out, re.M).group(1))
+    assert periods >= 3, periods
+
+
 def test_rs_refuses_a_broken_configuration_with_the_line():
     write_conf("rsbad.conf", "service ok binary=uecho\nservice bad colour=blue\n")
     r = boot("", smp=1, modules=("rs conf=rsbad.conf", "rsbad.conf", "uecho"), timeout=60,

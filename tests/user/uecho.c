@@ -12,6 +12,7 @@
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
  *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
+ *   uecho hog MS       spins for MS ms (no heartbeat, no kernel call) and exits 0
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds
@@ -91,6 +92,12 @@ int main(int argc, char **argv)
 		}
 		for (;;)
 			__asm__ volatile("pause");
+	}
+	if (!strcmp(mode, "hog")) {
+		uint64_t ms = argc > 2 ? ax_atou(argv[2]) : 1000;
+		for (uint64_t t0 = ax_time_ns(); ax_time_ns() - t0 < ms * 1000000ull;)
+			__asm__ volatile("pause");
+		return 0;
 	}
 	if (!strcmp(mode, "inb")) {
 		uint16_t port = (uint16_t)(argc > 2 ? ax_atou(argv[2]) : 0x80);

@@ -131,6 +131,13 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_PARENT 8        /* the caller's parent (receiver of its reports), EP_NONE if none */
 #define KI_FREE_RUN 11     /* the longest run of free physical frames (what the largest DMA object
                               made now can have) */
+#define KI_THREAD_STATE 12 /* the thread of endpoint arg: state (T_*: 1 ready, 2 running, 3 blocked)
+                              in bits 0-7, why blocked (1 send, 2 receive, 3 reply, 4 wait,
+                              5 futex) in 8-15, its CPU in 16-23; for rs's hang verdict */
+#define KI_THREAD_PEER 15  /* the endpoint a blocked thread of endpoint arg sends to, receives
+                              from or awaits (EP_ANY for any), 0 if it is not blocked */
+#define KI_THREAD_RIP 13   /* the user instruction pointer the thread of endpoint arg last
+                              entered the kernel from (0 if it never did) */
 #define KI_LINUX_CALLS 9   /* Linux system calls (rax below KC_BASE) the caller's process made,
                               served by the kernel or forwarded; the vDSO's clock reads make none */
 

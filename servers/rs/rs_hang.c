@@ -1,0 +1,64 @@
+/* The hang verdict (README.md, "Heartbeats"). A service that was pinged and did not beat
+ * for a whole period is hung only if it had the means to beat: it ran (it is on a CPU, or
+ * used a tenth of the period in CPU time since the ping) or it sits blocked. A thread
+ * that is runnable but was given no CPU, or is blocked on a peer that is, is starved:
+ * killing it cannot help, and on a loaded machine (a busy host under TCG, where a virtual
+ * CPU may get little real time) it would turn slowness into crashes and lost connections. */
+#include "rs.h"
+
+/* KI_THREAD_STATE's fields (kernel/abi/axolotl/kcall.h). */
+enum { TS_READY = 1, TS_RUNNING = 2, TS_BLOCKED = 3 };
+enum { TB_SEND = 1, TB_RECEIVE = 2, TB_REPLY = 3 };
+
+struct tstate {
+	uint32_t state, reason, cpu;
+	endpoint_t peer;
+};
+
+static bool thread_state(endpoint_t ep, struct tstate *t)
+{
+	int64_t st = kcall2(KC_INFO, KI_THREAD_STATE, ep);
+	if (st < 0)
+		return false;
+	int64_t peer = kcall2(KC_INFO, KI_THREAD_PEER, ep);
+	*t = (struct tstate){ (uint32_t)st & 0xff, ((uint32_t)st >> 8) & 0xff, ((uint32_t)st >> 16) & 0xff,
+			      peer > 0 ? (endpoint_t)peer : 0 };
+	return true;
+}
+
+uint64_t hang_cpu_us(endpoint_t ep)
+{
+	int64_t us = kcall2(KC_INFO, KI_PROC_CPU_US, ep);
+	return us > 0 ? (uint64_t)us : 0;
+}
+
+bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms)
+{
+	struct tstate t;
+	if (!thread_state(ep, &t))
+		return false;
+	if (t.state == TS_READY)
+		return hang_cpu_us(ep) - cpu_us_at_ping < (uint64_t)period_ms * 100;
+	struct tstate p;
+	return t.state == TS_BLOCKED && (t.reason == TB_SEND || t.reason == TB_REPLY) &&
+	       thread_state(t.peer, &p) && p.state == TS_READY;
+}
+
+void hang_whereabouts(endpoint_t ep, char *out, size_t n)
+{
+	static const char *const states[] = { "free", "ready", "running", "blocked", "dead" };
+	static const char *const why[] = { "", " sending to", " receiving from", " awaiting a reply from",
+					   " in a wait", " in a futex wait", " a zombie" };
+	struct tstate t;
+	if (!thread_state(ep, &t)) {
+		ksnprintf(out, n, "gone");
+		return;
+	}
+	char whom[16] = "";
+	if (t.state == TS_BLOCKED && t.reason >= TB_SEND && t.reason <= TB_REPLY)
+		ksnprintf(whom, sizeof(whom), " %#x", t.peer);
+	int64_t rip = kcall2(KC_INFO, KI_THREAD_RIP, ep);
+	ksnprintf(out, n, "%s%s%s on cpu %u, last in the kernel from %#llx", t.state < 5 ? states[t.state] : "?",
+		  t.state == TS_BLOCKED && t.reason < 7 ? why[t.reason] : "", whom, t.cpu,
+		  (unsigned long long)(rip > 0 ? rip : 0));
+}

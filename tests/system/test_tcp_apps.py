@@ -373,11 +373,14 @@ def keepalive_load(apps, label):
     process whose counts moved: only lighttpd serves during the load). Returns
     {call: (user, sys)} and the share answered in user space; no application may die."""
     before = socklib(apps)
+    mark = apps.g.mark()
     t0 = time.monotonic()
     with ThreadPoolExecutor(16) as ex:
-        answered = sum(ex.map(lambda _: keepalive_connection(apps.port[80]), range(128)))
+        counts = list(ex.map(lambda _: keepalive_connection(apps.port[80]), range(128)))
     took = time.monotonic() - t0
-    assert answered == 1280, answered
+    # on failure: which connections ended early, and what rs saw meanwhile
+    assert sum(counts) == 1280, (sum(counts), sorted(c for c in counts if c < 10), took,
+                                 re.findall(r"^rs: .*$", apps.g.output[mark:], re.M)[-20:])
     after = socklib(apps)
     parked, reused, destroyed = (a - b for a, b in zip(after.pop("spares"), before.pop("spares")))
     delta = {}

@@ -74,6 +74,7 @@ static void text(char *out, const void *field, size_t cap)
 static int64_t show(const char *cmd, const char *name, endpoint_t ep, uint64_t topic, const char *prefix)
 {
 	for (uint64_t n = 0; n < MAX_LINES; n++) {
+		ax_heartbeat(); /* a long table (netstat's sockets) is slow to print, not hung */
 		struct kmsg m = { .type = NETQ_SHOW, .w = { topic, n } };
 		int64_t e = answer_error(ax_call(ep, &m), &m);
 		if (e < 0) {

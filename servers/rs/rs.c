@@ -290,14 +290,17 @@ static uint64_t check_heartbeats(void)
 				if (hang_starved(s->ep, s->hb_cpu_us, s->c.heartbeat_ms)) {
 					/* Not hung: look again a period later, the CPU time counted from
 					 * the ping, so a spinner that does get the CPU is still caught. */
-					if (!s->hb_starved++)
-						rs_log("%s starved: no heartbeat for %u ms, but no CPU either (%s); not killed",
-						       s->c.name, s->c.heartbeat_ms, where);
+					if (!s->hb_starved++) {
+						rs_log("%s starved: no heartbeat for %u ms, but no CPU either; not killed",
+						       s->c.name, s->c.heartbeat_ms);
+						ax_printf("rs: %s is %s\n", s->c.name, where);
+					}
 					s->hb_check_ns = now + s->c.heartbeat_ms * 1000000ull;
 					goto next;
 				}
-				rs_log("%s hung: no heartbeat for %u ms (counter %llu; %s)", s->c.name, s->c.heartbeat_ms,
-				       (unsigned long long)v, where);
+				rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name, s->c.heartbeat_ms,
+				       (unsigned long long)v);
+				ax_printf("rs: %s is %s\n", s->c.name, where); /* the log keeps 120 characters */
 				ax_kill(s->ep);
 				continue;
 			}

@@ -84,9 +84,10 @@ def test_udp_calls_and_loopback_through_syscall(engine, prog):
 @pytest.mark.parametrize("engine,prog", prog_params())
 def test_udp_restart_keeps_the_sockets(engine, prog):
     name = "%s-restart-%s.conf" % (prog, engine)
-    # udp is killed after rounds 1000 and 2000 (as the console sees them); through the library
-    # 3000 rounds can end before the first kill lands, so that run is longer
-    rounds = 30000 if prog.endswith("-lib") else 3000
+    # udp is killed twice while the ping-pong runs: after round 1000, and again once the
+    # program has gone on past the first restart. 30000 rounds (10 s and more) leave room for
+    # a kill typed behind a busy console: with 3000, a CI run's kills landed after the end.
+    rounds = 30000
     write_conf(name, engine_conf(engine, "/bin/%s restart %d" % (prog, rounds)))
     started = ENGINES[engine][2]
     with Guest("", modules=engine_modules(engine, name), name="%s-restart-%s" % (prog, engine)) as g:
@@ -94,17 +95,18 @@ def test_udp_restart_keeps_the_sockets(engine, prog):
         g.type("\x1d")  # the console's monitor
         time.sleep(0.5)
         g.type("service kill udp\r")
-        g.wait_for(started % 1, timeout=60)
-        g.wait_for(r"udptest: round 2000$", timeout=240)
+        first = g.wait_for(started % 1, timeout=60)
+        g.wait_for(r"udptest: round \d+$", timeout=240, start=first.end())  # going on after it
         g.type("service kill udp\r")
-        g.wait_for(started % 2, timeout=60)
-        # (these two not anchored at the start: the echo of a late typed kill may begin the line)
+        second = g.wait_for(started % 2, timeout=60, start=first.end())
+        # (these not anchored at the start: the echo of a late typed kill may begin the line)
+        g.wait_for(r"syscall: udp says hello \(incarnation 2\)", timeout=60, start=first.end())
         m = g.wait_for(r"udptest: restart: %d rounds, (\d+) resends, (\d+) stale, (\d+) corrupt$" % rounds,
                        timeout=300)
+        assert m.start() > second.end(), ("the run ended before udp's second restart", g.output[-3000:])
         assert m.group(3) == "0", g.output[-3000:]
         g.wait_for(r"udptest: 1 passed, 0 failed$", timeout=30)
         out = g.output.replace("axolotl> ", "")
-        # (not anchored: the console's echo of a typed command may start the same line)
         hellos = re.findall(r"syscall: udp says hello \(incarnation (\d+)\)", out)
         assert sorted(hellos) == ["0", "1", "2"], (hellos, out[-3000:])
         assert_library_use(out, "udptest", prog.endswith("-lib"))

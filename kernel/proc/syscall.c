@@ -190,6 +190,8 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		struct thread *t = arg <= 0xffffffffull ? ep_lookup((endpoint_t)arg) : NULL;
 		if (!t)
 			return -KE_SRCH;
+		if (t->proc->parent != thread_ep(me) && t->proc != me->proc)
+			return -KE_PERM; /* a parent's (rs's) view of its children, as for KC_KILL */
 		if (what == KI_THREAD_RIP)
 			return t->uframe ? (int64_t)t->uframe->rip : 0;
 		if (what == KI_THREAD_PEER)

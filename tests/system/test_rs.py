@@ -72,6 +72,9 @@ def test_rs_spares_a_service_starved_of_cpu():
         out[-3000:]
     assert re.search(r"^rs: meek is ready on cpu 1, last in the kernel from 0x[0-9a-f]+$", out, re.M), out[-3000:]
     assert "rs: hog exited with status 0" in out, out[-3000:]
+    # the kernel tells a thread's state to its parent (rs) and itself, not to a child:
+    # hog's own state is running (2) on CPU 1
+    assert "uecho: state of the parent -1, own %d" % (2 | 1 << 16) in out, out[-3000:]
     assert out.index("rs: hog exited") < out.index("rs: meek beats again"), out[-3000:]
     assert not re.search(r"^rs: meek (hung|exited)", out, re.M), out[-3000:]
     periods = int(re.search(r"^rs: meek beats again after (\d+) starved periods$", out, re.M).group(1))

@@ -396,9 +396,11 @@ def keepalive_load(apps, label):
          f"process {proc}: {table}; spare buffers {parked} parked, {reused} reused by accepts, "
          f"{destroyed} destroyed")
     assert total >= 1280 * 2, (proc, calls)
-    # lazy closing: closed connections' buffers went to later accepts (at most what was
-    # parked during the load and the 32 spares a process may hold before it)
-    assert 0 < reused <= parked + 32, (parked, reused, destroyed)
+    # lazy closing: accepts reused no more buffers than were parked during the load and the
+    # 32 spares a process may hold before it. How many depends on how the connections
+    # overlapped (seen 0 to 50: a slow CI host ran them nearly one by one, and spares that
+    # outnumber open sockets are given back); tests/sock/sockwake.c checks the reuse itself.
+    assert reused <= parked + 32 and destroyed <= parked + 32, (parked, reused, destroyed)
     # no application died on the way (rc would start it again, hiding it from the load)
     assert not re.search(r"killed by signal|rc: \w+ ended", apps.out()), apps.out()[-3000:]
     return calls, user / total

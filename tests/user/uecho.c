@@ -12,7 +12,8 @@
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
  *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
- *   uecho hog MS       spins for MS ms (no heartbeat, no kernel call) and exits 0
+ *   uecho hog MS       prints KI_THREAD_STATE of its parent and of itself, then spins for MS ms
+ *                      (no heartbeat, no kernel call) and exits 0
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds
@@ -95,6 +96,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "hog")) {
 		uint64_t ms = argc > 2 ? ax_atou(argv[2]) : 1000;
+		/* a thread's state is for its parent: ours is refused, our own answered */
+		ax_printf("uecho: state of the parent %lld, own %lld\n",
+			  (long long)kcall2(KC_INFO, KI_THREAD_STATE, kcall1(KC_INFO, KI_PARENT)),
+			  (long long)kcall2(KC_INFO, KI_THREAD_STATE, kcall1(KC_SELF, 0)));
 		for (uint64_t t0 = ax_time_ns(); ax_time_ns() - t0 < ms * 1000000ull;)
 			__asm__ volatile("pause");
 		return 0;

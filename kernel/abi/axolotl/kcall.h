@@ -133,7 +133,8 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
                               made now can have) */
 #define KI_THREAD_STATE 12 /* the thread of endpoint arg: state (T_*: 1 ready, 2 running, 3 blocked)
                               in bits 0-7, why blocked (1 send, 2 receive, 3 reply, 4 wait,
-                              5 futex) in 8-15, its CPU in 16-23; for rs's hang verdict */
+                              5 futex) in 8-15, its CPU in 16-23; for rs's hang verdict
+                              (these three: the caller's own threads and its children's) */
 #define KI_THREAD_PEER 15  /* the endpoint a blocked thread of endpoint arg sends to, receives
                               from or awaits (EP_ANY for any), 0 if it is not blocked */
 #define KI_THREAD_RIP 13   /* the user instruction pointer the thread of endpoint arg last

@@ -286,33 +286,30 @@ static uint64_t check_heartbeats(void)
 			uint64_t v = *s->hb;
 			if (v == s->hb_last && s->hb_pinged) {
 				char where[96];
-				hang_whereabouts(s->ep, where, sizeof(where));
-				if (hang_starved(s->ep, s->hb_cpu_us, s->c.heartbeat_ms)) {
-					/* Not hung: look again a period later, the CPU time counted from
-					 * the ping, so a spinner that does get the CPU is still caught. */
-					if (!s->hb_starved++) {
-						rs_log("%s starved: no heartbeat for %u ms, but no CPU either; not killed",
-						       s->c.name, s->c.heartbeat_ms);
-						ax_printf("rs: %s is %s\n", s->c.name, where);
-					}
-					s->hb_check_ns = now + s->c.heartbeat_ms * 1000000ull;
-					goto next;
+				if (!hang_starved(s->ep, s->hb_cpu_us, s->c.heartbeat_ms, where, sizeof(where))) {
+					rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name,
+					       s->c.heartbeat_ms, (unsigned long long)v);
+					ax_printf("rs: %s is %s\n", s->c.name, where); /* the log keeps 120 characters */
+					ax_kill(s->ep);
+					continue;
 				}
-				rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name, s->c.heartbeat_ms,
-				       (unsigned long long)v);
-				ax_printf("rs: %s is %s\n", s->c.name, where); /* the log keeps 120 characters */
-				ax_kill(s->ep);
-				continue;
+				/* Not hung: look again a period later, the CPU time counted from the
+				 * ping, so a spinner that does get the CPU is still caught. */
+				if (!s->hb_starved++) {
+					rs_log("%s starved: no heartbeat for %u ms, but no CPU either; not killed", s->c.name,
+					       s->c.heartbeat_ms);
+					ax_printf("rs: %s is %s\n", s->c.name, where);
+				}
+			} else {
+				if (s->hb_starved && v != s->hb_last)
+					rs_log("%s beats again after %u starved periods", s->c.name, s->hb_starved);
+				s->hb_starved = 0;
+				s->hb_cpu_us = hang_cpu_us(s->ep);
+				s->hb_last = v;
+				s->hb_pinged = ax_notify(s->ep, AX_PING_BIT) == 0;
 			}
-			if (s->hb_starved && v != s->hb_last)
-				rs_log("%s beats again after %u starved periods", s->c.name, s->hb_starved);
-			s->hb_starved = 0;
-			s->hb_cpu_us = hang_cpu_us(s->ep);
-			s->hb_last = v;
-			s->hb_pinged = ax_notify(s->ep, AX_PING_BIT) == 0;
 			s->hb_check_ns = now + s->c.heartbeat_ms * 1000000ull;
 		}
-	next:;
 		uint64_t d = s->hb_check_ns - now;
 		if (!next || d < next)
 			next = d;

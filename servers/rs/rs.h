@@ -90,5 +90,5 @@ void rsctl_update_died(struct svc *s, endpoint_t ep);
 
 /* rs_hang.c: is a service that missed its heartbeat hung, or only starved of CPU? */
 uint64_t hang_cpu_us(endpoint_t ep);
-bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms);
-void hang_whereabouts(endpoint_t ep, char *out, size_t n);
+/* Starved (true) or hung; where gets what the thread was doing, for the log. */
+bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n);

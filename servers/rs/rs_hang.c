@@ -32,11 +32,30 @@ uint64_t hang_cpu_us(endpoint_t ep)
 	return us > 0 ? (uint64_t)us : 0;
 }
 
-bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms)
+/* What the thread is doing, for the log: its state, on whom it is blocked, its CPU and the
+ * user address it last entered the kernel from (`addr2line -e build/user/NAME RIP`). */
+static void describe(endpoint_t ep, const struct tstate *t, char *out, size_t n)
+{
+	static const char *const states[] = { "free", "ready", "running", "blocked", "dead" };
+	static const char *const why[] = { "", " sending to", " receiving from", " awaiting a reply from",
+					   " in a wait", " in a futex wait", " a zombie" };
+	char whom[16] = "";
+	if (t->state == TS_BLOCKED && t->reason >= TB_SEND && t->reason <= TB_REPLY)
+		ksnprintf(whom, sizeof(whom), " %#x", t->peer);
+	int64_t rip = kcall2(KC_INFO, KI_THREAD_RIP, ep);
+	ksnprintf(out, n, "%s%s%s on cpu %u, last in the kernel from %#llx", t->state < 5 ? states[t->state] : "?",
+		  t->state == TS_BLOCKED && t->reason < 7 ? why[t->reason] : "", whom, t->cpu,
+		  (unsigned long long)(rip > 0 ? rip : 0));
+}
+
+bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n)
 {
 	struct tstate t;
-	if (!thread_state(ep, &t))
+	if (!thread_state(ep, &t)) {
+		ksnprintf(where, n, "gone");
 		return false;
+	}
+	describe(ep, &t, where, n); /* from the same reading the verdict is made of */
 	/* Half, not less: the guest's CPU time includes time its virtual CPU was not run by a
 	 * busy host. A spinner among others still passes it within a few periods, the CPU time
 	 * being counted from the ping. */
@@ -45,23 +64,4 @@ bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms)
 	struct tstate p;
 	return t.state == TS_BLOCKED && (t.reason == TB_SEND || t.reason == TB_REPLY) &&
 	       thread_state(t.peer, &p) && p.state == TS_READY;
-}
-
-void hang_whereabouts(endpoint_t ep, char *out, size_t n)
-{
-	static const char *const states[] = { "free", "ready", "running", "blocked", "dead" };
-	static const char *const why[] = { "", " sending to", " receiving from", " awaiting a reply from",
-					   " in a wait", " in a futex wait", " a zombie" };
-	struct tstate t;
-	if (!thread_state(ep, &t)) {
-		ksnprintf(out, n, "gone");
-		return;
-	}
-	char whom[16] = "";
-	if (t.state == TS_BLOCKED && t.reason >= TB_SEND && t.reason <= TB_REPLY)
-		ksnprintf(whom, sizeof(whom), " %#x", t.peer);
-	int64_t rip = kcall2(KC_INFO, KI_THREAD_RIP, ep);
-	ksnprintf(out, n, "%s%s%s on cpu %u, last in the kernel from %#llx", t.state < 5 ? states[t.state] : "?",
-		  t.state == TS_BLOCKED && t.reason < 7 ? why[t.reason] : "", whom, t.cpu,
-		  (unsigned long long)(rip > 0 ? rip : 0));
 }

@@ -13,7 +13,7 @@
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
  *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
  *   uecho hog MS       prints KI_THREAD_STATE of its parent and of itself, then spins for MS ms
- *                      (no heartbeat, no kernel call) and exits 0
+ *                      (no heartbeat; its only kernel call reads the clock) and exits 0
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds

@@ -85,6 +85,7 @@ void trap_dispatch(struct trap_frame *f)
 		trap_dump(f);
 		panic("unhandled %s in kernel mode", exc_names[v]);
 	}
+	this_cpu()->irq_depth++;
 	if (handlers[v]) {
 		handlers[v](f);
 	} else if (v == VEC_SPURIOUS || (v >= VEC_PIC_BASE && v < VEC_PIC_BASE + 16)) {
@@ -93,6 +94,7 @@ void trap_dispatch(struct trap_frame *f)
 		pr_warn("unexpected interrupt vector %llu", (unsigned long long)v);
 		lapic_eoi();
 	}
+	this_cpu()->irq_depth--;
 	if (from_user) {
 		sched_user_return();
 		signal_user_return(f);

@@ -13,6 +13,7 @@ struct trap_frame {
 #define VEC_TIMER 0x40
 #define VEC_IPI_CALL 0xf0
 #define VEC_IPI_RESCHED 0xf1
+#define VEC_IPI_KICK 0xf2    /* wakes a CPU halted waiting for the kernel lock */
 #define VEC_APIC_ERROR 0xfe
 #define VEC_SPURIOUS 0xff
 

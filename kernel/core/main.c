@@ -1,6 +1,7 @@
 /* Boot CPU start-up: from the Multiboot2 hand-off to all CPUs online, then the self-tests
  * when the command line asks for them, else the idle loop. */
 #include "acpi/acpi.h"
+#include "proc/klock.h"
 #include "arch/ioapic.h"
 #include "arch/lapic.h"
 #include "arch/time.h"
@@ -35,6 +36,7 @@ static struct cpu cpu0 __aligned(4096);
 static void timer_irq(struct trap_frame *f)
 {
 	this_cpu()->ticks++;
+	KSTAT_INC(KST_TICKS);
 	lapic_eoi();
 	sched_tick(f);
 	wait_timer_tick();
@@ -135,6 +137,7 @@ __noreturn void kmain(uint32_t magic, uint32_t mbi_phys)
 		    cpu0.feat.x2apic && !cmdline_has(boot_info.cmdline, "nox2apic"));
 	trap_set_handler(VEC_TIMER, timer_irq);
 	ipi_init();
+	klock_init();
 	lapic_init_cpu();
 	cpu0.apic_id = lapic_id();
 	lapic_timer_calibrate();

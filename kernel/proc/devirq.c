@@ -5,6 +5,7 @@
 #include "proc/proc.h"
 #include "proc/ipc.h"
 #include "proc/klock.h"
+#include "smp/ipi.h"
 #include "arch/ioapic.h"
 #include "arch/lapic.h"
 #include "arch/trap.h"
@@ -32,6 +33,7 @@ static void isa_irq(struct trap_frame *f)
 		lapic_eoi();
 		return;
 	}
+	KSTAT_INC(KST_DEVICE_IRQS);
 	klock();
 	struct irq_binding *b = &binds[irq];
 	if (b->owner) {

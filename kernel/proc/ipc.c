@@ -29,6 +29,7 @@ int64_t ipc_block(struct thread *me, enum block_reason why, endpoint_t peer)
 	me->blocked_on = why;
 	me->ipc_peer = peer;
 	me->state = T_BLOCKED;
+	KSTAT_INC(KST_BLOCKS);
 	schedule();
 	return me->ipc_result;
 }

@@ -4,6 +4,7 @@
 #include "proc/ipc.h"
 #include "proc/signal.h"
 #include "proc/klock.h"
+#include "smp/ipi.h"
 #include "proc/sched.h"
 #include "boot/bootinfo.h"
 #include "console/log.h"

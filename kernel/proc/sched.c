@@ -1,5 +1,6 @@
 #include "proc/sched.h"
 #include "proc/klock.h"
+#include "smp/ipi.h"
 #include "arch/desc.h"
 #include "arch/lapic.h"
 #include "arch/x86.h"
@@ -10,8 +11,6 @@
 #include "mm/heap.h"
 #include "mm/vmm.h"
 #include "smp/percpu.h"
-
-spinlock_t kernel_lock = SPINLOCK_INIT;
 
 struct runq {
 	struct thread *head[NPRIO], *tail[NPRIO];
@@ -80,6 +79,7 @@ void sched_make_ready(struct thread *t)
 		t->cpu = (int32_t)pick_cpu(t);
 	t->state = T_READY;
 	rq_push((uint32_t)t->cpu, t);
+	KSTAT_INC(KST_WAKES);
 	if ((uint32_t)t->cpu != this_cpu_index())
 		smp_send_resched((uint32_t)t->cpu);
 }
@@ -116,6 +116,7 @@ void schedule(void)
 	set_tick(c->index, !(c->dedicated && (next == c->dedicated || next == c->idle)));
 	if (next == prev)
 		return;
+	c->stat[KST_SWITCHES]++;
 	uint64_t now = time_us_since_boot();
 	prev->cpu_us += now - c->run_since_us;
 	c->run_since_us = now;
@@ -131,8 +132,10 @@ void schedule(void)
 	c->kstack_top = next->kstack_top;
 	c->tss.rsp[0] = next->kstack_top;
 	uint64_t cr3 = next->proc ? next->proc->as->cr3 : vmm_kernel_cr3();
-	if ((read_cr3() & PTE_ADDR) != cr3)
+	if ((read_cr3() & PTE_ADDR) != cr3) {
 		write_cr3(cr3);
+		c->stat[KST_AS_SWITCHES]++;
+	}
 	devpriv_switch(next->proc);
 	switch_to(prev, next);
 	sched_reap_dead();
@@ -213,6 +216,7 @@ __noreturn void sched_idle_loop(void)
 			kunlock();
 		}
 		/* sti takes effect after hlt starts: a wake-up IPI cannot slip in between. */
+		c->stat[KST_IDLE_HALTS]++;
 		__asm__ volatile("sti; hlt" ::: "memory");
 	}
 }

@@ -159,6 +159,23 @@ static int64_t kc_kill(struct thread *me, endpoint_t ep)
 	return 0;
 }
 
+/* The activity counters: one CPU's, or their sum over every CPU. */
+static int64_t kstat_read(uint64_t what, uint64_t arg)
+{
+	uint32_t k = arg & 0xff, field = (arg >> 8) & 0xff, only = (uint32_t)(arg >> 8);
+	if (what == KI_KCALL_STAT ? (k > KC_COUNT || field > KCS_HOLD_CYCLES || arg >> 16)
+				  : (k >= KST_COUNT || (what == KI_STAT && arg >> 8) ||
+				     (what == KI_CPU_STAT && (only >= ncpus || !cpus[only]))))
+		return -KE_INVAL;
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		if (!cpus[i] || (what == KI_CPU_STAT && i != only))
+			continue;
+		sum += what == KI_KCALL_STAT ? cpus[i]->kc_stat[k][field] : cpus[i]->stat[k];
+	}
+	return (int64_t)(sum & INT64_MAX);
+}
+
 static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 {
 	switch (what) {
@@ -206,6 +223,12 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return (int64_t)wait_block_count;
 	case KI_CPU_FEATURES:
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->feat.monitor : -KE_INVAL;
+	case KI_STAT:
+	case KI_KCALL_STAT:
+	case KI_CPU_STAT:
+		return kstat_read(what, arg);
+	case KI_TSC_HZ:
+		return (int64_t)tsc_hz;
 	default:
 		return -KE_INVAL;
 	}
@@ -375,6 +398,20 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 	}
 }
 
+/* Counts a call and the cycles it waited for the kernel lock (t0 to t1) and held it (from
+ * t1 to now; a call that blocked counts the time it slept too, the lock having been let go
+ * and taken again meanwhile). Runs on the CPU the call ends on, with the lock held. */
+static void account(uint32_t call, enum kstat kind, uint64_t t0, uint64_t t1)
+{
+	struct cpu *c = this_cpu();
+	uint64_t now = rdtsc();
+	c->stat[kind]++;
+	c->kc_stat[call][KCS_CALLS]++;
+	c->kc_stat[call][KCS_WAIT_CYCLES] += t1 - t0;
+	c->kc_stat[call][KCS_HOLD_CYCLES] += now - t1;
+	c->stat[KST_KLOCK_HOLD_CYCLES] += now - t1;
+}
+
 void syscall_dispatch(struct trap_frame *f);
 void syscall_dispatch(struct trap_frame *f)
 {
@@ -386,14 +423,20 @@ void syscall_dispatch(struct trap_frame *f)
 			f->rax = (uint64_t)-KE_PERM;
 		} else {
 			const uint64_t a[6] = { f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9 };
+			uint64_t t0 = rdtsc();
 			klock();
+			uint64_t t1 = rdtsc();
 			f->rax = (uint64_t)dispatch(me, n, a);
+			account(n, KST_KCALLS, t0, t1);
 			kunlock();
 		}
 	} else {
 		const uint64_t a[6] = { f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9 };
+		uint64_t t0 = rdtsc();
 		klock();
+		uint64_t t1 = rdtsc();
 		f->rax = (uint64_t)linux_syscall(me, nr, a);
+		account(KC_COUNT, KST_LINUX_CALLS, t0, t1);
 		kunlock();
 	}
 	sched_user_return();

@@ -121,9 +121,11 @@ int64_t kc_wait(struct thread *me, uint64_t doorbell, uint64_t seen, uint64_t ti
 {
 	if (doorbell & 7)
 		return -KE_INVAL;
+	KSTAT_INC(KST_WAIT_CALLS);
 	int64_t r = wait_state(me, doorbell, seen);
 	if (r)
 		return r;
+	KSTAT_INC(KST_WAIT_SLEEPS);
 	struct cpu *c = this_cpu();
 	if (c->dedicated == me && c->feat.monitor)
 		return wait_mwait(me, doorbell, seen, timeout_ns);

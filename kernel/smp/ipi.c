@@ -77,6 +77,7 @@ int smp_call_start(uint32_t cpu, struct ipi_call *call)
 		return -1;
 	__atomic_fetch_add(&call->pending, 1, __ATOMIC_RELAXED);
 	enqueue(cpu, call);
+	KSTAT_INC(KST_IPI_CALL);
 	lapic_send_ipi(cpus[cpu]->apic_id, VEC_IPI_CALL | ICR_FIXED | ICR_ASSERT);
 	return 0;
 }
@@ -116,8 +117,10 @@ void smp_call_others(void (*fn)(void *), void *arg)
 
 void smp_send_resched(uint32_t cpu)
 {
-	if (cpu < ncpus && cpus[cpu] && cpus[cpu]->online)
+	if (cpu < ncpus && cpus[cpu] && cpus[cpu]->online) {
+		KSTAT_INC(KST_IPI_RESCHED);
 		lapic_send_ipi(cpus[cpu]->apic_id, VEC_IPI_RESCHED | ICR_FIXED | ICR_ASSERT);
+	}
 }
 
 struct flush_range {

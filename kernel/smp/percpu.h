@@ -4,6 +4,8 @@
 #include "lib/spinlock.h"
 #include "arch/cpu.h"
 #include "arch/desc.h"
+#include <axolotl/kcall.h>
+#include <axolotl/kstat.h>
 
 #define MAX_CPUS 256
 
@@ -32,6 +34,11 @@ struct cpu {
 	uint64_t run_since_us;    /* when the current thread was switched in (CPU-time accounting) */
 	uint64_t stack_top;
 	uint64_t io_loaded;       /* I/O bitmap key in tss.iomap (proc/devpriv.c), 0 = none */
+	uint32_t irq_depth;       /* interrupt handlers running (a waiter for the kernel lock
+	                             halts only outside them) */
+	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */
+	uint64_t stat[KST_COUNT]; /* activity counters (axolotl/kstat.h); only this CPU writes */
+	uint64_t kc_stat[KC_COUNT + 1][3]; /* per kernel call (KC_COUNT: Linux calls): KCS_* */
 	struct gdt gdt;
 	struct tss tss __aligned(16);
 	struct idt_entry idt[256] __aligned(16);
@@ -59,3 +66,7 @@ static inline uint32_t this_cpu_index(void)
 }
 
 void percpu_install(struct cpu *c);
+
+/* Bumps an activity counter of this CPU (interrupts are off in the kernel: no race). */
+#define KSTAT_ADD(k, n) (this_cpu()->stat[(k)] += (n))
+#define KSTAT_INC(k) KSTAT_ADD(k, 1)

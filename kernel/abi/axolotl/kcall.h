@@ -141,6 +141,10 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
                               entered the kernel from (0 if it never did) */
 #define KI_LINUX_CALLS 9   /* Linux system calls (rax below KC_BASE) the caller's process made,
                               served by the kernel or forwarded; the vDSO's clock reads make none */
+#define KI_STAT 16         /* activity counter arg (KST_*, kstat.h), summed over every CPU */
+#define KI_KCALL_STAT 17   /* per kernel call: calls, lock wait and hold cycles (KCS_*, kstat.h) */
+#define KI_CPU_STAT 18     /* activity counter (arg & 0xff) of CPU (arg >> 8) alone */
+#define KI_TSC_HZ 14       /* TSC ticks per second */
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

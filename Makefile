@@ -49,7 +49,7 @@ $(B)/kernel/%.S.o: kernel/%.S $(B)/kflags
 # segment, no relocations, the LINUX_2.6 symbols) before image.S embeds it in the kernel.
 VDSO_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -ffreestanding -fPIC -fno-stack-protector \
 	-fvisibility=hidden -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
-	-fcf-protection=none -Ikernel -MMD -MP
+	-fcf-protection=none -Ikernel -Ikernel/abi -MMD -MP
 VDSO_LDFLAGS := -shared -nostdlib -Wl,-T,kernel/vdso/vdso.lds -Wl,--version-script=kernel/vdso/vdso.map \
 	-Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both -Wl,-Bsymbolic -Wl,--no-undefined \
 	-Wl,--build-id=none -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack
@@ -88,7 +88,7 @@ ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
 	$(B)/user/rt/service.o $(B)/user/rt/heap.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
-	$(B)/user/rt/string.o
+	$(B)/user/rt/string.o $(B)/user/rt/kstat_text.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(B)/user/console $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
@@ -132,7 +132,8 @@ $(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
 $(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
 CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
-	$(B)/user/console_service_cmd.o $(B)/user/console_term.o $(B)/user/console_net_cmd.o
+	$(B)/user/console_service_cmd.o $(B)/user/console_term.o $(B)/user/console_net_cmd.o \
+	$(B)/user/console_perf_cmd.o
 $(B)/user/console_%.o: servers/console/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@

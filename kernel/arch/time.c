@@ -1,10 +1,10 @@
 #include "arch/time.h"
 #include "arch/x86.h"
-#include "vdso/vvar.h"
+#include <axolotl/vvar.h>
 
 uint64_t tsc_hz;
 /* The clock: ns since boot = (TSC - tsc_boot) * tsc_mult >> VCLOCK_SHIFT, the arithmetic the
- * vDSO repeats in user space from the same numbers (vdso/vvar.h); fixed after calibration. */
+ * vDSO repeats in user space from the same numbers (axolotl/vvar.h); fixed after calibration. */
 static uint64_t tsc_boot, tsc_mult;
 
 #define PIT_HZ 1193182u

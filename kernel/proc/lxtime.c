@@ -4,7 +4,7 @@
  * resolution). Sleeps end on the timer tick (10 ms at the default hz=100).
  *
  * The vDSO (kernel/vdso/vdso.c) computes the wall and monotonic clocks in user space from
- * the same numbers with the same arithmetic (vdso/vvar.h), so both give the same value for
+ * the same numbers with the same arithmetic (axolotl/vvar.h), so both give the same value for
  * the same TSC reading; programs reach this file for them only without a vDSO. */
 #include "proc/lxtime.h"
 #include "proc/wait.h"
@@ -13,7 +13,7 @@
 #include "mm/aspace.h"
 #include "smp/percpu.h"
 #include "core/config.h"
-#include "vdso/vvar.h"
+#include <axolotl/vvar.h>
 
 #define CLOCK_REALTIME 0
 #define CLOCK_MONOTONIC 1

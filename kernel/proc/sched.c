@@ -217,7 +217,9 @@ __noreturn void sched_idle_loop(void)
 		}
 		/* sti takes effect after hlt starts: a wake-up IPI cannot slip in between. */
 		c->stat[KST_IDLE_HALTS]++;
+		uint64_t t0 = rdtsc();
 		__asm__ volatile("sti; hlt" ::: "memory");
+		c->stat[KST_IDLE_CYCLES] += rdtsc() - t0;
 	}
 }
 

@@ -7,6 +7,7 @@
 #include "proc/memcall.h"
 #include "proc/wait.h"
 #include "proc/klock.h"
+#include "proc/vdso.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
 #include "arch/desc.h"
@@ -171,7 +172,9 @@ static int64_t kstat_read(uint64_t what, uint64_t arg)
 	for (uint32_t i = 0; i < ncpus; i++) {
 		if (!cpus[i] || (what == KI_CPU_STAT && i != only))
 			continue;
-		sum += what == KI_KCALL_STAT ? cpus[i]->kc_stat[k][field] : cpus[i]->stat[k];
+		sum += what == KI_KCALL_STAT ? cpus[i]->kc_stat[k][field]
+		       : k == KST_TSC	     ? rdtsc()
+					     : cpus[i]->stat[k];
 	}
 	return (int64_t)(sum & INT64_MAX);
 }
@@ -229,6 +232,10 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return kstat_read(what, arg);
 	case KI_TSC_HZ:
 		return (int64_t)tsc_hz;
+	case KI_VVAR: {
+		uint64_t va = vdso_map_vvar(me->proc);
+		return va ? (int64_t)va : -KE_NOMEM;
+	}
 	default:
 		return -KE_INVAL;
 	}

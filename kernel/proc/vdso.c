@@ -1,7 +1,7 @@
 /* The vDSO in Linux processes (docs/kernel-api.md section 8c, decisions.md).
  *
  * Two memory objects made once at boot and never freed (the kernel keeps a reference): the
- * vvar page (vdso/vvar.h: the clock's numbers, written here once, before any process runs,
+ * vvar page (axolotl/vvar.h: the clock's numbers, written here once, before any process runs,
  * and never again) and the vDSO image (kernel/vdso/vdso.c, embedded by kernel/vdso/image.S).
  * Every Linux process maps both, read-only (the image read+execute), as mappings marked
  * `sys`: fork shares them instead of copying, mprotect refuses to make them writable, madvise
@@ -21,7 +21,7 @@
 #include "mm/vmm.h"
 #include "smp/percpu.h"
 #include "lib/string.h"
-#include "vdso/vvar.h"
+#include <axolotl/vvar.h>
 
 extern const uint8_t vdso_image_start[], vdso_image_end[];
 
@@ -99,6 +99,17 @@ uint64_t vdso_map(struct proc *p)
 		return 0;
 	}
 	return va + PAGE_SIZE;
+}
+
+uint64_t vdso_map_vvar(struct proc *p)
+{
+	if (!vvar_mo)
+		return 0;
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].mo == vvar_mo)
+			return p->maps[i].va;
+	uint64_t va = proc_find_va(p, 1);
+	return va && !map_sys(p, va, vvar_mo, PROT_R) ? va : 0;
 }
 
 void vdso_give_spawned(struct proc *p)

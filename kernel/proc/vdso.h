@@ -15,6 +15,9 @@ void vdso_init(void);
  * (mappings marked `sys`). Returns the vDSO's address (AT_SYSINFO_EHDR), or 0 if p gets
  * none (no vDSO, or no room). */
 uint64_t vdso_map(struct proc *p);
+/* The address of the vvar page in p (a native process), mapped read-only now if it is not
+ * yet; 0 if there is none or no room. */
+uint64_t vdso_map_vvar(struct proc *p);
 /* A process spawned stopped has just become a Linux process (KC_LX_PID) and has never run:
  * maps the vDSO and fills the AT_SYSINFO_EHDR slot stack_build left in its auxv. */
 void vdso_give_spawned(struct proc *p);

@@ -11,7 +11,7 @@
  * Built freestanding and position-independent (-fPIC -shared -nostdlib), integer only, with
  * everything hidden but the exported functions, so the image needs no relocation: the
  * kernel maps the file as it is (kernel/vdso/check.sh proves it at build time). */
-#include "vdso/vvar.h"
+#include <axolotl/vvar.h>
 
 #define LX_GETTIMEOFDAY 96
 #define LX_TIME 201

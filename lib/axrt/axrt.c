@@ -1,4 +1,5 @@
 #include "axrt.h"
+#include <axolotl/vvar.h>
 
 __attribute__((noreturn)) void ax_exit(int status)
 {
@@ -93,4 +94,23 @@ int64_t ax_spawn_named(const char *name, const char *args, uint32_t cpu, uint32_
 		return -KE_SRCH;
 	struct kc_spawn s = { (uint32_t)idx, cpu, prio, 0, args };
 	return ax_spawn(&s);
+}
+
+static const struct vvar *clock_page; /* NULL until the first call maps it */
+static bool clock_by_kcall;          /* no page, or its clock is not the TSC */
+
+uint64_t ax_time_ns(void)
+{
+	if (!clock_page && !clock_by_kcall) {
+		int64_t va = kcall2(KC_INFO, KI_VVAR, 0);
+		if (va > 0 && (((const struct vvar *)va)->flags & VVAR_CLOCK_TSC))
+			clock_page = (const struct vvar *)va;
+		else
+			clock_by_kcall = true;
+	}
+	if (!clock_page)
+		return (uint64_t)kcall0(KC_TIME);
+	uint32_t lo, hi;
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return vclock_tsc_to_ns((uint64_t)hi << 32 | lo, clock_page->tsc_boot, clock_page->mult, clock_page->shift);
 }

@@ -27,7 +27,9 @@ static inline int64_t kcall0(uint32_t n) { return kcall6(n, 0, 0, 0, 0, 0, 0); }
 __attribute__((noreturn)) void ax_exit(int status);
 static inline endpoint_t ax_self(void) { return (endpoint_t)kcall0(KC_SELF); }
 static inline int64_t ax_yield(void) { return kcall0(KC_YIELD); }
-static inline uint64_t ax_time_ns(void) { return (uint64_t)kcall0(KC_TIME); }
+/* Nanoseconds since boot: read from the TSC with the kernel's own numbers (the vvar page,
+ * mapped at the first call), so no kernel call; KC_TIME where the clock is not the TSC. */
+uint64_t ax_time_ns(void);
 static inline uint32_t ax_cpu(void) { return (uint32_t)kcall0(KC_CPU); }
 static inline int64_t ax_send(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SEND, d, (uint64_t)m); }
 static inline int64_t ax_sendnb(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SENDNB, d, (uint64_t)m); }

@@ -2,6 +2,7 @@
 #include "axrt.h"
 #include "service_cmd.h"
 #include "net_cmd.h"
+#include "perf_cmd.h"
 
 /* Longer than ax_printf's buffer, so written as it is. */
 static const char help_text[] = "commands:\n"
@@ -19,6 +20,8 @@ static const char help_text[] = "commands:\n"
 	"  netstat                     the counters of every network service that runs\n"
 	"  socklib                     the socket library's calls: user space against system calls\n"
 	"  mem                         the kernel's free frames, memory objects and threads\n"
+	"  perf                        the kernel's activity (switches, IPIs, lock waits, calls) since\n"
+	"                              the last perf; also /proc/axolotl/kstat\n"
 	"  pf rules|states|counters    pf's numbered rules with matches, connection table, counters\n"
 	"  pf add RULE | pf del N      add a rule at the end (48 characters at most) / delete rule N\n"
 	"  pf flush | pf reload        drop every rule (all pass) / take pf.conf's rules again\n"
@@ -57,6 +60,7 @@ static const struct {
 	{ "netstat", netstat_main },
 	{ "socklib", socklib_main },
 	{ "mem", mem },
+	{ "perf", perf_main },
 	{ "pf", pf_main },
 };
 

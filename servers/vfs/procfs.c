@@ -1,16 +1,18 @@
-/* /proc, read-only: meminfo, mounts and uptime (their text made afresh at every open), and
+/* /proc, read-only: meminfo, mounts, uptime, stat and axolotl/kstat (the kernel's activity
+ * counters; their text made afresh at every open), and
  * /proc/self, which shows the process whose call is being served: fd/N (links to its open
  * files; only the open ones are there), exe (the file it last executed) and cwd. Their
  * nodes are made once, with a magic number; ramfs asks us (ramfs_hooks) whether an fd/N
  * is there and where the links lead. */
 #include "vfs.h"
 #include "heap.h"
+#include "kstat_text.h"
 
-enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD };
+enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT };
 
 struct client *vfs_current;
 static uint64_t total_frames;
-static char text[1024];
+static char text[4096];
 
 /* The descriptor number of a /proc/self/fd/N node. */
 static uint64_t fd_number(const struct rnode *n)
@@ -101,6 +103,14 @@ void procfs_refresh(struct rnode *n)
 		len = ksnprintf(text, sizeof(text), "%llu.%02llu 0.00\n", (unsigned long long)(up / 100),
 				(unsigned long long)(up % 100));
 		break;
+	case PROC_STAT: /* the lines of Linux's that we can fill: make bench reads ctxt and intr */
+		len = ksnprintf(text, sizeof(text), "ctxt %lld\nintr %lld\nbtime 0\n",
+				(long long)kcall2(KC_INFO, KI_STAT, KST_SWITCHES),
+				(long long)(kcall2(KC_INFO, KI_STAT, KST_DEVICE_IRQS) + kcall2(KC_INFO, KI_STAT, KST_TICKS)));
+		break;
+	case PROC_KSTAT:
+		len = kstat_format(text, sizeof(text));
+		break;
 	default:
 		return;
 	}
@@ -119,13 +129,16 @@ static int make(struct rnode *dir, const char *name, uint32_t mode, uint16_t mag
 
 int procfs_init(struct rnode *root)
 {
-	struct rnode *proc, *self, *fd, *n;
+	struct rnode *proc, *self, *fd, *ax, *n;
 	char name[8];
 	total_frames = (uint64_t)kcall2(KC_INFO, KI_FREE_FRAMES, 0); /* what was free at our start */
 	int r = make(root, "proc", S_IFDIR_ | 0555, 0, &proc);
 	r = r ? r : make(proc, "meminfo", S_IFREG_ | 0444, PROC_MEMINFO, &n);
 	r = r ? r : make(proc, "mounts", S_IFREG_ | 0444, PROC_MOUNTS, &n);
 	r = r ? r : make(proc, "uptime", S_IFREG_ | 0444, PROC_UPTIME, &n);
+	r = r ? r : make(proc, "stat", S_IFREG_ | 0444, PROC_STAT, &n);
+	r = r ? r : make(proc, "axolotl", S_IFDIR_ | 0555, 0, &ax);
+	r = r ? r : make(ax, "kstat", S_IFREG_ | 0444, PROC_KSTAT, &n);
 	r = r ? r : make(proc, "self", S_IFDIR_ | 0555, 0, &self);
 	r = r ? r : make(self, "exe", S_IFLNK_, PROC_EXE, &n);
 	r = r ? r : make(self, "cwd", S_IFLNK_, PROC_CWD, &n);
@@ -136,8 +149,8 @@ int procfs_init(struct rnode *root)
 	}
 	if (r)
 		return r;
-	proc->ro = self->ro = fd->ro = true;
-	for (struct rnode *d = proc; d; d = d == proc ? self : d == self ? fd : NULL)
+	proc->ro = self->ro = fd->ro = ax->ro = true;
+	for (struct rnode *d = proc; d; d = d == proc ? self : d == self ? fd : d == fd ? ax : NULL)
 		for (n = d->child; n; n = n->next)
 			n->ro = true;
 	ramfs_hooks.hidden = hidden;

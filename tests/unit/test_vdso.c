@@ -1,10 +1,10 @@
-/* The vDSO's clock arithmetic (kernel/vdso/vvar.h, shared by the kernel's clock and the
+/* The vDSO's clock arithmetic (kernel/abi/axolotl/vvar.h, shared by the kernel's clock and the
  * vDSO), and the built vDSO itself (build/vdso/vdso.so) run on the host: loaded the way the
  * kernel maps it, with a vvar page of our own below it, its functions found by name and
  * called, the system-call fallbacks answered by the host's Linux kernel. */
 #define _GNU_SOURCE
 #include "unit.h"
-#include "vdso/vvar.h"
+#include <axolotl/vvar.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -145,6 +145,8 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_KCALL_STAT 17   /* per kernel call: calls, lock wait and hold cycles (KCS_*, kstat.h) */
 #define KI_CPU_STAT 18     /* activity counter (arg & 0xff) of CPU (arg >> 8) alone */
 #define KI_TSC_HZ 14       /* TSC ticks per second */
+#define KI_VVAR 19         /* maps the clock's page (struct vvar, axolotl/vvar.h) read-only into
+                              the caller's process, once; returns its address */
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

@@ -25,6 +25,8 @@ enum kstat {
 	KST_HANDOFFS,            /* direct hand-offs: a thread about to block gave its CPU to the
 	                            thread it woke */
 	KST_STEALS,              /* ready threads moved to an idle CPU by balancing */
+	KST_IDLE_CYCLES,         /* TSC cycles CPUs spent halted in the idle loop */
+	KST_TSC,                 /* the TSC now, once per CPU (KI_STAT: their sum; KI_CPU_STAT: one) */
 	KST_COUNT
 };
 

@@ -1,11 +1,13 @@
 /* The vvar page and the clock arithmetic the kernel and the vDSO share.
  *
  * The kernel fills one page (struct vvar) once at boot, before the first user process, and
- * maps it read-only, one page below the vDSO, into every Linux process (kernel/proc/vdso.c).
+ * maps it read-only, one page below the vDSO, into every Linux process (kernel/proc/vdso.c),
+ * and into a native process that asks (KC_INFO KI_VVAR: lib/axrt's ax_time_ns reads the
+ * clock from it without a kernel call).
  * Nothing in it changes after that: the TSC rate, the TSC at boot and the wall-clock time
  * at boot are fixed (there is no clock_settime and no frequency adjustment), so readers need
  * no sequence counter. Should something ever change at run time, a seqcount goes here; the
- * kernel and the vDSO are built together, so the layout is no ABI.
+ * kernel, the vDSO and the native programs of an image are built together from one tree.
  *
  * Pure code, no kernel or libc headers: included by the kernel (arch/time.c, proc/lxtime.c),
  * the vDSO (kernel/vdso/vdso.c, user code) and the host unit test (tests/unit/test_vdso.c). */

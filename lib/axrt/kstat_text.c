@@ -1,0 +1,61 @@
+#include "kstat_text.h"
+#include "axrt.h"
+
+const char *const kstat_names[KST_COUNT] = {
+	[KST_KCALLS] = "kcalls", [KST_LINUX_CALLS] = "linux_calls", [KST_SWITCHES] = "switches",
+	[KST_AS_SWITCHES] = "as_switches", [KST_IPI_RESCHED] = "ipi_resched", [KST_IPI_CALL] = "ipi_call",
+	[KST_IPI_KICK] = "ipi_kick", [KST_BLOCKS] = "blocks", [KST_WAKES] = "wakes",
+	[KST_DEVICE_IRQS] = "device_irqs", [KST_TICKS] = "ticks", [KST_IDLE_HALTS] = "idle_halts",
+	[KST_KLOCK_CONTENDED] = "klock_contended", [KST_KLOCK_HALTS] = "klock_halts",
+	[KST_KLOCK_WAIT_CYCLES] = "klock_wait_cycles", [KST_KLOCK_HOLD_CYCLES] = "klock_hold_cycles",
+	[KST_WAIT_CALLS] = "wait_calls", [KST_WAIT_SLEEPS] = "wait_sleeps", [KST_HANDOFFS] = "handoffs",
+	[KST_STEALS] = "steals", [KST_IDLE_CYCLES] = "idle_cycles", [KST_TSC] = "tsc",
+};
+
+static const char *const kcall_names[KC_COUNT + 1] = {
+	[KC_DEBUG_WRITE] = "debug_write", [KC_EXIT] = "exit", [KC_YIELD] = "yield", [KC_SELF] = "self",
+	[KC_MODULE_INFO] = "module_info", [KC_SPAWN] = "spawn", [KC_SEND] = "send",
+	[KC_RECEIVE] = "receive", [KC_CALL] = "call", [KC_REPLY] = "reply", [KC_SENDNB] = "sendnb",
+	[KC_NOTIFY] = "notify", [KC_TIME] = "time", [KC_CPU] = "cpu", [KC_KILL] = "kill",
+	[KC_POWEROFF] = "poweroff", [KC_INFO] = "info", [KC_SCHED] = "sched",
+	[KC_MO_CREATE] = "mo_create", [KC_MO_MAP] = "mo_map", [KC_MO_UNMAP] = "mo_unmap",
+	[KC_MO_GRANT] = "mo_grant", [KC_MO_REVOKE] = "mo_revoke", [KC_MO_DESTROY] = "mo_destroy",
+	[KC_MO_PHYS] = "mo_phys", [KC_VCOPY] = "vcopy", [KC_WAIT] = "wait", [KC_PRIV] = "priv",
+	[KC_IRQ_BIND] = "irq_bind", [KC_IRQ_UNMASK] = "irq_unmask", [KC_MMIO_MAP] = "mmio_map",
+	[KC_PCI_CFG] = "pci_cfg", [KC_START] = "start", [KC_MODULE_MAP] = "module_map",
+	[KC_LINUX_ROUTE] = "linux_route", [KC_LX_PID] = "lx_pid", [KC_LX_FORK] = "lx_fork",
+	[KC_LX_THREAD] = "lx_thread", [KC_LX_EXEC] = "lx_exec", [KC_LX_SIGNAL] = "lx_signal",
+	[KC_LX_MMAP] = "lx_mmap", [KC_LX_PASS] = "lx_pass", [KC_COUNT] = "linux",
+};
+
+const char *kstat_kcall_name(uint32_t n) { return n <= KC_COUNT ? kcall_names[n] : NULL; }
+
+int kstat_format(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (uint32_t k = 0; k < KST_COUNT; k++) {
+		int64_t v = kcall2(KC_INFO, KI_STAT, k);
+		if (v < 0)
+			return -1;
+		int n = ksnprintf(buf + len, size - len, "%s %lld\n", kstat_names[k], (long long)v);
+		if (n < 0 || (size_t)n >= size - len)
+			return (int)len; /* cut: what fits */
+		len += (size_t)n;
+	}
+	for (uint32_t c = 0; c <= KC_COUNT; c++) {
+		int64_t calls = kcall2(KC_INFO, KI_KCALL_STAT, c | KCS_CALLS << 8);
+		if (calls < 0)
+			return -1;
+		if (!calls || !kcall_names[c])
+			continue;
+		int64_t w = kcall2(KC_INFO, KI_KCALL_STAT, c | KCS_WAIT_CYCLES << 8);
+		int64_t h = kcall2(KC_INFO, KI_KCALL_STAT, c | KCS_HOLD_CYCLES << 8);
+		int n = ksnprintf(buf + len, size - len, "kcall.%s %lld %lld %lld\n", kcall_names[c],
+				  (long long)calls, (long long)w, (long long)h);
+		if (n < 0 || (size_t)n >= size - len)
+			return (int)len;
+		len += (size_t)n;
+	}
+	return (int)len;
+}

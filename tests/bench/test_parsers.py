@@ -196,3 +196,158 @@ def test_http_load_fails_when_many_connections_are_lost():
             raise AssertionError("one lost connection of few must fail the load")
     finally:
         ls.close()
+
+
+# ---- per-request accounting ----
+
+# `cat /proc/axolotl/kstat` on Axolotl's console as Machine.shell returns it: the last
+# prompt, the shell's echo of the command, a log line with a counter cut through by another,
+# a prompt sharing a line with a log line; the ESC[6n busybox's ash sends on Linux too.
+KSTAT = """/ # \x1b[6ncat /proc/axolotl/kstat; echo @@
+kcalls 1000
+linux_calls 400
+switches 300
+as_switches 200
+ipi_resched 10
+ipi_call 2
+ipi_kick 1
+blocks 150
+wakes 15rs: tcp answered its heartbeat late
+0
+device_irqs 50
+klock_contended 7
+idle_cycles 6000000
+tsc 10000000
+/ # kcalls 99
+kcall.send 120 30 400
+kcall.time 80 0 50
+kcall.linux 400 1000 90000
+@@
+"""
+
+PROC_STAT = """/ # \x1b[6ncat /proc/stat; echo @@
+cpu  120 3 340 98000 5 0 12 0 0 0
+cpu0 60 3 170 49000 2 0 6 0 0 0
+cpu1 60 0 170 49000 3 0 6 0 0 0
+intr 51234 9 0 0 0 0 0 0 0 1 0
+ctxt 80000
+btime 1764100000
+processes 210
+procs_running 1
+procs_blocked 0
+softirq 40000 0 2000 0 3000 0 0 10 0 0 35000
+@@
+"""
+
+
+def test_kstat_lines_and_the_noise_around_them():
+    c = loads.kstat_counters(KSTAT)
+    assert c["kcalls"] == 1000 and c["tsc"] == 10000000 and c["ipi_kick"] == 1
+    assert "wakes" not in c  # cut by a log line: left out, not misread
+    assert c["kcall.send"] == (120, 30, 400) and c["kcall.linux"] == (400, 1000, 90000)
+    assert len(c) == 15, c  # 12 counters, 3 kernel calls: no prompt, echo or log line
+    try:
+        loads.kstat_counters("/ # cat /proc/axolotl/kstat; echo @@\ncat: can't open\n@@\n")
+    except loads.LoadError:
+        pass
+    else:
+        raise AssertionError("a reading without counters must raise")
+
+
+def test_linux_proc_stat():
+    assert loads.linux_stat_counters(PROC_STAT) == {"ctxt": 80000, "intr": 51234, "busy_ticks": 120 + 3 + 340 + 12,
+                                                    "idle_ticks": 98005}
+    try:
+        loads.linux_stat_counters(PROC_STAT.replace("ctxt", "ctx"))
+    except loads.LoadError:
+        pass
+    else:
+        raise AssertionError("a /proc/stat without ctxt must raise")
+
+
+def _grown(counters, by):
+    """counters with every total grown by `by` times itself (kernel calls too)."""
+    return {k: tuple(x * (1 + by) for x in v) if isinstance(v, tuple) else v * (1 + by) for k, v in counters.items()}
+
+
+def test_per_unit_arithmetic():
+    before = loads.kstat_counters(KSTAT)
+    after = dict(_grown(before, 1), wakes=99)  # wakes only in the later reading
+    per = loads.per_unit(before, after, 100)
+    assert per["kcalls"] == 10 and per["switches"] == 3 and "wakes" not in per
+    assert per["kcall.send"] == [1.2, 0.3, 4.0]
+    assert loads.top_kcalls(per, 2) == [["linux", 4.0], ["send", 1.2]]
+    # 100 Mbit/s for 4 s: 400 Mbit, 47.68 MiB; 250 req/s for 4 s: 1000 requests
+    assert abs(loads.work_units("MiB", 100, 4) - 400e6 / 8 / 2 ** 20) < 1e-9
+    assert loads.work_units("request", 250, 4) == 1000 and loads.work_units("op", 0.5, 4) == 2
+    # guest instructions, idle excluded: Axolotl's TSC less idle cycles; Linux's busy ticks
+    assert loads.guest_instructions(before, after) == 10000000 - 6000000
+    lx = loads.linux_stat_counters(PROC_STAT)
+    assert loads.guest_instructions(lx, dict(lx, busy_ticks=lx["busy_ticks"] + 3)) == 3 * 10 ** 7
+    assert loads.guest_instructions({"ctxt": 1}, {"ctxt": 2}) is None
+
+
+class FakeMachine:
+    """A booted system as measure() sees it: counters read from a script of readings."""
+
+    def __init__(self, system, readings):
+        self.system, self.readings = system, list(readings)
+
+    def counters(self):
+        return self.readings.pop(0)
+
+
+def _results(systems, names):
+    """An empty results dict as bench.run makes it, workloads names on systems."""
+    return {"results": {n: {s: [] for s in systems} for n in names},
+            "lost": {n: {s: 0 for s in systems} for n in names}, "extra": {}, "failures": [], "units": {n: "req/s" for n in names}, "lower_is_better": [],
+            "accounting": {n: {s: [] for s in systems} for n in names},
+            "accounting_icount": {n: {s: [] for s in systems} for n in names}}
+
+
+def test_measure_accounts_per_request_and_keeps_icount_rates_out_of_the_speeds():
+    ax0 = loads.kstat_counters(KSTAT)
+    lx0 = loads.linux_stat_counters(PROC_STAT)
+    res = _results(("axolotl", "linux"), ["w"])
+    w = bench.W("w", "req/s", lambda m: 250.0, work="request", span=4)
+    bench.measure(res, FakeMachine("axolotl", [ax0, _grown(ax0, 1)]), [w], 0)
+    bench.measure(res, FakeMachine("linux", [lx0, _grown(lx0, 1)]), [w], 0)
+    assert res["results"]["w"] == {"axolotl": [250.0], "linux": [250.0]} and not res["failures"]
+    rec = res["accounting"]["w"]["axolotl"][0]
+    assert rec["units"] == 1000 and rec["per_unit"]["kcalls"] == 1.0 and "insns" not in rec
+    assert rec["top_kcalls"][0] == ["linux", 0.4]
+    assert res["accounting"]["w"]["linux"][0]["per_unit"]["ctxt"] == 80.0
+    # the -icount boot: its rate is no speed; its accounting has guest instructions
+    iw = bench.W("w", "req/s", lambda m: 100.0, work="request", span=4, speed=False)
+    bench.measure(res, FakeMachine("linux", [lx0, _grown(lx0, 1)]), [iw], 0, icount=True)
+    assert res["results"]["w"]["linux"] == [250.0]
+    assert res["accounting_icount"]["w"]["linux"][0]["insns"] == 475 * 10 ** 7 / 400
+
+
+def test_icount_accounting_loads_exist_and_are_no_speed():
+    acct = [w for w in bench.icount_workloads() if w.work]
+    assert sorted(w.name for w in acct) == sorted(bench.ICOUNT_ACCOUNTED) and not any(w.speed for w in acct)
+    assert {w.work for w in bench.workloads(False)} == {None, "MiB", "request", "op"}
+    assert not any(w.work for w in bench.workloads(False) if "udp" in w.name or "micro" in w.name)
+
+
+def test_tables_with_and_without_accounting():
+    ax0, lx0 = loads.kstat_counters(KSTAT), loads.linux_stat_counters(PROC_STAT)
+    res = _results(("axolotl", "linux"), ["w"])
+    old = {k: res[k] for k in ("results", "units", "lower_is_better")}  # a results file from before
+    assert bench.tables(old) == bench.table(old) and bench.accounting_table(old) == ""
+    assert bench.accounting_table(res) == ""  # accounting keys, but every load failed
+    w = bench.W("w", "req/s", lambda m: 250.0, work="request", span=4)
+    for rep, by in enumerate((1, 3)):  # two repetitions: the medians are their means
+        bench.measure(res, FakeMachine("axolotl", [ax0, _grown(ax0, by)]), [w], rep)
+    bench.measure(res, FakeMachine("linux", [lx0, _grown(lx0, 1)]), [w], 0)
+    bench.measure(res, FakeMachine("axolotl", [ax0, _grown(ax0, 1)]), [w], 0, icount=True)
+    lines = bench.accounting_table(res).splitlines()
+    head = lines[1].split()
+    ax = dict(zip(head[3:], lines[2].split()[3:]))
+    assert lines[2].split()[:3] == ["w", "request", "axolotl"]
+    assert ax["insns"] == "4000" and ax["kcalls"] == "2" and ax["ipis"] == "0.026" and ax["ctxt"] == "-"
+    assert lines[3].split(": ")[1:] == ["linux 0.8, send 0.24, time 0.16"], lines[3]
+    lx = dict(zip(head[3:], lines[4].split()[3:]))
+    assert lines[4].split()[2] == "linux" and lx["ctxt"] == "80" and lx["kcalls"] == "-" and lx["insns"] == "-"
+    assert bench.tables(res).startswith(bench.table(res) + "\n\n")

@@ -5,8 +5,9 @@ the same virtual machine, in one run (docs/benchmarks.md).
   bench.py run [--full] [--reps N] [--systems A,B] [--net user|tap] [--no-icount] [--only RE]
                [--out FILE]
         boots each system in turn (alternating, N repetitions), runs every workload,
-        writes a results file, prints the table and plots it
-  bench.py table FILE       the table of a results file
+        writes a results file, prints the tables and plots the speeds
+  bench.py table FILE       the tables of a results file (speed, and per-request accounting)
+  bench.py accounting FILE  its per-request accounting table alone
   bench.py compare A B      two results files side by side; refused when their
                             configurations differ
 
@@ -59,6 +60,10 @@ ICOUNT = "shift=0,sleep=off"  # one guest instruction = one TSC tick
 # thread, where a vCPU that polls holds the other off until the next timer (on Axolotl's
 # two cores rs saw every server miss its heartbeats); with one, the count is all the work.
 ICOUNT_SMP = 1
+# The loads run again in the -icount boots for their guest instructions per unit of work
+# (the short suite's, in a full run too).
+ICOUNT_ACCOUNTED = ("iperf_tcp_host_to_guest", "iperf_tcp_guest_to_host", "http_20B_c1_k1", "http_20B_c16_k10",
+                    "memcached_c8_1KiB")
 
 
 # ---- the machines ----
@@ -175,6 +180,14 @@ class Machine:
         m = self.wait_for(until, timeout, start)
         return self.output()[start:start + m.end()]
 
+    def counters(self):
+        """The kernel's activity counters now, read on the console's shell: Axolotl's
+        /proc/axolotl/kstat (loads.kstat_counters), Linux's /proc/stat
+        (loads.linux_stat_counters)."""
+        if self.system == "linux":
+            return loads.linux_stat_counters(self.shell("cat /proc/stat; echo @@", r"^@@$", 60))
+        return loads.kstat_counters(self.shell("cat /proc/axolotl/kstat; echo @@", r"^@@$", 60))
+
     def ready(self, timeout=300):
         """Up when /etc/rc says its applications listen and lighttpd answers."""
         self.wait_for(r"rc: started lighttpd", timeout)
@@ -234,16 +247,22 @@ LOST = []  # connections QEMU's forward lost during the current workload (loads.
 
 class W:
     """A workload: fn(machine) gives its number, or (number, {extra figures}). lower: a
-    smaller number is better (cycles); its speed ratio is then Linux over Axolotl."""
+    smaller number is better (cycles); its speed ratio is then Linux over Axolotl. work: the
+    unit of work of its per-request accounting ("request", "op", "MiB"; None: not
+    accounted), done at its rate over span seconds (None: the load's wall time). speed:
+    False for a run kept for its accounting only."""
 
-    def __init__(self, name, unit, fn, lower=False):
+    def __init__(self, name, unit, fn, lower=False, work=None, span=None, speed=True):
         self.name, self.unit, self.fn, self.lower = name, unit, fn, lower
+        self.work, self.span, self.speed = work, span, speed
 
 
 def workloads(full):
     t = 10 if full else 4
-    w = [W("iperf_tcp_host_to_guest", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t) / 1e6),
-         W("iperf_tcp_guest_to_host", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t, reverse=True) / 1e6)]
+    # (iperf's rate is over its own -t seconds; the wall time adds its start and its end)
+    w = [W("iperf_tcp_host_to_guest", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t) / 1e6, work="MiB", span=t),
+         W("iperf_tcp_guest_to_host", "Mbit/s", lambda m: loads.iperf(m.addr(5001), t, reverse=True) / 1e6,
+           work="MiB", span=t)]
     for mbit in ((1, 10, 50, 100, 200) if full else (10, 50)):
         def udp(m, mbit=mbit):
             rate, loss = m.iperf_udp(mbit * 1e6, t)
@@ -252,24 +271,31 @@ def workloads(full):
     for c in ((1, 8, 32, 128) if full else (1, 16)):
         for k in (1, 10):
             w.append(W(f"http_20B_c{c}_k{k}", "req/s",
-                       lambda m, c=c, k=k: loads.http(m.addr(80), "/hello.txt", c, k, t, lost=LOST)))
-    w.append(W("http_11KiB_c16_k10", "req/s", lambda m: loads.http(m.addr(80), "/11kib.bin", 16, 10, t, lost=LOST)))
-    w.append(W("http_512KiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/512kib.bin", 4, 1, t, lost=LOST)))
+                       lambda m, c=c, k=k: loads.http(m.addr(80), "/hello.txt", c, k, t, lost=LOST), work="request"))
+    w.append(W("http_11KiB_c16_k10", "req/s", lambda m: loads.http(m.addr(80), "/11kib.bin", 16, 10, t, lost=LOST),
+               work="request"))
+    w.append(W("http_512KiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/512kib.bin", 4, 1, t, lost=LOST),
+               work="request"))
     if full:
-        w.append(W("http_4MiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/4mib.bin", 4, 1, t, lost=LOST)))
+        w.append(W("http_4MiB_c4_k1", "req/s", lambda m: loads.http(m.addr(80), "/4mib.bin", 4, 1, t, lost=LOST),
+                   work="request"))
     for c in ((8, 32, 128) if full else (8,)):
         for size in ((1024, 10240, 102400) if full else (1024, 102400)):
             w.append(W(f"memcached_c{c}_{size // 1024}KiB", "ops/s",
-                       lambda m, c=c, size=size: loads.memcached(m.addr(11211), c, size, t, lost=LOST)))
+                       lambda m, c=c, size=size: loads.memcached(m.addr(11211), c, size, t, lost=LOST), work="op"))
     for name in ("recvfrom_empty", "connect_close"):
         w.append(W(f"micro_{name}", "cycles", lambda m, name=name: _micro(m, name), lower=True))
     return w
 
 
 def icount_workloads():
-    """Measured in a boot of their own under -icount (guest instructions, all vCPUs)."""
-    return [W(f"micro_{n}_insns", "insns", lambda m, n=n: _micro(m, n, 5000, 100), lower=True)
-            for n in ("recvfrom_empty", "connect_close")]
+    """Measured in a boot of their own under -icount (guest instructions, all vCPUs):
+    netmicro, and the short suite's loads of ICOUNT_ACCOUNTED for their accounting only (a
+    rate under -icount is no speed)."""
+    micro = [W(f"micro_{n}_insns", "insns", lambda m, n=n: _micro(m, n, 5000, 100), lower=True)
+             for n in ("recvfrom_empty", "connect_close")]
+    return micro + [W(w.name, w.unit, w.fn, work=w.work, span=w.span, speed=False)
+                    for w in workloads(False) if w.name in ICOUNT_ACCOUNTED]
 
 
 def _micro(m, name, recv_n=20000, connect_n=300):
@@ -296,25 +322,53 @@ def versions():
     return v
 
 
-def measure(res, m, wl, rep):
-    """Runs the workloads wl on the booted machine m, into res."""
+def measure(res, m, wl, rep, icount=False):
+    """Runs the workloads wl on the booted machine m, into res; those with a unit of work
+    between two readings of the kernel's counters (account)."""
     for w in wl:
         LOST.clear()
         try:
+            before = m.counters() if w.work else None
+            t0 = time.monotonic()
             v = w.fn(m)
+            took = time.monotonic() - t0
             v, extra = v if isinstance(v, tuple) else (v, None)
-            res["results"][w.name][m.system].append(v)
-            res["lost"][w.name][m.system] += len(LOST)
+            if w.speed:
+                res["results"][w.name][m.system].append(v)
+                res["lost"][w.name][m.system] += len(LOST)
             if extra:
                 res["extra"].setdefault(w.name, {}).setdefault(m.system, []).append(extra)
             note = f" ({len(LOST)} connections lost by QEMU's forward)" if LOST else ""
+            note += "" if w.speed else " (for the accounting only)"
             more = "".join(f", {k} {x:.3g}" for k, x in (extra or {}).items())
             print(f"bench:   {w.name:28s} {v:12.1f} {w.unit}{more}{note}", flush=True)
+            if w.work:
+                account(res, m, w, before, m.counters(), v, took, icount)
         except (OSError, RuntimeError, loads.LoadError, subprocess.TimeoutExpired) as e:
             if LOST:
                 e = f"{e} ({len(LOST)} lost)"
-            res["failures"].append({"system": m.system, "rep": rep, "workload": w.name, "error": str(e)[:500]})
+            res["failures"].append({"system": m.system, "rep": rep, "icount": icount, "workload": w.name,
+                                   "error": str(e)[:500]})
             print(f"bench:   {w.name:28s} FAILED: {str(e)[:200]}", flush=True)
+
+
+def account(res, m, w, before, after, value, took, icount):
+    """Keeps the counters' growth over workload w per unit of work (loads.per_unit), the
+    kernel calls made most, and in an -icount boot the guest instructions per unit, in
+    res["accounting"] (res["accounting_icount"]) [workload][system]."""
+    units = loads.work_units(w.work, value, w.span or took)
+    if units <= 0:
+        raise loads.LoadError(f"no {w.work} done: nothing to account")
+    per = loads.per_unit(before, after, units)
+    rec = {"unit": w.work, "units": units, "value": value, "seconds": took, "per_unit": per}
+    if m.system != "linux":
+        rec["top_kcalls"] = loads.top_kcalls(per)
+    if icount:
+        insns = loads.guest_instructions(before, after)
+        rec["insns"] = insns / units if insns is not None else None
+    res["accounting_icount" if icount else "accounting"][w.name][m.system].append(rec)
+    cells = [("insns", rec.get("insns"))] + [(c, account_column(rec, keys)) for c, keys in ACCOUNTING_COLUMNS]
+    print(f"bench:     per {w.work}: " + ", ".join(f"{num(x)} {c}" for c, x in cells if x is not None), flush=True)
 
 
 def boot(res, system, cfg, images, log, rep, wl, icount=False):
@@ -324,10 +378,11 @@ def boot(res, system, cfg, images, log, rep, wl, icount=False):
         m.ready(600 if icount else 300)
         print(f"bench: {system}{' (icount)' if icount else ''} rep {rep + 1} up in {time.monotonic() - t0:.1f} s",
               flush=True)
-        measure(res, m, wl, rep)
+        measure(res, m, wl, rep, icount)
     except RuntimeError as e:
         for w in wl:
-            res["failures"].append({"system": system, "rep": rep, "workload": w.name, "error": "boot: " + str(e)[:400]})
+            res["failures"].append({"system": system, "rep": rep, "icount": icount, "workload": w.name,
+                                   "error": "boot: " + str(e)[:400]})
         print(f"bench: {system} did not come up: {str(e)[:300]}", flush=True)
     finally:
         m.close()
@@ -344,13 +399,18 @@ def run(args):
     reps = args.reps or (5 if args.full else 2)
     wl = [w for w in workloads(args.full) if re.search(args.only or "", w.name)]
     iwl = [w for w in icount_workloads() if re.search(args.only or "", w.name)] if not args.no_icount else []
+    # (not axolotl-dedicated: a core of its own needs a second one)
+    isystems = [s for s in systems if s not in NEEDS_SMP2] if iwl else []
+    sw = [w for w in wl + iwl if w.speed]  # the speed table's rows
     res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "command": " ".join(sys.argv), "config": dict(cfg, reps=reps, workloads=[w.name for w in wl + iwl]),
+           "command": " ".join(sys.argv), "config": dict(cfg, reps=reps, workloads=[w.name for w in sw]),
            "systems": {s: VARIANTS[s][0] if s in VARIANTS else "Debian's kernel and busybox" for s in systems},
-           "versions": versions(), "units": {w.name: w.unit for w in wl + iwl},
-           "lower_is_better": [w.name for w in wl + iwl if w.lower],
-           "results": {w.name: {s: [] for s in systems} for w in wl + iwl},
-           "lost": {w.name: {s: 0 for s in systems} for w in wl + iwl}, "extra": {}, "failures": []}
+           "versions": versions(), "units": {w.name: w.unit for w in sw},
+           "lower_is_better": [w.name for w in sw if w.lower],
+           "results": {w.name: {s: [] for s in systems} for w in sw},
+           "lost": {w.name: {s: 0 for s in systems} for w in sw}, "extra": {}, "failures": [],
+           "accounting": {w.name: {s: [] for s in systems} for w in wl if w.work},
+           "accounting_icount": {w.name: {s: [] for s in isystems} for w in iwl if w.work}}
     logs = os.path.join(B, "bench", "logs")
     os.makedirs(logs, exist_ok=True)
     signal.signal(signal.SIGTERM, kill_all)
@@ -359,14 +419,13 @@ def run(args):
         order = systems if rep % 2 == 0 else systems[::-1]  # alternate who goes first
         for system in order:
             boot(res, system, cfg, images, os.path.join(logs, f"{system}-{rep}.log"), rep, wl)
-    # (not axolotl-dedicated: a core of its own needs a second one)
-    for system in [s for s in systems if s not in NEEDS_SMP2] if iwl else ():
+    for system in isystems:
         boot(res, system, cfg, images, os.path.join(logs, f"{system}-icount.log"), 0, iwl, icount=True)
     out = args.out or os.path.join(B, "bench", "results-%s.json" % res["date"].replace(":", ""))
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
     print(f"bench: results in {os.path.relpath(out, ROOT)}")
-    print(table(res))
+    print(tables(res))
     plot(res, os.path.splitext(out)[0])
     return 1 if res["failures"] else 0
 
@@ -415,6 +474,69 @@ def table(res):
             lines.append(f"{'  datagrams lost':28s} {'%':7s}" + "".join(
                 f" {num(loads.stats([x[key] for x in v])['median']):>26s}" if v else f" {'-':>26s}" for v in vals))
     return "\n".join(lines)
+
+
+# The accounting table's columns: each the sum of these counters per unit of work (Axolotl's
+# kstat names; ctxt and intr are Linux's /proc/stat).
+ACCOUNTING_COLUMNS = (("kcalls", ("kcalls",)), ("lx_calls", ("linux_calls",)), ("switches", ("switches",)),
+                      ("as_sw", ("as_switches",)), ("ipis", ("ipi_resched", "ipi_call", "ipi_kick")),
+                      ("blocks", ("blocks",)), ("wakes", ("wakes",)), ("klock_ct", ("klock_contended",)),
+                      ("dev_irqs", ("device_irqs",)), ("ctxt", ("ctxt",)), ("intr", ("intr",)))
+
+
+def account_column(rec, keys):
+    """An accounting record's sum of the counters keys per unit, None if it lacks one."""
+    per = rec["per_unit"]
+    return sum(per[k] for k in keys) if all(k in per for k in keys) else None
+
+
+def median_of(values):
+    """The median of the values that are not None, or None."""
+    v = [x for x in values if x is not None]
+    return loads.stats(v)["median"] if v else None
+
+
+def top_kcalls_median(recs, n=6):
+    """The n kernel calls made most per unit over the records recs: [(name, median calls
+    per unit)], from the names in their top_kcalls (a call missing from a record: 0)."""
+    names = {c[0] for r in recs for c in r.get("top_kcalls", ())}
+    med = [(k, median_of([r["per_unit"].get("kcall." + k, [0])[0] for r in recs])) for k in names]
+    return sorted(med, key=lambda c: -c[1])[:n]
+
+
+def accounting_table(res):
+    """Per workload with a unit of work, per system: guest instructions per unit (its
+    -icount boot, idle excluded) and the kernel's activity per unit (ACCOUNTING_COLUMNS),
+    medians over the repetitions, with Axolotl's most made kernel calls below; "" when res
+    has no accounting (a results file from before it)."""
+    acct, iacct = res.get("accounting", {}), res.get("accounting_icount", {})
+    if not any(recs for by in list(acct.values()) + list(iacct.values()) for recs in by.values()):
+        return ""
+    cols = ["insns"] + [c for c, _ in ACCOUNTING_COLUMNS]
+    lines = ["per unit of work: medians over the repetitions; insns: guest instructions, idle excluded, "
+             "in the -icount boot (one vCPU)",
+             f"{'workload':24s} {'unit':8s} {'system':18s}" + "".join(f" {c:>{9 + 2 * (c == 'insns')}s}" for c in cols)]
+    for name in list(acct) + [n for n in iacct if n not in acct]:
+        by, iby = acct.get(name, {}), iacct.get(name, {})
+        for s in list(by) + [s for s in iby if s not in by]:
+            recs, irecs = by.get(s, []), iby.get(s, [])
+            if not recs and not irecs:
+                continue
+            cells = [median_of([r.get("insns") for r in irecs])] + \
+                [median_of([account_column(r, keys) for r in recs]) for _, keys in ACCOUNTING_COLUMNS]
+            lines.append(f"{name:24s} {(recs or irecs)[0]['unit']:8s} {s:18s}" +
+                         "".join(f" {num(x) if x is not None else '-':>{9 + 2 * (c == 'insns')}s}"
+                                 for c, x in zip(cols, cells)))
+            top = top_kcalls_median(recs)
+            if top:
+                lines.append(f"{'':36s}top kernel calls: " + ", ".join(f"{k} {num(x)}" for k, x in top))
+    return "\n".join(lines)
+
+
+def tables(res):
+    """The speed table, and the accounting table when res has accounting."""
+    acct = accounting_table(res)
+    return table(res) + ("\n\n" + acct if acct else "")
 
 
 def plot(res, base):
@@ -496,6 +618,8 @@ def main():
     r.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("table")
     t.add_argument("file")
+    a = sub.add_parser("accounting")
+    a.add_argument("file")
     c = sub.add_parser("compare")
     c.add_argument("a")
     c.add_argument("b")
@@ -506,7 +630,10 @@ def main():
             return netns.run_inside([sys.executable, os.path.abspath(__file__)] + sys.argv[1:] + ["--in-netns"])
         return run(args)
     if args.cmd == "table":
-        print(table(json.load(open(args.file))))
+        print(tables(json.load(open(args.file))))
+        return 0
+    if args.cmd == "accounting":
+        print(accounting_table(json.load(open(args.file))) or "bench: no accounting in " + args.file)
         return 0
     return compare(args)
 

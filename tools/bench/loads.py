@@ -81,6 +81,80 @@ def memcached_reply_ok(kind, data):
     return ok, data[start:start + n] if ok else None
 
 
+# a counter line of /proc/axolotl/kstat (`switches 1234`), and a kernel call's
+# (`kcall.send CALLS WAIT_CYCLES HOLD_CYCLES`); the lines around them (the shell's echo of
+# the command, its prompt, log lines) match neither
+KSTAT_LINE = r"^([a-z_][a-z0-9_]*) (\d+)$"
+KCALL_LINE = r"^(kcall\.[a-z0-9_]+) (\d+) (\d+) (\d+)$"
+# the `cpu ` line of Linux's /proc/stat in USER_HZ ticks: user nice system idle iowait irq
+# softirq steal (guest and guest_nice, already in user and nice, follow)
+LINUX_CPU_BUSY = (0, 1, 2, 5, 6, 7)
+LINUX_CPU_IDLE = (3, 4)
+# Linux's ticks in guest instructions under -icount shift=0: USER_HZ 100, one tick is
+# 10 ms of the guest's clock, which advances 1 ns per instruction
+LINUX_TICK_INSNS = 10 ** 7
+
+
+def kstat_counters(text):
+    """{name: total} from `cat /proc/axolotl/kstat` (lib/axrt/kstat_text.c): every
+    `NAME VALUE` line, and (calls, wait cycles, hold cycles) for each `kcall.NAME ...`
+    line; raises LoadError when there is no counter at all."""
+    c = {m[0]: int(m[1]) for m in re.findall(KSTAT_LINE, text, re.M)}
+    c.update({m[0]: (int(m[1]), int(m[2]), int(m[3])) for m in re.findall(KCALL_LINE, text, re.M)})
+    if not c:
+        raise LoadError("no kernel counters in: " + text[-300:])
+    return c
+
+
+def linux_stat_counters(text):
+    """{ctxt, intr, busy_ticks, idle_ticks} from Linux's `cat /proc/stat`: context switches,
+    interrupts (intr's first number, their total), and the `cpu ` line's ticks (USER_HZ)
+    busy (user, nice, system, irq, softirq, steal) and idle (idle, iowait); raises LoadError
+    when a line is missing."""
+    ctxt = re.search(r"^ctxt (\d+)$", text, re.M)
+    intr = re.search(r"^intr (\d+)", text, re.M)
+    cpu = re.search(r"^cpu +(\d+(?: \d+){7,})$", text, re.M)
+    if not (ctxt and intr and cpu):
+        raise LoadError("no ctxt, intr or cpu line in: " + text[-300:])
+    ticks = [int(x) for x in cpu.group(1).split()]
+    return {"ctxt": int(ctxt.group(1)), "intr": int(intr.group(1)),
+            "busy_ticks": sum(ticks[i] for i in LINUX_CPU_BUSY), "idle_ticks": sum(ticks[i] for i in LINUX_CPU_IDLE)}
+
+
+def work_units(work, value, seconds):
+    """How many units of work ("request", "op" or "MiB") a load did: its rate value (req/s,
+    ops/s, or Mbit/s for MiB) over seconds."""
+    return value * 1e6 / 8 / 2 ** 20 * seconds if work == "MiB" else value * seconds
+
+
+def per_unit(before, after, units):
+    """Every counter's growth from the reading before to the one after, per unit of work:
+    {name: delta / units}, a list for a kernel call's (calls, wait, hold). A counter
+    missing from either reading (a log line cut through it) is left out."""
+    def d(a, b):
+        return (a - b) / units
+    return {k: [d(a, b) for a, b in zip(after[k], before[k])] if isinstance(after[k], tuple) else d(after[k], before[k])
+            for k in after if k in before}
+
+
+def top_kcalls(unit_counts, n=6):
+    """The n kernel calls made most per unit of work: [[name, calls], ...] from per_unit's
+    `kcall.NAME` entries (`linux` is all Linux system calls together)."""
+    calls = [[k[len("kcall."):], v[0]] for k, v in unit_counts.items() if k.startswith("kcall.")]
+    return sorted(calls, key=lambda c: -c[1])[:n]
+
+
+def guest_instructions(before, after):
+    """Guest instructions between two readings of an -icount boot (shift=0: one TSC tick or
+    one nanosecond per instruction), idle excluded; None without the counters. Axolotl's
+    (one vCPU): TSC cycles less idle cycles; Linux's: busy ticks, 10^7 instructions each."""
+    if all(k in r for r in (before, after) for k in ("tsc", "idle_cycles")):
+        return (after["tsc"] - before["tsc"]) - (after["idle_cycles"] - before["idle_cycles"])
+    if all("busy_ticks" in r for r in (before, after)):
+        return (after["busy_ticks"] - before["busy_ticks"]) * LINUX_TICK_INSNS
+    return None
+
+
 def stats(values):
     """median, min, max of a non-empty list."""
     v = sorted(values)

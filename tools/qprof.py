@@ -25,6 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL_BASE = 0xffff800000000000
+IDLE = ("sched_idle_loop",)  # where a halted vCPU's RIP is
 SAMPLE = re.compile(r"CPU#(\d+).*?RIP=([0-9a-f]{16}).*?CR3=([0-9a-f]{16})", re.S)
 
 
@@ -69,6 +70,14 @@ def report(samples, resolve, top=15, bin_s=0.05, bins=40):
         per_cpu[cpu][w] += 1
         timeline[(int((t - t0) / bin_s + 1e-9), cpu)][w.split(" rip=")[0]] += 1
     lines = []
+    # where the time goes across all vCPUs: idle, the kernel, each address space
+    spaces = collections.Counter()
+    for t, cpu, rip, cr3 in samples:
+        w = resolve.where(rip, cr3)
+        spaces["idle" if w in IDLE else "kernel" if rip >= KERNEL_BASE else f"user cr3={cr3:x}"] += 1
+    lines.append(f"all vCPUs: {len(samples)} samples")
+    for w, k in spaces.most_common():
+        lines.append(f"  {100 * k / len(samples):5.1f}%  {w}")
     for cpu in sorted(per_cpu):
         n = sum(per_cpu[cpu].values())
         lines.append(f"cpu{cpu}: {n} samples")
@@ -111,6 +120,7 @@ def main():
     ap.add_argument("--interval-ms", type=float, default=3)
     ap.add_argument("--elf", default=os.path.join(ROOT, "build", "axolotl.elf"))
     ap.add_argument("--bin-ms", type=float, default=50)
+    ap.add_argument("--top", type=int, default=15, help="entries per vCPU")
     a = ap.parse_args()
     resolve = Resolver(symbols(a.elf))
     mon = Monitor(a.socket)
@@ -120,7 +130,7 @@ def main():
         t = time.monotonic()
         samples += [(t, c, r, c3) for c, r, c3 in parse_registers(mon.cmd("info registers -a"))]
         time.sleep(a.interval_ms / 1000)
-    sys.stdout.write(report(samples, resolve, bin_s=a.bin_ms / 1000))
+    sys.stdout.write(report(samples, resolve, top=a.top, bin_s=a.bin_ms / 1000))
 
 
 if __name__ == "__main__":

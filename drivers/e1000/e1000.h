@@ -107,6 +107,8 @@ void rings_reset(void); /* forgets every buffer and frame (after hw_reset) */
 bool rx_give(struct chan_ptr p, uint64_t bus);
 /* Harvests received frames into ND_RX on the up channel; returns how many. */
 int rx_harvest(void);
+/* Tells the device the tails moved since the last call (one register write per ring). */
+void rings_publish(void);
 /* Free TX descriptors. */
 uint32_t tx_space(void);
 /* Queues one validated frame: nseg segments at bus addresses; ctx (if csum) first. */

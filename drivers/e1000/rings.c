@@ -3,11 +3,16 @@
  * is up to NETDEV_MAXSEG data descriptors pointing straight into the senders' pools, after
  * a context descriptor when its checksum offsets differ from the last one given. Indices
  * run freely and are masked on use. The device's descriptors are written only by us before
- * the tail moves and read back only for their status. */
+ * the tail moves and read back only for their status. The tails move once per pass of the
+ * driver's loop (rings_publish), not per buffer or frame: each tail write is a register
+ * access, an exit to the hypervisor on a virtual machine, and QEMU's model sends every frame
+ * up to the new tail at once. */
 #include "e1000.h"
 
 #define RX_MASK (RX_RING - 1)
 #define TX_MASK (TX_RING - 1)
+
+static bool rx_moved, tx_moved; /* tails the device has not been told yet */
 
 void rings_reset(void)
 {
@@ -15,6 +20,7 @@ void rings_reset(void)
 	e1k.tx_head = e1k.tx_tail = 0;
 	e1k.nspare = 0;
 	e1k.ctx.valid = false;
+	rx_moved = tx_moved = false;
 	memset(e1k.txi, 0, sizeof(e1k.txi));
 }
 
@@ -29,10 +35,18 @@ static void rx_post(struct chan_ptr p, uint64_t bus)
 	e1k.rx_tail++;
 }
 
-static void rx_publish(void)
+static void rx_publish(void) { rx_moved = true; }
+
+void rings_publish(void)
 {
-	__atomic_thread_fence(__ATOMIC_RELEASE); /* descriptors before the tail */
-	wr32(E1K_RDT, e1k.rx_tail & RX_MASK);
+	if (!rx_moved && !tx_moved)
+		return;
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* descriptors before the tails */
+	if (rx_moved)
+		wr32(E1K_RDT, e1k.rx_tail & RX_MASK);
+	if (tx_moved)
+		wr32(E1K_TDT, e1k.tx_tail & TX_MASK);
+	rx_moved = tx_moved = false;
 }
 
 /* The ring holds at most RX_RING - 1 buffers (head == tail means empty to the device). */
@@ -127,8 +141,7 @@ void tx_queue(uint64_t id, uint32_t nseg, const uint64_t *bus, const uint32_t *l
 		e1k.tx[i].upper = popts;
 		e1k.txi[i] = (struct e1k_txinfo){ last ? id : 0, last };
 	}
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	wr32(E1K_TDT, e1k.tx_tail & TX_MASK);
+	tx_moved = true;
 	e1k.c.tx_frames++;
 }
 

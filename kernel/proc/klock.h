@@ -12,12 +12,14 @@
  * down a TLB entry cannot deadlock with a CPU waiting here. See docs/decisions.md. */
 #pragma once
 #include "lib/types.h"
+#include "smp/percpu.h"
 
 extern volatile uint32_t kernel_lock;        /* 0 free, 1 held */
 extern volatile uint32_t kernel_lock_sleepers; /* CPUs halted in klock_slow */
 
 void klock_slow(void);
 void klock_kick(void);
+void sched_send_deferred(void); /* proc/sched.c */
 
 static inline void klock(void)
 {
@@ -33,5 +35,9 @@ static inline void kunlock(void)
 	__atomic_exchange_n(&kernel_lock, 0, __ATOMIC_SEQ_CST);
 	if (__builtin_expect(__atomic_load_n(&kernel_lock_sleepers, __ATOMIC_RELAXED) != 0, 0))
 		klock_kick();
+	/* Reschedule IPIs decided under the lock go out now: sending one is slow on a virtual
+	 * machine, and the other CPUs should not wait for the lock meanwhile. */
+	if (__builtin_expect(this_cpu()->resched_any, 0))
+		sched_send_deferred();
 }
 void klock_init(void);

@@ -69,19 +69,103 @@ static uint32_t pick_cpu(struct thread *t)
 	return best == UINT32_MAX ? 0 : best;
 }
 
+/* Whether CPU i has nothing to run and t may run there: its idle thread runs, its queue is
+ * empty, and it is not dedicated to another thread. */
+static bool cpu_idle(uint32_t i, const struct thread *t)
+{
+	return cpus[i] && cpus[i]->online && cpus[i]->current == cpus[i]->idle && !rqs[i].len &&
+	       (!cpus[i]->dedicated || cpus[i]->dedicated == t);
+}
+
+/* The priority of what CPU i runs (NPRIO for its idle thread). */
+static uint32_t running_prio(uint32_t i)
+{
+	const struct cpu *c = cpus[i];
+	return c->current == c->idle ? NPRIO : c->current->prio;
+}
+
+/* Whether t may take CPU i at once: it is idle, or runs something less urgent than t (and
+ * nothing queued there is as urgent as t). */
+static bool cpu_takes(uint32_t i, const struct thread *t)
+{
+	if (!cpus[i] || !cpus[i]->online || (cpus[i]->dedicated && cpus[i]->dedicated != t))
+		return false;
+	if (running_prio(i) <= t->prio)
+		return false;
+	for (uint32_t p = 0; p <= t->prio; p++)
+		if (rqs[i].head[p])
+			return false;
+	return true;
+}
+
+/* Where a woken thread that may move should run: where it ran (warm caches) while that CPU
+ * is idle; else an idle CPU (this one first: a wake from an interrupt taken in idle); else
+ * a CPU running something less urgent, which it preempts; else where it ran, behind what
+ * runs there. So a woken thread never waits while a CPU sleeps or runs a lower priority. */
+static uint32_t wake_cpu(struct thread *t)
+{
+	uint32_t prev = (uint32_t)t->cpu, me = this_cpu_index();
+	if (cpus[prev]->dedicated == t || cpu_idle(prev, t))
+		return prev;
+	if (cpu_idle(me, t))
+		return me;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (cpu_idle(i, t))
+			return i;
+	if (cpu_takes(prev, t))
+		return prev;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (cpu_takes(i, t))
+			return i;
+	return prev;
+}
+
+/* Tells CPU i that t was queued there, if it must know now: an idle CPU must wake (unless
+ * it polls its queue), a CPU running something less urgent must switch. One running a
+ * thread as urgent as t finds t when that thread blocks, yields or its tick comes: no IPI
+ * (an IPI exits to the hypervisor on a virtual machine; on QEMU it takes its global lock).
+ * The IPI goes out after the kernel lock is released (sched_send_deferred). */
+static void notify_cpu(uint32_t i, const struct thread *t)
+{
+	if (running_prio(i) <= t->prio) {
+		KSTAT_INC(KST_IPI_SAVED);
+		return;
+	}
+	struct cpu *c = this_cpu();
+	c->resched_pending[i / 64] |= 1ull << (i % 64);
+	c->resched_any = true;
+}
+
+void sched_send_deferred(void)
+{
+	struct cpu *c = this_cpu();
+	c->resched_any = false;
+	for (uint32_t w = 0; w < MAX_CPUS / 64; w++) {
+		uint64_t m = c->resched_pending[w];
+		c->resched_pending[w] = 0;
+		for (; m; m &= m - 1)
+			smp_send_resched(w * 64 + (uint32_t)__builtin_ctzll(m));
+	}
+}
+
 void sched_make_ready(struct thread *t)
 {
-	/* Threads stay where they ran (warm caches) unless pinned elsewhere or the CPU was
-	 * given to another thread; new threads go to the least-loaded CPU. */
+	/* New threads go to the least-loaded CPU; a woken one as wake_cpu says. */
 	if (t->pinned >= 0)
 		t->cpu = t->pinned;
 	else if (t->cpu < 0 || (cpus[t->cpu]->dedicated && cpus[t->cpu]->dedicated != t))
 		t->cpu = (int32_t)pick_cpu(t);
+	else {
+		uint32_t to = wake_cpu(t);
+		if (to != (uint32_t)t->cpu)
+			KSTAT_INC(KST_WAKE_MOVES);
+		t->cpu = (int32_t)to;
+	}
 	t->state = T_READY;
 	rq_push((uint32_t)t->cpu, t);
 	KSTAT_INC(KST_WAKES);
 	if ((uint32_t)t->cpu != this_cpu_index())
-		smp_send_resched((uint32_t)t->cpu);
+		notify_cpu((uint32_t)t->cpu, t);
 }
 
 static void set_tick(uint32_t cpu, bool on)

@@ -37,6 +37,9 @@ struct cpu {
 	uint32_t irq_depth;       /* interrupt handlers running (a waiter for the kernel lock
 	                             halts only outside them) */
 	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */
+	bool resched_any;           /* resched_pending has a bit set */
+	uint64_t resched_pending[MAX_CPUS / 64]; /* reschedule IPIs to send once the kernel lock
+	                                            is released (proc/sched.c) */
 	uint64_t stat[KST_COUNT]; /* activity counters (axolotl/kstat.h); only this CPU writes */
 	uint64_t kc_stat[KC_COUNT + 1][3]; /* per kernel call (KC_COUNT: Linux calls): KCS_* */
 	struct gdt gdt;

@@ -9,7 +9,7 @@ from conftest import EXIT_PANIC, EXIT_TESTS_PASSED, boot
 # The self-tests every full run must report as passed (IPI tests skip on one CPU).
 CORE_TESTS = {"cpus_online", "pmm_all_memory", "pmm_contig", "heap", "map_unmap_shootdown",
               "kernel_protections", "timer_ticks", "ioapic"}
-MP_TESTS = {"ipi_roundtrip", "ipi_storm_no_deadlock", "resched_ipi"}
+MP_TESTS = {"ipi_roundtrip", "ipi_storm_no_deadlock", "resched_ipi", "klock_exclusion"}
 
 MACHINES = [(1, "max"), (1, "qemu64"), (2, "max"), (2, "qemu64"), (8, "max"), (8, "qemu64")]
 

@@ -22,10 +22,11 @@ enum kstat {
 	KST_KLOCK_HOLD_CYCLES,   /* TSC cycles the lock was held by system calls */
 	KST_WAIT_CALLS,          /* KC_WAIT calls */
 	KST_WAIT_SLEEPS,         /* ... that slept (blocked or MWAIT) */
-	KST_HANDOFFS,            /* direct hand-offs: a thread about to block gave its CPU to the
-	                            thread it woke */
-	KST_STEALS,              /* ready threads moved to an idle CPU by balancing */
 	KST_IDLE_CYCLES,         /* TSC cycles CPUs spent halted in the idle loop */
+	KST_IPI_SAVED,           /* wake-ups on another CPU that needed no IPI: it runs a thread
+	                            as urgent, which finds the woken one when it blocks or yields */
+	KST_WAKE_MOVES,          /* woken threads placed on another CPU than their last: theirs
+	                            was busy, another idle or running something less urgent */
 	KST_TSC,                 /* the TSC now, once per CPU (KI_STAT: their sum; KI_CPU_STAT: one) */
 	KST_COUNT
 };

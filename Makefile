@@ -2,7 +2,9 @@
 # Both first run `deps`, which installs whatever is missing on a Debian machine.
 
 ACCEL ?= auto
-SMP ?= 4
+# As many vCPUs as the host has cores, at most 4: under TCG each vCPU is a host thread, and
+# more of them than cores leaves QEMU's own device thread short of CPU.
+SMP ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 MEM ?= 1024
 CPU ?=
 CMDLINE ?=

@@ -109,6 +109,7 @@ struct ip_state {
 	bool pf_on;
 	struct ip_transport t[IP_MAX_T];
 	uint64_t c_pf_pass, c_pf_block, c_pf_drop, c_pf_resubmit, c_pf_bad;
+	uint64_t c_pf_fast, c_pf_tables; /* passed by pf's flow table; times a pf took the table */
 	bool retry;               /* something waits for room: poll again soon */
 };
 extern struct ip_state ip;

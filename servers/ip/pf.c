@@ -2,12 +2,15 @@
  * LWIP_HOOK_IP4_INPUT, before lwIP looks at it) and out (the netif's output, after routing
  * and fragmentation, before ARP and the driver) waits here for pf's verdict. Inbound packets
  * are validated first (hdr.c) so pf judges only well-formed headers. When pf restarts (it
- * imports pf.req again) every pending request is sent again. */
+ * imports pf.req again) every pending request is sent again. A packet of a flow pf has
+ * passed within the last second, under the rules in force, passes at once by pf's flow
+ * table (lib/net/pf_flow.h), which pf writes and we only read. */
 #include "ip.h"
 #include "lwip/etharp.h"
 #include "lwip/ip4.h"
 #include "lwip/stats.h"
 #include "ip_hooks.h"
+#include "pf_flow.h"
 
 struct pend {
 	struct pbuf *p;
@@ -28,10 +31,32 @@ static struct {
 	struct pend pend[PF_SLOTS];
 	uint32_t unsent;
 	struct pbuf *reinject;
+	/* pf's flow table (pf_flow.h): our memory, which pf alone writes */
+	struct chan_export flows_e;
+	struct pf_flow_table *flows;
 } pf;
+
+/* Whether pf's flow table passes the packet p (first bytes h[0..n)) without asking. */
+static bool flows_pass(const uint8_t *h, uint32_t n, struct netif *nif, uint8_t dir)
+{
+	struct pf_flow_key k;
+	if (!pf.flows || !pf_flow_key_of(h, n, dir, ip_if_of(nif)->index, &k) ||
+	    !pf_flow_passes(pf.flows, &k, ax_time_ns()))
+		return false;
+	ip.c_pf_fast++;
+	return true;
+}
 
 static void on_attach(struct chan_export *e, endpoint_t importer)
 {
+	if (e == &pf.flows_e) {
+		/* A (new) pf takes the flow table: it starts empty (the old pf's grant is gone). */
+		memset(pf.flows, 0, sizeof(*pf.flows));
+		pf.flows->nslots = PF_FLOW_SLOTS;
+		pf.flows->magic = PF_FLOW_MAGIC;
+		ip.c_pf_tables++;
+		return;
+	}
 	bool req = e == &pf.req_e;
 	if (req) {
 		/* A (new) pf: it may have taken requests and died, so all pending go again. */
@@ -60,6 +85,27 @@ static int64_t export_ch(struct chan_export *e, const char *key, uint32_t slot, 
 	return chan_export(e);
 }
 
+/* The flow table's memory, exported read-write for pf alone. Without it every packet goes
+ * to pf, as before. */
+static void flows_export(void)
+{
+	uint64_t pages = (sizeof(struct pf_flow_table) + 4095) / 4096;
+	int64_t h = ax_mo_create(pages, 0);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, pages, KP_R | KP_W) : h;
+	if (va > 0) {
+		pf.flows_e = (struct chan_export){ .handle = h, .bytes = pages * 4096, .rights = KP_R | KP_W,
+						   .peer = "pf", .on_attach = on_attach };
+		ax_strpad(pf.flows_e.key, sizeof(pf.flows_e.key), "pf.flows");
+		pf.flows = (struct pf_flow_table *)(uintptr_t)va;
+		pf.flows->nslots = PF_FLOW_SLOTS;
+		pf.flows->magic = PF_FLOW_MAGIC;
+		if (chan_export(&pf.flows_e) == 0)
+			return;
+	}
+	ax_printf("ip: no flow table for pf (%lld): every packet waits for pf\n", (long long)va);
+	pf.flows = NULL;
+}
+
 int ip_pf_init(bool on)
 {
 	ip.pf_on = on;
@@ -73,6 +119,8 @@ int ip_pf_init(bool on)
 		r = export_ch(&pf.ans_e, "pf.ans", PF_ANS_SLOT, SPSC_CONSUMER, &pf.ans);
 	if (r == 0)
 		atomic_store_explicit(&pf.ans.sh->sleeping, 1, memory_order_relaxed);
+	if (r == 0)
+		flows_export();
 	return (int)r;
 }
 
@@ -132,7 +180,7 @@ int ip_hook_ip4_input(struct pbuf *p, struct netif *inp)
 		pbuf_free(p);
 		return 1;
 	}
-	if (!ip.pf_on)
+	if (!ip.pf_on || flows_pass(h, n, inp, PF_IN))
 		return 0;
 	if (!hold(p, inp, NULL, PF_IN))
 		pbuf_free(p);
@@ -141,7 +189,9 @@ int ip_hook_ip4_input(struct pbuf *p, struct netif *inp)
 
 err_t ip_pf_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
-	if (!ip.pf_on)
+	uint8_t h[60];
+	u16_t len = pf.flows ? pbuf_copy_partial(p, h, sizeof(h), 0) : 0;
+	if (!ip.pf_on || (len && flows_pass(h, len, n, PF_OUT)))
 		return etharp_output(n, p, dst);
 	pbuf_ref(p); /* the caller frees its own reference when we return */
 	if (!hold(p, n, dst, PF_OUT))

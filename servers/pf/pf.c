@@ -53,6 +53,7 @@ int pf_conf_read(struct pf_rule *rules, int max, char err[PF_ERR_LEN], bool *abs
 int pf_rules_replace(const struct pf_rule *rules, int n)
 {
 	pf_filter_set_rules(&pf_f, rules, n);
+	pf_flows_rules_changed();
 	pf_store_save();
 	return 0;
 }
@@ -63,6 +64,7 @@ int pf_rules_add(const struct pf_rule *r)
 		return -KE_NOMEM;
 	pf_f.hits[pf_f.nrules] = 0;
 	pf_f.rules[pf_f.nrules++] = *r;
+	pf_flows_rules_changed();
 	pf_store_save();
 	return 0;
 }
@@ -76,6 +78,7 @@ int pf_rules_del(int number)
 		pf_f.hits[i - 1] = pf_f.hits[i];
 	}
 	pf_f.nrules--;
+	pf_flows_rules_changed();
 	pf_store_save();
 	return 0;
 }
@@ -84,6 +87,7 @@ static void detach(struct ax_evloop *l, uint64_t retry_ns)
 {
 	chan_unimport(&s.req_mem);
 	chan_unimport(&s.ans_mem);
+	pf_flows_detach();
 	s.req_mem = (struct chan_import){ 0 };
 	s.ans_mem = (struct chan_import){ 0 };
 	s.attached = false;
@@ -118,6 +122,8 @@ static bool attach(struct ax_evloop *l)
 	s.attached = true;
 	s.fails = 0;
 	s.ip.ep = s.ans_mem.owner;
+	pf_flows_attach();
+	ax_heartbeat();
 	l->doorbell = (const volatile uint64_t *)(const void *)&s.req.sh->bell;
 	l->sleeping = &s.req.sh->sleeping;
 	l->wait_ns = 0;
@@ -156,6 +162,7 @@ static bool poll(struct ax_evloop *l)
 		if (!s.held) {
 			uint32_t rule;
 			uint32_t v = pf_filter_judge(&pf_f, &req, now, &rule);
+			pf_flows_judged(&req, v, now);
 			s.held_ans = (struct pf_ans){ req.id, v, rule };
 			s.held = true;
 		}

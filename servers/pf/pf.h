@@ -27,5 +27,12 @@ int pf_store_load(struct pf_rule *rules, int max);
  * returns how many were made. */
 int pf_store_rebuild_states(struct pf_filter *f, uint64_t now);
 
+/* flows.c: the flow table ip may pass packets by (lib/net/pf_flow.h). */
+struct pf_req;
+void pf_flows_attach(void);  /* import ip/pf.flows (after the channels) */
+void pf_flows_detach(void);
+void pf_flows_judged(const struct pf_req *req, uint32_t verdict, uint64_t now);
+void pf_flows_rules_changed(void);
+
 /* query.c: NETQ_SHOW and NETQ_PF (lib/net/netq_proto.h); true if m was one (answered). */
 bool pf_query(struct kmsg *m);

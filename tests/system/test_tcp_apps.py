@@ -481,3 +481,88 @@ def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
     out = apps.out()
     assert "rc: lighttpd ended" not in out, out[-3000:]  # the same lighttpd throughout
     assert "panic" not in out.lower() and "lwip: assertion" not in out.lower(), out[-3000:]
+
+
+def perf(apps):
+    """The console's perf: ({counter: growth since the last perf}, {kernel call: calls})."""
+    mark = apps.g.mark()
+    apps.g.type("perf\r")
+    apps.g.wait_for(r"\(wait and hold in TSC cycles", timeout=30, start=mark)
+    text = apps.g.output[mark:].replace("axolotl> ", "")
+    counters = {k: int(v) for k, v, _ in re.findall(r"^  ([a-z_]+) +(\d+) +(\d+)$", text, re.M)}
+    calls = {k: int(n) for k, n in re.findall(r"^  ([a-z_]+) +(\d+) +\d+ +\d+ +\d+$", text, re.M)}
+    return counters, calls
+
+
+def test_perf_and_proc_kstat_count_the_kernels_work(apps):
+    """The kernel's activity counters (console perf, /proc/axolotl/kstat, /proc/stat): a
+    keep-alive load shows up as switches, wake-ups, device interrupts and kernel calls, and
+    the servers read the clock without a kernel call (KC_TIME was 110 calls per request)."""
+    perf(apps)
+    with ThreadPoolExecutor(4) as ex:
+        answered = sum(ex.map(lambda _: keepalive_connection(apps.port[80]), range(10)))
+    assert answered == 100
+    counters, calls = perf(apps)
+    for k in ("kcalls", "switches", "as_switches", "wakes", "blocks", "device_irqs", "wait_calls"):
+        assert counters.get(k, 0) > 0, (k, counters)
+    assert counters["wakes"] >= counters["blocks"] // 2, counters
+    assert calls.get("wait", 0) > 0 and calls.get("receive", 0) > 0, calls
+    assert calls.get("time", 0) < answered, calls  # one every few requests at most
+    # the same counters as a file, for programs (make bench reads it around each load)
+    mark = apps.g.mark()
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"console: terminal", timeout=30, start=mark)
+    apps.g.type("cat /proc/axolotl/kstat /proc/stat; echo kstat-done\r")
+    apps.g.wait_for(r"^kstat-done", timeout=60, start=mark)
+    text = apps.g.output[mark:]
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"console: monitor", timeout=30, start=mark)
+    kst = dict(re.findall(r"^([a-z_]+) (\d+)$", text, re.M))
+    for k in ("kcalls", "switches", "ipi_resched", "klock_contended", "idle_cycles", "tsc", "ctxt", "intr"):
+        assert k in kst, (k, text[-3000:])
+    assert int(kst["ctxt"]) >= int(kst["switches"]), kst  # /proc/stat was read after
+    assert re.search(r"^kcall\.wait \d+ \d+ \d+$", text, re.M), text[-3000:]
+
+
+def netstat_counter(apps, service, name):
+    """One counter of one network service, from the console's netstat."""
+    mark = apps.g.mark()
+    apps.g.type("netstat\r")
+    apps.g.wait_for(r"^(?:axolotl> )?e1000:$|netstat: no network", timeout=30, start=mark)
+    m = apps.g.wait_for(r"^%s:\n(?:[ \t]+.*\n)*?[ \t]+%s (\d+)$" % (service, name), timeout=30, start=mark)
+    return int(m.group(1))
+
+
+def test_pf_flow_table_passes_known_flows_and_obeys_rule_changes(apps):
+    """ip passes the packets of a flow pf has passed without asking it again (pf's flow
+    table, lib/net/pf_flow.h), and a rule change takes effect at once on such a flow: a
+    block on port 80 stops a keep-alive connection's next request at pf, and a flush lets
+    TCP's retransmission through."""
+    def request(s):
+        s.sendall(b"GET /hello.txt HTTP/1.1\r\nHost: axolotl\r\n\r\n")
+        data = b""
+        while b"hello" not in data.lower():
+            got = s.recv(65536)
+            assert got, "connection closed"
+            data += got
+        return data
+
+    with socket.create_connection((HOST, apps.port[80]), timeout=120) as s:
+        request(s)
+        fast = netstat_counter(apps, "ip", "pf_fast")
+        for _ in range(20):
+            request(s)
+        assert netstat_counter(apps, "ip", "pf_fast") >= fast + 20  # at least one packet a request
+        blocked = netstat_counter(apps, "pf", "blocked_in")
+        apps.monitor("pf add block in proto tcp to any port 80", r"^pf: rule \d+ added$")
+        try:
+            s.sendall(b"GET /hello.txt HTTP/1.1\r\nHost: axolotl\r\n\r\n")
+            wait_until("pf blocking the request", lambda: netstat_counter(apps, "pf", "blocked_in") > blocked, 60)
+        finally:
+            apps.monitor("pf flush", r"^pf: rules flushed")
+        data = b""
+        while b"hello" not in data.lower():  # TCP sends the request again; now it passes
+            got = s.recv(65536)
+            assert got, "connection closed"
+            data += got
+        request(s)

@@ -5,9 +5,17 @@
 #include "mm/vmm.h"
 #include "lib/spinlock.h"
 
+/* Each access to an I/O APIC is a register write (select) and a read or write (window);
+ * under a hypervisor each is an exit. A device interrupt masks its line and the driver
+ * unmasks it, so the redirection entries' low words are kept here (only we write them; the
+ * bits the chip sets, delivery status and remote IRR, are read-only) and the select is
+ * written only when it changes: a mask or an unmask is one register write. */
+#define IOAPIC_MAX_PINS 240
 struct ioapic {
 	volatile uint32_t *mmio;
 	uint32_t gsi_base, pins, id;
+	uint32_t sel;                    /* the register selected now */
+	uint32_t lo[IOAPIC_MAX_PINS];    /* each pin's redirection entry, low word */
 };
 static struct ioapic ioapics[MADT_MAX_IOAPICS];
 static uint32_t nioapics;
@@ -29,16 +37,30 @@ void pic_disable(void)
 	outb(0xa1, 0xff);
 }
 
+static void select(struct ioapic *io, uint32_t reg)
+{
+	if (io->sel != reg) {
+		io->mmio[0] = reg;
+		io->sel = reg;
+	}
+}
+
 static uint32_t rd(struct ioapic *io, uint32_t reg)
 {
-	io->mmio[0] = reg;
+	select(io, reg);
 	return io->mmio[4];
 }
 
 static void wr(struct ioapic *io, uint32_t reg, uint32_t v)
 {
-	io->mmio[0] = reg;
+	select(io, reg);
 	io->mmio[4] = v;
+}
+
+static void set_lo(struct ioapic *io, uint32_t pin, uint32_t lo)
+{
+	io->lo[pin] = lo;
+	wr(io, 0x10 + 2 * pin, lo);
 }
 
 void ioapic_init(void)
@@ -50,9 +72,12 @@ void ioapic_init(void)
 			continue;
 		io->gsi_base = madt.ioapics[i].gsi_base;
 		io->id = madt.ioapics[i].id;
+		io->sel = UINT32_MAX;
 		io->pins = ((rd(io, 1) >> 16) & 0xff) + 1;
+		if (io->pins > IOAPIC_MAX_PINS)
+			io->pins = IOAPIC_MAX_PINS;
 		for (uint32_t p = 0; p < io->pins; p++) {
-			wr(io, 0x10 + 2 * p, 1u << 16); /* masked */
+			set_lo(io, p, 1u << 16); /* masked */
 			wr(io, 0x11 + 2 * p, 0);
 		}
 		pr_info("ioapic: id %u at %#x, GSIs %u-%u", io->id, madt.ioapics[i].addr, io->gsi_base,
@@ -79,10 +104,12 @@ bool ioapic_set_masked(uint32_t gsi, bool masked)
 		struct ioapic *io = &ioapics[i];
 		if (gsi < io->gsi_base || gsi >= io->gsi_base + io->pins)
 			continue;
-		uint32_t reg = 0x10 + 2 * (gsi - io->gsi_base);
+		uint32_t pin = gsi - io->gsi_base;
 		uint64_t f = spin_lock_irqsave(&lock);
-		uint32_t lo = rd(io, reg);
-		wr(io, reg, masked ? lo | (1u << 16) : lo & ~(1u << 16));
+		uint32_t lo = io->lo[pin];
+		uint32_t want = masked ? lo | (1u << 16) : lo & ~(1u << 16);
+		if (want != lo)
+			set_lo(io, pin, want);
 		spin_unlock_irqrestore(&lock, f);
 		return true;
 	}
@@ -112,7 +139,7 @@ int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t apic_id, bool masked)
 			uint32_t pin = gsi - io->gsi_base;
 			uint64_t f = spin_lock_irqsave(&lock);
 			wr(io, 0x11 + 2 * pin, apic_id << 24);
-			wr(io, 0x10 + 2 * pin, lo);
+			set_lo(io, pin, lo);
 			spin_unlock_irqrestore(&lock, f);
 			return (int)gsi;
 		}

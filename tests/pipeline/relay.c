@@ -161,5 +161,10 @@ int main(int argc, char **argv)
 		ax_printf("relay v%d: attached, restart %u, count %llu%s\n", RELAY_VERSION, ax_svc.restarts,
 			  (unsigned long long)r.count, have ? " (from the checkpoint)" : "");
 	}
+	/* The state taken over is ours now: put it under this instance (once committed), so a
+	 * ds restart before our next checkpoint has it republished (ds_client republishes only
+	 * what its own instance put). */
+	if (have)
+		save_state();
 	return (int)ax_evloop_run(&l);
 }

@@ -148,17 +148,39 @@ void sched_send_deferred(void)
 	}
 }
 
+/* Whether a thread woken toward idle CPU `to` may wait here instead: the wake comes from a
+ * system call of this CPU's thread (not an interrupt), which is likely to block soon (a
+ * server kicks its peer at the end of a pass, then waits). Then the woken thread runs
+ * here when the waker blocks, with no IPI and no halted CPU to wake; if the waker goes on
+ * instead, its next kernel call sends the woken thread to the idle CPU
+ * (sched_release_deferred), and its tick at the latest runs it here. One at a time. */
+static bool may_defer(struct cpu *c, const struct thread *t, uint32_t to)
+{
+	return to != c->index && c->irq_depth == 0 && !c->deferred && c->current != c->idle &&
+	       c->current->proc && !c->dedicated && cpu_idle(to, t);
+}
+
 void sched_make_ready(struct thread *t)
 {
 	/* New threads go to the least-loaded CPU; a woken one as wake_cpu says. */
+	struct cpu *c = this_cpu();
 	if (t->pinned >= 0)
 		t->cpu = t->pinned;
 	else if (t->cpu < 0 || (cpus[t->cpu]->dedicated && cpus[t->cpu]->dedicated != t))
 		t->cpu = (int32_t)pick_cpu(t);
 	else {
 		uint32_t to = wake_cpu(t);
-		if (to != (uint32_t)t->cpu)
+		if (may_defer(c, t, to)) {
+			to = c->index;
+			c->deferred = t;
+			c->deferred_to = (uint32_t)t->cpu == c->index ? UINT32_MAX : (uint32_t)t->cpu;
+			KSTAT_INC(KST_WAKE_DEFERRED);
+			/* more urgent than the waker: it takes the CPU at the waker's return */
+			if (t->prio < c->current->prio)
+				c->need_resched = true;
+		} else if (to != (uint32_t)t->cpu) {
 			KSTAT_INC(KST_WAKE_MOVES);
+		}
 		t->cpu = (int32_t)to;
 	}
 	t->state = T_READY;
@@ -193,6 +215,8 @@ void schedule(void)
 	struct thread *next = rq_pop(c->index);
 	if (!next)
 		next = c->idle;
+	if (next == c->deferred)
+		c->deferred = NULL; /* it runs here after all: the hand-off worked */
 	next->state = T_RUNNING;
 	next->cpu = (int32_t)c->index;
 	/* A dedicated core runs its one thread, or idles waiting for it, without a periodic
@@ -232,8 +256,11 @@ void thread_start_unlock(void)
 	kunlock();
 }
 
-void sched_remove(struct thread *t)
+bool sched_remove(struct thread *t)
 {
+	struct cpu *c = cpus[t->cpu];
+	if (c && c->deferred == t)
+		c->deferred = NULL;
 	struct runq *q = &rqs[t->cpu];
 	for (int p = 0; p < NPRIO; p++) {
 		struct thread **pp = &q->head[p], *prevt = NULL;
@@ -244,9 +271,32 @@ void sched_remove(struct thread *t)
 			if (q->tail[p] == t)
 				q->tail[p] = prevt;
 			q->len--;
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+void sched_release_deferred(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *t = c->deferred;
+	c->deferred = NULL;
+	if (!t || t->state != T_READY || t->cpu != (int32_t)c->index)
+		return;
+	/* Where it would have gone, if that CPU is still idle; else any idle one. */
+	uint32_t to = UINT32_MAX;
+	if (c->deferred_to != UINT32_MAX && cpu_idle(c->deferred_to, t))
+		to = c->deferred_to;
+	for (uint32_t i = 0; i < ncpus && to == UINT32_MAX; i++)
+		if (i != c->index && cpu_idle(i, t))
+			to = i;
+	if (to == UINT32_MAX || !sched_remove(t))
+		return;
+	KSTAT_INC(KST_DEFER_MOVED);
+	t->cpu = (int32_t)to;
+	rq_push(to, t);
+	notify_cpu(to, t);
 }
 
 void sched_user_return(void)

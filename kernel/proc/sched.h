@@ -16,7 +16,11 @@ void sched_tick(struct trap_frame *f);
 int sched_dedicate(struct thread *t, uint32_t cpu);
 struct thread *current_thread(void);
 /* Removes a ready thread from its run queue. */
-void sched_remove(struct thread *t);
+/* Takes a ready thread off its run queue; false if it was not queued. */
+bool sched_remove(struct thread *t);
+/* The current thread made a kernel call that does not block: a thread it woke and kept on
+ * this CPU (sched_make_ready) goes to an idle CPU now. */
+void sched_release_deferred(void);
 /* Before returning to user mode: leave the CPU if the thread died or its slice is over. */
 void sched_user_return(void);
 /* Frees the thread this CPU just switched away from, if it was dead. */

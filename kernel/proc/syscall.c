@@ -433,6 +433,10 @@ void syscall_dispatch(struct trap_frame *f)
 			uint64_t t0 = rdtsc();
 			klock();
 			uint64_t t1 = rdtsc();
+			/* a thread this one woke waits on this CPU for it to block: a call that does
+			 * not wait means it goes on, so the woken thread goes to an idle CPU now */
+			if (this_cpu()->deferred && n != KC_WAIT && n != KC_RECEIVE && n != KC_CALL)
+				sched_release_deferred();
 			f->rax = (uint64_t)dispatch(me, n, a);
 			account(n, KST_KCALLS, t0, t1);
 			kunlock();

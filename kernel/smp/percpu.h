@@ -38,6 +38,8 @@ struct cpu {
 	                             halts only outside them) */
 	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */
 	bool resched_any;           /* resched_pending has a bit set */
+	struct thread *deferred;    /* woken by the current thread, kept here (proc/sched.c) */
+	uint32_t deferred_to;       /* the CPU it would have gone to */
 	uint64_t resched_pending[MAX_CPUS / 64]; /* reschedule IPIs to send once the kernel lock
 	                                            is released (proc/sched.c) */
 	uint64_t stat[KST_COUNT]; /* activity counters (axolotl/kstat.h); only this CPU writes */

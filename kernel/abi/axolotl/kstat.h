@@ -27,6 +27,8 @@ enum kstat {
 	                            as urgent, which finds the woken one when it blocks or yields */
 	KST_WAKE_MOVES,          /* woken threads placed on another CPU than their last: theirs
 	                            was busy, another idle or running something less urgent */
+	KST_WAKE_DEFERRED,       /* woken threads kept on the waker's CPU, to run when it blocks */
+	KST_DEFER_MOVED,         /* ... sent on to an idle CPU because the waker went on */
 	KST_TSC,                 /* the TSC now, once per CPU (KI_STAT: their sum; KI_CPU_STAT: one) */
 	KST_COUNT
 };

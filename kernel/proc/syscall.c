@@ -419,6 +419,16 @@ static void account(uint32_t call, enum kstat kind, uint64_t t0, uint64_t t1)
 	c->stat[KST_KLOCK_HOLD_CYCLES] += now - t1;
 }
 
+static bool keeps_deferred(uint32_t n)
+{
+	switch (n) {
+	case KC_WAIT: case KC_RECEIVE: case KC_CALL:                  /* likely to block */
+	case KC_NOTIFY: case KC_REPLY: case KC_SENDNB: case KC_INFO: /* short steps */
+		return true;
+	}
+	return false;
+}
+
 void syscall_dispatch(struct trap_frame *f);
 void syscall_dispatch(struct trap_frame *f)
 {
@@ -433,9 +443,10 @@ void syscall_dispatch(struct trap_frame *f)
 			uint64_t t0 = rdtsc();
 			klock();
 			uint64_t t1 = rdtsc();
-			/* a thread this one woke waits on this CPU for it to block: a call that does
-			 * not wait means it goes on, so the woken thread goes to an idle CPU now */
-			if (this_cpu()->deferred && n != KC_WAIT && n != KC_RECEIVE && n != KC_CALL)
+			/* a thread this one woke waits on this CPU for it to block: a call that
+			 * neither waits nor is a short step of the same pass (kicking another peer,
+			 * answering) means it goes on, so the woken thread goes to an idle CPU now */
+			if (this_cpu()->deferred && !keeps_deferred(n))
 				sched_release_deferred();
 			f->rax = (uint64_t)dispatch(me, n, a);
 			account(n, KST_KCALLS, t0, t1);

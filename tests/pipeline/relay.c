@@ -52,7 +52,10 @@ static int64_t attach(struct ax_evloop *l)
 {
 	static const uint64_t never_rung = 0;
 	int64_t e = 0;
-	for (int tries = 0; tries < 500; tries++) {
+	/* By the clock, not by tries: the wait returns at once while kernel IPC is pending (a
+	 * notification from rs that the loop will take later), and 500 such tries took no time
+	 * at all on a boot where the sink exported its channel late. */
+	for (uint64_t end = ax_time_ns() + 5000000000ull; ax_time_ns() < end;) {
 		if (!r.in_mem.va)
 			e = chan_import("source", "out", &r.in_mem);
 		if (r.in_mem.va && !r.out_mem.va)
@@ -60,7 +63,8 @@ static int64_t attach(struct ax_evloop *l)
 		if (r.in_mem.va && r.out_mem.va)
 			break;
 		ax_heartbeat(); /* waiting for peers is not hanging */
-		ax_wait_timeout(&never_rung, 0, 10000000);
+		if (ax_wait_timeout(&never_rung, 0, 10000000) & KW_IPC)
+			kcall0(KC_YIELD);
 	}
 	if (!r.in_mem.va || !r.out_mem.va)
 		return e ? e : -KE_AGAIN;

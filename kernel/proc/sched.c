@@ -171,9 +171,9 @@ void sched_make_ready(struct thread *t)
 	else {
 		uint32_t to = wake_cpu(t);
 		if (may_defer(c, t, to)) {
-			to = c->index;
 			c->deferred = t;
-			c->deferred_to = (uint32_t)t->cpu == c->index ? UINT32_MAX : (uint32_t)t->cpu;
+			c->deferred_to = to; /* where it would have gone (idle, and not this CPU) */
+			to = c->index;
 			KSTAT_INC(KST_WAKE_DEFERRED);
 			/* more urgent than the waker: it takes the CPU at the waker's return */
 			if (t->prio < c->current->prio)

@@ -47,7 +47,9 @@ def command(g, text, expect, start, tries=3):
 
 
 def test_dhcp_ping_fragments_tables_and_restarts():
-    write_conf("iptest.conf", conf("10.0.2.2 count=4 size=8000 interval=100 rounds=12 show"))
+    # 30 rounds of 4 echoes 100 ms apart: the test kills ip, then e1000, while they run (a CI
+    # boot with 12 rounds finished them all before it could type the second kill)
+    write_conf("iptest.conf", conf("10.0.2.2 count=4 size=8000 interval=100 rounds=30 show"))
     with Guest("", modules=modules("iptest.conf"), smp=2, net=user_net("e1000")) as g:
         g.wait_for(r"^ip: e1000: dhcp lease 10\.0\.2\.15/24 gw ", timeout=120)
         g.wait_for(r"^pingtest: round 1: 4 sent, 4 replies", timeout=120)
@@ -68,9 +70,9 @@ def test_dhcp_ping_fragments_tables_and_restarts():
         g.wait_for(r"^pingtest: \| rx_bad_options \d+", timeout=180)
         out = g.output
     assert re.search(r"^rs: ip exited", out, re.M) or re.search(r"^rs: restarting ip", out, re.M), out[-3000:]
-    assert re.search(r"^pingtest: done: 12 rounds, (\d+) replies", out, re.M), out[-3000:]
-    replies = int(re.search(r"^pingtest: done: 12 rounds, (\d+) replies", out, re.M).group(1))
-    assert replies >= 40, out[-3000:]  # 48 echoes in 12 rounds; a few may be lost at a kill
+    assert re.search(r"^pingtest: done: 30 rounds, (\d+) replies", out, re.M), out[-3000:]
+    replies = int(re.search(r"^pingtest: done: 30 rounds, (\d+) replies", out, re.M).group(1))
+    assert replies >= 110, out[-3000:]  # 120 echoes in 30 rounds; a few may be lost at a kill
     # 8000-byte echoes: fragmented out, reassembled in
     assert re.search(r"^pingtest: seq \d+ reply 8000 bytes ttl \d+ rtt \d+ us", out, re.M)
     m = re.search(r"^pingtest: \| frag_recv (\d+)$", out, re.M)

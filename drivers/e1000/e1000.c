@@ -373,10 +373,13 @@ static void link_check(void)
  * next event makes a new edge) or an event came meanwhile and the loop polls once more. */
 static bool irq_masked;
 
-static void irq_ack(void)
+/* Reads (so clears) ICR, following a link change; the causes that were pending. */
+static uint32_t irq_ack(void)
 {
-	if (hw_irq_ack() & ICR_LSC)
+	uint32_t icr = hw_irq_ack();
+	if (icr & ICR_LSC)
 		link_check();
+	return icr;
 }
 
 static void irq_taken(void)
@@ -391,10 +394,7 @@ static bool irq_rearm(void)
 		return false;
 	irq_masked = false;
 	kcall1(KC_IRQ_UNMASK, e1k.irq);
-	uint32_t icr = hw_irq_ack();
-	if (icr & ICR_LSC)
-		link_check();
-	return icr != 0;
+	return irq_ack() != 0;
 }
 
 static bool irq_bound;

@@ -36,7 +36,6 @@ static struct cpu cpu0 __aligned(4096);
 static void timer_irq(struct trap_frame *f)
 {
 	this_cpu()->ticks++;
-	KSTAT_INC(KST_TICKS);
 	lapic_eoi();
 	sched_tick(f);
 	wait_timer_tick();

@@ -120,8 +120,8 @@ static uint32_t wake_cpu(struct thread *t)
 	return prev;
 }
 
-/* Tells CPU i that t was queued there, if it must know now: an idle CPU must wake (unless
- * it polls its queue), a CPU running something less urgent must switch. One running a
+/* Tells CPU i that t was queued there, if it must know now: an idle CPU must wake, a CPU
+ * running something less urgent must switch. One running a
  * thread as urgent as t finds t when that thread blocks, yields or its tick comes: no IPI
  * (an IPI exits to the hypervisor on a virtual machine; on QEMU it takes its global lock).
  * The IPI goes out after the kernel lock is released (sched_send_deferred). */
@@ -285,9 +285,7 @@ void sched_release_deferred(void)
 	if (!t || t->state != T_READY || t->cpu != (int32_t)c->index)
 		return;
 	/* Where it would have gone, if that CPU is still idle; else any idle one. */
-	uint32_t to = UINT32_MAX;
-	if (c->deferred_to != UINT32_MAX && cpu_idle(c->deferred_to, t))
-		to = c->deferred_to;
+	uint32_t to = cpu_idle(c->deferred_to, t) ? c->deferred_to : UINT32_MAX;
 	for (uint32_t i = 0; i < ncpus && to == UINT32_MAX; i++)
 		if (i != c->index && cpu_idle(i, t))
 			to = i;

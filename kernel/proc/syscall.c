@@ -174,6 +174,7 @@ static int64_t kstat_read(uint64_t what, uint64_t arg)
 			continue;
 		sum += what == KI_KCALL_STAT ? cpus[i]->kc_stat[k][field]
 		       : k == KST_TSC	     ? rdtsc()
+		       : k == KST_TICKS	     ? cpus[i]->ticks /* counted there already */
 					     : cpus[i]->stat[k];
 	}
 	return (int64_t)(sum & INT64_MAX);

@@ -105,15 +105,21 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg)
 	return 0;
 }
 
-void smp_call_others(void (*fn)(void *), void *arg)
+/* Starts fn(arg) on every other online CPU, runs it here too if `here`, then waits. */
+static void call_each(void (*fn)(void *), void *arg, bool here)
 {
 	struct ipi_call call = { fn, arg, 0 };
 	uint32_t me = this_cpu_index();
 	for (uint32_t i = 0; i < ncpus; i++)
 		if (i != me)
 			smp_call_start(i, &call);
+	if (here)
+		fn(arg);
 	smp_call_wait(&call);
 }
+
+void smp_call_others(void (*fn)(void *), void *arg) { call_each(fn, arg, false); }
+void smp_call_all(void (*fn)(void *), void *arg) { call_each(fn, arg, true); }
 
 void smp_send_resched(uint32_t cpu)
 {

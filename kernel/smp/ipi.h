@@ -21,6 +21,8 @@ void smp_call_wait(struct ipi_call *call);
 int smp_call(uint32_t cpu, void (*fn)(void *), void *arg);
 /* Runs fn(arg) on every other online CPU and waits for all of them. */
 void smp_call_others(void (*fn)(void *), void *arg);
+/* Runs fn(arg) on every online CPU at once, this one included, and waits for all. */
+void smp_call_all(void (*fn)(void *), void *arg);
 void smp_send_resched(uint32_t cpu);
 /* Invalidates [va, va + npages pages) on this CPU and all others, acknowledged. */
 void tlb_shootdown(uint64_t va, uint64_t npages);

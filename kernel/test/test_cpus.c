@@ -79,11 +79,7 @@ KTEST(ipi_storm_no_deadlock)
 		return KTEST_SKIPPED;
 	}
 	storm_done = 0;
-	struct ipi_call call = { storm, NULL, 0 };
-	for (uint32_t i = 0; i < ncpus; i++)
-		smp_call_start(i, &call);
-	storm(NULL);
-	smp_call_wait(&call);
+	smp_call_all(storm, NULL);
 	KT_ASSERT(storm_done == ncpus_online, "%u of %u CPUs finished", storm_done, ncpus_online);
 	ktest_info("cpus=%u shootdowns=%u", ncpus_online, STORM_ROUNDS * ncpus_online);
 	return KTEST_OK;

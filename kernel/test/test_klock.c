@@ -55,11 +55,7 @@ KTEST(klock_exclusion)
 	overlaps = finished = 0;
 	uint64_t halts = sum_stat(KST_KLOCK_HALTS), kicks = sum_stat(KST_IPI_KICK);
 	uint64_t contended = sum_stat(KST_KLOCK_CONTENDED);
-	struct ipi_call call = { hammer, NULL, 0 };
-	for (uint32_t i = 0; i < ncpus; i++)
-		smp_call_start(i, &call);
-	hammer(NULL);
-	smp_call_wait(&call);
+	smp_call_all(hammer, NULL);
 	KT_ASSERT(finished == ncpus_online, "%u of %u CPUs finished", finished, ncpus_online);
 	KT_ASSERT(!overlaps, "%u times two CPUs held the lock at once", overlaps);
 	KT_ASSERT(counter == (uint64_t)ROUNDS * ncpus_online, "counter %llu, expected %llu",

@@ -47,13 +47,19 @@ static bool flows_pass(const uint8_t *h, uint32_t n, struct netif *nif, uint8_t 
 	return true;
 }
 
+/* The table's header, for people reading a dump (neither side uses it). */
+static void flows_label(void)
+{
+	pf.flows->nslots = PF_FLOW_SLOTS;
+	pf.flows->magic = PF_FLOW_MAGIC;
+}
+
 static void on_attach(struct chan_export *e, endpoint_t importer)
 {
 	if (e == &pf.flows_e) {
 		/* A (new) pf takes the flow table: it starts empty (the old pf's grant is gone). */
 		memset(pf.flows, 0, sizeof(*pf.flows));
-		pf.flows->nslots = PF_FLOW_SLOTS;
-		pf.flows->magic = PF_FLOW_MAGIC;
+		flows_label();
 		ip.c_pf_tables++;
 		return;
 	}
@@ -97,8 +103,7 @@ static void flows_export(void)
 						   .peer = "pf", .on_attach = on_attach };
 		ax_strpad(pf.flows_e.key, sizeof(pf.flows_e.key), "pf.flows");
 		pf.flows = (struct pf_flow_table *)(uintptr_t)va;
-		pf.flows->nslots = PF_FLOW_SLOTS;
-		pf.flows->magic = PF_FLOW_MAGIC;
+		flows_label();
 		if (chan_export(&pf.flows_e) == 0)
 			return;
 	}

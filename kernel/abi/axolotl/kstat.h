@@ -14,7 +14,7 @@ enum kstat {
 	KST_BLOCKS,              /* threads blocked (IPC, wait, futex, sleep) */
 	KST_WAKES,               /* threads made ready */
 	KST_DEVICE_IRQS,         /* device interrupts */
-	KST_TICKS,               /* timer interrupts */
+	KST_TICKS,               /* timer interrupts (the count KI_CPU_TICKS gives per CPU) */
 	KST_IDLE_HALTS,          /* HLTs of the idle loop */
 	KST_KLOCK_CONTENDED,     /* kernel-lock acquisitions that found it held */
 	KST_KLOCK_HALTS,         /* ... and halted waiting for it */

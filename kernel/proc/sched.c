@@ -205,8 +205,10 @@ void schedule(void)
 	if (prev->state == T_RUNNING)
 		prev->state = T_READY;
 	if (prev->state == T_READY && prev != c->idle) {
-		if (prev->pinned >= 0 && prev->pinned != (int32_t)c->index)
-			sched_make_ready(prev); /* pinned elsewhere since it last ran */
+		if ((prev->pinned >= 0 && prev->pinned != (int32_t)c->index) ||
+		    (c->dedicated && c->dedicated != prev))
+			sched_make_ready(prev); /* pinned elsewhere, or this core was dedicated to
+						   another thread, since it last ran */
 		else
 			rq_push(c->index, prev);
 	}
@@ -378,7 +380,14 @@ int sched_dedicate(struct thread *t, uint32_t cpu)
 		sched_undedicate(t); /* one dedicated core per thread */
 	cpus[cpu]->dedicated = t;
 	t->pinned = (int32_t)cpu;
-	/* Everybody queued there who is free to move goes elsewhere. */
+	/* Whoever runs there now leaves at its next kernel entry or tick (schedule()); everybody
+	 * queued there who is free to move goes elsewhere now. */
+	struct thread *cur = cpus[cpu]->current;
+	if (cur != t && cur != cpus[cpu]->idle) {
+		cpus[cpu]->need_resched = true;
+		if (cpu != this_cpu_index())
+			smp_send_resched(cpu);
+	}
 	struct thread *list = NULL, *x;
 	while ((x = rq_pop(cpu)) != NULL) {
 		x->rq_next = list;

@@ -9,6 +9,7 @@
 #include "smp/percpu.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
+#include "proc/demand.h"
 
 static irq_handler_t handlers[256];
 
@@ -76,6 +77,8 @@ void trap_dispatch(struct trap_frame *f)
 		return;
 	}
 	if (v < 32) {
+		if (v == 14 && demand_fault(f)) /* a lazy object's page, made now: retry */
+			return;
 		if (from_user) {
 			proc_fault(f); /* stops the process; never returns */
 			return;

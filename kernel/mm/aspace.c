@@ -70,11 +70,20 @@ struct as_flush_req {
 	uint64_t cr3, va, npages;
 };
 
+/* Past this many pages a flush reloads CR3 (the whole TLB but global pages) instead of one
+ * INVLPG per page: a socket buffer is 141 pages, mostly never touched. */
+#define FLUSH_ALL_PAGES 32
+
 static void flush_if_loaded(void *arg)
 {
 	const struct as_flush_req *r = arg;
-	if ((read_cr3() & PTE_ADDR) != r->cr3)
+	uint64_t cr3 = read_cr3();
+	if ((cr3 & PTE_ADDR) != r->cr3)
 		return;
+	if (r->npages > FLUSH_ALL_PAGES) {
+		write_cr3(cr3);
+		return;
+	}
 	for (uint64_t i = 0; i < r->npages; i++)
 		invlpg(r->va + i * PAGE_SIZE);
 }
@@ -83,28 +92,39 @@ void as_flush(struct aspace *as, uint64_t va, uint64_t npages)
 {
 	struct as_flush_req r = { as->cr3, va, npages };
 	flush_if_loaded(&r);
-	if (ncpus_online > 1)
-		smp_call_others(flush_if_loaded, &r);
+	/* Only CPUs that have it loaded can cache its entries (no PCIDs: a CR3 write drops
+	 * them), and which one a CPU has loaded changes only in schedule(), under the kernel
+	 * lock the caller holds. */
+	struct ipi_call call = { flush_if_loaded, &r, 0 };
+	uint32_t me = this_cpu_index();
+	bool any = false;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (i != me && cpus[i] && cpus[i]->online && cpus[i]->loaded_cr3 == as->cr3)
+			any |= smp_call_start(i, &call) == 0;
+	if (any)
+		smp_call_wait(&call);
 }
 
-uint64_t as_clear(struct aspace *as, uint64_t va)
+uint64_t as_clear_range(struct aspace *as, uint64_t va, uint64_t npages)
 {
-	if (va >= USER_TOP)
-		return 0;
-	uint64_t *e = pt_walk(as->cr3, va, 1, false, 0);
-	if (!e || !(*e & PTE_P))
-		return 0;
-	uint64_t old = *e;
-	*e = 0;
-	return old;
+	uint64_t cleared = 0;
+	for (uint64_t i = 0; i < npages && va + i * PAGE_SIZE < USER_TOP;) {
+		uint64_t at = va + i * PAGE_SIZE;
+		/* the rest of this page table: up to the next 2 MiB boundary */
+		uint64_t run = MIN(npages - i, (0x200000 - (at & 0x1fffff)) / PAGE_SIZE);
+		uint64_t *e = pt_walk(as->cr3, at, 1, false, 0);
+		for (uint64_t k = 0; e && k < run; k++)
+			if (e[k] & PTE_P)
+				e[k] = 0, cleared++;
+		i += run;
+	}
+	return cleared;
 }
 
-uint64_t as_unmap(struct aspace *as, uint64_t va)
+void as_unmap_range(struct aspace *as, uint64_t va, uint64_t npages)
 {
-	uint64_t old = as_clear(as, va);
-	if (old)
-		as_flush(as, va, 1);
-	return old;
+	if (as_clear_range(as, va, npages))
+		as_flush(as, va, npages);
 }
 
 /* rep movsb with a fix-up: on a fault, returns the number of bytes not copied. */

@@ -15,13 +15,15 @@ struct aspace *as_create(void);
 void as_destroy(struct aspace *as);
 /* Maps one 4 KiB user page; flags are PTE_* (PTE_U is added). Fails if mapped. */
 int as_map(struct aspace *as, uint64_t va, uint64_t pa, uint64_t flags);
-/* Unmaps one page, flushing it on every CPU running this address space; returns the old PTE. */
-uint64_t as_unmap(struct aspace *as, uint64_t va);
-/* Clears one page's entry without any flush (the caller flushes the range once). */
-uint64_t as_clear(struct aspace *as, uint64_t va);
+/* Clears the entries of [va, va + n pages) without any flush (the caller flushes the range
+ * once, if anything was there); returns how many were present. One walk per page table. */
+uint64_t as_clear_range(struct aspace *as, uint64_t va, uint64_t npages);
 uint64_t as_lookup(struct aspace *as, uint64_t va);
-/* Flushes [va, va+n pages) on every CPU that has this address space loaded. */
+/* Flushes [va, va+n pages) on every CPU that has this address space loaded (the whole TLB
+ * where the range is long). */
 void as_flush(struct aspace *as, uint64_t va, uint64_t npages);
+/* Clears [va, va + n pages) and flushes it where it was loaded, if anything was mapped. */
+void as_unmap_range(struct aspace *as, uint64_t va, uint64_t npages);
 
 /* Copies between kernel memory and the *current* address space's user memory; a fault or an
  * address outside user space ends the copy. Return 0, or -KE_FAULT. */

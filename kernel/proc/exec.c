@@ -12,6 +12,12 @@ static void mo_copy(struct memobj *mo, uint64_t off, void *buf, uint64_t n, bool
 	uint8_t *b = buf;
 	while (n) {
 		uint64_t pg = off / PAGE_SIZE, in = off % PAGE_SIZE, k = MIN(n, PAGE_SIZE - in);
+		if (!mo->frames[pg] && (!to_mo || memobj_fill(mo, pg, 1))) {
+			if (!to_mo)
+				memset(b, 0, k); /* a lazy object's page not made yet reads as zeros */
+			b += k, off += k, n -= k; /* (no frame left to write to: lost) */
+			continue;
+		}
 		uint8_t *page = (uint8_t *)phys_to_virt(mo->frames[pg]) + in;
 		if (to_mo)
 			memcpy(page, b, k);

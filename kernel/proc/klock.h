@@ -14,7 +14,7 @@
 #include "lib/types.h"
 #include "smp/percpu.h"
 
-extern volatile uint32_t kernel_lock;        /* 0 free, 1 held */
+extern volatile uint32_t kernel_lock;        /* 0 free, else the holder's CPU index + 1 */
 extern volatile uint32_t kernel_lock_sleepers; /* CPUs halted in klock_slow */
 
 void klock_slow(void);
@@ -23,7 +23,7 @@ void sched_send_deferred(void); /* proc/sched.c */
 
 static inline void klock(void)
 {
-	if (__builtin_expect(!__atomic_exchange_n(&kernel_lock, 1, __ATOMIC_ACQUIRE), 1))
+	if (__builtin_expect(!__atomic_exchange_n(&kernel_lock, this_cpu_index() + 1, __ATOMIC_ACQUIRE), 1))
 		return;
 	klock_slow();
 }
@@ -41,3 +41,9 @@ static inline void kunlock(void)
 		sched_send_deferred();
 }
 void klock_init(void);
+
+/* Whether this CPU holds the lock (a fault taken inside a kernel call, say). */
+static inline bool klock_mine(void)
+{
+	return __atomic_load_n(&kernel_lock, __ATOMIC_RELAXED) == this_cpu_index() + 1;
+}

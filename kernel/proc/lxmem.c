@@ -159,7 +159,8 @@ int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot,
 		return -LX_ENOMEM;
 	/* A file's pages are copied in (beyond its object: zeros, where Linux would SIGBUS). */
 	for (uint64_t i = 0; src && i < npages && first + i < src->npages; i++)
-		memcpy(phys_to_virt(mo->frames[i]), phys_to_virt(src->frames[first + i]), PAGE_SIZE);
+		if (src->frames[first + i]) /* (a lazy object's page not made yet: zeros) */
+			memcpy(phys_to_virt(mo->frames[i]), phys_to_virt(src->frames[first + i]), PAGE_SIZE);
 	int r = proc_map(p, va, mo, 0, npages, prot_of(prot), 0);
 	memobj_put(mo); /* the mapping holds it now (or nobody, on failure) */
 	if (r)
@@ -214,9 +215,7 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 		struct mapping *m = &p->maps[i];
 		if (!overlaps(m, addr, end))
 			continue;
-		for (uint64_t k = 0; k < m->npages; k++)
-			as_clear(p->as, m->va + k * PAGE_SIZE);
-		as_flush(p->as, m->va, m->npages);
+		as_unmap_range(p->as, m->va, m->npages);
 		m->prot = pr;
 		install(p, m, 0, m->npages);
 	}

@@ -294,6 +294,7 @@ void lx_exit(struct thread *me, uint64_t code, bool group)
 	} else {
 		me->state = T_DEAD;
 	}
+	vdso_thread_died();
 	schedule();
 }
 

@@ -6,6 +6,7 @@
  * CPU (TLB shootdown) before the call returns: a grantee cannot touch the memory afterwards. */
 #include "proc/memcall.h"
 #include "proc/proc.h"
+#include "proc/demand.h"
 #include "mm/aspace.h"
 #include "mm/heap.h"
 #include "mm/pmm.h"
@@ -37,6 +38,8 @@ static int64_t handle_new(struct proc *p, struct memobj *mo, uint32_t rights, bo
 		p->handles = n, p->handles_cap = cap;
 	}
 	memobj_get(mo);
+	if (granter != EP_NONE)
+		mo->granted++;
 	p->handles[i] = (struct mo_handle){ mo, rights, creator, granter };
 	return i + 1;
 }
@@ -47,6 +50,8 @@ static void handle_close(struct proc *p, uint32_t h)
 	for (uint32_t i = p->nmaps; i-- > 0;)
 		if (p->maps[i].handle == h)
 			proc_unmap_index(p, i);
+	if (p->handles[h - 1].granter != EP_NONE)
+		p->handles[h - 1].mo->granted--;
 	memobj_put(p->handles[h - 1].mo);
 	p->handles[h - 1].mo = NULL;
 }
@@ -59,13 +64,13 @@ struct memobj *proc_handle_object(struct proc *p, uint64_t h, uint32_t rights)
 
 static int64_t mo_create(struct proc *p, uint64_t npages, uint64_t flags)
 {
-	if (flags & ~(uint64_t)MOF_DMA)
+	if ((flags & ~(uint64_t)(MOF_DMA | MOF_LAZY)) || (flags & MOF_DMA && flags & MOF_LAZY))
 		return -KE_INVAL;
 	if ((flags & MOF_DMA) && !p->dev.dma)
 		return -KE_PERM;
 	if (!npages || npages > (1u << 18)) /* 1 GiB per object */
 		return -KE_INVAL;
-	struct memobj *mo = memobj_create(npages, flags & MOF_DMA ? MO_CONTIG : 0);
+	struct memobj *mo = memobj_create(npages, flags & MOF_DMA ? MO_CONTIG : flags & MOF_LAZY ? MO_LAZY : 0);
 	if (!mo)
 		return -KE_NOMEM;
 	int64_t h = handle_new(p, mo, KP_ALL, true, EP_NONE);
@@ -136,7 +141,7 @@ static int64_t mo_destroy(struct proc *p, uint64_t h)
 	struct memobj *mo = hd->mo;
 	if (hd->creator) {
 		/* Every handle on this object anywhere else came from a grant: all go. */
-		for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		for (uint32_t i = 1; i < MAX_THREADS && mo->granted; i++) {
 			struct proc *q = threads[i].proc;
 			if (threads[i].state == T_FREE || !q || q->main != &threads[i])
 				continue;
@@ -172,8 +177,7 @@ static int64_t vcopy(struct thread *me, endpoint_t sep, uint64_t src, endpoint_t
 		return -KE_FAULT;
 	for (uint64_t done = 0; done < len;) {
 		uint64_t s = src + done, d = dst + done;
-		uint64_t spte = as_lookup(sp->as, s & ~(PAGE_SIZE - 1));
-		uint64_t dpte = as_lookup(dp->as, d & ~(PAGE_SIZE - 1));
+		uint64_t spte = demand_page(sp, s), dpte = demand_page(dp, d); /* (made if lazy) */
 		/* Device pages (uncached) are not in the direct map: never copied. */
 		if (!(spte & PTE_U) || !(dpte & PTE_U) || !(dpte & PTE_W) || ((spte | dpte) & (PTE_PCD | PTE_PWT)))
 			return -KE_FAULT;

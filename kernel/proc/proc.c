@@ -6,6 +6,7 @@
 #include "proc/klock.h"
 #include "smp/ipi.h"
 #include "proc/sched.h"
+#include "proc/vdso.h"
 #include "boot/bootinfo.h"
 #include "console/log.h"
 #include "core/panic.h"
@@ -153,11 +154,11 @@ static int map_range(struct proc *p, uint64_t va, const uint64_t *frames, uint64
 	if (!range_free(p, va, npages))
 		return -KE_BUSY;
 	for (uint64_t i = 0; i < npages; i++) {
+		if (frames && !frames[i])
+			continue; /* not made yet (MO_LAZY): its first touch makes it (demand.c) */
 		int r = as_map(p->as, va + i * PAGE_SIZE, frames ? frames[i] : pa + i * PAGE_SIZE, flags);
 		if (r) {
-			for (uint64_t j = 0; j < i; j++)
-				as_clear(p->as, va + j * PAGE_SIZE);
-			as_flush(p->as, va, i);
+			as_unmap_range(p->as, va, i);
 			return r;
 		}
 	}
@@ -198,9 +199,7 @@ int proc_map_phys(struct proc *p, uint64_t va, uint64_t pa, uint64_t npages, uin
 void proc_unmap_index(struct proc *p, uint32_t i)
 {
 	struct mapping *m = &p->maps[i];
-	for (uint64_t j = 0; j < m->npages; j++)
-		as_clear(p->as, m->va + j * PAGE_SIZE);
-	as_flush(p->as, m->va, m->npages);
+	as_unmap_range(p->as, m->va, m->npages);
 	if (m->mo)
 		memobj_put(m->mo);
 	p->maps[i] = p->maps[--p->nmaps];
@@ -215,8 +214,11 @@ void proc_unmap_all(struct proc *p)
 			memobj_put(p->maps[i].mo);
 	p->nmaps = 0;
 	for (uint32_t h = 0; h < p->handles_cap; h++)
-		if (p->handles[h].mo)
+		if (p->handles[h].mo) {
+			if (p->handles[h].granter != EP_NONE)
+				p->handles[h].mo->granted--;
 			memobj_put(p->handles[h].mo);
+		}
 	kfree(p->maps);
 	kfree(p->handles);
 	p->maps = NULL, p->handles = NULL;
@@ -400,6 +402,7 @@ void proc_kill_threads(struct proc *p, struct thread *keep)
 		ipc_cancel(t);
 		enum thread_state old = t->state;
 		t->state = T_DEAD;
+		vdso_thread_died();
 		if (old == T_READY)
 			sched_remove(t);
 		if (old == T_RUNNING && t->cpu != (int32_t)this_cpu_index())

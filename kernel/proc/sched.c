@@ -172,6 +172,7 @@ void sched_make_ready(struct thread *t)
 		uint32_t to = wake_cpu(t);
 		if (may_defer(c, t, to)) {
 			c->deferred = t;
+			c->deferred_due = false;
 			c->deferred_to = to; /* where it would have gone (idle, and not this CPU) */
 			to = c->index;
 			KSTAT_INC(KST_WAKE_DEFERRED);
@@ -242,6 +243,7 @@ void schedule(void)
 	c->kstack_top = next->kstack_top;
 	c->tss.rsp[0] = next->kstack_top;
 	uint64_t cr3 = next->proc ? next->proc->as->cr3 : vmm_kernel_cr3();
+	c->loaded_cr3 = next->proc ? cr3 : 0;
 	if ((read_cr3() & PTE_ADDR) != cr3) {
 		write_cr3(cr3);
 		c->stat[KST_AS_SWITCHES]++;
@@ -306,6 +308,11 @@ void sched_user_return(void)
 		return;
 	klock();
 	c->need_resched = false;
+	/* A thread kept here for its waker that has not blocked within a tick goes to an idle
+	 * CPU: a waker more urgent than it that never blocks (it polls, or its waits return at
+	 * once) would otherwise keep it from running at all while other CPUs sleep. */
+	if (c->deferred && c->deferred_due)
+		sched_release_deferred();
 	schedule();
 	kunlock();
 }
@@ -316,6 +323,8 @@ void sched_tick(struct trap_frame *f)
 	struct cpu *c = this_cpu();
 	/* Round robin: another runnable thread gets the CPU when this one returns to user mode.
 	 * The length is read without the lock: a stale value only delays by one tick. */
+	if (c->deferred)
+		c->deferred_due = c->need_resched = true; /* kept a tick: it moves (sched_user_return) */
 	if (READ_ONCE(rqs[c->index].len))
 		c->need_resched = true;
 }

@@ -450,6 +450,10 @@ void syscall_dispatch(struct trap_frame *f)
 			if (this_cpu()->deferred && !keeps_deferred(n))
 				sched_release_deferred();
 			f->rax = (uint64_t)dispatch(me, n, a);
+			/* a call that was to block came back at once (a wait whose doorbell had
+			 * rung, a message already there): the waker goes on, the woken one moves */
+			if (this_cpu()->deferred && (n == KC_WAIT || n == KC_RECEIVE || n == KC_CALL))
+				sched_release_deferred();
 			account(n, KST_KCALLS, t0, t1);
 			kunlock();
 		}

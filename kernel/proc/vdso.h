@@ -21,3 +21,5 @@ uint64_t vdso_map_vvar(struct proc *p);
 /* A process spawned stopped has just become a Linux process (KC_LX_PID) and has never run:
  * maps the vDSO and fills the AT_SYSINFO_EHDR slot stack_build left in its auxv. */
 void vdso_give_spawned(struct proc *p);
+/* A thread was marked dead: the vvar page's thread_deaths goes up. */
+void vdso_thread_died(void);

@@ -34,12 +34,15 @@ struct cpu {
 	uint64_t run_since_us;    /* when the current thread was switched in (CPU-time accounting) */
 	uint64_t stack_top;
 	uint64_t io_loaded;       /* I/O bitmap key in tss.iomap (proc/devpriv.c), 0 = none */
+	uint64_t loaded_cr3;      /* the user address space in CR3 (written by schedule() under
+	                             the kernel lock), 0: the kernel's; as_flush reads it */
 	uint32_t irq_depth;       /* interrupt handlers running (a waiter for the kernel lock
 	                             halts only outside them) */
 	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */
 	bool resched_any;           /* resched_pending has a bit set */
 	struct thread *deferred;    /* woken by the current thread, kept here (proc/sched.c) */
 	uint32_t deferred_to;       /* the CPU it would have gone to */
+	bool deferred_due;          /* a tick came while it was kept: it moves at the next return */
 	uint64_t resched_pending[MAX_CPUS / 64]; /* reschedule IPIs to send once the kernel lock
 	                                            is released (proc/sched.c) */
 	uint64_t stat[KST_COUNT]; /* activity counters (axolotl/kstat.h); only this CPU writes */

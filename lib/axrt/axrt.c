@@ -96,19 +96,34 @@ int64_t ax_spawn_named(const char *name, const char *args, uint32_t cpu, uint32_
 	return ax_spawn(&s);
 }
 
-static const struct vvar *clock_page; /* NULL until the first call maps it */
-static bool clock_by_kcall;          /* no page, or its clock is not the TSC */
+static const struct vvar *vvar_page; /* NULL until the first call maps it */
+static bool no_vvar;                  /* the kernel has none to give */
+static bool clock_by_kcall;           /* no page, or its clock is not the TSC */
+
+static const struct vvar *vvar(void)
+{
+	if (!vvar_page && !no_vvar) {
+		int64_t va = kcall2(KC_INFO, KI_VVAR, 0);
+		if (va > 0 && ((const struct vvar *)va)->flags)
+			vvar_page = (const struct vvar *)va;
+		else
+			no_vvar = true;
+		clock_by_kcall = !vvar_page || !(vvar_page->flags & VVAR_CLOCK_TSC);
+	}
+	return vvar_page;
+}
+
+uint64_t ax_thread_deaths(void)
+{
+	static uint64_t fake;
+	const struct vvar *v = vvar();
+	return v ? __atomic_load_n(&v->thread_deaths, __ATOMIC_ACQUIRE) : ~fake++; /* never twice the same */
+}
 
 uint64_t ax_time_ns(void)
 {
-	if (!clock_page && !clock_by_kcall) {
-		int64_t va = kcall2(KC_INFO, KI_VVAR, 0);
-		if (va > 0 && (((const struct vvar *)va)->flags & VVAR_CLOCK_TSC))
-			clock_page = (const struct vvar *)va;
-		else
-			clock_by_kcall = true;
-	}
-	if (!clock_page)
+	const struct vvar *clock_page = vvar();
+	if (clock_by_kcall)
 		return (uint64_t)kcall0(KC_TIME);
 	uint32_t lo, hi;
 	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");

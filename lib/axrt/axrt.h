@@ -30,6 +30,9 @@ static inline int64_t ax_yield(void) { return kcall0(KC_YIELD); }
 /* Nanoseconds since boot: read from the TSC with the kernel's own numbers (the vvar page,
  * mapped at the first call), so no kernel call; KC_TIME where the clock is not the TSC. */
 uint64_t ax_time_ns(void);
+/* Threads ended since boot (the vvar page's thread_deaths): a thread found alive when it was
+ * N is alive while it is still N. Without the page, a new number at every call. */
+uint64_t ax_thread_deaths(void);
 static inline uint32_t ax_cpu(void) { return (uint32_t)kcall0(KC_CPU); }
 static inline int64_t ax_send(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SEND, d, (uint64_t)m); }
 static inline int64_t ax_sendnb(endpoint_t d, const struct kmsg *m) { return kcall2(KC_SENDNB, d, (uint64_t)m); }

@@ -10,7 +10,8 @@ const char *const kstat_names[KST_COUNT] = {
 	[KST_KLOCK_WAIT_CYCLES] = "klock_wait_cycles", [KST_KLOCK_HOLD_CYCLES] = "klock_hold_cycles",
 	[KST_WAIT_CALLS] = "wait_calls", [KST_WAIT_SLEEPS] = "wait_sleeps", [KST_IDLE_CYCLES] = "idle_cycles",
 	[KST_IPI_SAVED] = "ipi_saved", [KST_WAKE_MOVES] = "wake_moves",
-	[KST_WAKE_DEFERRED] = "wake_deferred", [KST_DEFER_MOVED] = "defer_moved", [KST_TSC] = "tsc",
+	[KST_WAKE_DEFERRED] = "wake_deferred", [KST_DEFER_MOVED] = "defer_moved",
+	[KST_DEMAND_PAGES] = "demand_pages", [KST_TSC] = "tsc",
 };
 
 static const char *const kcall_names[KC_COUNT + 1] = {

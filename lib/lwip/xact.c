@@ -23,6 +23,8 @@ static struct xa_page {
 		int32_t cookie;    /* the engine's index for it (ops->lib_work) */
 	} bit[AX_ACT_SOCKS];
 } pages[XA_PAGES];
+/* Pages are taken lowest first: the per-turn scans stop at the highest ever taken. */
+static int pages_top;
 
 static struct ax_bell *bell; /* SK_BELL's page, NULL before */
 static int64_t bell_handle;
@@ -62,7 +64,7 @@ const volatile uint64_t *xport_act_doorbell(void)
 
 static struct xa_page *page_of(uint32_t pid)
 {
-	for (int i = 0; pid && i < XA_PAGES; i++)
+	for (int i = 0; pid && i < pages_top; i++)
 		if (pages[i].pid == pid)
 			return &pages[i];
 	return NULL;
@@ -84,6 +86,8 @@ void xport_act(const struct sk_msg *q)
 	for (int i = 0; !g && pid && i < XA_PAGES; i++)
 		if (!pages[i].pid)
 			g = &pages[i];
+	if (g && g - pages >= pages_top)
+		pages_top = (int)(g - pages) + 1;
 	if (!g) {
 		xp.c.bad_act++;
 		if (q->arg)
@@ -113,7 +117,7 @@ void xport_lib(const struct sk_msg *q, int32_t cookie)
 		xp.c.bad_act++;
 		return;
 	}
-	for (int i = 0; i < XA_PAGES; i++) /* off wherever it was */
+	for (int i = 0; i < pages_top; i++) /* off wherever it was */
 		if (pages[i].bit[bit].sock == q->sock)
 			pages[i].bit[bit].sock = 0;
 	struct xa_page *g = page_of((uint32_t)q->arg);
@@ -134,7 +138,7 @@ bool xport_act_poll(void)
 {
 	bool work = false;
 	uint32_t e = xp.ops->act_eng;
-	for (int i = 0; i < XA_PAGES; i++) {
+	for (int i = 0; i < pages_top; i++) {
 		struct xa_page *g = &pages[i];
 		if (!g->p)
 			continue;
@@ -161,14 +165,14 @@ void xport_act_sleeping(uint32_t v)
 {
 	if (v)
 		v = xport_act_doorbell() ? AX_SLEEP_MWAIT : AX_SLEEP_NOTIFY;
-	for (int i = 0; i < XA_PAGES; i++)
+	for (int i = 0; i < pages_top; i++)
 		if (pages[i].p)
 			atomic_store_explicit(&pages[i].p->idle[xp.ops->act_eng].sleeping, v, memory_order_relaxed);
 }
 
 bool xport_act_waiting(void)
 {
-	for (int i = 0; i < XA_PAGES; i++)
+	for (int i = 0; i < pages_top; i++)
 		if (pages[i].p && atomic_load_explicit(&pages[i].p->eng[xp.ops->act_eng].word, memory_order_relaxed) != pages[i].seen)
 			return true;
 	return false;

@@ -50,11 +50,15 @@ int sockbuf_init(void *mem, size_t len, uint32_t rx_slots, uint32_t rx_size, uin
 	    h.bytes > len)
 		return CHAN_EINVAL;
 	unsigned char *b = mem;
-	/* The header, queues and `released` lines only: the byte rings are read only where a
-	 * descriptor names bytes its producer wrote; a new buffer object comes zeroed from the
-	 * kernel, and a parked one goes back only to the process that had it. Zeroing a
-	 * stream's 512 KiB of rings here cost more than the rest of a connection's setup. */
-	memset(b, 0, (size_t)h.rx_data);
+	/* The header, the queues' headers and the `released` lines only: a queue's slots and
+	 * the byte rings are read only where an index or a descriptor names what its producer
+	 * wrote. A new buffer object comes zeroed from the kernel (and lazily: each page when
+	 * first touched, so what is not written here is not made), and a parked one goes back
+	 * only to the process that had it. Zeroing a stream's 512 KiB of rings here once cost
+	 * more than the rest of a connection's setup. */
+	memset(b, 0, (size_t)h.rx_q);
+	memset(b + h.rx_rel, 0, LINE);
+	memset(b + h.tx_rel, 0, LINE);
 	if (spsc_init(b + h.rx_q, (size_t)(h.rx_rel - h.rx_q), SOCKBUF_SLOT, rx_slots) < 0 ||
 	    spsc_init(b + h.tx_q, (size_t)(h.tx_rel - h.tx_q), SOCKBUF_SLOT, tx_slots) < 0)
 		return CHAN_EINVAL;

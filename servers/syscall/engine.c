@@ -40,6 +40,9 @@ static struct ereq {
 	struct sk_msg m;
 	uint64_t serial;         /* the held Linux call waiting for the answer, or 0 */
 } reqs[MAX_REQS];
+/* The scans (each loop turn looks for the oldest waiting request) stop at reqs_top: slots
+ * are taken lowest first, so it stays near the number in flight instead of MAX_REQS. */
+static int reqs_top;
 
 static bool ready(const struct engine *e) { return e->ep && e->hello; }
 bool engine_ready(int eng) { return ready(&engines[eng]); }
@@ -135,6 +138,8 @@ void engine_request(struct sock *s, struct sk_msg *m, uint64_t serial)
 		if (!reqs[i].used) {
 			m->sock = s->id;
 			reqs[i] = (struct ereq){ true, 0, next_seq++, *m, serial };
+			if (i >= reqs_top)
+				reqs_top = i + 1;
 			return;
 		}
 	ax_printf("syscall: too many requests to the engines: dropped one\n");
@@ -209,7 +214,7 @@ static bool open_sock(struct sock *s)
 void engine_close(struct sock *s)
 {
 	/* Requests not yet pushed die with the socket (their calls were answered already). */
-	for (int i = 0; i < MAX_REQS; i++)
+	for (int i = 0; i < reqs_top; i++)
 		if (reqs[i].used && !reqs[i].id && reqs[i].m.sock == s->id)
 			reqs[i].used = false;
 	s->closing = true;
@@ -250,7 +255,7 @@ static bool push_lib(struct engine *e, struct sock *s)
 static struct ereq *oldest_waiting(unsigned held_back)
 {
 	struct ereq *best = NULL;
-	for (int i = 0; i < MAX_REQS; i++) {
+	for (int i = 0; i < reqs_top; i++) {
 		if (!reqs[i].used || reqs[i].id || (best && reqs[i].seq > best->seq))
 			continue;
 		struct sock *s = sock_find(reqs[i].m.sock);
@@ -394,6 +399,8 @@ static bool poll_engine(struct engine *e)
 
 bool engine_poll(void)
 {
+	while (reqs_top > 0 && !reqs[reqs_top - 1].used)
+		reqs_top--;
 	bool any = push_requests();
 	for (int i = 0; i < ENGINES; i++) {
 		struct engine *e = &engines[i];

@@ -35,7 +35,7 @@ static bool buf_make(bool stream, struct sockbuf_obj *b)
 {
 	const uint32_t *g = geometry[stream];
 	size_t bytes = (sockbuf_size(g[0], g[1], g[2], g[3]) + 4095) & ~(size_t)4095;
-	int64_t h = ax_mo_create(bytes / 4096, 0);
+	int64_t h = ax_mo_create(bytes / 4096, MOF_LAZY); /* pages made as the socket uses them */
 	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : h;
 	if (va <= 0) {
 		if (h > 0)

@@ -66,6 +66,17 @@ struct vsock {
 };
 
 static struct vsock *socks[MAX_SOCKS]; /* every socket, for address conflicts */
+/* Slots are taken lowest first; the scans stop at socks_top, one past the highest taken. */
+static int socks_top;
+
+static void sock_slot_set(int slot, struct vsock *s)
+{
+	socks[slot] = s;
+	if (s && slot >= socks_top)
+		socks_top = slot + 1;
+	while (socks_top > 0 && !socks[socks_top - 1])
+		socks_top--;
+}
 static uint16_t next_port = 32768;
 
 /* The sockets passed to syscall. */
@@ -118,7 +129,7 @@ static bool tcp_runs(void) { return ax_svc_lookup("tcp", NULL) > 0; }
 
 static struct vsock *passed_sock(uint32_t id)
 {
-	for (int i = 0; id && i < MAX_SOCKS; i++)
+	for (int i = 0; id && i < socks_top; i++)
 		if (socks[i] && socks[i]->passed == id)
 			return socks[i];
 	return NULL;
@@ -319,11 +330,11 @@ static void accept_back(struct kmsg *m)
 	*s = (struct vsock){ .family = AF_INET, .type = SOCK_STREAM, .proto = 6, .passed = id, .introduced = true,
 			     .bound = true, .ready = (uint32_t)m->w[2], .ready_known = true };
 	s->addr[0] = AF_INET;
-	socks[slot] = s;
+	sock_slot_set(slot, s);
 	c->ep = m->source;
 	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(flags & SOCK_NONBLOCK), flags & SOCK_CLOEXEC, &s->node);
 	if (fd < 0) {
-		socks[slot] = NULL; /* closed (syscall told) and freed already */
+		sock_slot_set(slot, NULL); /* closed (syscall told) and freed already */
 	} else {
 		for (unsigned i = 0; i < ORPHANS; i++) /* readiness that came before this call */
 			if (orphans[(next_orphan + i) % ORPHANS].id == id)
@@ -435,10 +446,10 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 	s->addr[0] = (uint8_t)family;
 	if (family == AF_INET && find_syscall() && (base == SOCK_DGRAM || tcp_runs()))
 		s->passed = new_passed_id();
-	socks[slot] = s;
+	sock_slot_set(slot, s);
 	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, &s->node);
 	if (fd < 0)
-		socks[slot] = NULL; /* freed already */
+		sock_slot_set(slot, NULL); /* freed already */
 	return fd;
 }
 
@@ -447,9 +458,9 @@ void sock_closed(struct rnode *n)
 	const struct vsock *s = n->priv;
 	if (s && s->passed)
 		close_passed(s->passed);
-	for (int i = 0; i < MAX_SOCKS; i++)
+	for (int i = 0; i < socks_top; i++)
 		if (socks[i] == n->priv)
-			socks[i] = NULL;
+			sock_slot_set(i, NULL);
 	ax_free(n->priv);
 	n->priv = NULL;
 }
@@ -487,7 +498,7 @@ static bool is_loopback(const struct vsock *s, const uint8_t *a)
 
 static bool port_taken(const struct vsock *s, uint16_t port, bool reuse)
 {
-	for (int i = 0; i < MAX_SOCKS; i++) {
+	for (int i = 0; i < socks_top; i++) {
 		const struct vsock *o = socks[i];
 		if (o && o != s && o->bound && o->type == s->type && port_of(o) == port && !reuse)
 			return true;

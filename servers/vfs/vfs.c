@@ -20,7 +20,15 @@ struct rnode *vfs_root;
 static struct held {
 	uint64_t pid; /* 0: a free slot */
 	struct vcall v;
+	uint64_t alive_at; /* ax_thread_deaths() when its thread was last found alive; ~0: never */
 } held[MAX_HELD];
+static int held_top; /* one past the highest slot in use: the scans stop there */
+
+static void held_trim(void)
+{
+	while (held_top > 0 && !held[held_top - 1].pid)
+		held_top--;
+}
 
 /* The kernel serves Linux's clock_gettime to native processes too. */
 uint64_t vfs_now(void)
@@ -65,13 +73,19 @@ static void retry_held(void)
 	retrying = true;
 	for (bool progress = true; progress;) {
 		progress = retry_again = false;
-		for (int i = 0; i < MAX_HELD; i++) {
+		/* A thread found alive stays so while no thread anywhere has ended: one kernel
+		 * call per held caller only after some thread ended, not at every look. */
+		uint64_t deaths = ax_thread_deaths();
+		for (int i = 0; i < held_top; i++) {
 			struct held *h = &held[i];
 			if (!h->pid)
 				continue;
-			if (!alive(h->v.thread)) {
-				h->pid = 0; /* the thread ended (its process exec'd): it must not take data */
-				continue;
+			if (h->alive_at != deaths) {
+				if (!alive(h->v.thread)) {
+					h->pid = 0; /* the thread ended (its process exec'd): it must not take data */
+					continue;
+				}
+				h->alive_at = deaths;
 			}
 			int64_t r = serve(h->pid, &h->v);
 			if (r == VFS_BLOCK)
@@ -83,6 +97,7 @@ static void retry_held(void)
 		progress |= retry_again;
 	}
 	retrying = false;
+	held_trim();
 }
 
 void vfs_kick(void) { retry_held(); }
@@ -92,7 +107,7 @@ void vfs_kick(void) { retry_held(); }
 static uint64_t held_timer(void)
 {
 	uint64_t now = 0, next = UINT64_MAX;
-	for (int i = 0; i < MAX_HELD; i++) {
+	for (int i = 0; i < held_top; i++) {
 		struct held *h = &held[i];
 		if (!h->pid || !h->v.deadline)
 			continue;
@@ -107,6 +122,7 @@ static uint64_t held_timer(void)
 		h->pid = 0;
 		vfs_answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
 	}
+	held_trim();
 	return next == UINT64_MAX ? 0 : next - now;
 }
 
@@ -125,7 +141,7 @@ int64_t vfs_wait(struct vcall *v, int64_t timeout_ns)
  * now, which the kernel makes EINTR or a restart of the call. */
 static void cancel(endpoint_t thread)
 {
-	for (int i = 0; i < MAX_HELD; i++)
+	for (int i = 0; i < held_top; i++)
 		if (held[i].pid && held[i].v.thread == thread) {
 			held[i].pid = 0;
 			vfs_answer(thread, -LX_ERESTARTSYS);
@@ -135,7 +151,7 @@ static void cancel(endpoint_t thread)
 
 static void forget(uint64_t pid)
 {
-	for (int i = 0; i < MAX_HELD; i++)
+	for (int i = 0; i < held_top; i++)
 		if (held[i].pid == pid)
 			held[i].pid = 0; /* its threads are gone: nobody to answer */
 	tty_cancel((endpoint_t)pid);
@@ -212,9 +228,11 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 		for (int i = 0; i < MAX_HELD && !h; i++)
 			if (!held[i].pid)
 				h = &held[i];
+		if (h && h - held >= held_top)
+			held_top = (int)(h - held) + 1;
 		if (h) {
 			v.again = true;
-			*h = (struct held){ pid, v };
+			*h = (struct held){ pid, v, ~0ull };
 			return; /* answered by retry_held or held_timer */
 		}
 		r = -E_AGAIN; /* too many blocked callers */

@@ -69,7 +69,7 @@ static void monotonic_and_clamped(void)
 
 static void clocks_from_the_page(void)
 {
-	struct vvar v = { VVAR_CLOCK_TSC, VCLOCK_SHIFT, 1ull << VCLOCK_SHIFT, 1000, 1700000000ull * VNS_PER_S, 1, 10000000 };
+	struct vvar v = { VVAR_CLOCK_TSC, VCLOCK_SHIFT, 1ull << VCLOCK_SHIFT, 1000, 1700000000ull * VNS_PER_S, 1, 10000000, 0 };
 	uint64_t ns = 0;
 	CHECK(vvar_clock_ns(&v, VCLOCK_MONOTONIC, 1500, &ns) && ns == 500);
 	CHECK(vvar_clock_ns(&v, VCLOCK_MONOTONIC_RAW, 1500, &ns) && ns == 500);
@@ -193,7 +193,7 @@ static void built_vdso_reads_the_page(void)
 {
 	REQUIRE(page);
 	/* One TSC tick per nanosecond from TSC 0: the clock is the TSC itself. */
-	*page = (struct vvar){ VVAR_CLOCK_TSC, 32, 1ull << 32, 0, 5 * VNS_PER_S + 7, 1, 4000000 };
+	*page = (struct vvar){ VVAR_CLOCK_TSC, 32, 1ull << 32, 0, 5 * VNS_PER_S + 7, 1, 4000000, 0 };
 	struct lxts t = { -1, -1 };
 	uint64_t a = tsc();
 	CHECK_EQ_I64(v_cgt(VCLOCK_MONOTONIC, &t), 0);
@@ -222,7 +222,7 @@ static void built_vdso_reads_the_page(void)
 	CHECK(v_getres(VCLOCK_REALTIME, NULL) == 0);
 	/* Scaled: 2 ticks per ns, from a boot TSC in the past. */
 	uint64_t boot = tsc() - 1000000;
-	*page = (struct vvar){ VVAR_CLOCK_TSC, 33, 1ull << 32, boot, 0, 1, 1 };
+	*page = (struct vvar){ VVAR_CLOCK_TSC, 33, 1ull << 32, boot, 0, 1, 1, 0 };
 	a = tsc();
 	CHECK_EQ_I64(v_cgt(VCLOCK_BOOTTIME, &t), 0);
 	b = tsc();
@@ -233,7 +233,7 @@ static void built_vdso_reads_the_page(void)
 static void built_vdso_falls_back_to_the_system_call(void)
 {
 	REQUIRE(page);
-	*page = (struct vvar){ VVAR_CLOCK_TSC, 32, 1ull << 32, 0, 0, 1, 1 };
+	*page = (struct vvar){ VVAR_CLOCK_TSC, 32, 1ull << 32, 0, 0, 1, 1, 0 };
 	struct lxts t = { -1, -1 };
 	struct timespec h;
 	CHECK_EQ_I64(v_cgt(VCLOCK_PROCESS_CPUTIME_ID, &t), 0);
@@ -273,7 +273,7 @@ static void built_vdso_getcpu_by_rdtscp(void)
 		fclose(f);
 	if (!has)
 		return; /* nothing to run it on */
-	*page = (struct vvar){ VVAR_CLOCK_TSC | VVAR_GETCPU_RDTSCP, 32, 1ull << 32, 0, 0, 1, 1 };
+	*page = (struct vvar){ VVAR_CLOCK_TSC | VVAR_GETCPU_RDTSCP, 32, 1ull << 32, 0, 0, 1, 1, 0 };
 	int same = 0;
 	for (int i = 0; i < 50 && !same; i++) { /* the host may move us in between */
 		unsigned a = 9999, na = 9999, b = 8888, nb = 8888;

@@ -153,7 +153,9 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KP_W 2
 #define KP_X 4
 /* KC_MO_CREATE flags. */
-#define MOF_DMA 1 /* physically contiguous, addresses readable by KC_MO_PHYS (DMA privilege) */
+#define MOF_DMA 1  /* physically contiguous, addresses readable by KC_MO_PHYS (DMA privilege) */
+#define MOF_LAZY 2 /* each page is made (zeroed) when a mapping of it is first touched: an object
+                    * that may stay mostly unused (a socket's buffers) costs what it uses */
 
 /* KC_WAIT results. */
 #define KW_DOORBELL 1 /* the doorbell no longer holds `seen` */

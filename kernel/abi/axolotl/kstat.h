@@ -29,6 +29,7 @@ enum kstat {
 	                            was busy, another idle or running something less urgent */
 	KST_WAKE_DEFERRED,       /* woken threads kept on the waker's CPU, to run when it blocks */
 	KST_DEFER_MOVED,         /* ... sent on to an idle CPU because the waker went on */
+	KST_DEMAND_PAGES,        /* pages of lazy memory objects made at their first touch */
 	KST_TSC,                 /* the TSC now, once per CPU (KI_STAT: their sum; KI_CPU_STAT: one) */
 	KST_COUNT
 };

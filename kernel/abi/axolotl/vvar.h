@@ -4,10 +4,11 @@
  * maps it read-only, one page below the vDSO, into every Linux process (kernel/proc/vdso.c),
  * and into a native process that asks (KC_INFO KI_VVAR: lib/axrt's ax_time_ns reads the
  * clock from it without a kernel call).
- * Nothing in it changes after that: the TSC rate, the TSC at boot and the wall-clock time
- * at boot are fixed (there is no clock_settime and no frequency adjustment), so readers need
- * no sequence counter. Should something ever change at run time, a seqcount goes here; the
- * kernel, the vDSO and the native programs of an image are built together from one tree.
+ * The clock in it never changes after that: the TSC rate, the TSC at boot and the wall-clock
+ * time at boot are fixed (there is no clock_settime and no frequency adjustment), so readers
+ * need no sequence counter. Should the clock ever change at run time, a seqcount goes here;
+ * the kernel, the vDSO and the native programs of an image are built together from one tree.
+ * The one field that moves is thread_deaths, a single counter read on its own.
  *
  * Pure code, no kernel or libc headers: included by the kernel (arch/time.c, proc/lxtime.c),
  * the vDSO (kernel/vdso/vdso.c, user code) and the host unit test (tests/unit/test_vdso.c). */
@@ -40,6 +41,10 @@ struct vvar {
 	uint64_t epoch_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC: the wall clock at boot, ns since 1970 */
 	uint64_t res_ns;   /* clock_getres of the TSC clocks */
 	uint64_t coarse_res_ns; /* clock_getres of the _COARSE clocks (the tick) */
+	/* Threads that have ended since boot, counted when each is marked dead: a server holding
+	 * blocked callers (vfs) knows that one it found alive at count N is alive while the
+	 * count is still N, without a kernel call per caller per look. */
+	uint64_t thread_deaths;
 };
 
 /* Nanoseconds since boot at TSC value tsc: 0 before tsc_boot (a CPU whose TSC lags the boot

@@ -149,7 +149,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "share")) {
-		/* Requests: 1 map handle w[0] with prot w[1] (reply: va or error), 2 read u64 at
+		/* Requests: 1 map handle w[0] with prot w[1], w[2] pages (0: one; reply: va or
+		 * error), 2 read u64 at
 		 * w[0], 3 write w[1] at w[0], 4 vcopy w[2] bytes from the caller's w[0] to ours
 		 * at w[1] (expected to fail: we hold no KC_VCOPY), 5 address of a buffer here. */
 		static uint64_t buf[64];
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 			endpoint_t from = m.source;
 			volatile uint64_t *p = (volatile uint64_t *)m.w[0];
 			switch (m.type) {
-			case 1: m.w[0] = (uint64_t)ax_mo_map((int64_t)m.w[0], 0, 0, 1, m.w[1]); break;
+			case 1: m.w[0] = (uint64_t)ax_mo_map((int64_t)m.w[0], 0, 0, m.w[2] ? m.w[2] : 1, m.w[1]); break;
 			case 2: m.w[0] = *p; break;
 			case 3: *p = m.w[1]; break;
 			case 4: m.w[0] = (uint64_t)ax_vcopy(from, (void *)m.w[0], EP_NONE, (void *)m.w[1], m.w[2]); break;

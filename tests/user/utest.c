@@ -2,6 +2,7 @@
  *   utest <test>...   runs the named tests, printing UTEST PASS/FAIL lines.
  * Helpers are spawned from the uecho boot module. */
 #include "utest.h"
+#include <axolotl/kstat.h>
 #include "chan_axolotl.h"
 #include "ds_proto.h"
 
@@ -342,6 +343,70 @@ static void t_moloop(void)
 	CHECK("moloop", mo1 == mo0, "memory objects %lld -> %lld", (long long)mo0, (long long)mo1);
 	CHECK("moloop", free1 == free0, "free frames %lld -> %lld", (long long)free0, (long long)free1);
 	ax_printf("UTEST PASS moloop cycles=%d free_frames=%lld\n", N, (long long)free1);
+}
+
+/* A lazy object (MOF_LAZY): no page is made until a mapping of it is touched; each is made
+ * once, zeroed, and every mapper sees the same one (ours, a grantee's, vcopy's); the
+ * mappings' protections hold; destroying it gives back exactly what was made. */
+static void lazy_round(bool fault, int64_t *free_before)
+{
+	enum { PAGES = 64 };
+	int64_t free0 = *free_before = kcall1(KC_INFO, KI_FREE_FRAMES), d0 = kcall2(KC_INFO, KI_STAT, KST_DEMAND_PAGES);
+	int64_t h = ax_mo_create(PAGES, MOF_LAZY);
+	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, PAGES, KP_R | KP_W) : -1;
+	CHECK("lazy", va > 0, "create/map failed: %lld %lld", (long long)h, (long long)va);
+	CHECK("lazy", free0 - kcall1(KC_INFO, KI_FREE_FRAMES) < 8, "pages made before any touch: %lld frames",
+	      (long long)(free0 - kcall1(KC_INFO, KI_FREE_FRAMES)));
+	volatile uint64_t *mine = (volatile uint64_t *)va;
+	int64_t ep = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	int64_t ch = ep > 0 ? ax_mo_grant(h, (endpoint_t)ep, KP_R | KP_W) : -1;
+	int64_t ro = ep > 0 ? ax_mo_grant(h, (endpoint_t)ep, KP_R) : -1;
+	CHECK("lazy", ch > 0 && ro > 0, "spawn/grant failed");
+	uint64_t cva = ask((endpoint_t)ep, 1, (uint64_t)ch, KP_R | KP_W, PAGES);
+	uint64_t rva = ask((endpoint_t)ep, 1, (uint64_t)ro, KP_R, PAGES);
+	CHECK("lazy", (int64_t)cva > 0 && (int64_t)rva > 0, "grantee maps failed");
+	int64_t free_mapped = kcall1(KC_INFO, KI_FREE_FRAMES); /* (the helper took its own) */
+	/* The grantee makes page 7 (zeros); we see its page, and it ours. */
+	CHECK("lazy", ask((endpoint_t)ep, 2, cva + 7 * 4096 + 8, 0, 0) == 0, "a new page is not zero");
+	CHECK("lazy", mine[7 * 512 + 1] == 0, "our view of the grantee's page is not zero");
+	ask((endpoint_t)ep, 3, cva + 9 * 4096 + 16, 0x9999, 0);
+	CHECK("lazy", mine[9 * 512 + 2] == 0x9999, "the grantee's write to a new page is not ours to see");
+	mine[11 * 512 + 3] = 0x1111;
+	CHECK("lazy", ask((endpoint_t)ep, 2, cva + 11 * 4096 + 24, 0, 0) == 0x1111, "our write is not the grantee's");
+	CHECK("lazy", ask((endpoint_t)ep, 2, rva + 11 * 4096 + 24, 0, 0) == 0x1111, "nor its read-only view's");
+	/* The kernel's copy into a page nobody made yet makes it. */
+	static const char text[16] = "lazy and copied";
+	CHECK("lazy", ax_vcopy(EP_NONE, text, (endpoint_t)ep, (void *)(cva + 13 * 4096 + 100), 16) == 16 &&
+		      !memcmp((const void *)(va + 13 * 4096 + 100), text, 16), "vcopy into a new page");
+	int64_t made = kcall2(KC_INFO, KI_STAT, KST_DEMAND_PAGES) - d0;
+	CHECK("lazy", made >= 4, "%lld pages made at first touch (counter)", (long long)made);
+	CHECK("lazy", free_mapped - kcall1(KC_INFO, KI_FREE_FRAMES) < PAGES / 2, "the untouched pages were made too");
+	struct kmsg m = { .type = 3 }, rep;
+	if (fault) { /* a read-only mapping's write to a page not made: made, then refused */
+		m.w[0] = rva + 20 * 4096, m.w[1] = 0xbad;
+		ax_call((endpoint_t)ep, &m);
+		CHECK("lazy", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_FAULT && rep.w[4] == rva + 20 * 4096 &&
+			      (rep.w[2] & 3) == 3, "a write through a read-only lazy mapping did not fault as a protection fault");
+		CHECK("lazy", mine[20 * 512] == 0, "the refused write landed");
+	} else {
+		ask((endpoint_t)ep, 9, 0, 0, 0); /* ends */
+		CHECK("lazy", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT, "the helper did not end");
+	}
+	CHECK("lazy", ax_mo_destroy(h) == 0, "destroy");
+}
+
+static void t_lazy(void)
+{
+	CHECK("lazy", ax_mo_create(1, MOF_LAZY | MOF_DMA) == -KE_INVAL, "lazy DMA memory accepted");
+	CHECK("lazy", ax_mo_create(1, 4) == -KE_INVAL, "an unknown flag accepted");
+	int64_t free0;
+	lazy_round(true, &free0); /* also warms the page tables and the heap */
+	int64_t mo0 = kcall1(KC_INFO, KI_MEMOBJS);
+	lazy_round(false, &free0);
+	int64_t free1 = kcall1(KC_INFO, KI_FREE_FRAMES), mo1 = kcall1(KC_INFO, KI_MEMOBJS);
+	CHECK("lazy", free1 == free0 && mo1 == mo0, "frames %lld -> %lld, objects %lld -> %lld", (long long)free0,
+	      (long long)free1, (long long)mo0, (long long)mo1);
+	ax_printf("UTEST PASS lazy\n");
 }
 
 static void t_vcopy(void)
@@ -688,6 +753,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "revoke")) t_revoke();
 		else if (!strcmp(t, "moloop")) t_moloop();
 		else if (!strcmp(t, "vcopy")) t_vcopy();
+		else if (!strcmp(t, "lazy")) t_lazy();
 		else if (!strcmp(t, "wait")) t_wait();
 		else if (!strcmp(t, "fpu")) t_fpu();
 		else if (!strcmp(t, "chan")) t_chan();

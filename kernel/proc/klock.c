@@ -17,8 +17,7 @@ volatile uint32_t kernel_lock_sleepers;
 
 static inline bool try_take(void)
 {
-	return !__atomic_load_n(&kernel_lock, __ATOMIC_RELAXED) &&
-	       !__atomic_exchange_n(&kernel_lock, this_cpu_index() + 1, __ATOMIC_ACQUIRE);
+	return !__atomic_load_n(&kernel_lock, __ATOMIC_RELAXED) && klock_try();
 }
 
 /* Halts until a release kicks this CPU (or any interrupt arrives). Interrupts are on only

@@ -21,9 +21,18 @@ void klock_slow(void);
 void klock_kick(void);
 void sched_send_deferred(void); /* proc/sched.c */
 
+/* Takes the lock if it is free: a compare-exchange, not an exchange, so a waiter never
+ * writes over the holder's number (klock_mine would then lie to both). */
+static inline bool klock_try(void)
+{
+	uint32_t free = 0;
+	return __atomic_compare_exchange_n(&kernel_lock, &free, this_cpu_index() + 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
 static inline void klock(void)
 {
-	if (__builtin_expect(!__atomic_exchange_n(&kernel_lock, this_cpu_index() + 1, __ATOMIC_ACQUIRE), 1))
+	if (__builtin_expect(klock_try(), 1))
 		return;
 	klock_slow();
 }

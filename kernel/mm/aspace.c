@@ -70,18 +70,14 @@ struct as_flush_req {
 	uint64_t cr3, va, npages;
 };
 
-/* Past this many pages a flush reloads CR3 (the whole TLB but global pages) instead of one
- * INVLPG per page: a socket buffer is 141 pages, mostly never touched. */
-#define FLUSH_ALL_PAGES 32
-
 static void flush_if_loaded(void *arg)
 {
 	const struct as_flush_req *r = arg;
 	uint64_t cr3 = read_cr3();
 	if ((cr3 & PTE_ADDR) != r->cr3)
 		return;
-	if (r->npages > FLUSH_ALL_PAGES) {
-		write_cr3(cr3);
+	if (r->npages > TLB_FLUSH_ALL_PAGES) {
+		write_cr3(cr3); /* the whole TLB but global (kernel) pages */
 		return;
 	}
 	for (uint64_t i = 0; i < r->npages; i++)
@@ -92,17 +88,8 @@ void as_flush(struct aspace *as, uint64_t va, uint64_t npages)
 {
 	struct as_flush_req r = { as->cr3, va, npages };
 	flush_if_loaded(&r);
-	/* Only CPUs that have it loaded can cache its entries (no PCIDs: a CR3 write drops
-	 * them), and which one a CPU has loaded changes only in schedule(), under the kernel
-	 * lock the caller holds. */
-	struct ipi_call call = { flush_if_loaded, &r, 0 };
-	uint32_t me = this_cpu_index();
-	bool any = false;
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me && cpus[i] && cpus[i]->online && cpus[i]->loaded_cr3 == as->cr3)
-			any |= smp_call_start(i, &call) == 0;
-	if (any)
-		smp_call_wait(&call);
+	/* Only CPUs that have it loaded can cache its entries (no PCIDs: a CR3 write drops them). */
+	smp_call_loaded(as->cr3, flush_if_loaded, &r);
 }
 
 uint64_t as_clear_range(struct aspace *as, uint64_t va, uint64_t npages)

@@ -44,16 +44,21 @@ static int64_t handle_new(struct proc *p, struct memobj *mo, uint32_t rights, bo
 	return i + 1;
 }
 
+void mo_handle_release(struct mo_handle *hd)
+{
+	if (hd->granter != EP_NONE)
+		hd->mo->granted--;
+	memobj_put(hd->mo);
+	hd->mo = NULL;
+}
+
 /* Drops handle h of p and every mapping made through it. */
 static void handle_close(struct proc *p, uint32_t h)
 {
 	for (uint32_t i = p->nmaps; i-- > 0;)
 		if (p->maps[i].handle == h)
 			proc_unmap_index(p, i);
-	if (p->handles[h - 1].granter != EP_NONE)
-		p->handles[h - 1].mo->granted--;
-	memobj_put(p->handles[h - 1].mo);
-	p->handles[h - 1].mo = NULL;
+	mo_handle_release(&p->handles[h - 1]);
 }
 
 struct memobj *proc_handle_object(struct proc *p, uint64_t h, uint32_t rights)

@@ -4,3 +4,6 @@
 
 struct thread;
 int64_t memcall(struct thread *me, uint32_t n, const uint64_t a[6]);
+struct mo_handle;
+/* Lets go of a handle's object (its mappings are the caller's business) and frees the slot. */
+void mo_handle_release(struct mo_handle *hd);

@@ -2,6 +2,7 @@
 #include "proc/proc.h"
 #include "proc/exec.h"
 #include "proc/ipc.h"
+#include "proc/memcall.h"
 #include "proc/signal.h"
 #include "proc/klock.h"
 #include "smp/ipi.h"
@@ -214,11 +215,8 @@ void proc_unmap_all(struct proc *p)
 			memobj_put(p->maps[i].mo);
 	p->nmaps = 0;
 	for (uint32_t h = 0; h < p->handles_cap; h++)
-		if (p->handles[h].mo) {
-			if (p->handles[h].granter != EP_NONE)
-				p->handles[h].mo->granted--;
-			memobj_put(p->handles[h].mo);
-		}
+		if (p->handles[h].mo)
+			mo_handle_release(&p->handles[h]);
 	kfree(p->maps);
 	kfree(p->handles);
 	p->maps = NULL, p->handles = NULL;

@@ -366,16 +366,20 @@ __noreturn void sched_idle_loop(void)
 	}
 }
 
+void sched_resched_cpu(uint32_t cpu)
+{
+	cpus[cpu]->need_resched = true;
+	if (cpu != this_cpu_index())
+		smp_send_resched(cpu);
+}
+
 void sched_undedicate(struct thread *t)
 {
 	for (uint32_t i = 0; i < ncpus; i++) {
 		if (!cpus[i] || cpus[i]->dedicated != t)
 			continue;
 		cpus[i]->dedicated = NULL;
-		/* Its next schedule() turns the tick back on. */
-		cpus[i]->need_resched = true;
-		if (i != this_cpu_index())
-			smp_send_resched(i);
+		sched_resched_cpu(i); /* its next schedule() turns the tick back on */
 	}
 }
 
@@ -392,11 +396,8 @@ int sched_dedicate(struct thread *t, uint32_t cpu)
 	/* Whoever runs there now leaves at its next kernel entry or tick (schedule()); everybody
 	 * queued there who is free to move goes elsewhere now. */
 	struct thread *cur = cpus[cpu]->current;
-	if (cur != t && cur != cpus[cpu]->idle) {
-		cpus[cpu]->need_resched = true;
-		if (cpu != this_cpu_index())
-			smp_send_resched(cpu);
-	}
+	if (cur != t && cur != cpus[cpu]->idle)
+		sched_resched_cpu(cpu);
 	struct thread *list = NULL, *x;
 	while ((x = rq_pop(cpu)) != NULL) {
 		x->rq_next = list;

@@ -18,8 +18,9 @@ struct thread *current_thread(void);
 /* Removes a ready thread from its run queue. */
 /* Takes a ready thread off its run queue; false if it was not queued. */
 bool sched_remove(struct thread *t);
-/* The current thread made a kernel call that does not block: a thread it woke and kept on
- * this CPU (sched_make_ready) goes to an idle CPU now. */
+/* The current thread goes on instead of blocking (a kernel call that does not wait, a wait
+ * that returned at once, a tick since the hand-off): a thread it woke and kept on this CPU
+ * (sched_make_ready) goes to an idle CPU now. */
 void sched_release_deferred(void);
 /* Before returning to user mode: leave the CPU if the thread died or its slice is over. */
 void sched_user_return(void);
@@ -29,3 +30,5 @@ uint32_t sched_queue_len(uint32_t cpu);
 void syscall_init_cpu(void);
 /* Gives back every core dedicated to t (placement changed, or t died). */
 void sched_undedicate(struct thread *t);
+/* CPU cpu schedules at its next return to user mode (an IPI if it is another CPU). */
+void sched_resched_cpu(uint32_t cpu);

@@ -275,8 +275,7 @@ static int64_t kc_sched(struct thread *me, endpoint_t ep, uint64_t cpu, uint64_t
 		t->state = T_BLOCKED;
 		sched_make_ready(t);
 	} else if (t->state == T_RUNNING && t->cpu != (int32_t)this_cpu_index()) {
-		cpus[t->cpu]->need_resched = true;
-		smp_send_resched((uint32_t)t->cpu); /* moves at its next kernel entry */
+		sched_resched_cpu((uint32_t)t->cpu); /* moves at its next kernel entry */
 	} else if (t == me && t->cpu != (int32_t)cpu) {
 		me->state = T_READY;
 		schedule(); /* requeued on the pinned CPU */

@@ -26,12 +26,14 @@
 extern const uint8_t vdso_image_start[], vdso_image_end[];
 
 static struct memobj *vvar_mo, *image_mo;
-static struct vvar *kernel_vvar; /* the page through the direct map, NULL: none */
 
 void vdso_thread_died(void)
 {
-	if (kernel_vvar) /* (under the kernel lock: one writer; readers load the word alone) */
-		__atomic_store_n(&kernel_vvar->thread_deaths, kernel_vvar->thread_deaths + 1, __ATOMIC_RELEASE);
+	if (!vvar_mo)
+		return;
+	struct vvar *v = phys_to_virt(vvar_mo->frames[0]);
+	/* (under the kernel lock: one writer; readers load the word alone) */
+	__atomic_store_n(&v->thread_deaths, v->thread_deaths + 1, __ATOMIC_RELEASE);
 }
 
 void vdso_init(void)
@@ -54,7 +56,6 @@ void vdso_init(void)
 	for (uint64_t i = 0; i < npages; i++)
 		memcpy(phys_to_virt(img->frames[i]), vdso_image_start + i * PAGE_SIZE, MIN(PAGE_SIZE, len - i * PAGE_SIZE));
 	struct vvar *v = phys_to_virt(vv->frames[0]);
-	kernel_vvar = v;
 	time_clock_params(&v->tsc_boot, &v->mult, &v->shift);
 	v->epoch_ns = rtc_epoch_ns_at_boot();
 	v->res_ns = VCLOCK_RES_NS;

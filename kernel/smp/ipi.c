@@ -105,21 +105,23 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg)
 	return 0;
 }
 
-/* Starts fn(arg) on every other online CPU, runs it here too if `here`, then waits. */
-static void call_each(void (*fn)(void *), void *arg, bool here)
+/* Starts fn(arg) on every other online CPU (cr3 != 0: only those whose loaded user address
+ * space it is), runs it here too if `here`, then waits. */
+static void call_each(void (*fn)(void *), void *arg, bool here, uint64_t cr3)
 {
 	struct ipi_call call = { fn, arg, 0 };
 	uint32_t me = this_cpu_index();
 	for (uint32_t i = 0; i < ncpus; i++)
-		if (i != me)
+		if (i != me && (!cr3 || (cpus[i] && cpus[i]->loaded_cr3 == cr3)))
 			smp_call_start(i, &call);
 	if (here)
 		fn(arg);
 	smp_call_wait(&call);
 }
 
-void smp_call_others(void (*fn)(void *), void *arg) { call_each(fn, arg, false); }
-void smp_call_all(void (*fn)(void *), void *arg) { call_each(fn, arg, true); }
+void smp_call_others(void (*fn)(void *), void *arg) { call_each(fn, arg, false, 0); }
+void smp_call_all(void (*fn)(void *), void *arg) { call_each(fn, arg, true, 0); }
+void smp_call_loaded(uint64_t cr3, void (*fn)(void *), void *arg) { call_each(fn, arg, false, cr3); }
 
 void smp_send_resched(uint32_t cpu)
 {
@@ -136,7 +138,7 @@ struct flush_range {
 static void flush_local(void *arg)
 {
 	const struct flush_range *r = arg;
-	if (r->npages > 32) {
+	if (r->npages > TLB_FLUSH_ALL_PAGES) {
 		/* Toggling PGE flushes everything, global kernel entries included. */
 		uint64_t cr4 = read_cr4();
 		write_cr4(cr4 & ~(uint64_t)CR4_PGE);

@@ -27,6 +27,7 @@ EXIT_TESTS_PASSED = (0x10 << 1) | 1
 EXIT_TESTS_FAILED = (0x11 << 1) | 1
 EXIT_PANIC = (3 << 1) | 1
 EXIT_POWEROFF = (0x20 << 1) | 1  # init's `poweroff` after its programs finished
+PROMPT_AT_LINE_START = re.compile(r"^axolotl> (?=\S)", re.M)  # the console monitor's prompt
 
 
 def iso_for(cmdline, modules=()):
@@ -265,7 +266,11 @@ class Guest:
         with self._cond:
             while True:
                 text = "".join(self._chunks)
-                m = re.compile(regex, re.M).search(text[:text.rfind("\n") + 1], start)
+                # The monitor's prompt shares a line with whatever a server prints next:
+                # "axolotl> " at a line's start reads as a line of its own (same length, so
+                # offsets and marks stay valid), and ^ matches the server's line after it.
+                lines = PROMPT_AT_LINE_START.sub("axolotl>\n", text[:text.rfind("\n") + 1])
+                m = re.compile(regex, re.M).search(lines, start)
                 if m:
                     return m
                 left = deadline - time.monotonic()

@@ -6,6 +6,7 @@
  * CPU (TLB shootdown) before the call returns: a grantee cannot touch the memory afterwards. */
 #include "proc/memcall.h"
 #include "proc/proc.h"
+#include "proc/legacy.h"
 #include "proc/demand.h"
 #include "mm/aspace.h"
 #include "mm/heap.h"
@@ -154,6 +155,7 @@ static int64_t mo_destroy(struct proc *p, uint64_t h)
 				if (q->handles[k - 1].mo == mo && !(q == p && k == h))
 					handle_close(q, k);
 		}
+		legacy_close_object(mo);
 	}
 	handle_close(p, (uint32_t)h);
 	return 0;

@@ -3,6 +3,7 @@
 #include "proc/exec.h"
 #include "proc/ipc.h"
 #include "proc/memcall.h"
+#include "proc/legacy.h"
 #include "proc/signal.h"
 #include "proc/klock.h"
 #include "smp/ipi.h"
@@ -373,6 +374,7 @@ static void reap(struct thread *t)
 	t->state = T_FREE;
 	if (p && --p->nthreads == 0) {
 		devpriv_release(p);
+		legacy_parent_gone(p);
 		proc_unmap_all(p);
 		kfree(p->lx);
 		as_destroy(p->as);
@@ -391,8 +393,13 @@ void sched_reap_dead(void)
 
 void proc_kill_threads(struct proc *p, struct thread *keep)
 {
-	if (!keep)
+	if (!keep) {
 		p->exiting = true;
+		/* Its handles move to a legacy now, before its parent hears of its end (a thread
+		 * still on another CPU is in user mode or waits for the kernel lock; its calls then
+		 * find no handle). */
+		legacy_take(p);
+	}
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *t = &threads[i];
 		if (t->proc != p || t == keep || t->state == T_FREE || t->state == T_DEAD)

@@ -86,6 +86,7 @@ struct proc {
 	uint64_t dead_cpu_us;      /* CPU time of its threads that have ended */
 	uint64_t linux_calls;      /* Linux system calls that reached the kernel (KI_LINUX_CALLS) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
+	bool keep_handles;         /* its parent keeps its handles past its end (KC_LEGACY) */
 	bool exiting;
 };
 

@@ -223,6 +223,8 @@ static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, cons
 			return c->dma = true, NULL;
 		if (tok_eq(k, kn, "control"))
 			return c->control = true, NULL;
+		if (tok_eq(k, kn, "keep"))
+			return c->keep = true, NULL;
 		return "unknown flag: ";
 	}
 	if (!vn)

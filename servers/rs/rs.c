@@ -120,6 +120,34 @@ void svc_heartbeat_reset(struct svc *s)
 	}
 }
 
+/* keep: what the last instance held goes to the new one (same handle numbers), and what
+ * this one holds is kept when it ends. A legacy that cannot be given is dropped: the new
+ * instance starts from nothing, as without keep. */
+static void legacy_pass(struct svc *s, endpoint_t ep)
+{
+	s->legacy_given = -1;
+	if (!s->c.keep)
+		return;
+	if (s->legacy_of) {
+		s->legacy_given = ax_legacy(LEG_GIVE, s->legacy_of, ep);
+		if (s->legacy_given < 0) {
+			rs_log("%s: its kept memory cannot be given (%lld): starts without it", s->c.name,
+			       (long long)s->legacy_given);
+			ax_legacy(LEG_DROP, s->legacy_of, 0);
+		}
+		s->legacy_of = 0;
+	}
+	ax_legacy(LEG_KEEP, ep, 1);
+}
+
+/* The kept memory of s's last instance is not wanted (s stays down, or it is suspect). */
+static void legacy_drop(struct svc *s, const char *why)
+{
+	if (s->legacy_of && ax_legacy(LEG_DROP, s->legacy_of, 0) == 0)
+		rs_log("%s: dropped its kept memory (%s)", s->c.name, why);
+	s->legacy_of = 0;
+}
+
 /* Starts an instance of s running `binary` (the configured one, or a live update's new one
  * with update=1). Its ds label is registered before it runs. Returns its endpoint or an
  * error; does not change s->ep. */
@@ -161,6 +189,8 @@ int64_t svc_start(struct svc *s, const char *binary, bool update)
 	c.dedicated = c.dedicated && !update;
 	if (ep > 0 && !r)
 		r = give_privileges((endpoint_t)ep, &c);
+	if (ep > 0 && !r && !update)
+		legacy_pass(s, (endpoint_t)ep);
 	if (ep > 0 && !r)
 		r = rspci_give(s, (endpoint_t)ep);
 	/* The label is the service's before it runs (ds itself has none; an update's new
@@ -190,7 +220,11 @@ static void start(struct svc *s)
 	s->started_ns = ax_time_ns();
 	s->cmds = 0;
 	svc_heartbeat_reset(s);
-	rs_log("started %s as %#x (restarts %u)", s->c.name, (unsigned)ep, s->restarts);
+	if (s->legacy_given >= 0)
+		rs_log("started %s as %#x (restarts %u, %lld kept handles)", s->c.name, (unsigned)ep, s->restarts,
+		       (long long)s->legacy_given);
+	else
+		rs_log("started %s as %#x (restarts %u)", s->c.name, (unsigned)ep, s->restarts);
 	if (!strcmp(s->c.name, "ds"))
 		rsds_ds_started(s);
 	rsds_publish(s);
@@ -211,6 +245,13 @@ static void ended(struct svc *s, const struct kmsg *m)
 			  (unsigned long long)m->w[1], (unsigned long long)m->w[3], (unsigned long long)m->w[4]);
 	else
 		rs_log("%s exited with status %lld", s->c.name, (long long)status);
+	uint64_t now = ax_time_ns();
+	if (s->c.keep) {
+		s->legacy_of = s->ep;
+		/* State that crashed its reader at once is not handed on again. */
+		if (crashed && s->legacy_given >= 0 && now - s->started_ns < QUICK_CRASH_NS)
+			legacy_drop(s, "the instance given it crashed at once");
+	}
 	s->ep = 0;
 	if (s->up.phase != UP_NONE)
 		rsctl_update_died(s, 0); /* the old instance died mid-update: nothing to roll back to */
@@ -219,10 +260,10 @@ static void ended(struct svc *s, const struct kmsg *m)
 	if (!again || s->stopped) {
 		s->stopped = true;
 		rs_log("%s stays down (%s)", s->c.name, again ? "stopped" : "restart policy");
+		legacy_drop(s, "it stays down");
 		rsds_publish(s);
 		return;
 	}
-	uint64_t now = ax_time_ns();
 	/* Back-off: quick crashes double the delay up to a cap; a long run or an explicit
 	 * restart resets it. */
 	if (s->restart_now || now - s->started_ns >= QUICK_CRASH_NS)

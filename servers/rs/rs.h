@@ -38,6 +38,10 @@ struct svc {
 		uint64_t deadline_ns;
 	} up;
 	endpoint_t retired; /* an instance rs ended on purpose: its exit is no crash */
+	/* keep: the ended instance whose handles the kernel keeps for the next one (KC_LEGACY),
+	 * 0: none; legacy_given: how many the running instance got (-1: none). */
+	endpoint_t legacy_of;
+	int64_t legacy_given;
 	/* pci=VVVV:DDDD: the functions found, resolved once at the first start (rs_pci.c) and
 	 * kept, so a restart never probes a BAR of a device another instance may still use. */
 	bool pci_resolved;

@@ -118,6 +118,8 @@ static int64_t ready(endpoint_t from)
 		return -KE_PERM;
 	endpoint_t old = s->ep;
 	s->retired = old;
+	if (s->c.keep)
+		ax_legacy(LEG_KEEP, old, 0);
 	ax_kill(old);
 	s->ep = from;
 	s->cmds = 0; /* commands queued for the old instance die with it */
@@ -125,6 +127,10 @@ static int64_t ready(endpoint_t from)
 	memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
 	if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)
 		rs_log("%s: CPU %d could not be dedicated to the new instance", s->c.name, s->c.cpu);
+	if (s->c.keep) { /* the new instance's memory is kept from now on; the old one's is not */
+		ax_legacy(LEG_KEEP, from, 1);
+		s->legacy_given = -1;
+	}
 	rs_log("%s updated to %s: %#x replaces %#x", s->c.name, s->up.binary, (unsigned)from, (unsigned)old);
 	update_done(s, 0);
 	svc_heartbeat_reset(s);

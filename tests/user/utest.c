@@ -409,6 +409,68 @@ static void t_lazy(void)
 	ax_printf("UTEST PASS lazy\n");
 }
 
+/* Legacies (KC_LEGACY): a child's handles outlive it when its parent keeps them, and move
+ * into a stopped child with their numbers; what the parent granted is not kept; a dropped or
+ * given legacy leaves no object behind. */
+static int64_t spawn_stopped(const char *args)
+{
+	struct kc_spawn s = { (uint32_t)ax_find_module("uecho"), SPAWN_ANY_CPU, 2, SPAWN_STOPPED, args };
+	return ax_spawn(&s);
+}
+
+static void mo_child_that_ended(bool keep, int64_t parent_grant, endpoint_t *out)
+{
+	struct kmsg m = { .type = 1 }, rep;
+	int64_t ep = spawn_stopped("mo");
+	*out = 0;
+	CHECK("legacy", ep > 0, "spawn failed");
+	if (parent_grant) /* its handle 1, granted by us */
+		CHECK("legacy", ax_mo_grant(parent_grant, (endpoint_t)ep, KP_R) == 1, "grant to the stopped child");
+	CHECK("legacy", ax_legacy(LEG_KEEP, (endpoint_t)ep, keep) == 0, "keep refused");
+	CHECK("legacy", kcall1(KC_START, (uint64_t)ep) == 0, "start");
+	CHECK("legacy", ax_call((endpoint_t)ep, &m) == 0 && (int64_t)m.w[0] > 0, "the child's grant");
+	CHECK("legacy", ax_mo_destroy((int64_t)m.w[0]) == 0, "dropping its grant");
+	CHECK("legacy", wait_report((endpoint_t)ep, &rep) == KMSG_PROC_EXIT && rep.w[1] == 4, "the child did not end");
+	*out = (endpoint_t)ep;
+}
+
+static void t_legacy(void)
+{
+	int64_t mo0 = kcall1(KC_INFO, KI_MEMOBJS), free0 = kcall1(KC_INFO, KI_FREE_FRAMES);
+	int64_t ours = ax_mo_create(1, 0);
+	CHECK("legacy", ax_legacy(LEG_KEEP, ax_self(), 1) == -KE_PERM, "kept a process that is not our child");
+	/* Not kept: nothing to give. */
+	endpoint_t a;
+	mo_child_that_ended(false, 0, &a);
+	CHECK("legacy", ax_legacy(LEG_COUNT, a, 0) == -KE_SRCH, "a legacy nobody asked for");
+	/* Kept: its three objects (handles 2, 3, 4), not our grant (handle 1). */
+	mo_child_that_ended(true, ours, &a);
+	CHECK("legacy", ax_legacy(LEG_COUNT, a, 0) == 3, "%lld handles kept, not 3", (long long)ax_legacy(LEG_COUNT, a, 0));
+	int64_t running = ax_spawn_named("uecho", "share", SPAWN_ANY_CPU, 2);
+	CHECK("legacy", ax_legacy(LEG_GIVE, a, (endpoint_t)running) == -KE_INVAL, "given to a running child");
+	int64_t b = spawn_stopped("share");
+	CHECK("legacy", b > 0 && ax_legacy(LEG_GIVE, a, (endpoint_t)b) == 3, "give failed");
+	CHECK("legacy", ax_legacy(LEG_COUNT, a, 0) == -KE_SRCH, "given twice");
+	CHECK("legacy", kcall1(KC_START, (uint64_t)b) == 0, "start");
+	uint64_t va = ask((endpoint_t)b, 1, 3, KP_R | KP_W, 4); /* the 4-page object, its handle 3 */
+	CHECK("legacy", (int64_t)va > 0 && ask((endpoint_t)b, 2, va + 2 * 4096, 0, 0) == 0xab02,
+	      "the new instance does not see its predecessor's data (%llx)", (unsigned long long)va);
+	CHECK("legacy", (int64_t)ask((endpoint_t)b, 1, 1, KP_R, 1) < 0, "our grant to the dead child was kept");
+	ask((endpoint_t)b, 9, 0, 0, 0);
+	ask((endpoint_t)running, 9, 0, 0, 0);
+	struct kmsg rep;
+	wait_report((endpoint_t)b, &rep);
+	wait_report((endpoint_t)running, &rep);
+	/* Dropped: everything goes back. */
+	mo_child_that_ended(true, 0, &a);
+	CHECK("legacy", ax_legacy(LEG_DROP, a, 0) == 0 && ax_legacy(LEG_DROP, a, 0) == -KE_SRCH, "drop");
+	ax_mo_destroy(ours);
+	int64_t mo1 = kcall1(KC_INFO, KI_MEMOBJS), free1 = kcall1(KC_INFO, KI_FREE_FRAMES);
+	CHECK("legacy", mo1 == mo0 && free1 == free0, "objects %lld -> %lld, frames %lld -> %lld", (long long)mo0,
+	      (long long)mo1, (long long)free0, (long long)free1);
+	ax_printf("UTEST PASS legacy\n");
+}
+
 static void t_vcopy(void)
 {
 	static char src[10000], back[10000];
@@ -754,6 +816,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "moloop")) t_moloop();
 		else if (!strcmp(t, "vcopy")) t_vcopy();
 		else if (!strcmp(t, "lazy")) t_lazy();
+		else if (!strcmp(t, "legacy")) t_legacy();
 		else if (!strcmp(t, "wait")) t_wait();
 		else if (!strcmp(t, "fpu")) t_fpu();
 		else if (!strcmp(t, "chan")) t_chan();

@@ -79,8 +79,15 @@ enum kcall {
 	                        in a Linux call to the caller, now waits in a call to dst as if it had
 	                        sent *m there itself (type KMSG_LINUX_PASSED | nr, w[6] = process id |
 	                        passer << 32, source = thread); dst answers it with KC_REPLY */
+	KC_LEGACY = 42,      /* (op LEG_*, endpoint a, endpoint b): a child's memory-object handles
+	                        kept past its end for its next incarnation (docs/kernel-api.md §5.8) */
 	KC_COUNT
 };
+/* KC_LEGACY operations. */
+#define LEG_KEEP 1  /* (child, on): at the child's end its handles are kept for us, not released */
+#define LEG_GIVE 2  /* (dead child, stopped child): the kept handles move in, same numbers; count */
+#define LEG_DROP 3  /* (dead child): release them */
+#define LEG_COUNT 4 /* (dead child): how many are kept, -ESRCH if none */
 /* KC_LX_THREAD flags. */
 #define LXT_SETTLS 1     /* set the FS base to tls */
 #define LXT_CLEARTID 2   /* zero clear_tid and wake a futex waiter there when the thread ends */

@@ -1,0 +1,13 @@
+/* A service's legacy: the memory-object handles a process held when it ended, kept for its
+ * parent to give to the next incarnation (KC_LEGACY, docs/kernel-api.md §5.8). */
+#pragma once
+#include "proc/proc.h"
+
+/* p ends (under the kernel lock, before its parent is told): if its parent asked (LEG_KEEP),
+ * its handles move into a legacy instead of being released; p's table is left empty. */
+void legacy_take(struct proc *p);
+/* p ends: the legacies it was keeping for its dead children are released. */
+void legacy_parent_gone(struct proc *p);
+/* The creator of mo destroys it: every kept handle on it goes too. */
+void legacy_close_object(struct memobj *mo);
+int64_t kc_legacy(struct thread *me, uint64_t op, endpoint_t a, endpoint_t b);

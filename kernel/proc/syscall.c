@@ -202,6 +202,13 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
 	case KI_PARENT:
 		return me->proc->parent;
+	case KI_HANDLE: {
+		struct proc *p = me->proc;
+		if (arg == 0 || arg > p->handles_cap)
+			return -KE_SRCH;
+		const struct mo_handle *hd = &p->handles[arg - 1];
+		return hd->mo ? (int64_t)(hd->rights | (hd->creator ? 0x100u : 0)) : -KE_INVAL;
+	}
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
 		return p ? (int64_t)proc_cpu_us(p) : -KE_SRCH;

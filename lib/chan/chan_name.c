@@ -32,6 +32,21 @@ int64_t chan_create(struct chan_export *e, uint32_t slot_size, uint32_t nslots, 
 	return 0;
 }
 
+int64_t chan_adopt(struct chan_export *e, int64_t handle, uint64_t bytes, int role, struct spsc *q)
+{
+	int64_t va = ax_mo_map(handle, 0, 0, bytes / 4096, KP_R | KP_W);
+	if (va < 0)
+		return va;
+	int r = spsc_attach(q, (void *)va, bytes, role);
+	if (r < 0) {
+		ax_mo_unmap((uint64_t)va);
+		return r == CHAN_ECORRUPT ? -KE_FAULT : -KE_INVAL;
+	}
+	e->handle = handle;
+	e->bytes = bytes;
+	return 0;
+}
+
 int64_t chan_export(struct chan_export *e)
 {
 	int slot = -1;

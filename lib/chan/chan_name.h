@@ -26,6 +26,10 @@ struct spsc;
 /* A new channel in a memory object of its own, formatted and attached for one side (role
  * SPSC_PRODUCER or SPSC_CONSUMER): fills e->handle and e->bytes for chan_export. 0 or -KE_*. */
 int64_t chan_create(struct chan_export *e, uint32_t slot_size, uint32_t nslots, int role, struct spsc *q);
+/* A channel made by an earlier instance of this server (its handle kept through a restart,
+ * KC_LEGACY): mapped and attached for one side, continuing from the indices in it; fills
+ * e->handle and e->bytes. 0 or -KE_* (malformed or impossible indices: not attached). */
+int64_t chan_adopt(struct chan_export *e, int64_t handle, uint64_t bytes, int role, struct spsc *q);
 /* Publishes e (kept by pointer: it must live as long as the export). 0 or -KE_*. */
 int64_t chan_export(struct chan_export *e);
 /* If m is an import request for one of our exports, answers it and returns true. */

@@ -24,7 +24,7 @@ _Static_assert((int)ENG_UDP == (int)AXE_UDP && (int)ENG_TCP == (int)AXE_TCP && (
 
 #define MAX_ACT 64 /* as many as an engine follows (lib/lwip/xact.c) */
 
-static struct act {
+struct act {
 	uint32_t pid;             /* 0: a free entry */
 	int64_t mo;
 	struct ax_activity *mem;  /* our mapping */
@@ -33,14 +33,49 @@ static struct act {
 	endpoint_t granted_to[ENGINES];
 	uint32_t wake_sock;       /* the process's wake socket (AX_WAKE), 0: none */
 	struct sockbuf_obj parked[AX_ACT_SPARES]; /* by spare entry: buffers kept for it (mo 0: none) */
-} acts[MAX_ACT];
-
+};
 /* The bell (sock_ax.h), one for all processes: made with the first page. */
-static struct {
+struct bell {
 	int64_t mo;
 	int64_t handle[ENGINES];
 	endpoint_t granted_to[ENGINES];
-} bell;
+};
+/* Both in the kept object (keep.c): the pages outlive our restart. */
+struct act_part {
+	struct act acts[MAX_ACT];
+	struct bell bell;
+};
+_Static_assert(sizeof(struct act_part) <= KEEP_ACT_BYTES, "activity table fits its kept part");
+static struct act_part *part;
+static struct act *acts;
+
+uint64_t act_layout(void) { return sizeof(struct act) * 1000 + sizeof(struct bell); }
+
+/* After our restart: the pages and parked buffers mapped here again; the engines are granted
+ * the pages again (the same engine instance then holds two handles on a page: harmless). */
+void act_keep(void *p, bool adopted)
+{
+	part = p;
+	acts = part->acts;
+	for (int i = 0; adopted && i < MAX_ACT; i++) {
+		struct act *a = &acts[i];
+		if (!a->pid)
+			continue;
+		a->mem = keep_remap(a->mo, a->mem, AX_ACT_BYTES);
+		if (!a->mem) {
+			*a = (struct act){ 0 };
+			continue;
+		}
+		for (int k = 0; k < AX_ACT_SPARES; k++)
+			if (a->parked[k].mo && !(a->parked[k].mem = keep_remap(a->parked[k].mo, a->parked[k].mem,
+									       a->parked[k].bytes)))
+				a->parked[k] = (struct sockbuf_obj){ 0 };
+	}
+	if (adopted && part->bell.mo)
+		keep_claim(part->bell.mo);
+	for (int e = 0; adopted && e < ENGINES; e++)
+		act_engine_gone(e);
+}
 
 static struct act *find(uint32_t pid)
 {
@@ -53,11 +88,11 @@ static struct act *find(uint32_t pid)
 /* The bell into the process of thread (its address in the page's header; 0: none). */
 static void map_bell(struct act *a, endpoint_t thread)
 {
-	if (!bell.mo) {
+	if (!part->bell.mo) {
 		int64_t b = ax_mo_create(1, 0);
-		bell.mo = b > 0 ? b : 0;
+		part->bell.mo = b > 0 ? b : 0;
 	}
-	int64_t bva = bell.mo ? lx_map_shared(bell.mo, 4096, thread) : -1;
+	int64_t bva = part->bell.mo ? lx_map_shared(part->bell.mo, 4096, thread) : -1;
 	a->mem->bell_va = bva > 0 ? (uint64_t)bva : 0; /* none: the engines are kicked */
 }
 
@@ -226,21 +261,21 @@ int act_grant(uint32_t pid, int eng, endpoint_t ep, int64_t *handle)
 
 int act_bell_grant(int eng, endpoint_t ep, int64_t *handle)
 {
-	if (!bell.mo)
+	if (!part->bell.mo)
 		return -1;
-	if (bell.handle[eng] && bell.granted_to[eng] == ep)
+	if (part->bell.handle[eng] && part->bell.granted_to[eng] == ep)
 		return 0;
-	int64_t h = ax_mo_grant(bell.mo, ep, KP_R | KP_W);
+	int64_t h = ax_mo_grant(part->bell.mo, ep, KP_R | KP_W);
 	if (h <= 0)
 		return -1;
-	bell.handle[eng] = h, bell.granted_to[eng] = ep;
+	part->bell.handle[eng] = h, part->bell.granted_to[eng] = ep;
 	*handle = h;
 	return 1;
 }
 
 void act_engine_gone(int eng)
 {
-	bell.handle[eng] = 0, bell.granted_to[eng] = 0;
+	part->bell.handle[eng] = 0, part->bell.granted_to[eng] = 0;
 	for (int i = 0; i < MAX_ACT; i++)
 		acts[i].handle[eng] = 0, acts[i].granted_to[eng] = 0;
 }

@@ -274,8 +274,13 @@ static bool push_requests(void)
 	bool any = false;
 	for (int i = 0; i < sock_top; i++) {
 		struct sock *s = &socks[i];
-		if (s->id && !s->opened && !s->closing && ready(engine_of(s)) && open_sock(s))
+		if (s->id && !s->opened && !s->closing && ready(engine_of(s)) && open_sock(s)) {
 			any = true;
+			if (s->reclose) { /* its close died with our old instance: asked again */
+				s->reclose = false;
+				engine_close(s);
+			}
+		}
 	}
 	unsigned held_back = 0; /* engines whose next request cannot go now: their later ones wait */
 	for (struct ereq *r; (r = oldest_waiting(held_back));) {

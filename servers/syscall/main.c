@@ -110,6 +110,7 @@ static bool poll(struct ax_evloop *l)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	keep_init(); /* first: our predecessor's objects are told apart from ours by this */
 	if (!ax_can_vcopy())
 		ax_printf("syscall: no KC_VCOPY, so every socket call fails (system.conf: kcalls=vcopy)\n");
 	for (int i = 1; i < argc; i++) {

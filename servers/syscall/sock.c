@@ -9,9 +9,41 @@ static const uint32_t geometry[2][4] = { { 256, 256 * 1024, 64, 128 * 1024 }, { 
 #define LX_PROT_RW 3
 #define LX_MAP_SHARED 1
 
-struct sock socks[MAX_SOCKS];
+struct sock *socks;
 int sock_top;
 bool sys_map_apps;
+
+/* After our restart: each socket's buffer mapped here again; what the old instance had in
+ * flight with the engines is gone (their answers go to channels nobody reads now), so each
+ * socket is opened again at its engine (SKF_REATTACH: it keeps its connection), a close is
+ * asked again, and a bind or connect the old instance waited for is forgotten. */
+void sock_keep(void *part, bool adopted)
+{
+	socks = part;
+	for (int i = 0; adopted && i < MAX_SOCKS; i++) {
+		struct sock *s = &socks[i];
+		if (!s->id)
+			continue;
+		void *mem = keep_remap(s->mo, s->mem, s->bytes);
+		if (!mem || sockbuf_attach(&s->sb, mem, s->bytes, SB_APP)) {
+			ax_printf("syscall: socket %u's buffers are lost (%s)\n", s->id, mem ? "corrupt" : "cannot map");
+			if (mem)
+				ax_mo_unmap((uint64_t)mem);
+			*s = (struct sock){ 0 }; /* (its next call fails EBADF) */
+			continue;
+		}
+		s->mem = mem;
+		s->opened = false, s->engine_handle = 0;
+		s->reclose = s->closing;
+		s->closing = false;
+		s->binding = false;
+		if (s->connecting && !s->lib_connect)
+			s->connecting = false, s->error = s->nb_connect ? E_CONNABORTED : 0;
+		s->ready_told = false;
+		s->tx_hint = s->rx_hint = true;
+		sock_top = i + 1;
+	}
+}
 
 /* The scans (two per loop turn, one per call) look at the slots below sock_top only: a few
  * with a few sockets instead of MAX_SOCKS. sock_get raises it; once per loop turn it comes

@@ -99,6 +99,7 @@ struct sock {
 	uint32_t ready;           /* POLL* bits vfs last heard (vfsside.c) */
 	bool ready_told;
 	bool closing;             /* no descriptor left: freed when udp has let go (SK_CLOSE) */
+	bool reclose;             /* closing when the old instance died: closed again once reopened */
 	bool tx_hint, rx_hint;    /* SK_TX / SK_RXDONE to push */
 	uint32_t mapped_pid[MAX_MAPPED];
 	uint64_t mapped_va[MAX_MAPPED];
@@ -138,8 +139,26 @@ struct lcall {
 
 extern bool sys_debug;
 
+/* keep.c: what survives our restart (README.md "State and recovery") */
+enum { KEEP_SOCKS, KEEP_ACTS, KEEP_VFS, KEEP_PARTS };
+#define KEEP_ACT_BYTES (96u << 10) /* activity.c's table and bell */
+#define KEEP_VFS_BYTES 4096u        /* vfsside.c's channel record */
+/* Maps the table our predecessor left (a restart with a legacy, same layout) or makes a new
+ * one, and lets each part take its storage (and, adopting, map its objects again). */
+void keep_init(void);
+/* Object h, mapped at `was` by our predecessor: mapped again (there, or elsewhere), and
+ * claimed (not dropped as the old instance's litter). Its address, or NULL. */
+void *keep_remap(int64_t h, void *was, uint64_t bytes);
+void keep_claim(int64_t h);
+/* Each part: its storage in the kept object; adopted: it holds the old instance's state. */
+void sock_keep(void *part, bool adopted);
+void act_keep(void *part, bool adopted);
+void vfsside_keep(void *part, bool adopted);
+uint64_t act_layout(void);
+uint64_t vfsside_layout(void);
+
 /* sock.c */
-extern struct sock socks[MAX_SOCKS];
+extern struct sock *socks; /* MAX_SOCKS, in the kept object */
 extern int sock_top; /* every socket in use is below it: the table's scans stop there */
 void sock_trim(void);
 struct sock *sock_find(uint32_t id);

@@ -20,6 +20,34 @@ static struct {
 	uint64_t overflows;    /* pushes that found the channel full (retried) */
 } v;
 static bool dirty[MAX_SOCKS];
+static void on_attach(struct chan_export *x, endpoint_t importer);
+/* The channel's object, in the kept object (keep.c): vfs keeps reading it across our
+ * restart, so the next instance writes on where we stopped. */
+static struct vfs_part {
+	int64_t handle;
+	uint64_t bytes;
+} *part;
+
+uint64_t vfsside_layout(void) { return sizeof(struct vfs_part) + 100 * sizeof(struct sysp_ready); }
+
+void vfsside_keep(void *p, bool adopted)
+{
+	_Static_assert(sizeof(struct vfs_part) <= KEEP_VFS_BYTES, "fits its kept part");
+	part = p;
+	v.ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "vfs", .on_attach = on_attach };
+	if (!adopted || !part->handle)
+		return;
+	int64_t r = chan_adopt(&v.ex, part->handle, part->bytes, SPSC_PRODUCER, &v.q);
+	if (r) {
+		ax_printf("syscall: syscall/vfs.ev left by the old instance is unusable (%ld): a new one\n", (long)r);
+		return;
+	}
+	keep_claim(part->handle);
+	v.created = true;
+	for (int i = 0; i < MAX_SOCKS; i++) /* vfs hears every socket's readiness again */
+		if (socks[i].id)
+			socks[i].ready_told = false, dirty[i] = true, v.ndirty++;
+}
 
 endpoint_t vfs_endpoint(void)
 {
@@ -47,10 +75,11 @@ static void on_attach(struct chan_export *x, endpoint_t importer)
 
 void vfsside_init(void)
 {
-	v.ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "vfs", .on_attach = on_attach };
 	ax_strpad(v.ex.key, sizeof(v.ex.key), "vfs.ev");
-	int64_t r = chan_create(&v.ex, sizeof(struct sysp_ready), SYSP_READY_SLOTS, SPSC_PRODUCER, &v.q);
+	int64_t r = v.created ? 0 : chan_create(&v.ex, sizeof(struct sysp_ready), SYSP_READY_SLOTS, SPSC_PRODUCER, &v.q);
 	v.created = r == 0;
+	if (!r)
+		part->handle = v.ex.handle, part->bytes = v.ex.bytes;
 	r = r ? r : chan_export(&v.ex);
 	v.ok = r == 0;
 	if (r)

@@ -233,6 +233,13 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 	s->tx_pending = true;
 	if (s->restored_at && s->listening && ts_pending_count(s))
 		s->ev |= EV_ACCEPT; /* connections arrived before syscall came back */
+	if (q->flags & SKF_REATTACH && s->attached_before) {
+		/* A restarted syscall (the same tcp): events it had not read died with its old
+		 * channel, so it hears the socket's state again. */
+		s->ev |= EV_RX | EV_TXSPACE | (s->listening ? EV_ACCEPT : 0) | (s->rx_fin_placed ? EV_FIN : 0) |
+			 (s->hup ? EV_HUP : 0);
+	}
+	s->attached_before = true;
 	s->restored_at = 0;
 	if (unknown_reattach) /* its connection (if it had one) died with the old tcp */
 		ts_set_err(s, -TE_CONNRESET, true);

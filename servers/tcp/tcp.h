@@ -32,6 +32,7 @@ struct ts_sock {
 	bool connecting;       /* SK_CONNECT waits for the handshake */
 	bool connected;        /* was established (data may flow) */
 	bool attached;         /* its buffer object is mapped */
+	bool attached_before;  /* a reattach finds it known: its state is told again */
 	bool corrupt;          /* the application broke its buffer: no more I/O on it */
 	bool tx_pending;       /* TX descriptors may wait */
 	bool rx_fin;           /* the peer's FIN arrived (after the data in pend) */

@@ -483,6 +483,80 @@ def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
     assert "panic" not in out.lower() and "lwip: assertion" not in out.lower(), out[-3000:]
 
 
+def keepalive_request(s, path=b"/hello.txt"):
+    """One request on an open HTTP/1.1 connection s: True if a 200 came back whole."""
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: axolotl\r\n\r\n" % path)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = s.recv(65536)
+        if not got:
+            return False
+        data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = int(re.search(rb"Content-Length: (\d+)", head, re.I).group(1))
+    while len(body) < n:
+        got = s.recv(65536)
+        if not got:
+            return False
+        body += got
+    return head.startswith(b"HTTP/1.1 200") and len(body) == n
+
+
+def test_syscall_restart_keeps_every_socket(apps):
+    """syscall is killed while a keep-alive connection to lighttpd is open, a memcached
+    connection holds keys and tcphash streams 40 MiB: rs gives the new syscall the old one's
+    memory (KC_LEGACY), which takes the socket table over. The same connections go on, the
+    stream arrives whole, new connections are accepted, and no application restarts."""
+    n = 40 << 20
+    progress, result = [0], {}
+
+    def transfer():
+        try:
+            result["r"] = tcp_tools.tcphash_recv(HOST, apps.port[7000], n, seed=33,
+                                                 progress=lambda k: progress.__setitem__(0, k), timeout=120)
+        except OSError as e:
+            result["error"] = repr(e)
+
+    ka = socket.create_connection((HOST, apps.port[80]), timeout=60)
+    mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=60)
+    try:
+        assert keepalive_request(ka)
+        assert mc.set("restart-key", b"kept through a syscall restart")
+        th = threading.Thread(target=transfer, daemon=True)
+        th.start()
+        while progress[0] < n // 4 and th.is_alive():
+            time.sleep(0.05)
+        before = len(re.findall(r"^rs: started syscall as", apps.out(), re.M))
+        apps.g.type("service kill syscall\r")
+        deadline = time.monotonic() + 120
+        while len(re.findall(r"^rs: started syscall as", apps.out(), re.M)) <= before:
+            assert time.monotonic() < deadline, "syscall was not restarted: " + apps.out()[-3000:]
+            time.sleep(0.2)
+        apps.g.wait_for(r"^syscall: restarted \(generation \d+\): \d+ objects of the old instance taken over",
+                        timeout=60)
+        out = apps.out()
+        m = re.findall(r"^rs: started syscall as \S+ \(restarts \d+, (\d+) kept handles\)", out, re.M)
+        assert m and int(m[-1]) > 4, out[-3000:]
+        # the connections made before the restart carry on
+        assert keepalive_request(ka), out[-3000:]
+        assert mc.get("restart-key") == b"kept through a syscall restart"
+        th.join(300)
+        assert not th.is_alive() and "r" in result, result
+        ok, got, bad = result["r"]
+        assert ok, f"{got} of {n} bytes, first difference at {bad}"
+        # and new ones are accepted by the same applications
+        assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
+        assert tcp_tools.tcphash_small(HOST, apps.port[7000], 5)
+        assert keepalive_request(ka)
+    finally:
+        ka.close()
+        mc.close()
+    out = apps.out()
+    assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
+    assert "syscall: socket" not in out or "buffers are lost" not in out, out[-3000:]
+    note("syscall killed under keep-alive HTTP, memcached and a 40 MiB stream: every connection kept")
+
+
 def perf(apps):
     """The console's perf: ({counter: growth since the last perf}, {kernel call: calls})."""
     mark = apps.g.mark()

@@ -439,6 +439,8 @@ static void t_legacy(void)
 	int64_t mo0 = kcall1(KC_INFO, KI_MEMOBJS), free0 = kcall1(KC_INFO, KI_FREE_FRAMES);
 	int64_t ours = ax_mo_create(1, 0);
 	CHECK("legacy", ax_legacy(LEG_KEEP, ax_self(), 1) == -KE_PERM, "kept a process that is not our child");
+	CHECK("legacy", kcall2(KC_INFO, KI_HANDLE, (uint64_t)ours) == (KP_R | KP_W | KP_X | 0x100) &&
+		      kcall2(KC_INFO, KI_HANDLE, 1u << 20) == -KE_SRCH, "KI_HANDLE");
 	/* Not kept: nothing to give. */
 	endpoint_t a;
 	mo_child_that_ended(false, 0, &a);

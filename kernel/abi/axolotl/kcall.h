@@ -154,6 +154,9 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_TSC_HZ 14       /* TSC ticks per second */
 #define KI_VVAR 19         /* maps the clock's page (struct vvar, axolotl/vvar.h) read-only into
                               the caller's process, once; returns its address */
+#define KI_HANDLE 20       /* the caller's handle arg: its rights (KP_*) | 0x100 if it created the
+                              object, -EINVAL for a free slot, -ESRCH past the table's end (a
+                              restarted server sorts what its legacy gave it, KC_LEGACY) */
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

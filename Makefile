@@ -259,6 +259,19 @@ UNIT_EXTRA_HDRS :=
 UNIT_EXTRA_CFLAGS :=
 include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
 
+# Second versions for live update (tests/system/test_tcp_apps.py): each server that updates
+# as a restart, linked again with the build tag "v2" (lib/axrt/build_v2.c): a binary that
+# differs, and says so when it takes over.
+ds_OBJS := $(B)/user/ds.o $(B)/user/ds_store.o
+console_OBJS := $(CONSOLE_OBJS)
+UPDATE_V2 := e1000 ip pf udp syscall ds console
+define v2_prog
+$(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/build_v2.o
+	$$(CC) $$(ULDFLAGS) -o $$@ $(B)/user/rt/build_v2.o $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)
+USER_PROGS += $(B)/user/$(1).v2
+endef
+$(foreach p,$(UPDATE_V2),$(eval $(call v2_prog,$(p))))
+
 user: $(USER_PROGS)
 
 # The default image: rs (module 0, the root of the service tree), its configuration, and the

@@ -530,8 +530,9 @@ int main(int argc, char **argv)
 	if (!e1k.poll_mode)
 		bind_irq();
 	chan_axolotl_platform(&e1k.plat, &e1k.ipwake);
+	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
 	loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,
-				   .inject = inject, .wait_ns = WAIT_DETACHED_NS };
+				   .inject = inject, .wait_ns = WAIT_DETACHED_NS, .restartable = true };
 	hw_reset();
 	char k[16];
 	key_of(k, "%s.down");

@@ -42,6 +42,12 @@ int64_t ax_evloop_run(struct ax_evloop *l)
 {
 	struct kmsg m;
 	uint32_t busy = 0;
+	if (l->restartable && ax_svc.update) {
+		/* A replacement's new instance: set up as after a restart, the update commits. */
+		int64_t e = ax_svc_ready();
+		ax_printf("%s: %s (build %s)\n", ax_svc.name, e == 0 ? "took over (live update)" : "update not committed",
+			  ax_build_tag[0] ? ax_build_tag : "v1");
+	}
 	while (!l->stop) {
 		ax_heartbeat();
 		if (l->poll && l->poll(l)) {

@@ -26,6 +26,10 @@ struct ax_evloop {
 	/* Live update (servers/rs/README.md): save the state for the new version and let go of
 	 * shared resources; 0, or negative if the update must not go on. NULL: not updatable. */
 	int64_t (*quiesce)(struct ax_evloop *l);
+	/* No quiesce hook, but everything this server must keep survives a restart (in ds, in
+	 * memory rs keeps, or in its peers): a live update ends it at the top of its loop and
+	 * starts the new binary as its restart; the new instance commits at its first turn. */
+	bool restartable;
 	/* The update was rolled back: take the resources back and carry on. */
 	void (*resume)(struct ax_evloop *l);
 	/* A fault of the server's own kind was injected (`service inject NAME WORD`). */

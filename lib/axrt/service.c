@@ -2,7 +2,9 @@
 #include "heartbeat.h"
 #include "ds_client.h"
 
-struct ax_svc_state ax_svc = { "?", 0, false };
+struct ax_svc_state ax_svc = { "?", "?", 0, false };
+/* A build's tag ("v2" for the live-update test's second versions, lib/axrt/build_v2.c). */
+__attribute__((weak)) const char ax_build_tag[] = "";
 
 static endpoint_t rs_ep(void) { return (endpoint_t)kcall1(KC_INFO, KI_PARENT); }
 
@@ -14,13 +16,15 @@ void ax_svc_init(int argc, char **argv)
 		for (const char *p = argv[0]; *p; p++)
 			if (*p == '/')
 				base = p + 1;
-		ax_svc.name = base;
+		ax_svc.name = ax_svc.label = base;
 	}
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "restarted=", 10))
 			ax_svc.restarts = (uint32_t)ax_atou(argv[i] + 10);
 		else if (!strcmp(argv[i], "update=1"))
 			ax_svc.update = true;
+		else if (!strncmp(argv[i], "label=", 6))
+			ax_svc.label = argv[i] + 6;
 	}
 }
 
@@ -48,9 +52,10 @@ int64_t ax_svc_ready(void)
  * or answers "resume" (rolled back). */
 static void quiesce(struct ax_evloop *l)
 {
-	int64_t r = l->quiesce ? l->quiesce(l) : -KE_NOSYS;
+	int64_t r = l->quiesce ? l->quiesce(l) : l->restartable ? RS_QUIESCED_REPLACE : -KE_NOSYS;
 	struct kmsg m = { .type = RS_QUIESCED, .w = { (uint64_t)r } };
-	ax_printf("%s: %s\n", ax_svc.name, r == 0 ? "quiesced for a live update" : "cannot be updated");
+	ax_printf("%s: %s\n", ax_svc.name,
+		  r == 0 ? "quiesced for a live update" : r > 0 ? "quiesced: to be replaced by its new version" : "cannot be updated");
 	if (ax_call(rs_ep(), &m) == 0 && r == 0 && m.w[0] == 1) {
 		ax_printf("%s: update rolled back, resuming\n", ax_svc.name);
 		if (l->resume)

@@ -7,10 +7,12 @@
 
 struct ax_svc_state {
 	const char *name;   /* argv[0]: the binary, for log lines */
+	const char *label;  /* the service's name (its ds label): label=, else the binary's name */
 	uint32_t restarts;  /* restarted=N: this is the N-th restart, recover state from ds */
 	bool update;        /* update=1: a live update's new instance, take the old one's state */
 };
 extern struct ax_svc_state ax_svc;
+extern const char ax_build_tag[]; /* "" or the build's tag (Makefile UPDATE_V2) */
 
 /* Parses hb=, restarted= and update= (and maps the heartbeat page). */
 void ax_svc_init(int argc, char **argv);

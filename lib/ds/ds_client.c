@@ -60,11 +60,9 @@ static int64_t subscribe_raw(const char label[DS_NAME_LEN], const char key[DS_NA
 	return ds_call(&m);
 }
 
-int64_t dsc_put(const char *key, const void *val, uint32_t len)
+/* Remembers key = val as ours, for a ds restart; false if there is no room. */
+static bool remember(const char k[DS_NAME_LEN], const void *val, uint32_t len)
 {
-	char k[DS_NAME_LEN];
-	if (len > DS_VAL_LEN || ax_strpad(k, DS_NAME_LEN, key) < 0)
-		return -KE_INVAL;
 	int slot = -1;
 	for (int i = 0; i < MAX_KEYS && slot < 0; i++)
 		if (keys[i].used && !memcmp(keys[i].key, k, DS_NAME_LEN))
@@ -79,6 +77,15 @@ int64_t dsc_put(const char *key, const void *val, uint32_t len)
 		keys[slot].len = len;
 		keys[slot].used = true;
 	}
+	return slot >= 0;
+}
+
+int64_t dsc_put(const char *key, const void *val, uint32_t len)
+{
+	char k[DS_NAME_LEN];
+	if (len > DS_VAL_LEN || ax_strpad(k, DS_NAME_LEN, key) < 0)
+		return -KE_INVAL;
+	remember(k, val, len);
 	return put_raw(k, val, len);
 }
 
@@ -94,6 +101,11 @@ int64_t dsc_get(const char *label, const char *key, void *val, uint32_t *len)
 		memcpy(val, &m.w[2], n);
 		if (len)
 			*len = n;
+		/* Our own state, as a predecessor put it (we restart): ours to put again should
+		 * ds restart, as if we had put it ourselves. */
+		char k[DS_NAME_LEN];
+		if (!strcmp(label, ax_svc.label) && ax_strpad(k, DS_NAME_LEN, key) == 0)
+			remember(k, val, n);
 	}
 	return r;
 }

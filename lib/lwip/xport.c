@@ -688,6 +688,7 @@ int xport_run(void)
 	ax_printf("%s: started (restart %u), send pool %#x of %u KiB\n", xp.ops->name, ax_svc.restarts,
 		  xp.pool.v.pool_id, xp.pool.v.buf_size / 1024);
 	xp.ip_wait_from = ax_time_ns();
-	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll };
+	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
+			       .restartable = xp.ops->restartable };
 	return (int)ax_evloop_run(&l);
 }

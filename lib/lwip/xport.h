@@ -47,6 +47,10 @@ struct xport_ops {
 	 * at it (check that cookie still is sock). */
 	uint32_t act_eng;
 	void (*lib_work)(int32_t cookie, uint32_t sock);
+	/* A restart loses nothing an application would notice (udp: sockets come back from
+	 * syscall and ds): a live update replaces us as a restart (lib/axrt/evloop.h). tcp's
+	 * connections live in lwIP's private memory: not so. */
+	bool restartable;
 };
 
 struct xport_counters {

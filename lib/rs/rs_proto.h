@@ -12,8 +12,11 @@
 #define RS_CMD 0x7202      /* after AX_RS_BIT: -> w[0] = RS_DO_*, w[1..2] = word (RS_DO_INJECT),
                               w[3] = the new ds endpoint (RS_DO_DS); call until RS_DO_NONE */
 #define RS_QUIESCED 0x7203 /* old instance of a live update, at rest and its state saved: w[0] = 0,
-                              or -KE_NOSYS if it cannot be updated. The reply comes only on a
+                              or -KE_NOSYS if it cannot be updated, or RS_QUIESCED_REPLACE: its
+                              state survives a restart, so rs ends it and starts the new binary
+                              as its restart (update=1 restarted=N). The reply comes only on a
                               rollback (w[0] = 1: resume); on success rs kills the caller. */
+#define RS_QUIESCED_REPLACE 1
 #define RS_READY 0x7204    /* new instance (started with update=1) took the state over and
                               attached: the reply (w[6] = 0) commits the update */
 
@@ -27,7 +30,8 @@
 
 /* Control calls (the `service` command); only from services with `control` in system.conf. */
 #define RS_LIST 0x7210    /* w[0] = index -> w[0..2] name, w[3] = endpoint | cpu << 32 (cpu -1: any),
-                             w[4] = restarts | state << 32 | dedicated << 40, w[5] = uptime ns;
+                             w[4] = restarts | state << 32 | dedicated << 40, w[5] = uptime ms
+                             (low 32 bits) | build id << 32 (a hash of the running binary);
                              -KE_SRCH past the last service */
 #define RS_START 0x7211   /* w[0..2] name: start a stopped service */
 #define RS_STOP 0x7212    /* w[0..2] name: kill it and keep it down */

@@ -156,7 +156,8 @@ static bool poll(struct ax_evloop *l)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv); /* heartbeats for rs */
-	struct ax_evloop l = { .on_notify = on_notify, .poll = poll };
+	/* restartable: the terminal's state is vfs's; the monitor keeps none */
+	struct ax_evloop l = { .on_notify = on_notify, .poll = poll, .restartable = true };
 	le_init(&ed, echo, NULL);
 	if (ax_inb(COM1 + UART_LSR) == LSR_NONE) {
 		/* Nothing to read from; stay up (answering rs) rather than crash-loop. */

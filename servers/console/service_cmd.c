@@ -77,7 +77,7 @@ static void print_row(const struct kmsg *m)
 {
 	static const char *const states[] = { [RS_ST_RUNNING] = "running", [RS_ST_WAITING] = "waiting",
 					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating" };
-	char name[RS_NAME_LEN], state[16], ep[16] = "-", cpu[16] = "any", up[32] = "-";
+	char name[RS_NAME_LEN], state[16], ep[16] = "-", cpu[16] = "any", up[32] = "-", build[16] = "-";
 	field_str(name, m->w, RS_NAME_LEN);
 	uint32_t restarts = (uint32_t)m->w[4], st = (uint8_t)(m->w[4] >> 32), endpoint = (uint32_t)m->w[3];
 	bool dedicated = (m->w[4] >> 40) & 1;
@@ -89,12 +89,14 @@ static void print_row(const struct kmsg *m)
 	if (endpoint) {
 		ksnprintf(ep, sizeof(ep), "%#x", endpoint);
 		/* Seconds with one decimal, truncated. */
-		ksnprintf(up, sizeof(up), "%llu.%llus", (unsigned long long)(m->w[5] / 1000000000ull),
-			  (unsigned long long)(m->w[5] / 100000000ull % 10));
+		uint32_t ms = (uint32_t)m->w[5];
+		ksnprintf(up, sizeof(up), "%u.%us", ms / 1000, ms / 100 % 10);
+		if (m->w[5] >> 32)
+			ksnprintf(build, sizeof(build), "%08x", (uint32_t)(m->w[5] >> 32));
 	}
 	if (where >= 0)
 		ksnprintf(cpu, sizeof(cpu), "%d%s", where, dedicated ? "*" : "");
-	ax_printf("%-16s %-9s %-10s %-5s %-9u %s\n", name, state, ep, cpu, restarts, up);
+	ax_printf("%-16s %-9s %-10s %-5s %-9u %-8s %s\n", name, state, ep, cpu, restarts, up, build);
 }
 
 static int list(void)
@@ -104,8 +106,8 @@ static int list(void)
 		int64_t r = rs_call(&m);
 		/* The header only once rs has answered: a refusal is one clear line. */
 		if (i == 0 && (r == 0 || r == -KE_SRCH))
-			ax_printf("%-16s %-9s %-10s %-5s %-9s %s\n", "NAME", "STATE", "ENDPOINT", "CPU", "RESTARTS",
-				  "UPTIME");
+			ax_printf("%-16s %-9s %-10s %-5s %-9s %-8s %s\n", "NAME", "STATE", "ENDPOINT", "CPU", "RESTARTS",
+				  "UPTIME", "BUILD");
 		if (r == -KE_SRCH)
 			return 0;
 		if (r < 0) {

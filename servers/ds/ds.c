@@ -71,7 +71,8 @@ int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv); /* heartbeats when rs asks for them */
 	launcher = (endpoint_t)kcall1(KC_INFO, KI_PARENT);
-	struct ax_evloop l = { .on_message = on_message };
+	/* restartable: every service puts its keys again when ds comes back (lib/ds) */
+	struct ax_evloop l = { .on_message = on_message, .restartable = true };
 	ax_printf("ds: ready, launcher %#x\n", (unsigned)launcher);
 	return (int)ax_evloop_run(&l);
 }

@@ -144,6 +144,8 @@ int main(int argc, char **argv)
 	}
 	ax_printf("ip: up, restart %u, %d interface%s, pf %s\n", ax_svc.restarts, ip.nifs, ip.nifs == 1 ? "" : "s",
 		  pf_on ? "on (every packet waits for pf's verdict; pf=none passes all)" : "none");
-	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .wait_ns = 1000000 };
+	/* restartable: the lease is in ds, the pools' users re-import, lost packets are resent */
+	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .wait_ns = 1000000,
+			       .restartable = true };
 	return (int)ax_evloop_run(&l);
 }

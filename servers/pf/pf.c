@@ -270,8 +270,9 @@ int main(int argc, char **argv)
 		e = dsc_subscribe("ip", "pf.ans");
 	if (e < 0)
 		ax_printf("pf: cannot watch ip's names in ds (%lld)\n", (long long)e);
+	/* restartable: the rules are in ds, ip asks again what we did not answer */
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .inject = inject,
-			       .wait_ns = 100000000 };
+			       .wait_ns = 100000000, .restartable = true };
 	attach(&l);
 	return (int)ax_evloop_run(&l);
 }

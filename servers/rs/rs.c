@@ -120,6 +120,28 @@ void svc_heartbeat_reset(struct svc *s)
 	}
 }
 
+uint32_t module_build_id(const char *binary)
+{
+	static struct { int mod; uint32_t id; } known[64];
+	static int nknown;
+	int mod = ax_find_module(binary);
+	struct kc_module_info mi;
+	if (mod < 0)
+		return 0;
+	for (int i = 0; i < nknown; i++)
+		if (known[i].mod == mod)
+			return known[i].id;
+	int64_t va = ax_module_info((uint32_t)mod, &mi) == 0 ? kcall1(KC_MODULE_MAP, (uint64_t)mod) : -1;
+	if (va <= 0)
+		return 0;
+	uint32_t h = 2166136261u;
+	for (uint64_t i = 0; i < mi.size; i++)
+		h = (h ^ ((const uint8_t *)va)[i]) * 16777619u;
+	if (nknown < 64)
+		known[nknown].mod = mod, known[nknown++].id = h;
+	return h;
+}
+
 /* keep: what the last instance held goes to the new one (same handle numbers), and what
  * this one holds is kept when it ends. A legacy that cannot be given is dropped: the new
  * instance starts from nothing, as without keep. */
@@ -151,8 +173,9 @@ static void legacy_drop(struct svc *s, const char *why)
 /* Starts an instance of s running `binary` (the configured one, or a live update's new one
  * with update=1). Its ds label is registered before it runs. Returns its endpoint or an
  * error; does not change s->ep. */
-int64_t svc_start(struct svc *s, const char *binary, bool update)
+int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind)
 {
+	bool update = kind == START_UPDATE; /* the old instance runs on meanwhile */
 	int mod = ax_find_module(binary);
 	char args[240];
 	int64_t hb = heartbeat_page(s);
@@ -167,10 +190,12 @@ int64_t svc_start(struct svc *s, const char *binary, bool update)
 	n = rspci_args(s, args, sizeof(args), n);
 	if (s->c.dedicated)
 		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%sdedicated=1", n ? " " : "");
-	if (s->restarts && !update)
-		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%srestarted=%u", n ? " " : "", s->restarts);
-	if (update)
+	if (s->incarnation && !update)
+		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%srestarted=%u", n ? " " : "", s->incarnation);
+	if (kind != START_NORMAL)
 		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%supdate=1", n ? " " : "");
+	if (strcmp(binary, s->c.name)) /* (its own name is its binary's otherwise) */
+		n += ksnprintf(args + n, sizeof(args) - (size_t)n, "%slabel=%s", n ? " " : "", s->c.name);
 	if (s->c.heartbeat_ms)
 		ksnprintf(args + n, sizeof(args) - (size_t)n, "%shb=1", n ? " " : "");
 	struct kc_spawn sp = { (uint32_t)mod, s->c.cpu == SVC_CPU_ANY ? SPAWN_ANY_CPU : (uint32_t)s->c.cpu,
@@ -206,10 +231,23 @@ int64_t svc_start(struct svc *s, const char *binary, bool update)
 	return ep;
 }
 
+/* "started NAME as EP (restarts N[, K kept handles])", or "NAME replaced by BINARY as ..." */
+static void log_started(struct svc *s, const char *binary, endpoint_t ep)
+{
+	char what[80], kept[32] = "";
+	if (binary)
+		ksnprintf(what, sizeof(what), "%s replaced by %s", s->c.name, binary);
+	else
+		ksnprintf(what, sizeof(what), "started %s", s->c.name);
+	if (s->legacy_given >= 0)
+		ksnprintf(kept, sizeof(kept), ", %lld kept handles", (long long)s->legacy_given);
+	rs_log("%s as %#x (restarts %u%s)", what, (unsigned)ep, s->restarts, kept);
+}
+
 static void start(struct svc *s)
 {
 	s->restart_now = false;
-	int64_t ep = svc_start(s, s->c.binary, false);
+	int64_t ep = svc_start(s, s->c.binary, START_NORMAL);
 	if (ep < 0) {
 		s->ep = 0;
 		s->stopped = true;
@@ -219,12 +257,33 @@ static void start(struct svc *s)
 	s->ep = (endpoint_t)ep;
 	s->started_ns = ax_time_ns();
 	s->cmds = 0;
+	s->build_id = module_build_id(s->c.binary);
 	svc_heartbeat_reset(s);
-	if (s->legacy_given >= 0)
-		rs_log("started %s as %#x (restarts %u, %lld kept handles)", s->c.name, (unsigned)ep, s->restarts,
-		       (long long)s->legacy_given);
-	else
-		rs_log("started %s as %#x (restarts %u)", s->c.name, (unsigned)ep, s->restarts);
+	log_started(s, NULL, (endpoint_t)ep);
+	if (!strcmp(s->c.name, "ds"))
+		rsds_ds_started(s);
+	rsds_publish(s);
+}
+
+void svc_replace(struct svc *s, const struct kmsg *report)
+{
+	if (s->c.keep)
+		s->legacy_of = (endpoint_t)report->w[0];
+	s->ep = 0;
+	s->incarnation++;
+	int64_t ep = svc_start(s, s->up.binary, START_REPLACE);
+	if (ep < 0) { /* the old binary comes back, as after a crash */
+		rsctl_replace_failed(s, "cannot start the new binary");
+		s->restart_at_ns = ax_time_ns();
+		s->restarts++;
+		return;
+	}
+	s->ep = s->up.next = (endpoint_t)ep;
+	s->up.phase = UP_REPLACED;
+	s->build_id = module_build_id(s->up.binary);
+	s->started_ns = ax_time_ns();
+	s->cmds = 0;
+	log_started(s, s->up.binary, (endpoint_t)ep);
 	if (!strcmp(s->c.name, "ds"))
 		rsds_ds_started(s);
 	rsds_publish(s);
@@ -273,6 +332,7 @@ static void ended(struct svc *s, const struct kmsg *m)
 					  : s->c.backoff_ms;
 	s->restart_at_ns = now + s->delay_ms * 1000000ull;
 	s->restarts++;
+	s->incarnation++;
 	rs_log("restarting %s in %llu ms", s->c.name, (unsigned long long)s->delay_ms);
 	rsds_publish(s);
 }
@@ -286,6 +346,15 @@ static void report(const struct kmsg *m)
 		if (s->retired == ep) {
 			s->retired = 0;
 			rs_log("old instance %#x of %s has ended", (unsigned)ep, s->c.name);
+			return;
+		}
+		if (s->up.phase == UP_REPLACED && s->up.next == ep) {
+			rsctl_replace_failed(s, "the new instance ended"); /* and it restarts as before: */
+			ended(s, m);
+			return;
+		}
+		if (s->up.phase == UP_QUIESCING && s->ep == ep && s->up.replacing) {
+			svc_replace(s, m); /* the old instance ended for its replacement */
 			return;
 		}
 		if (s->up.phase != UP_NONE && s->up.next == ep) {

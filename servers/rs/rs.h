@@ -7,12 +7,18 @@
 
 #define MAX_SVC 32
 
-enum update_phase { UP_NONE, UP_QUIESCING, UP_STARTING };
+/* UP_STARTING: the old instance waits (state transfer) while the new one starts;
+ * UP_REPLACED: the old one said its state survives a restart and was ended, the new one runs
+ * as its restart would (docs/recovery.md, "Live update"). */
+enum update_phase { UP_NONE, UP_QUIESCING, UP_STARTING, UP_REPLACED };
+enum start_kind { START_NORMAL, START_UPDATE, START_REPLACE };
 
 struct svc {
 	struct svc_conf c;
 	endpoint_t ep;     /* running instance; 0: none */
 	uint32_t restarts;
+	uint32_t incarnation; /* instances started after the first (restarts and updates): restarted=N */
+	uint32_t build_id;    /* of the running instance's binary (module_build_id) */
 	uint64_t started_ns, restart_at_ns, delay_ms;
 	bool stopped;      /* ended and not to be restarted */
 	bool restart_now;  /* killed by RS_RESTART: start again without back-off */
@@ -35,7 +41,9 @@ struct svc {
 		endpoint_t requester;  /* the service command waiting for the outcome */
 		endpoint_t next;       /* the new instance */
 		bool old_waiting;      /* the old instance is blocked in RS_QUIESCED */
+		bool replacing;        /* it quiesced for a replacement: it is being ended */
 		uint64_t deadline_ns;
+		uint64_t asked_ns;     /* when the update was asked for: the stall is measured from it */
 	} up;
 	endpoint_t retired; /* an instance rs ended on purpose: its exit is no crash */
 	/* keep: the ended instance whose handles the kernel keeps for the next one (KC_LEGACY),
@@ -65,7 +73,11 @@ uint32_t svc_state(const struct svc *s);
 /* Logs an event: a console line "rs: ..." and an entry in the event log (RS_LOG). */
 void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rs_log_read(struct kmsg *m); /* RS_LOG */
-int64_t svc_start(struct svc *s, const char *binary, bool update);
+int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind);
+/* A boot module's build id: FNV-1a of its bytes (what `service list` shows), 0 if unknown. */
+uint32_t module_build_id(const char *binary);
+/* An update by replacement: the old instance has ended; the new binary starts as a restart. */
+void svc_replace(struct svc *s, const struct kmsg *report);
 void svc_queue_cmd(struct svc *s, uint32_t cmd);
 void svc_heartbeat_reset(struct svc *s);
 
@@ -91,6 +103,9 @@ uint64_t rsctl_check_updates(void); /* deadlines; ns until the next one, 0 if no
 /* An instance in a live update ended: the new one (ep) before it was ready, roll back; the
  * old one (ep 0), abandon the update (its restart follows). */
 void rsctl_update_died(struct svc *s, endpoint_t ep);
+/* A replacement's new instance failed: logged, the update answered; the caller restarts
+ * the service's configured binary. */
+void rsctl_replace_failed(struct svc *s, const char *why);
 
 /* rs_hang.c: is a service that missed its heartbeat hung, or only starved of CPU? */
 uint64_t hang_cpu_us(endpoint_t ep);

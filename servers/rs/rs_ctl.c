@@ -27,6 +27,7 @@ static void update_done(struct svc *s, int64_t result)
 	s->up.phase = UP_NONE;
 	s->up.requester = s->up.next = 0;
 	s->up.old_waiting = false;
+	s->up.replacing = false;
 	s->cmds &= ~(1u << RS_DO_QUIESCE);
 }
 
@@ -43,6 +44,13 @@ static void rollback(struct svc *s, const char *why)
 	update_done(s, -KE_INTR);
 	svc_heartbeat_reset(s);
 	rsds_publish(s);
+}
+
+void rsctl_replace_failed(struct svc *s, const char *why)
+{
+	rs_log("update of %s to %s failed (%s): %s comes back as after a crash", s->c.name, s->up.binary, why,
+	       s->c.binary);
+	update_done(s, -KE_INTR);
 }
 
 void rsctl_update_died(struct svc *s, endpoint_t ep)
@@ -94,8 +102,17 @@ static bool quiesced(struct svc *s, struct kmsg *m)
 		m->w[0] = 0;
 		return true;
 	}
+	if (m->w[0] == RS_QUIESCED_REPLACE) {
+		/* Its state survives a restart (ds, kept memory): it ends here, and the new binary
+		 * starts as its restart would (report() -> svc_replace). */
+		rs_log("%s quiesced: replacing it with %s as on a restart", s->c.name, s->up.binary);
+		s->up.replacing = true;
+		s->up.deadline_ns = ax_time_ns() + READY_NS;
+		ax_kill(s->ep);
+		return false; /* never answered: it ends */
+	}
 	s->up.old_waiting = true; /* answered on a rollback; killed on success */
-	int64_t ep = svc_start(s, s->up.binary, true);
+	int64_t ep = svc_start(s, s->up.binary, START_UPDATE);
 	if (ep < 0) {
 		rollback(s, "cannot start the new binary");
 		return false;
@@ -112,11 +129,22 @@ static int64_t ready(endpoint_t from)
 {
 	struct svc *s = NULL;
 	for (int i = 0; i < nsvc && !s; i++)
-		if (svcs[i].up.phase == UP_STARTING && svcs[i].up.next == from)
+		if ((svcs[i].up.phase == UP_STARTING || svcs[i].up.phase == UP_REPLACED) && svcs[i].up.next == from)
 			s = &svcs[i];
 	if (!s)
 		return -KE_PERM;
+	uint64_t stall_us = (ax_time_ns() - s->up.asked_ns) / 1000;
+	if (s->up.phase == UP_REPLACED) { /* the old one has ended already */
+		memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
+		rs_log("%s updated to %s: %#x replaced it as on a restart (stall %llu.%03llu ms)", s->c.name,
+		       s->up.binary, (unsigned)from, (unsigned long long)(stall_us / 1000), (unsigned long long)(stall_us % 1000));
+		update_done(s, 0);
+		svc_heartbeat_reset(s);
+		rsds_publish(s);
+		return 0;
+	}
 	endpoint_t old = s->ep;
+	s->build_id = module_build_id(s->up.binary);
 	s->retired = old;
 	if (s->c.keep)
 		ax_legacy(LEG_KEEP, old, 0);
@@ -131,7 +159,8 @@ static int64_t ready(endpoint_t from)
 		ax_legacy(LEG_KEEP, from, 1);
 		s->legacy_given = -1;
 	}
-	rs_log("%s updated to %s: %#x replaces %#x", s->c.name, s->up.binary, (unsigned)from, (unsigned)old);
+	rs_log("%s updated to %s: %#x replaces %#x (stall %llu.%03llu ms)", s->c.name, s->up.binary, (unsigned)from,
+	       (unsigned)old, (unsigned long long)(stall_us / 1000), (unsigned long long)(stall_us % 1000));
 	update_done(s, 0);
 	svc_heartbeat_reset(s);
 	rsds_registered(s, from); /* the name now belongs to the new instance */
@@ -150,7 +179,8 @@ static int64_t start_update(struct svc *s, const struct kmsg *m, endpoint_t from
 	memcpy(s->up.binary, bin, strlen(bin));
 	s->up.phase = UP_QUIESCING;
 	s->up.requester = from;
-	s->up.deadline_ns = ax_time_ns() + QUIESCE_NS;
+	s->up.asked_ns = ax_time_ns();
+	s->up.deadline_ns = s->up.asked_ns + QUIESCE_NS;
 	rs_log("updating %s to %s: asking it to quiesce", s->c.name, bin);
 	svc_queue_cmd(s, RS_DO_QUIESCE);
 	rsds_publish(s);
@@ -186,7 +216,8 @@ static void list(struct kmsg *m)
 	memcpy(m->w, s->c.name, RS_NAME_LEN);
 	m->w[3] = s->ep | (uint64_t)(uint32_t)s->c.cpu << 32;
 	m->w[4] = s->restarts | (uint64_t)svc_state(s) << 32 | (uint64_t)s->c.dedicated << 40;
-	m->w[5] = s->ep ? ax_time_ns() - s->started_ns : 0;
+	uint64_t up_ms = s->ep ? (ax_time_ns() - s->started_ns) / 1000000 : 0;
+	m->w[5] = (up_ms > 0xffffffffu ? 0xffffffffu : up_ms) | (uint64_t)s->build_id << 32;
 }
 
 /* The service command's calls; the caller is a service configured with `control`. */

@@ -113,7 +113,7 @@ void rsds_ds_started(struct svc *ds)
 {
 	resync();
 	flush_now();
-	republish_due = ds->restarts > 0;
+	republish_due = ds->incarnation > 0; /* a restart or a live update: what it kept is gone */
 }
 
 /* Tells every running service to republish, once ds has every label. */

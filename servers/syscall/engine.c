@@ -217,6 +217,12 @@ void engine_close(struct sock *s)
 	for (int i = 0; i < reqs_top; i++)
 		if (reqs[i].used && !reqs[i].id && reqs[i].m.sock == s->id)
 			reqs[i].used = false;
+	if (!s->opened && s->ever_opened && !s->reclose) {
+		/* Opened at an engine that may still have it (we restarted, and the engine has not
+		 * said hello yet): freed only after it let go. Opened again, then closed. */
+		s->reclose = true;
+		return;
+	}
 	s->closing = true;
 	if (!s->opened || !ready(engine_of(s))) {
 		sock_free(s); /* no engine maps it (a restarted engine's ds record: see README) */

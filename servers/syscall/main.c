@@ -120,7 +120,8 @@ int main(int argc, char **argv)
 	engine_init();
 	vfsside_init();
 	ax_printf("syscall: ready (syscall/udp.req, .ev, syscall/tcp.req, .ev, syscall/vfs.ev)\n");
+	/* restartable: the socket table survives in kept memory (keep.c) */
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
-				.poll = poll };
+				.poll = poll, .restartable = true };
 	return (int)ax_evloop_run(&l);
 }

@@ -21,18 +21,20 @@ def run(script, until, conf=CONF, timeout=120):
 
 def listings(out):
     """The tables `service list` printed, in order: [{name: (state, endpoint, cpu, restarts,
-    uptime)}], checking every row's layout on the way."""
+    uptime, build)}], checking every row's layout on the way."""
     tables = []
-    header = "%-16s %-9s %-10s %-5s %-9s %s" % ("NAME", "STATE", "ENDPOINT", "CPU", "RESTARTS", "UPTIME")
+    header = "%-16s %-9s %-10s %-5s %-9s %-8s %s" % ("NAME", "STATE", "ENDPOINT", "CPU", "RESTARTS", "UPTIME",
+                                                    "BUILD")
     for line in out.splitlines():
         if line.endswith(header):  # the typed command may precede it on a line of its own
             tables.append({})
             continue
-        m = re.match(r"^(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+)$", line)
+        m = re.match(r"^(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+)$", line)
         if tables and m and m.group(1) in ("console", "echo1", "once"):
-            name, state, ep, cpu, restarts, up = m.groups()
-            assert line == "%-16s %-9s %-10s %-5s %-9s %s" % m.groups(), line
-            tables[-1][name] = (state, ep, cpu, int(restarts), up)
+            name, state, ep, cpu, restarts, up, build = m.groups()
+            assert line == "%-16s %-9s %-10s %-5s %-9s %-8s %s" % m.groups(), line
+            assert build == "-" if ep == "-" else re.match(r"^[0-9a-f]{8}$", build), line
+            tables[-1][name] = (state, ep, cpu, int(restarts), up, build)
     return tables
 
 
@@ -98,7 +100,7 @@ def test_service_command_lists_kills_stops_and_starts_services():
     assert t[0]["echo1"][0] == "running" and t[0]["echo1"][3] == 0, t[0]
     assert re.fullmatch(r"0x[0-9a-f]+", t[0]["echo1"][1]) and t[0]["echo1"][2] == "any"
     assert re.fullmatch(r"\d+\.\ds", t[0]["echo1"][4]), t[0]
-    assert t[0]["once"] == ("stopped", "-", "any", 0, "-"), t[0]
+    assert t[0]["once"] == ("stopped", "-", "any", 0, "-", "-"), t[0]
     assert t[0]["console"][0] == "running"
     # kill: restarted by rs per its policy, with a new endpoint and one restart counted
     assert "service: echo1 OK" in out
@@ -106,7 +108,9 @@ def test_service_command_lists_kills_stops_and_starts_services():
     assert t[1]["echo1"][0] == "running" and t[1]["echo1"][3] == 1, t[1]
     assert t[1]["echo1"][1] != t[0]["echo1"][1]
     # stop: down and kept down; start: running again
-    assert t[2]["echo1"] == ("stopped", "-", "any", 1, "-"), t[2]
+    assert t[2]["echo1"] == ("stopped", "-", "any", 1, "-", "-"), t[2]
+    # the build id is the running binary's: the same for every echo1 instance
+    assert t[0]["echo1"][5] == t[1]["echo1"][5] == t[3]["echo1"][5] != t[0]["console"][5], t
     assert t[3]["echo1"][0] == "running", t[3]
     # a fault injected through rs crashes it; restart is immediate
     assert "rs: injecting crash into echo1" in out and re.search(r"rs: echo1 crashed: vector 14 ", out), out[-4000:]

@@ -39,6 +39,9 @@ from test_rs import write_conf
 
 MODULES = ("rs conf=tcpapps.conf", "tcpapps.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart",
            "e1000", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
+# each server that updates as a restart, built again as version 2 (Makefile UPDATE_V2)
+UPDATABLE = ("e1000", "ip", "pf", "udp", "syscall", "ds")
+MODULES += tuple(n + ".v2" for n in UPDATABLE)
 HOST = "127.0.0.1"
 BIG = 200 << 20
 WWW = os.path.join(ROOT, "build", "www", "4mib.bin")
@@ -555,6 +558,77 @@ def test_syscall_restart_keeps_every_socket(apps):
     assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
     assert "syscall: socket" not in out or "buffers are lost" not in out, out[-3000:]
     note("syscall killed under keep-alive HTTP, memcached and a 40 MiB stream: every connection kept")
+
+
+def service_builds(apps):
+    """{name: build id} from `service list`."""
+    mark = apps.g.mark()
+    apps.g.type("service list\r")
+    apps.g.wait_for(r"^tcp +running ", timeout=30, start=mark)
+    time.sleep(0.5)
+    text = apps.g.output[mark:].replace("axolotl> ", "")
+    return dict(re.findall(r"^(\S+) +\S+ +0x[0-9a-f]+ +\S+ +\d+ +\S+ +([0-9a-f]{8})$", text, re.M))
+
+
+def test_live_update_of_every_restartable_server_under_load(apps):
+    """Every server whose state survives a restart is updated to its version 2 and back
+    while tcphash streams 60 MiB and a keep-alive connection and a memcached connection
+    stay open: each update commits (rs prints its stall), the new build says so and shows
+    in `service list`, the stream arrives whole and the connections carry on. tcp refuses
+    (its connections live in lwIP's private memory) and keeps serving."""
+    n = 60 << 20
+    progress, result = [0], {}
+
+    def transfer():
+        try:
+            result["r"] = tcp_tools.tcphash_recv(HOST, apps.port[7000], n, seed=44,
+                                                 progress=lambda k: progress.__setitem__(0, k), timeout=120)
+        except OSError as e:
+            result["error"] = repr(e)
+
+    builds0 = service_builds(apps)
+    ka = socket.create_connection((HOST, apps.port[80]), timeout=60)
+    mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=60)
+    stalls = {}
+    try:
+        assert keepalive_request(ka) and mc.set("update-key", b"kept through live updates")
+        th = threading.Thread(target=transfer, daemon=True)
+        th.start()
+        while progress[0] < n // 8 and th.is_alive():
+            time.sleep(0.05)
+        for binary in [v + ".v2" for v in UPDATABLE] + list(UPDATABLE):
+            name = binary.split(".")[0]
+            mark = apps.g.mark()
+            apps.g.type(f"service update {name} {binary}\r")
+            m = apps.g.wait_for(r"^rs: %s updated to %s: \S+ replaced it as on a restart \(stall ([\d.]+) ms\)$"
+                                % (name, re.escape(binary)), timeout=120, start=mark)
+            stalls.setdefault(name, []).append(float(m.group(1)))
+            apps.g.wait_for(r"^%s: took over \(live update\) \(build %s\)$"
+                            % (re.escape(binary), "v2" if "." in binary else "v1"), timeout=60, start=mark)
+            apps.g.wait_for(r"^service: %s updated to %s$" % (name, re.escape(binary)), timeout=60, start=mark)
+            if binary.endswith(".v2"):
+                builds = service_builds(apps)
+                assert builds[name] != builds0[name], (name, builds, builds0)
+        mark = apps.g.mark()
+        apps.g.type("service update tcp tcp\r")
+        apps.g.wait_for(r"^service: tcp: not supported$", timeout=60, start=mark)
+        assert keepalive_request(ka), apps.out()[-3000:]
+        assert mc.get("update-key") == b"kept through live updates"
+        th.join(300)
+        assert not th.is_alive() and "r" in result, result
+        ok, got, bad = result["r"]
+        assert ok, f"{got} of {n} bytes, first difference at {bad}"
+        assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
+        assert keepalive_request(ka)
+    finally:
+        ka.close()
+        mc.close()
+    assert service_builds(apps) == builds0  # back on version 1 everywhere
+    out = apps.out()
+    assert not re.search(r"rc: \w+ ended|killed by signal|rolled back|crashed", out.split("service update e1000")[-1]), \
+        out[-3000:]
+    note("live update of %s to v2 and back under a 60 MiB stream, keep-alive HTTP and memcached: stalls %s ms"
+         % (", ".join(UPDATABLE), "; ".join(f"{k} {' '.join(f'{v:.1f}' for v in vs)}" for k, vs in stalls.items())))
 
 
 def perf(apps):

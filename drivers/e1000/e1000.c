@@ -521,7 +521,7 @@ static void inject(struct ax_evloop *l, const char *word)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
-	ksnprintf(e1k.ifname, sizeof(e1k.ifname), "%s", ax_svc.name);
+	ksnprintf(e1k.ifname, sizeof(e1k.ifname), "%s", ax_svc.label); /* its service name: a live update may run another binary */
 	int64_t r = hw_init(argc, argv);
 	if (r < 0)
 		return 1;

@@ -28,6 +28,11 @@ void ax_svc_init(int argc, char **argv)
 	}
 }
 
+bool ax_svc_rs_arg(const char *a)
+{
+	return !strncmp(a, "hb=", 3) || !strncmp(a, "restarted=", 10) || !strcmp(a, "update=1") || !strncmp(a, "label=", 6);
+}
+
 int64_t ax_svc_lookup(const char *name, endpoint_t *next)
 {
 	struct kmsg m = { .type = RS_LOOKUP };

@@ -14,8 +14,11 @@ struct ax_svc_state {
 extern struct ax_svc_state ax_svc;
 extern const char ax_build_tag[]; /* "" or the build's tag (Makefile UPDATE_V2) */
 
-/* Parses hb=, restarted= and update= (and maps the heartbeat page). */
+/* Parses hb=, restarted=, update= and label= (and maps the heartbeat page). */
 void ax_svc_init(int argc, char **argv);
+/* Whether argument a is one of those rs appends for the runtime (hb=, restarted=, update=1,
+ * label=): a server passing its arguments on (pm's run=) leaves them out. */
+bool ax_svc_rs_arg(const char *a);
 /* Endpoint of the named service's running instance, or a negative error. *next (if given)
  * gets the endpoint of the instance a live update is bringing up, or 0. */
 int64_t ax_svc_lookup(const char *name, endpoint_t *next);

@@ -59,7 +59,7 @@ static void fail(const char *what, int64_t err)
 static void usage(void)
 {
 	ax_printf("usage: service list | service log | service start|stop|kill|restart NAME | "
-		  "service update NAME BINARY | service inject NAME WORD\n");
+		  "service update NAME BINARY | service update all [SUFFIX] | service inject NAME WORD\n");
 }
 
 /* A NUL-padded field of a reply as a printable string (rs is trusted, but a row is printed
@@ -179,8 +179,46 @@ static int named(const struct subcmd *c, int argc, char **argv)
 	return 0;
 }
 
+/* service update all [SUFFIX]: every service (in rs's order, the configuration's: ds first,
+ * the drivers before the stack above them) to NAME.SUFFIX, or to NAME (its first build),
+ * one after another; services that cannot be updated say so and are skipped. The console
+ * itself is left out: it cannot quiesce while it waits for rs. */
+static int update_all(const char *suffix)
+{
+	char names[LIST_MAX < 64 ? LIST_MAX : 64][RS_NAME_LEN + 1];
+	int n = 0;
+	for (uint64_t i = 0; i < 64; i++) {
+		struct kmsg m = { .type = RS_LIST, .w = { i } };
+		if (rs_call(&m) < 0)
+			break;
+		field_str(names[n], m.w, RS_NAME_LEN);
+		if (strcmp(names[n], "console"))
+			n++;
+	}
+	int updated = 0, refused = 0, failed = 0;
+	for (int i = 0; i < n; i++) {
+		char bin[RS_NAME_LEN + 8];
+		ksnprintf(bin, sizeof(bin), "%s%s%s", names[i], suffix ? "." : "", suffix ? suffix : "");
+		struct kmsg m = { .type = RS_UPDATE };
+		if (!put_field(m.w, RS_NAME_LEN, "name", names[i]) || !put_field(&m.w[3], RS_NAME_LEN, "binary name", bin))
+			return 2;
+		int64_t r = rs_call(&m);
+		if (r == 0)
+			ax_printf("service: %s updated to %s\n", names[i], bin), updated++;
+		else if (r == -KE_NOSYS || r == -KE_INVAL)
+			ax_printf("service: %s: %s\n", names[i], r == -KE_NOSYS ? "cannot be updated, skipped" : "no such binary, skipped"),
+				refused++;
+		else
+			fail(names[i], r), failed++;
+	}
+	ax_printf("service: update all: %d updated, %d skipped, %d failed\n", updated, refused, failed);
+	return failed ? 1 : 0;
+}
+
 int service_main(int argc, char **argv)
 {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "update") && !strcmp(argv[2], "all"))
+		return update_all(argc == 4 ? argv[3] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "list"))
 		return list();
 	if (argc == 2 && !strcmp(argv[1], "log"))

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		char args[256] = "";
 		size_t n = 0;
 		for (int k = i + 1; k < argc && n < sizeof(args); k++)
-			if (strncmp(argv[k], "hb=", 3) && strncmp(argv[k], "restarted=", 10) && strcmp(argv[k], "update=1"))
+			if (!ax_svc_rs_arg(argv[k]))
 				n += (size_t)ksnprintf(args + n, sizeof(args) - n, "%s%s", n ? " " : "", argv[k]);
 		int64_t r = run(argv[i] + 4, args);
 		if (r < 0)

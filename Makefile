@@ -90,7 +90,7 @@ ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4
 	-Wl,-z,noexecstack
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
 	$(B)/user/rt/service.o $(B)/user/rt/heap.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
-	$(B)/user/rt/string.o $(B)/user/rt/kstat_text.o
+	$(B)/user/rt/string.o $(B)/user/rt/kstat_text.o $(B)/user/rt/keep.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
 USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(B)/user/console $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 

@@ -21,6 +21,7 @@
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "proc/proc.h"
+#include "proc/root.h"
 #include "proc/sched.h"
 #include "proc/vdso.h"
 #include "proc/wait.h"

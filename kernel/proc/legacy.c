@@ -45,7 +45,7 @@ void legacy_take(struct proc *p)
 	uint32_t count = 0;
 	for (uint32_t i = 0; i < p->handles_cap; i++) {
 		struct mo_handle *hd = &p->handles[i];
-		if (hd->mo && hd->granter == p->parent)
+		if (hd->mo && p->parent != EP_NONE && hd->granter == p->parent)
 			mo_handle_release(hd);
 		count += hd->mo != NULL;
 	}
@@ -102,6 +102,39 @@ static int64_t legacy_give(struct legacy *l, struct proc *p)
 	kfree(l->handles);
 	*l = (struct legacy){ 0 };
 	return n;
+}
+
+void legacy_adopt(endpoint_t from, endpoint_t to)
+{
+	for (uint32_t i = 0; i < MAX_LEGACIES; i++)
+		if (legacies[i].dead && legacies[i].parent == from)
+			legacies[i].parent = to;
+}
+
+static struct legacy *legacy_find(endpoint_t dead)
+{
+	for (uint32_t i = 0; i < MAX_LEGACIES; i++)
+		if (dead && legacies[i].dead == dead)
+			return &legacies[i];
+	return NULL;
+}
+
+int64_t legacy_give_to(endpoint_t dead, struct proc *p)
+{
+	struct legacy *l = legacy_find(dead);
+	if (!l)
+		return 0;
+	int64_t n = legacy_give(l, p);
+	if (n < 0)
+		legacy_release(l);
+	return n;
+}
+
+void legacy_drop_of(endpoint_t dead)
+{
+	struct legacy *l = legacy_find(dead);
+	if (l)
+		legacy_release(l);
 }
 
 int64_t kc_legacy(struct thread *me, uint64_t op, endpoint_t a, endpoint_t b)

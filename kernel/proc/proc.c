@@ -4,6 +4,7 @@
 #include "proc/ipc.h"
 #include "proc/memcall.h"
 #include "proc/legacy.h"
+#include "proc/root.h"
 #include "proc/signal.h"
 #include "proc/klock.h"
 #include "smp/ipi.h"
@@ -399,6 +400,7 @@ void proc_kill_threads(struct proc *p, struct thread *keep)
 		 * still on another CPU is in user mode or waits for the kernel lock; its calls then
 		 * find no handle). */
 		legacy_take(p);
+		root_died(p); /* (if p is the root: its successor starts) */
 	}
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *t = &threads[i];
@@ -467,41 +469,3 @@ void proc_init(void)
 {
 }
 
-void proc_start_init(void)
-{
-	if (!boot_info.nmods) {
-		pr_info("no boot modules: no user space to start");
-		return;
-	}
-	const struct boot_module *m = &boot_info.mods[0];
-	char name[32], args[256];
-	/* Module command line: "<name> [args...]". */
-	const char *c = m->cmdline;
-	size_t i = 0;
-	while (*c == ' ')
-		c++;
-	while (*c && *c != ' ' && i < sizeof(name) - 1)
-		name[i++] = *c++;
-	name[i] = 0;
-	const char *slash = name;
-	for (const char *q = name; *q; q++)
-		if (*q == '/')
-			slash = q + 1;
-	while (*c == ' ')
-		c++;
-	size_t al = strnlen(c, sizeof(args) - 1);
-	memcpy(args, c, al);
-	args[al] = 0;
-	klock();
-	int err;
-	struct proc *p = proc_spawn_elf(phys_to_virt(m->start), m->end - m->start, slash, args, EP_NONE,
-					-1, 0, true, &err);
-	if (p) {
-		devpriv_grant_all(p); /* the first process holds every privilege */
-		p->stopped = false;
-		sched_make_ready(p->main);
-	}
-	kunlock();
-	if (!p)
-		pr_err("cannot start the first module %s: error %d", name, err);
-}

@@ -188,4 +188,3 @@ void proc_unmap_all(struct proc *p);
 /* Ends every thread of p but keep (NULL: all, and p is exiting). */
 void proc_kill_threads(struct proc *p, struct thread *keep);
 /* Boots the first user process (the first boot module). */
-void proc_start_init(void);

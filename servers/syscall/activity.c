@@ -17,6 +17,7 @@
  * SYSCALL_EXEC) the old image's spares and mappings are dropped, and the page is mapped
  * into the new image at its library's first call. */
 #include "syscall.h"
+#include "keep.h"
 #include "sock_ax.h"
 #include "netq_proto.h"
 
@@ -61,18 +62,18 @@ void act_keep(void *p, bool adopted)
 		struct act *a = &acts[i];
 		if (!a->pid)
 			continue;
-		a->mem = keep_remap(a->mo, a->mem, AX_ACT_BYTES);
+		a->mem = ax_keep_remap(a->mo, a->mem, AX_ACT_BYTES);
 		if (!a->mem) {
 			*a = (struct act){ 0 };
 			continue;
 		}
 		for (int k = 0; k < AX_ACT_SPARES; k++)
-			if (a->parked[k].mo && !(a->parked[k].mem = keep_remap(a->parked[k].mo, a->parked[k].mem,
+			if (a->parked[k].mo && !(a->parked[k].mem = ax_keep_remap(a->parked[k].mo, a->parked[k].mem,
 									       a->parked[k].bytes)))
 				a->parked[k] = (struct sockbuf_obj){ 0 };
 	}
 	if (adopted && part->bell.mo)
-		keep_claim(part->bell.mo);
+		ax_keep_claim(part->bell.mo);
 	for (int e = 0; adopted && e < ENGINES; e++)
 		act_engine_gone(e);
 }

@@ -3,6 +3,7 @@
  * calls on it when asked (shared, read/write: KC_LX_MMAP with LXM_SHARE) and granted to its
  * engine, udp or tcp (engine.c). */
 #include "syscall.h"
+#include "keep.h"
 
 /* Geometry: datagram sockets, stream sockets (a TCP window of 128 KiB fits half the RX ring). */
 static const uint32_t geometry[2][4] = { { 256, 256 * 1024, 64, 128 * 1024 }, { 512, 256 * 1024, 256, 256 * 1024 } };
@@ -24,7 +25,7 @@ void sock_keep(void *part, bool adopted)
 		struct sock *s = &socks[i];
 		if (!s->id)
 			continue;
-		void *mem = keep_remap(s->mo, s->mem, s->bytes);
+		void *mem = ax_keep_remap(s->mo, s->mem, s->bytes);
 		if (!mem || sockbuf_attach(&s->sb, mem, s->bytes, SB_APP)) {
 			ax_printf("syscall: socket %u's buffers are lost (%s)\n", s->id, mem ? "corrupt" : "cannot map");
 			if (mem)

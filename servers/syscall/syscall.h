@@ -146,10 +146,6 @@ enum { KEEP_SOCKS, KEEP_ACTS, KEEP_VFS, KEEP_PARTS };
 /* Maps the table our predecessor left (a restart with a legacy, same layout) or makes a new
  * one, and lets each part take its storage (and, adopting, map its objects again). */
 void keep_init(void);
-/* Object h, mapped at `was` by our predecessor: mapped again (there, or elsewhere), and
- * claimed (not dropped as the old instance's litter). Its address, or NULL. */
-void *keep_remap(int64_t h, void *was, uint64_t bytes);
-void keep_claim(int64_t h);
 /* Each part: its storage in the kept object; adopted: it holds the old instance's state. */
 void sock_keep(void *part, bool adopted);
 void act_keep(void *part, bool adopted);

@@ -5,6 +5,7 @@
  * calls whose end is vfs's business (accept makes a descriptor, sendfile moves a file
  * position and frees vfs's staging) are passed back to vfs with KC_LX_PASS. */
 #include "syscall.h"
+#include "keep.h"
 #include "chan_name.h"
 #include "service.h"
 #include "spsc.h"
@@ -42,7 +43,7 @@ void vfsside_keep(void *p, bool adopted)
 		ax_printf("syscall: syscall/vfs.ev left by the old instance is unusable (%ld): a new one\n", (long)r);
 		return;
 	}
-	keep_claim(part->handle);
+	ax_keep_claim(part->handle);
 	v.created = true;
 	for (int i = 0; i < MAX_SOCKS; i++) /* vfs hears every socket's readiness again */
 		if (socks[i].id)

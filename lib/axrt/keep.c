@@ -1,0 +1,112 @@
+/* Kept state (keep.h). */
+#include "keep.h"
+#include "service.h"
+
+#define KEEP_MAGIC_HDR 0x50454b5f5841ull /* "AX_KEP" */
+#define MAX_CLAIMED 4096
+
+struct keep_hdr {
+	uint64_t hdr_magic, magic;
+	uint64_t layout;
+	int64_t self;         /* this object's handle */
+	uint64_t bytes;       /* the whole object */
+	uint64_t generation;
+};
+
+static struct keep_hdr *hdr;
+static int64_t claimed[MAX_CLAIMED];
+static int nclaimed;
+
+uint64_t ax_keep_layout(const uint64_t *v, int n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++)
+			h = (h ^ ((v[i] >> (8 * b)) & 0xff)) * 1099511628211ull;
+	return h;
+}
+
+/* The lowest handle we created, or 0. */
+static int64_t lowest_created(void)
+{
+	for (int64_t h = 1;; h++) {
+		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
+		if (r == -KE_SRCH)
+			return 0;
+		if (r >= 0 && (r & 0x100))
+			return h;
+	}
+}
+
+void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopted)
+{
+	uint64_t total = 4096 + ((bytes + 4095) & ~4095ull);
+	int64_t old = ax_svc.restarts ? lowest_created() : 0;
+	*adopted = false;
+	if (old > 0) {
+		int64_t va = ax_mo_map(old, 0, 0, total / 4096, KP_R | KP_W);
+		struct keep_hdr *k = (struct keep_hdr *)va;
+		if (va > 0 && k->hdr_magic == KEEP_MAGIC_HDR && k->magic == magic && k->layout == layout &&
+		    k->self == old && k->bytes == total) {
+			hdr = k;
+			*adopted = true;
+		} else {
+			ax_printf("%s: the kept state does not match this build: starting afresh\n", ax_svc.name);
+			if (va > 0)
+				ax_mo_unmap((uint64_t)va);
+		}
+	}
+	if (!*adopted) {
+		int64_t h = ax_mo_create(total / 4096, MOF_LAZY);
+		int64_t va = h > 0 ? ax_mo_map(h, 0, 0, total / 4096, KP_R | KP_W) : h;
+		if (va <= 0) {
+			ax_printf("%s: cannot make its kept state (%lld)\n", ax_svc.name, (long long)va);
+			ax_exit(1);
+		}
+		hdr = (struct keep_hdr *)va;
+		*hdr = (struct keep_hdr){ KEEP_MAGIC_HDR, magic, layout, h, total, 0 };
+	}
+	hdr->generation++;
+	return (char *)hdr + 4096;
+}
+
+uint64_t ax_keep_generation(void) { return hdr ? hdr->generation : 0; }
+
+void ax_keep_claim(int64_t h)
+{
+	if (nclaimed < MAX_CLAIMED)
+		claimed[nclaimed++] = h;
+}
+
+void *ax_keep_remap(int64_t h, void *was, uint64_t bytes)
+{
+	uint64_t pages = (bytes + 4095) / 4096;
+	int64_t va = ax_mo_map(h, (uint64_t)was, 0, pages, KP_R | KP_W);
+	if (va <= 0)
+		va = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
+	if (va <= 0)
+		return NULL;
+	ax_keep_claim(h);
+	return (void *)va;
+}
+
+int ax_keep_sweep(void)
+{
+	int gone = 0;
+	for (int64_t h = 1;; h++) {
+		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
+		if (r == -KE_SRCH)
+			break;
+		if (r < 0 || !(r & 0x100) || (hdr && h == hdr->self))
+			continue;
+		bool mine = false;
+		for (int i = 0; i < nclaimed && !mine; i++)
+			mine = claimed[i] == h;
+		/* Our handle only (not a destroy, which would revoke the grants): a peer may still
+		 * use the object until it notices us. */
+		if (!mine && ax_mo_revoke(EP_NONE, h) == 0)
+			gone++;
+	}
+	nclaimed = 0;
+	return gone;
+}

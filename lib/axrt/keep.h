@@ -1,0 +1,24 @@
+/* Kept state: a server's tables in a memory object that outlives it (KC_LEGACY: rs, or the
+ * kernel for rs itself, hands a restarted server its predecessor's handles with the same
+ * numbers; docs/kernel-api.md §5.8). The object is the first one the server makes, so the
+ * next instance finds it as the lowest handle it created; a header (magic, a hash of the
+ * layout, its own handle and size) decides whether it is trusted. */
+#pragma once
+#include "axrt.h"
+
+/* Call first thing after ax_svc_init (before anything makes an object): the area after the
+ * header, `bytes` of it (zeroed when new). *adopted: it holds a predecessor's state (only
+ * after a restart, with the same magic, layout and size). Exits if no object can be made. */
+void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopted);
+/* Instances that used the state so far (1: the first). */
+uint64_t ax_keep_generation(void);
+/* Object h, mapped at `was` by the predecessor: mapped again, there if free, else anywhere
+ * (read/write), and claimed. Its address, or NULL. */
+void *ax_keep_remap(int64_t h, void *was, uint64_t bytes);
+/* h is still in use (not the predecessor's litter). */
+void ax_keep_claim(int64_t h);
+/* Closes our handle on every object the predecessor made that nobody claimed (its channels,
+ * its heap): the objects go when their other holders let go. How many. */
+int ax_keep_sweep(void);
+/* FNV-1a over n 64-bit values: a layout hash for ax_keep_open. */
+uint64_t ax_keep_layout(const uint64_t *v, int n);

@@ -106,9 +106,19 @@ static int64_t legacy_give(struct legacy *l, struct proc *p)
 
 void legacy_adopt(endpoint_t from, endpoint_t to)
 {
-	for (uint32_t i = 0; i < MAX_LEGACIES; i++)
-		if (legacies[i].dead && legacies[i].parent == from)
-			legacies[i].parent = to;
+	for (uint32_t i = 0; i < MAX_LEGACIES; i++) {
+		struct legacy *l = &legacies[i];
+		if (!l->dead)
+			continue;
+		if (l->parent == from)
+			l->parent = to;
+		/* what `from` granted, the dead child's new parent grants again: not kept */
+		for (uint32_t k = 0; k < l->cap; k++)
+			if (l->handles[k].mo && l->handles[k].granter == from && l->parent == to) {
+				mo_handle_release(&l->handles[k]);
+				l->count--;
+			}
+	}
 }
 
 static struct legacy *legacy_find(endpoint_t dead)

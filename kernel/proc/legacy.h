@@ -11,7 +11,8 @@ void legacy_parent_gone(struct proc *p);
 /* The creator of mo destroys it: every kept handle on it goes too. */
 void legacy_close_object(struct memobj *mo);
 int64_t kc_legacy(struct thread *me, uint64_t op, endpoint_t a, endpoint_t b);
-/* For the root's restart (proc/root.c): the legacies kept for `from` are kept for `to`; the
+/* For the root's restart (proc/root.c): the legacies kept for `from` are kept for `to`
+ * (less what `from` granted, which `to` grants again); the
  * legacy of `dead` goes into the stopped p (how many handles), or is dropped. */
 void legacy_adopt(endpoint_t from, endpoint_t to);
 int64_t legacy_give_to(endpoint_t dead, struct proc *p);

@@ -61,8 +61,9 @@ static void quiesce(struct ax_evloop *l)
 	struct kmsg m = { .type = RS_QUIESCED, .w = { (uint64_t)r } };
 	ax_printf("%s: %s\n", ax_svc.name,
 		  r == 0 ? "quiesced for a live update" : r > 0 ? "quiesced: to be replaced by its new version" : "cannot be updated");
-	if (ax_call(rs_ep(), &m) == 0 && r == 0 && m.w[0] == 1) {
-		ax_printf("%s: update rolled back, resuming\n", ax_svc.name);
+	int64_t e = ax_call(rs_ep(), &m);
+	if (r == 0 && (e < 0 || m.w[0] == 1)) { /* rolled back, or rs died meanwhile */
+		ax_printf("%s: update %s, resuming\n", ax_svc.name, e < 0 ? "abandoned (rs is gone)" : "rolled back");
 		if (l->resume)
 			l->resume(l);
 	}

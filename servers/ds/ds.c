@@ -26,6 +26,8 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	int n = 0;
 	switch (m->type) {
 	case DS_REGISTER:
+		if (from != launcher) /* (rs restarted: our parent is its successor now) */
+			launcher = (endpoint_t)kcall1(KC_INFO, KI_PARENT);
 		if (from != launcher)
 			r = -KE_PERM;
 		else if (m->w[0] > 0xffffffffull)

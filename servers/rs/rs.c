@@ -5,44 +5,53 @@
  *   rs [conf=MODULE]     the configuration boot module, default system.conf */
 #include "rs.h"
 #include "heartbeat.h"
+#include "keep.h"
+#include "service.h"
 
 #define BACKOFF_MAX_MS 10000
 #define QUICK_CRASH_NS 1000000000ull /* dying within 1 s of a start counts as a quick crash */
 
-struct svc svcs[MAX_SVC];
-int nsvc;
-
 /* The event log: the last LOG_EVENTS events, read by `service log`. */
 #define LOG_EVENTS 64
 #define LOG_TEXT 120
-static struct event {
+struct event {
 	uint64_t t_ns, seq;
 	char text[LOG_TEXT];
-} events[LOG_EVENTS];
-static uint64_t nevents;
+};
+
+/* Our state, in memory the kernel keeps for our successor should we die (kernel/proc/root.c,
+ * lib/axrt/keep.h): the service table and the event log. */
+static struct rs_kept {
+	struct svc svcs[MAX_SVC];
+	int nsvc;
+	struct event events[LOG_EVENTS];
+	uint64_t nevents;
+} *kept;
+struct svc *svcs;
+int nsvc;
 
 void rs_log(const char *fmt, ...)
 {
-	struct event *e = &events[nevents % LOG_EVENTS];
+	struct event *e = &kept->events[kept->nevents % LOG_EVENTS];
 	va_list ap;
 	va_start(ap, fmt);
 	kvsnprintf(e->text, sizeof(e->text), fmt, ap); /* truncated to LOG_TEXT - 1 */
 	va_end(ap);
 	e->t_ns = ax_time_ns();
-	e->seq = nevents++;
+	e->seq = kept->nevents++;
 	ax_printf("rs: %s\n", e->text);
 }
 
 void rs_log_read(struct kmsg *m)
 {
 	uint64_t i = m->w[0], off = m->w[1];
-	uint64_t first = nevents > LOG_EVENTS ? nevents - LOG_EVENTS : 0;
+	uint64_t first = kept->nevents > LOG_EVENTS ? kept->nevents - LOG_EVENTS : 0;
 	memset(m->w, 0, sizeof(m->w));
-	if (i >= nevents - first || off >= LOG_TEXT) {
+	if (i >= kept->nevents - first || off >= LOG_TEXT) {
 		m->w[6] = (uint64_t)-KE_SRCH;
 		return;
 	}
-	const struct event *e = &events[(first + i) % LOG_EVENTS];
+	const struct event *e = &kept->events[(first + i) % LOG_EVENTS];
 	m->w[0] = e->t_ns;
 	m->w[1] = e->seq;
 	size_t n = strlen(e->text + off);
@@ -445,8 +454,48 @@ static uint64_t due_restarts(void)
 
 static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
+/* A successor of a root that died: the services are running (they are ours now); what the
+ * old rs was waiting for is looked at again. */
+static void adopt(void)
+{
+	nsvc = kept->nsvc;
+	int running = 0, gone = 0;
+	for (int i = 0; i < nsvc; i++) {
+		struct svc *s = &svcs[i];
+		if (s->hb)
+			s->hb = ax_keep_remap(s->hb_handle, (void *)s->hb, 4096);
+		if (s->up.phase != UP_NONE) { /* its requester's call died with the old rs */
+			s->up.requester = 0;
+			if (s->up.phase == UP_STARTING) /* the old instance resumes: its RS_QUIESCED failed */
+				rsctl_update_died(s, s->up.next);
+		}
+		svc_heartbeat_reset(s);
+		if (s->ep && kcall2(KC_INFO, KI_THREAD_STATE, s->ep) < 0) {
+			/* it ended before the old rs could hear of it: as if we had heard now */
+			struct kmsg m = { .source = EP_KERNEL, .type = KMSG_PROC_EXIT, .w = { s->ep, (uint64_t)-1 } };
+			report(&m);
+			gone++;
+		} else if (s->ep) {
+			running++;
+		}
+	}
+	int dropped = ax_keep_sweep();
+	rs_log("restarted (generation %lu): %d services adopted, %d had ended, %d objects dropped",
+	       (unsigned long)ax_keep_generation(), running, gone, dropped);
+	rsds_resync(); /* ds hears every label and state again from us */
+}
+
 int main(int argc, char **argv)
 {
+	ax_svc_init(argc, argv); /* restarted=N: the kernel started us again */
+	bool adopted;
+	uint64_t layout[] = { sizeof(struct svc), MAX_SVC, sizeof(struct event), LOG_EVENTS };
+	kept = ax_keep_open(0x314b5045525352ull /* "RSREPK1" */, ax_keep_layout(layout, 4), sizeof(*kept), &adopted);
+	svcs = kept->svcs;
+	if (adopted) {
+		adopt();
+		goto loop;
+	}
 	const char *conf = "system.conf";
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "conf=", 5))
@@ -467,6 +516,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++)
 		svcs[nsvc++].c = parsed[i];
+	kept->nsvc = nsvc;
 	rs_log("%d services in %s", n, conf);
 	/* ds first, so every other service finds its label registered when it starts. */
 	struct svc *ds = svc_by_name("ds");
@@ -475,6 +525,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nsvc; i++)
 		if (&svcs[i] != ds)
 			start(&svcs[i]);
+loop:;
 	static const uint64_t never_rung = 0;
 	for (;;) {
 		/* Sleep until a message or report arrives, the next delayed restart or heartbeat

@@ -62,7 +62,7 @@ struct svc {
 	} pci_found[SVC_MAX_PCI_IDS];
 };
 
-extern struct svc svcs[MAX_SVC];
+extern struct svc *svcs; /* MAX_SVC, in memory kept for our successor */
 extern int nsvc;
 
 struct svc *svc_by_name(const char *name);
@@ -85,6 +85,7 @@ void svc_heartbeat_reset(struct svc *s);
  * for anyone), retried until ds takes it. */
 void rsds_registered(struct svc *s, endpoint_t ep); /* label s->c.name now belongs to ep */
 void rsds_publish(const struct svc *s);             /* rs/NAME = {endpoint, restarts, state} */
+void rsds_resync(void);                             /* a new rs: every label and state again */
 void rsds_ds_started(struct svc *ds);               /* ds (re)started: register and publish all */
 bool rsds_flush(void);                              /* true if messages are still waiting */
 

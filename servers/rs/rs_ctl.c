@@ -220,11 +220,33 @@ static void list(struct kmsg *m)
 	m->w[5] = (up_ms > 0xffffffffu ? 0xffffffffu : up_ms) | (uint64_t)s->build_id << 32;
 }
 
+/* `service kill rs` and `service inject rs crash`: we end (after answering), and the kernel
+ * starts our successor, which adopts the services (rs.c adopt()). */
+static int64_t control_self(struct kmsg *m, endpoint_t from)
+{
+	char word[RS_WORD_LEN + 1] = "";
+	if (m->type == RS_INJECT && (!field(&m->w[3], RS_WORD_LEN, word) || strcmp(word, "crash")))
+		return -KE_NOSYS; /* nobody would notice our hang */
+	if (m->type != RS_KILL && m->type != RS_INJECT)
+		return -KE_NOSYS;
+	memset(m->w, 0, sizeof(m->w));
+	ax_reply(from, m);
+	rs_log(m->type == RS_KILL ? "killed by the service command: ending" : "injected fault: crashing");
+	if (m->type == RS_KILL)
+		ax_exit(-9);
+	volatile uint64_t *volatile nowhere = (volatile uint64_t *)16;
+	*nowhere = 1;
+	return 0;
+}
+
 /* The service command's calls; the caller is a service configured with `control`. */
 static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred)
 {
 	char name[RS_NAME_LEN + 1];
-	struct svc *s = field(m->w, RS_NAME_LEN, name) ? svc_by_name(name) : NULL;
+	bool named = field(m->w, RS_NAME_LEN, name);
+	if (named && !strcmp(name, "rs") && !svc_by_name("rs"))
+		return control_self(m, from);
+	struct svc *s = named ? svc_by_name(name) : NULL;
 	if (!s)
 		return -KE_SRCH;
 	bool running = s->ep && s->up.phase == UP_NONE;

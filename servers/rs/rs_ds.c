@@ -109,6 +109,12 @@ void rsds_publish(const struct svc *s)
 }
 
 
+void rsds_resync(void)
+{
+	resync();
+	flush_now();
+}
+
 void rsds_ds_started(struct svc *ds)
 {
 	resync();

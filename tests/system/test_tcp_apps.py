@@ -579,6 +579,14 @@ def test_syscall_restart_keeps_every_socket(apps):
         # and new ones are accepted by the same applications
         assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
         assert tcp_tools.tcphash_small(HOST, apps.port[7000], 5)
+        # a hang: rs sees no heartbeat (3 s), kills it, and the next instance takes over too
+        mark = apps.g.mark()
+        apps.g.type("service inject syscall hang\r")
+        apps.g.wait_for(r"^rs: syscall hung: no heartbeat for \d+ ms", timeout=120, start=mark)
+        apps.g.wait_for(r"^syscall: restarted \(generation \d+\): [1-9]\d* sockets taken over", timeout=60,
+                        start=mark)
+        assert mc.get("restart-key") == b"kept through a syscall restart"
+        assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
     finally:
         answered, failed = ka.stop()
         mc.close()
@@ -586,7 +594,44 @@ def test_syscall_restart_keeps_every_socket(apps):
     out = apps.out()
     assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
     assert "syscall: socket" not in out or "buffers are lost" not in out, out[-3000:]
-    note("syscall killed under keep-alive HTTP, memcached and a 40 MiB stream: every connection kept")
+    note("syscall killed under keep-alive HTTP, memcached and a 40 MiB stream, then hung: every connection kept "
+         f"({answered} keep-alive requests answered)")
+
+
+def test_rs_killed_and_crashed_comes_back_and_adopts_every_service(apps):
+    """rs is killed, then crashes: the kernel starts it again with its table (kept memory)
+    and its children; the new rs restarts a service killed after it, answers the service
+    command, keeps its event log, and the applications serve throughout."""
+    ka = KeepAlivePinger(apps.port[80], apps.g)
+    try:
+        for gen, how in ((2, "service kill rs"), (3, "service inject rs crash")):
+            mark = apps.g.mark()
+            apps.g.type(how + "\r")
+            apps.g.wait_for(r"rs died: started again as \S+ \(restart %d\), \d+ handles and its children handed over"
+                            % (gen - 1), timeout=60, start=mark)
+            m = apps.g.wait_for(r"^rs: restarted \(generation %d\): (\d+) services adopted, 0 had ended" % gen,
+                                timeout=60, start=mark)
+            assert int(m.group(1)) == 10, m.group(0)
+            # the new rs is the parent: it hears of a crash and restarts the service
+            mark = apps.g.mark()
+            apps.g.type("service kill ip\r")
+            apps.g.wait_for(r"^rs: restarting ip in \d+ ms", timeout=60, start=mark)
+            apps.g.wait_for(r"^ip: e1000: restored 10\.0\.2\.15/24", timeout=60, start=mark)
+            assert "rs: killed by the service command: ending" in apps.out() or gen == 3
+            builds = service_builds(apps)
+            assert {"ds", "ip", "tcp", "syscall", "vfs", "pm"} <= set(builds), builds
+        mark = apps.g.mark()
+        apps.g.type("service log\r")
+        apps.g.wait_for(r"restarted \(generation 3\)", timeout=30, start=mark)
+        log = apps.g.output[mark:]
+        assert "started ds as" in log or "updating" in log or "restarted (generation 2)" in log, log[-2000:]
+        assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
+        assert tcp_tools.tcphash_small(HOST, apps.port[7000], 9)
+    finally:
+        answered, failed = ka.stop()
+    assert failed is None and answered > 0, (answered, failed)
+    out = apps.out()
+    assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
 
 
 def service_builds(apps):

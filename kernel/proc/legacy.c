@@ -78,7 +78,29 @@ static struct legacy *legacy_of(struct thread *me, endpoint_t dead)
 	return NULL;
 }
 
-/* Moves l into the stopped child p, each handle at its old number: all or nothing. */
+/* p succeeds the dead process `old`: old's children are p's (their reports come to p), what
+ * old granted p may revoke, the legacies old kept are p's, and p serves the Linux calls
+ * processes sent to old (pm, vfs). */
+static void succession(endpoint_t old, struct proc *p)
+{
+	for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		struct proc *q = threads[i].proc;
+		if (threads[i].state == T_FREE || !q || q->main != &threads[i])
+			continue;
+		if (q->parent == old)
+			q->parent = p->id;
+		for (uint32_t h = 0; h < q->handles_cap; h++)
+			if (q->handles[h].mo && q->handles[h].granter == old)
+				q->handles[h].granter = p->id;
+		for (uint32_t s = 0; s < LINUX_SERVERS; s++)
+			if (q->linux_servers[s] == old)
+				q->linux_servers[s] = p->id;
+	}
+	legacy_adopt(old, p->id);
+}
+
+/* Moves l into the stopped child p, each handle at its old number: all or nothing; p
+ * succeeds the dead process. */
 static int64_t legacy_give(struct legacy *l, struct proc *p)
 {
 	if (!p->stopped)
@@ -99,8 +121,10 @@ static int64_t legacy_give(struct legacy *l, struct proc *p)
 		if (l->handles[i].mo)
 			p->handles[i] = l->handles[i]; /* the reference moves with it */
 	int64_t n = l->count;
+	endpoint_t dead = l->dead;
 	kfree(l->handles);
 	*l = (struct legacy){ 0 };
+	succession(dead, p);
 	return n;
 }
 
@@ -132,11 +156,12 @@ static struct legacy *legacy_find(endpoint_t dead)
 int64_t legacy_give_to(endpoint_t dead, struct proc *p)
 {
 	struct legacy *l = legacy_find(dead);
-	if (!l)
-		return 0;
-	int64_t n = legacy_give(l, p);
-	if (n < 0)
-		legacy_release(l);
+	int64_t n = l ? legacy_give(l, p) : 0;
+	if (!l || n < 0) { /* nothing kept, or it could not go in: p succeeds it all the same */
+		if (l)
+			legacy_release(l);
+		succession(dead, p);
+	}
 	return n;
 }
 

@@ -89,19 +89,8 @@ void root_died(struct proc *old)
 		legacy_drop_of(old->id);
 		return;
 	}
-	/* Its children, the legacies it kept for them and the grants it made are the new root's
-	 * (it may revoke them, and a child's legacy leaves them out as its parent's). */
-	for (uint32_t i = 1; i < MAX_THREADS; i++) {
-		struct proc *q = threads[i].proc;
-		if (threads[i].state == T_FREE || !q || q->main != &threads[i])
-			continue;
-		if (q->parent == old->id)
-			q->parent = p->id;
-		for (uint32_t h = 0; h < q->handles_cap; h++)
-			if (q->handles[h].mo && q->handles[h].granter == old->id)
-				q->handles[h].granter = p->id;
-	}
-	legacy_adopt(old->id, p->id);
+	/* With its handles, its children, the legacies it kept for them and the grants it made
+	 * become the new root's (proc/legacy.c, succession). */
 	int64_t given = legacy_give_to(old->id, p);
 	pr_warn("%s died: started again as %#x (restart %u), %lld handles and its children handed over", old->name,
 		p->id, restarts, (long long)given);

@@ -7,6 +7,7 @@
  * and answers later. pm needs KC_VCOPY (`kcalls=vcopy`) to reach their memory. */
 #include "pm.h"
 #include "service.h"
+#include "keep.h"
 #include "vfs_proto.h"
 #include "pm_proto.h"
 
@@ -125,9 +126,36 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 	lx_ended(p, m->type == KMSG_PROC_FAULT ? 11 | 0x80 : (int32_t)m->w[1]);
 }
 
+/* A restart with the old tables: the processes are ours again (the kernel made us their
+ * parent and their server); those that ended while no pm listened are ended now. The calls
+ * the old pm held (wait4, a vfork) ended with EINTR in their threads. */
+static void adopt(void)
+{
+	int alive = 0, gone = 0;
+	for (int i = 0; i < MAX_PROCS; i++) {
+		struct lxproc *p = &lx_procs[i];
+		if (!p->used || p->zombie)
+			continue;
+		p->vfork_parent = 0;
+		if (kcall2(KC_INFO, KI_THREAD_STATE, p->ep) < 0) {
+			lx_ended(p, 9); /* (its status is lost: as if killed) */
+			gone++;
+		} else {
+			alive++;
+		}
+	}
+	ax_printf("pm: restarted (generation %lu): %d processes taken over, %d had ended, %d objects dropped\n",
+		  (unsigned long)ax_keep_generation(), alive, gone, ax_keep_sweep());
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
+	if (lx_table_init()) {
+		adopt();
+		struct ax_evloop l = { .on_message = on_message, .on_report = on_report };
+		return (int)ax_evloop_run(&l);
+	}
 	if (!ax_can_vcopy())
 		ax_printf("pm: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
 	lx_total_frames = (uint64_t)kcall1(KC_INFO, KI_FREE_FRAMES);

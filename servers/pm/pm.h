@@ -52,8 +52,10 @@ int32_t lx_new_pid(void);
 void lx_thread_add(int32_t tid, endpoint_t ep, int32_t pid);
 endpoint_t lx_thread_ep(int32_t tid, int32_t *pid);
 void lx_threads_forget(int32_t pid);
-extern struct lxproc lx_procs[];
+extern struct lxproc *lx_procs; /* MAX_PROCS, in kept memory */
 #define MAX_PROCS 128
+/* The tables, from our predecessor (true: pm restarted and took them over) or new. */
+bool lx_table_init(void);
 /* vfs's endpoint, or 0. */
 endpoint_t lx_vfs(void);
 /* The exit of process p (a kernel report): zombie, SIGCHLD, waiters. */

@@ -1,12 +1,29 @@
 /* pm's tables: processes (pids, parents, groups, sessions, zombies) and the tids of the
  * threads made by clone (for tkill/tgkill). */
 #include "pm.h"
-
-struct lxproc lx_procs[MAX_PROCS];
-static int32_t next_pid = 1;
+#include "keep.h"
+#include "service.h"
 
 #define MAX_LXTHREADS 256
-static struct { int32_t tid, pid; endpoint_t ep; } lxthreads[MAX_LXTHREADS];
+/* Both tables live in memory the kernel keeps for our next instance (lib/axrt/keep.h):
+ * after a crash it takes the processes over (pm.c). */
+static struct pm_kept {
+	struct lxproc procs[MAX_PROCS];
+	int32_t next_pid;
+	struct { int32_t tid, pid; endpoint_t ep; } threads[MAX_LXTHREADS];
+} *kept;
+struct lxproc *lx_procs;
+
+bool lx_table_init(void)
+{
+	bool adopted;
+	uint64_t layout[] = { sizeof(struct lxproc), MAX_PROCS, sizeof(kept->threads[0]), MAX_LXTHREADS };
+	kept = ax_keep_open(0x31504b4d50ull /* "PMKP1" */, ax_keep_layout(layout, 4), sizeof(*kept), &adopted);
+	lx_procs = kept->procs;
+	if (!adopted)
+		kept->next_pid = 1;
+	return adopted;
+}
 
 struct lxproc *lx_find(endpoint_t ep)
 {
@@ -44,8 +61,8 @@ struct lxproc *lx_alloc(void)
 int32_t lx_new_pid(void)
 {
 	for (;;) {
-		int32_t pid = next_pid;
-		next_pid = next_pid >= 4194303 ? 2 : next_pid + 1;
+		int32_t pid = kept->next_pid;
+		kept->next_pid = kept->next_pid >= 4194303 ? 2 : kept->next_pid + 1;
 		int32_t owner;
 		bool busy = lx_find_pid(pid) || lx_thread_ep(pid, &owner);
 		for (int i = 0; i < MAX_PROCS && !busy; i++)
@@ -59,14 +76,14 @@ void lx_thread_add(int32_t tid, endpoint_t ep, int32_t pid)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < MAX_LXTHREADS; i++)
-			if (!lxthreads[i].tid) {
-				lxthreads[i].tid = tid, lxthreads[i].ep = ep, lxthreads[i].pid = pid;
+			if (!kept->threads[i].tid) {
+				kept->threads[i].tid = tid, kept->threads[i].ep = ep, kept->threads[i].pid = pid;
 				return;
 			}
 		/* Full: forget the threads that have ended (a signal query fails for them). */
 		for (int i = 0; i < MAX_LXTHREADS; i++)
-			if (kcall6(KC_LX_SIGNAL, lxthreads[i].ep, 17, LXS_QUERY, 0, 0, 0) < 0)
-				lxthreads[i].tid = 0;
+			if (kcall6(KC_LX_SIGNAL, kept->threads[i].ep, 17, LXS_QUERY, 0, 0, 0) < 0)
+				kept->threads[i].tid = 0;
 	}
 	/* Still full: this thread cannot be named by tkill, nothing else suffers. */
 }
@@ -74,9 +91,9 @@ void lx_thread_add(int32_t tid, endpoint_t ep, int32_t pid)
 endpoint_t lx_thread_ep(int32_t tid, int32_t *pid)
 {
 	for (int i = 0; i < MAX_LXTHREADS; i++)
-		if (lxthreads[i].tid == tid) {
-			*pid = lxthreads[i].pid;
-			return lxthreads[i].ep;
+		if (kept->threads[i].tid == tid) {
+			*pid = kept->threads[i].pid;
+			return kept->threads[i].ep;
 		}
 	return 0;
 }
@@ -84,6 +101,6 @@ endpoint_t lx_thread_ep(int32_t tid, int32_t *pid)
 void lx_threads_forget(int32_t pid)
 {
 	for (int i = 0; i < MAX_LXTHREADS; i++)
-		if (lxthreads[i].pid == pid)
-			lxthreads[i].tid = 0;
+		if (kept->threads[i].pid == pid)
+			kept->threads[i].tid = 0;
 }

@@ -634,6 +634,51 @@ def test_rs_killed_and_crashed_comes_back_and_adopts_every_service(apps):
     assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
 
 
+def shell(apps, command, expect, timeout=60):
+    """Runs command in busybox's shell (the terminal, then back to the monitor): the match."""
+    mark = apps.g.mark()
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"^console: terminal", timeout=30, start=mark)
+    apps.g.type(command + "\r")
+    m = apps.g.wait_for(expect, timeout=timeout, start=mark)
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"^console: monitor", timeout=30, start=mark)
+    return m
+
+
+def test_pm_killed_and_hung_keeps_every_process(apps):
+    """pm (the process manager) is killed, then hangs: rs restarts it with its process table
+    (kept memory) and the kernel makes the new pm the parent and the server of every Linux
+    process. The applications serve on (a keep-alive connection through the kill; a hang
+    stalls lighttpd's own calls to pm until rs notices, 3 s, longer than lighttpd keeps an
+    idle connection, so new connections are checked after it), the shell forks and execs,
+    and a process that ends afterwards is reaped by its parent."""
+    ka = KeepAlivePinger(apps.port[80], apps.g)
+    try:
+        for how, seen in (("service kill pm", r"^rs: pm exited with status -9"),
+                          ("service inject pm hang", r"^rs: pm hung: no heartbeat")):
+            if "hang" in how:
+                answered, failed = ka.stop()
+                assert failed is None and answered > 0, (answered, failed)
+            mark = apps.g.mark()
+            apps.g.type(how + "\r")
+            apps.g.wait_for(seen, timeout=120, start=mark)
+            m = apps.g.wait_for(r"^pm: restarted \(generation \d+\): (\d+) processes taken over, 0 had ended",
+                                timeout=60, start=mark)
+            assert int(m.group(1)) >= 5, m.group(0)  # rc, the shell, lighttpd, memcached, iperf, tcphash
+            # fork, exec, exit and wait through the new pm: the shell's child runs and is reaped
+            shell(apps, "ls /srv/www; echo pm-ok-$((6*7))", r"^pm-ok-42")
+            assert tcp_tools.tcphash_small(HOST, apps.port[7000], 11)
+            mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=30)
+            assert mc.set("pm-key", b"v") and mc.get("pm-key") == b"v"
+            mc.close()
+            assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
+    finally:
+        ka.stop()
+    out = apps.out()
+    assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
+
+
 def service_builds(apps):
     """{name: build id} from `service list`."""
     mark = apps.g.mark()

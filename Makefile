@@ -264,7 +264,8 @@ include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
 # differs, and says so when it takes over.
 ds_OBJS := $(B)/user/ds.o $(B)/user/ds_store.o
 console_OBJS := $(CONSOLE_OBJS)
-UPDATE_V2 := e1000 ip pf udp syscall ds console
+pm_OBJS := $(PM_OBJS)
+UPDATE_V2 := e1000 ip pf udp syscall ds console pm
 define v2_prog
 $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/build_v2.o
 	$$(CC) $$(ULDFLAGS) -o $$@ $(B)/user/rt/build_v2.o $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)

@@ -148,13 +148,19 @@ static void adopt(void)
 		  (unsigned long)ax_keep_generation(), alive, gone, ax_keep_sweep());
 }
 
+static int serve(void)
+{
+	/* restartable: the tables are kept memory, so a live update replaces us as a restart */
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .restartable = true };
+	return (int)ax_evloop_run(&l);
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
 	if (lx_table_init()) {
 		adopt();
-		struct ax_evloop l = { .on_message = on_message, .on_report = on_report };
-		return (int)ax_evloop_run(&l);
+		return serve();
 	}
 	if (!ax_can_vcopy())
 		ax_printf("pm: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
@@ -173,6 +179,5 @@ int main(int argc, char **argv)
 			ax_printf("pm: cannot start %s: error %lld\n", argv[i] + 4, (long long)r);
 		break; /* one program per pm; the rest of the line was its arguments */
 	}
-	struct ax_evloop l = { .on_message = on_message, .on_report = on_report };
-	return (int)ax_evloop_run(&l);
+	return serve();
 }

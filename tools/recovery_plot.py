@@ -10,8 +10,8 @@ server and mode streams tcphash's checked bytes from Axolotl to the host for --s
 sampling the bytes received every 20 ms; at --at seconds it types `service kill NAME`
 (crash) or `service update NAME NAME` (update: the same build, replaced at a quiesce). A
 connection that breaks (tcp's crash resets them) is counted and a new one is opened at once.
-Writes OUT-NAME-MODE.dat (time, Mbit/s per 100 ms) and, with gnuplot, OUT-NAME-MODE.png with
-the event marked; prints per run the bitrate before, the longest gap without a byte, the
+Writes build/recovery/NAME-MODE.dat (time, Mbit/s per 100 ms) and, with gnuplot,
+OUT-NAME-MODE.png with the event marked; prints per run the bitrate before, the longest gap without a byte, the
 stall rs logged and whether every byte was right. Every load stays on this machine (QEMU's
 user networking, forwards bound to 127.0.0.1)."""
 import argparse
@@ -126,14 +126,16 @@ def run_one(apps, name, mode, seconds, at, out):
     refused = re.search(r"^service: %s: (not supported|try again)" % name, log, re.M)
     data = bins(s.samples)
     base = f"{out}-{name}-{mode}"
-    with open(base + ".dat", "w") as f:
+    dat = os.path.join(ROOT, "build", "recovery", os.path.basename(base) + ".dat")
+    os.makedirs(os.path.dirname(dat), exist_ok=True)
+    with open(dat, "w") as f:
         f.write(f"# {name} {mode} at {event_t:.2f} s: seconds, Mbit/s (100 ms bins)\n")
         f.writelines(f"{t:.2f} {v:.1f}\n" for t, v in data)
     before = [v for t, v in data if t < event_t]
     what = "crashed" if mode == "crash" else "live-updated" if not refused else "update refused"
     have_gnuplot = subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode == 0
     if have_gnuplot and data:
-        plot(base + ".dat", base + ".png", f"{name} {what} at {event_t:.1f} s", event_t)
+        plot(dat, base + ".png", f"{name} {what} at {event_t:.1f} s", event_t)
     print(f"{name:6} {mode:6}: {sum(before) / max(len(before), 1):7.1f} Mbit/s before, longest gap "
           f"{longest_gap(s.samples, event_t) * 1000:6.0f} ms, {s.breaks} connection(s) broken, "
           f"{'every byte right' if not s.bad else f'{s.bad} stream(s) with wrong bytes'}"

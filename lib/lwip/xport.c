@@ -337,8 +337,11 @@ static void ip_poll(bool *work)
 			iface(&u.f);
 			break;
 		case IPX_HELLO:
-			if (xp.ip_incarnation >= 0 && xp.ip_incarnation != u.m.arg)
+			if (xp.ip_incarnation >= 0 && xp.ip_incarnation != u.m.arg) {
 				xport_forget_tx();
+				if (xp.ops->ip_restarted)
+					xp.ops->ip_restarted();
+			}
 			xp.ip_incarnation = u.m.arg;
 			break;
 		default:

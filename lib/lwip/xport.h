@@ -51,6 +51,9 @@ struct xport_ops {
 	 * syscall and ds): a live update replaces us as a restart (lib/axrt/evloop.h). tcp's
 	 * connections live in lwIP's private memory: not so. */
 	bool restartable;
+	/* A new ip (restarted or updated) said hello: what the old one had in hand is lost. NULL:
+	 * nothing to do (lwIP's timers resend). */
+	void (*ip_restarted)(void);
 };
 
 struct xport_counters {

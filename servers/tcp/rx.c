@@ -143,3 +143,18 @@ void ts_icmp(const unsigned char *pkt, uint32_t len)
 	(void)pkt, (void)len;
 	ts.c.icmp_err++;
 }
+
+/* A new ip said hello: the segments the old one had in hand are gone. Each connection sends
+ * what is unacknowledged again now, not at its retransmission timeout (a second or more: the
+ * gap a restart or update of ip made in a stream, docs/recovery.md). */
+void ts_ip_restarted(void)
+{
+	int n = 0;
+	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
+		if (p->unacked) {
+			tcp_rexmit_rto(p);
+			n++;
+		}
+	if (n)
+		ax_printf("tcp: ip restarted: %d connection%s send their unacknowledged data again\n", n, n == 1 ? "" : "s");
+}

@@ -16,7 +16,7 @@ static const struct xport_ops ops = {
 	.name = "tcp", .poolid_kind = POOLID_TCP, .heap_bytes = MEM_SIZE,
 	.rx = ts_rx, .icmp = ts_icmp, .sys_poll = ts_sys_poll, .tx_poll = ts_tx_poll,
 	.flush_events = ts_flush_events, .gc = ts_gc, .netq = ts_netq,
-	.act_eng = AXE_TCP, .lib_work = ts_lib_work,
+	.act_eng = AXE_TCP, .lib_work = ts_lib_work, .ip_restarted = ts_ip_restarted,
 };
 
 int main(int argc, char **argv)

@@ -91,6 +91,7 @@ extern struct ts_state ts;
 
 /* rx.c: packets from ip into lwIP */
 int32_t ts_rx(const struct ipx_msg *m, const unsigned char *pkt);
+void ts_ip_restarted(void); /* a new ip: unacknowledged data again, now */
 void ts_icmp(const unsigned char *pkt, uint32_t len);
 /* sock.c: the table, requests from syscall, events, ds */
 void ts_sys_poll(bool *work);

@@ -8,7 +8,6 @@
 #include "proc/memcall.h"
 #include "console/log.h"
 #include "mm/heap.h"
-#include "lib/string.h"
 
 #define MAX_LEGACIES 32
 
@@ -70,12 +69,19 @@ void legacy_close_object(struct memobj *mo)
 			}
 }
 
-static struct legacy *legacy_of(struct thread *me, endpoint_t dead)
+static struct legacy *legacy_find(endpoint_t dead)
 {
 	for (uint32_t i = 0; i < MAX_LEGACIES; i++)
-		if (dead && legacies[i].dead == dead && legacies[i].parent == me->proc->id)
+		if (dead && legacies[i].dead == dead)
 			return &legacies[i];
 	return NULL;
+}
+
+/* The legacy of `dead` if the caller keeps it. */
+static struct legacy *legacy_of(struct thread *me, endpoint_t dead)
+{
+	struct legacy *l = legacy_find(dead);
+	return l && l->parent == me->proc->id ? l : NULL;
 }
 
 /* p succeeds the dead process `old`: old's children are p's (their reports come to p), what
@@ -105,15 +111,8 @@ static int64_t legacy_give(struct legacy *l, struct proc *p)
 {
 	if (!p->stopped)
 		return -KE_INVAL;
-	if (p->handles_cap < l->cap) {
-		struct mo_handle *n = kzalloc(l->cap * sizeof(*n));
-		if (!n)
-			return -KE_NOMEM;
-		if (p->handles_cap)
-			memcpy(n, p->handles, p->handles_cap * sizeof(*n));
-		kfree(p->handles);
-		p->handles = n, p->handles_cap = l->cap;
-	}
+	if (proc_handles_reserve(p, l->cap) < 0)
+		return -KE_NOMEM;
 	for (uint32_t i = 0; i < l->cap; i++)
 		if (l->handles[i].mo && p->handles[i].mo)
 			return -KE_BUSY;
@@ -143,14 +142,6 @@ void legacy_adopt(endpoint_t from, endpoint_t to)
 				l->count--;
 			}
 	}
-}
-
-static struct legacy *legacy_find(endpoint_t dead)
-{
-	for (uint32_t i = 0; i < MAX_LEGACIES; i++)
-		if (dead && legacies[i].dead == dead)
-			return &legacies[i];
-	return NULL;
 }
 
 int64_t legacy_give_to(endpoint_t dead, struct proc *p)

@@ -23,21 +23,28 @@ static struct mo_handle *handle_get(struct proc *p, uint64_t h)
 	return &p->handles[h - 1];
 }
 
+int proc_handles_reserve(struct proc *p, uint32_t cap)
+{
+	if (cap <= p->handles_cap)
+		return 0;
+	struct mo_handle *n = cap <= MAX_HANDLES ? kzalloc(cap * sizeof(*n)) : NULL;
+	if (!n)
+		return -KE_NOMEM;
+	if (p->handles_cap)
+		memcpy(n, p->handles, p->handles_cap * sizeof(*n));
+	kfree(p->handles);
+	p->handles = n, p->handles_cap = cap;
+	return 0;
+}
+
 static int64_t handle_new(struct proc *p, struct memobj *mo, uint32_t rights, bool creator, endpoint_t granter)
 {
 	uint32_t i = 0;
 	while (i < p->handles_cap && p->handles[i].mo)
 		i++;
-	if (i == p->handles_cap) { /* full: the table doubles, up to MAX_HANDLES */
-		uint32_t cap = p->handles_cap ? p->handles_cap * 2 : 16;
-		struct mo_handle *n = cap <= MAX_HANDLES ? kzalloc(cap * sizeof(*n)) : NULL;
-		if (!n)
-			return -KE_NOMEM;
-		if (p->handles_cap)
-			memcpy(n, p->handles, p->handles_cap * sizeof(*n));
-		kfree(p->handles);
-		p->handles = n, p->handles_cap = cap;
-	}
+	/* full: the table doubles, up to MAX_HANDLES */
+	if (i == p->handles_cap && proc_handles_reserve(p, p->handles_cap ? p->handles_cap * 2 : 16) < 0)
+		return -KE_NOMEM;
 	memobj_get(mo);
 	if (granter != EP_NONE)
 		mo->granted++;

@@ -69,8 +69,7 @@ static void quiesce(struct ax_evloop *l)
 	}
 }
 
-/* A write to an unmapped page: the fault is reported to rs like any crash. */
-static void crash(void)
+void ax_svc_crash(void)
 {
 	volatile uint64_t *volatile nowhere = (volatile uint64_t *)16;
 	*nowhere = 1;
@@ -90,7 +89,7 @@ void ax_svc_commands(struct ax_evloop *l)
 			break;
 		case RS_DO_CRASH:
 			ax_printf("%s: injected fault: crashing\n", ax_svc.name);
-			crash();
+			ax_svc_crash();
 			break;
 		case RS_DO_HANG:
 			ax_printf("%s: injected fault: hanging\n", ax_svc.name);

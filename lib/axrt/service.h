@@ -25,5 +25,8 @@ int64_t ax_svc_lookup(const char *name, endpoint_t *next);
 /* New instance of a live update: the state is taken over, commit. 0, or an error (then the
  * update was rolled back and the caller should exit). */
 int64_t ax_svc_ready(void);
+/* The injected fault `crash`: a write to an unmapped page, reported to our parent like any
+ * crash. */
+void ax_svc_crash(void);
 /* Fetches and runs the commands rs has queued for us (called by the event loop). */
 void ax_svc_commands(struct ax_evloop *l);

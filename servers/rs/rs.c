@@ -240,17 +240,27 @@ int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind)
 	return ep;
 }
 
-/* "started NAME as EP (restarts N[, K kept handles])", or "NAME replaced by BINARY as ..." */
-static void log_started(struct svc *s, const char *binary, endpoint_t ep)
+/* Instance ep of s runs `binary` now: its bookkeeping, the log line ("started NAME as EP
+ * (restarts N[, K kept handles])", or "NAME replaced by BINARY as ..." for a replacement),
+ * and ds told. */
+static void running(struct svc *s, endpoint_t ep, const char *binary, bool replaced)
 {
+	s->ep = ep;
+	s->started_ns = ax_time_ns();
+	s->cmds = 0;
+	s->build_id = module_build_id(binary);
+	svc_heartbeat_reset(s);
 	char what[80], kept[32] = "";
-	if (binary)
+	if (replaced)
 		ksnprintf(what, sizeof(what), "%s replaced by %s", s->c.name, binary);
 	else
 		ksnprintf(what, sizeof(what), "started %s", s->c.name);
 	if (s->legacy_given >= 0)
 		ksnprintf(kept, sizeof(kept), ", %lld kept handles", (long long)s->legacy_given);
 	rs_log("%s as %#x (restarts %u%s)", what, (unsigned)ep, s->restarts, kept);
+	if (!strcmp(s->c.name, "ds"))
+		rsds_ds_started(s);
+	rsds_publish(s);
 }
 
 static void start(struct svc *s)
@@ -263,15 +273,7 @@ static void start(struct svc *s)
 		rsds_publish(s);
 		return;
 	}
-	s->ep = (endpoint_t)ep;
-	s->started_ns = ax_time_ns();
-	s->cmds = 0;
-	s->build_id = module_build_id(s->c.binary);
-	svc_heartbeat_reset(s);
-	log_started(s, NULL, (endpoint_t)ep);
-	if (!strcmp(s->c.name, "ds"))
-		rsds_ds_started(s);
-	rsds_publish(s);
+	running(s, (endpoint_t)ep, s->c.binary, false);
 }
 
 void svc_replace(struct svc *s, const struct kmsg *report)
@@ -287,15 +289,9 @@ void svc_replace(struct svc *s, const struct kmsg *report)
 		s->restarts++;
 		return;
 	}
-	s->ep = s->up.next = (endpoint_t)ep;
+	s->up.next = (endpoint_t)ep;
 	s->up.phase = UP_REPLACED;
-	s->build_id = module_build_id(s->up.binary);
-	s->started_ns = ax_time_ns();
-	s->cmds = 0;
-	log_started(s, s->up.binary, (endpoint_t)ep);
-	if (!strcmp(s->c.name, "ds"))
-		rsds_ds_started(s);
-	rsds_publish(s);
+	running(s, (endpoint_t)ep, s->up.binary, true);
 }
 
 void svc_queue_cmd(struct svc *s, uint32_t cmd)

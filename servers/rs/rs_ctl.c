@@ -1,6 +1,7 @@
 /* Requests to rs (lib/rs/rs_proto.h): lookups and commands from services, the live-update
  * handshake, and the control calls of the service command (servers/rs/README.md). */
 #include "rs.h"
+#include "service.h"
 
 #define QUIESCE_NS 2000000000ull /* the old instance must be at rest within 2 s */
 #define READY_NS 5000000000ull   /* and the new one ready within 5 s, or we roll back */
@@ -134,36 +135,33 @@ static int64_t ready(endpoint_t from)
 	if (!s)
 		return -KE_PERM;
 	uint64_t stall_us = (ax_time_ns() - s->up.asked_ns) / 1000;
-	if (s->up.phase == UP_REPLACED) { /* the old one has ended already */
-		memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
-		rs_log("%s updated to %s: %#x replaced it as on a restart (stall %llu.%03llu ms)", s->c.name,
-		       s->up.binary, (unsigned)from, (unsigned long long)(stall_us / 1000), (unsigned long long)(stall_us % 1000));
-		update_done(s, 0);
-		svc_heartbeat_reset(s);
-		rsds_publish(s);
-		return 0;
+	bool replaced = s->up.phase == UP_REPLACED; /* the old one has ended already (rs.c running()) */
+	char how[40] = "replaced it as on a restart";
+	if (!replaced) {
+		endpoint_t old = s->ep;
+		s->build_id = module_build_id(s->up.binary);
+		s->retired = old;
+		if (s->c.keep)
+			ax_legacy(LEG_KEEP, old, 0);
+		ax_kill(old);
+		s->ep = from;
+		s->cmds = 0; /* commands queued for the old instance die with it */
+		s->started_ns = ax_time_ns();
+		if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)
+			rs_log("%s: CPU %d could not be dedicated to the new instance", s->c.name, s->c.cpu);
+		if (s->c.keep) { /* the new instance's memory is kept from now on; the old one's is not */
+			ax_legacy(LEG_KEEP, from, 1);
+			s->legacy_given = -1;
+		}
+		ksnprintf(how, sizeof(how), "replaces %#x", (unsigned)old);
 	}
-	endpoint_t old = s->ep;
-	s->build_id = module_build_id(s->up.binary);
-	s->retired = old;
-	if (s->c.keep)
-		ax_legacy(LEG_KEEP, old, 0);
-	ax_kill(old);
-	s->ep = from;
-	s->cmds = 0; /* commands queued for the old instance die with it */
-	s->started_ns = ax_time_ns();
 	memcpy(s->c.binary, s->up.binary, sizeof(s->c.binary));
-	if (s->c.dedicated && ax_sched(from, (uint32_t)s->c.cpu, KS_DEDICATED) < 0)
-		rs_log("%s: CPU %d could not be dedicated to the new instance", s->c.name, s->c.cpu);
-	if (s->c.keep) { /* the new instance's memory is kept from now on; the old one's is not */
-		ax_legacy(LEG_KEEP, from, 1);
-		s->legacy_given = -1;
-	}
-	rs_log("%s updated to %s: %#x replaces %#x (stall %llu.%03llu ms)", s->c.name, s->up.binary, (unsigned)from,
-	       (unsigned)old, (unsigned long long)(stall_us / 1000), (unsigned long long)(stall_us % 1000));
+	rs_log("%s updated to %s: %#x %s (stall %llu.%03llu ms)", s->c.name, s->up.binary, (unsigned)from, how,
+	       (unsigned long long)(stall_us / 1000), (unsigned long long)(stall_us % 1000));
 	update_done(s, 0);
 	svc_heartbeat_reset(s);
-	rsds_registered(s, from); /* the name now belongs to the new instance */
+	if (!replaced)
+		rsds_registered(s, from); /* the name now belongs to the new instance */
 	rsds_publish(s);
 	return 0;
 }
@@ -234,8 +232,7 @@ static int64_t control_self(struct kmsg *m, endpoint_t from)
 	rs_log(m->type == RS_KILL ? "killed by the service command: ending" : "injected fault: crashing");
 	if (m->type == RS_KILL)
 		ax_exit(-9);
-	volatile uint64_t *volatile nowhere = (volatile uint64_t *)16;
-	*nowhere = 1;
+	ax_svc_crash();
 	return 0;
 }
 

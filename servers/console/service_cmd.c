@@ -185,9 +185,10 @@ static int named(const struct subcmd *c, int argc, char **argv)
  * itself is left out: it cannot quiesce while it waits for rs. */
 static int update_all(const char *suffix)
 {
-	char names[LIST_MAX < 64 ? LIST_MAX : 64][RS_NAME_LEN + 1];
+	enum { MAX_NAMES = 64 }; /* rs runs at most 32 services */
+	char names[MAX_NAMES][RS_NAME_LEN + 1];
 	int n = 0;
-	for (uint64_t i = 0; i < 64; i++) {
+	for (uint64_t i = 0; i < MAX_NAMES; i++) {
 		struct kmsg m = { .type = RS_LIST, .w = { i } };
 		if (rs_call(&m) < 0)
 			break;

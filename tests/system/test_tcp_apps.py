@@ -427,37 +427,51 @@ def test_lighttpd_keepalive_socket_calls_in_user_space(apps):
     assert calls["epoll_wait"][0] > 0 and calls["read"][0] > 0, calls
 
 
+class CheckedStream:
+    """tcphash streams n bytes of seed's stream to us on one connection, from a thread, every
+    byte compared; `progress` is how many arrived so far."""
+
+    def __init__(self, apps, n, seed):
+        self.n, self.progress, self.result = n, 0, {}
+        self.th = threading.Thread(target=self._run, args=(apps.port[7000], seed), daemon=True)
+        self.th.start()
+
+    def _run(self, port, seed):
+        try:
+            self.result["r"] = tcp_tools.tcphash_recv(HOST, port, self.n, seed=seed, timeout=120,
+                                                      progress=lambda k: setattr(self, "progress", k))
+        except OSError as e:
+            self.result["error"] = repr(e)
+
+    def reach(self, k):
+        """Until k bytes arrived (or the stream ended)."""
+        while self.progress < k and self.th.is_alive():
+            time.sleep(0.05)
+
+    def check(self, timeout):
+        """It ends within timeout seconds with every byte right."""
+        self.th.join(timeout)
+        assert not self.th.is_alive(), f"the transfer did not finish within {timeout} s"
+        assert "r" in self.result, self.result
+        ok, got, bad = self.result["r"]
+        assert ok, f"{got} of {self.n} bytes, first difference at {bad}"
+
+
 def test_transfer_survives_e1000_ip_pf_restarts(apps):
     """A 200 MiB stream from the guest; e1000, ip and pf are killed one after another while
     it runs (each once the previous one is back). The one connection carries it all."""
-    progress = [0]
-    result = {}
-
-    def transfer():
-        try:
-            result["r"] = tcp_tools.tcphash_recv(HOST, apps.port[7000], BIG, seed=21,
-                                                 progress=lambda n: progress.__setitem__(0, n), timeout=120)
-        except OSError as e:
-            result["error"] = repr(e)
-
-    th = threading.Thread(target=transfer, daemon=True)
     t0 = time.monotonic()
-    th.start()
+    stream = CheckedStream(apps, BIG, 21)
     for victim, at in (("e1000", 0.2), ("ip", 0.45), ("pf", 0.7)):
-        while progress[0] < at * BIG and th.is_alive():
-            time.sleep(0.05)
-        assert th.is_alive(), (f"the transfer ended before {victim} was killed", result)
+        stream.reach(at * BIG)
+        assert stream.th.is_alive(), (f"the transfer ended before {victim} was killed", stream.result)
         restarts = len(re.findall(r"^rs: started %s as" % victim, apps.out(), re.M))
         apps.g.type(f"service kill {victim}\r")
         deadline = time.monotonic() + 120
         while len(re.findall(r"^rs: started %s as" % victim, apps.out(), re.M)) <= restarts:
             assert time.monotonic() < deadline, f"{victim} was not restarted: {apps.out()[-3000:]}"
             time.sleep(0.2)
-    th.join(600)
-    assert not th.is_alive(), "the transfer did not finish within 10 minutes"
-    assert "r" in result, result
-    ok, n, bad = result["r"]
-    assert ok, f"{n} of {BIG} bytes, first difference at {bad}"
+    stream.check(600)
     out = apps.out()
     for victim in ("e1000", "ip", "pf"):
         assert re.search(r"^rs: %s exited with status" % victim, out, re.M), out[-3000:]
@@ -546,24 +560,12 @@ def test_syscall_restart_keeps_every_socket(apps):
     connection holds keys and tcphash streams 40 MiB: rs gives the new syscall the old one's
     memory (KC_LEGACY), which takes the socket table over. The same connections go on, the
     stream arrives whole, new connections are accepted, and no application restarts."""
-    n = 40 << 20
-    progress, result = [0], {}
-
-    def transfer():
-        try:
-            result["r"] = tcp_tools.tcphash_recv(HOST, apps.port[7000], n, seed=33,
-                                                 progress=lambda k: progress.__setitem__(0, k), timeout=120)
-        except OSError as e:
-            result["error"] = repr(e)
-
     ka = KeepAlivePinger(apps.port[80], apps.g)
     mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=60)
     try:
         assert mc.set("restart-key", b"kept through a syscall restart")
-        th = threading.Thread(target=transfer, daemon=True)
-        th.start()
-        while progress[0] < n // 4 and th.is_alive():
-            time.sleep(0.05)
+        stream = CheckedStream(apps, 40 << 20, 33)
+        stream.reach(stream.n // 4)
         for _ in range(RESTART_ROUNDS):
             mark = apps.g.mark()
             apps.g.type("service kill syscall\r")
@@ -575,10 +577,7 @@ def test_syscall_restart_keeps_every_socket(apps):
         assert m and int(m[-1]) > 4, out[-3000:]
         # the connections made before the restart carry on
         assert mc.get("restart-key") == b"kept through a syscall restart"
-        th.join(300)
-        assert not th.is_alive() and "r" in result, result
-        ok, got, bad = result["r"]
-        assert ok, f"{got} of {n} bytes, first difference at {bad}"
+        stream.check(300)
         # and new ones are accepted by the same applications
         assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
         assert tcp_tools.tcphash_small(HOST, apps.port[7000], 5)
@@ -700,26 +699,14 @@ def test_live_update_of_every_restartable_server_under_load(apps):
     stay open: each update commits (rs prints its stall), the new build says so and shows
     in `service list`, the stream arrives whole and the connections carry on. tcp refuses
     (its connections live in lwIP's private memory) and keeps serving."""
-    n = 60 << 20
-    progress, result = [0], {}
-
-    def transfer():
-        try:
-            result["r"] = tcp_tools.tcphash_recv(HOST, apps.port[7000], n, seed=44,
-                                                 progress=lambda k: progress.__setitem__(0, k), timeout=120)
-        except OSError as e:
-            result["error"] = repr(e)
-
     builds0 = service_builds(apps)
     ka = KeepAlivePinger(apps.port[80], apps.g)
     mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=60)
     stalls = {}
     try:
         assert mc.set("update-key", b"kept through live updates")
-        th = threading.Thread(target=transfer, daemon=True)
-        th.start()
-        while progress[0] < n // 8 and th.is_alive():
-            time.sleep(0.05)
+        stream = CheckedStream(apps, 60 << 20, 44)
+        stream.reach(stream.n // 8)
         for _ in range(UPDATE_ROUNDS):  # (AX_UPDATE_ROUNDS=10 for the issue's acceptance run)
             for binary in [v + ".v2" for v in UPDATABLE]:
                 name = binary.split(".")[0]
@@ -747,10 +734,7 @@ def test_live_update_of_every_restartable_server_under_load(apps):
         apps.g.type("service update tcp tcp\r")
         apps.g.wait_for(r"^service: tcp: not supported$", timeout=60, start=mark)
         assert mc.get("update-key") == b"kept through live updates"
-        th.join(300)
-        assert not th.is_alive() and "r" in result, result
-        ok, got, bad = result["r"]
-        assert ok, f"{got} of {n} bytes, first difference at {bad}"
+        stream.check(300)
         assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
     finally:
         answered, failed = ka.stop()

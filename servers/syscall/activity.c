@@ -50,7 +50,7 @@ _Static_assert(sizeof(struct act_part) <= KEEP_ACT_BYTES, "activity table fits i
 static struct act_part *part;
 static struct act *acts;
 
-uint64_t act_layout(void) { return sizeof(struct act) * 1000 + sizeof(struct bell); }
+uint64_t act_layout(void) { return sizeof(struct act_part); }
 
 /* After our restart: the pages and parked buffers mapped here again; the engines are granted
  * the pages again (the same engine instance then holds two handles on a page: harmless). */

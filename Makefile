@@ -87,7 +87,7 @@ UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-prote
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
 	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/posix -Ilib/sysconf -Ikernel/abi -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
-	-Wl,-z,noexecstack
+	-Wl,-z,noexecstack -Wl,-T,lib/axrt/kept.ld
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
 	$(B)/user/rt/service.o $(B)/user/rt/heap.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o $(B)/user/rt/kstat_text.o $(B)/user/rt/keep.o
@@ -265,7 +265,8 @@ include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
 ds_OBJS := $(B)/user/ds.o $(B)/user/ds_store.o
 console_OBJS := $(CONSOLE_OBJS)
 pm_OBJS := $(PM_OBJS)
-UPDATE_V2 := e1000 ip pf udp syscall ds console pm
+vfs_OBJS := $(VFS_OBJS)
+UPDATE_V2 := e1000 ip pf udp syscall ds console pm vfs
 define v2_prog
 $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/build_v2.o
 	$$(CC) $$(ULDFLAGS) -o $$@ $(B)/user/rt/build_v2.o $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)

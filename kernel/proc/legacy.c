@@ -77,6 +77,8 @@ static struct legacy *legacy_find(endpoint_t dead)
 	return NULL;
 }
 
+bool legacy_pending(endpoint_t dead) { return legacy_find(dead) != NULL; }
+
 /* The legacy of `dead` if the caller keeps it. */
 static struct legacy *legacy_of(struct thread *me, endpoint_t dead)
 {

@@ -17,3 +17,5 @@ int64_t kc_legacy(struct thread *me, uint64_t op, endpoint_t a, endpoint_t b);
 void legacy_adopt(endpoint_t from, endpoint_t to);
 int64_t legacy_give_to(endpoint_t dead, struct proc *p);
 void legacy_drop_of(endpoint_t dead);
+/* Whether the dead process `dead` left a legacy not yet given or dropped (a successor may come). */
+bool legacy_pending(endpoint_t dead);

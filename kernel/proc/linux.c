@@ -11,6 +11,8 @@
 #include "proc/lxproc.h"
 #include "proc/signal.h"
 #include "proc/lxtime.h"
+#include "proc/legacy.h"
+#include "proc/wait.h"
 #include "proc/sched.h"
 #include "arch/x86.h"
 #include "console/log.h"
@@ -67,6 +69,11 @@
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
 #define LX_EINTR 4
+#define LX_CLONE 56
+#define LX_FORK 57
+#define LX_VFORK 58
+#define LX_CLONE3 435
+#define SUCCESSOR_POLL_NS 10000000ull
 
 static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
 {
@@ -170,6 +177,26 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	return r;
 }
 
+/* The server died before it answered. If a successor serves already (it took over the Linux
+ * calls sent to the dead one, legacy.h) or may come (the dead one's memory is kept for it: a
+ * restart or a live update), the call is made again, as Linux makes a call again after an
+ * SA_RESTART handler; while none serves yet the caller waits 10 ms first (and again, as long
+ * as the legacy waits). Calls that make a process may have made it already: they end with
+ * EINTR, as every call does whose server does not come back. docs/kernel-api.md, "Routing". */
+static int64_t server_died(struct thread *me, endpoint_t server, uint64_t nr)
+{
+	bool makes_process = nr == LX_CLONE || nr == LX_FORK || nr == LX_VFORK || nr == LX_CLONE3;
+	bool succeeded = server_for(me->proc, nr) != server;
+	if (makes_process || (!succeeded && !legacy_pending(server)))
+		return -LX_EINTR;
+	int64_t r = succeeded ? 0 : wait_sleep(me, SUCCESSOR_POLL_NS);
+	if (r && r != -KE_INTR)
+		return -LX_EINTR;
+	me->lx_restart = true; /* a signal meanwhile: its handler's SA_RESTART decides, as for any call */
+	me->lx_nr = nr;
+	return -LX_EINTR;
+}
+
 static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
 	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
@@ -180,7 +207,7 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 	int64_t r = ipc_send(me, server, &m, true);
 	me->in_lxcall = false;
 	if (r == -KE_DEADSRCDST)
-		return -LX_EINTR; /* the server died: the call is interrupted, the program may retry */
+		return server_died(me, server, nr);
 	if (r == 0)
 		r = (int64_t)me->ipc_msg.w[0];
 	if (r == -LX_EPIPE && raises_sigpipe(nr, a))

@@ -1,10 +1,12 @@
 #include "heap.h"
 #include "axrt.h"
+#include "keep.h"
 
 #define MIN_SHIFT 5   /* 32 bytes */
 #define MAX_SHIFT 16  /* 64 KiB: larger blocks get an object of their own */
 #define ARENA (256u << 10)
 #define HDR 16        /* every block starts with its header; payload 16-byte aligned */
+#define OBJ_HDR 32    /* every object the heap makes starts with a struct obj */
 
 struct hdr {
 	uint64_t size;   /* class size (small) or mapped bytes (big) */
@@ -13,21 +15,84 @@ struct hdr {
 #define HEAP_SMALL 0x736d616c6c686561ull
 #define HEAP_BIG 0x626967686561706full
 
-static void *free_list[MAX_SHIFT + 1];
-static char *arena_cur, *arena_end;
+/* The head of each arena and big block's object: a successor that adopts the heap (keep.h)
+ * knows its objects by it and maps each again where it was. */
+struct obj {
+	uint64_t magic; /* HEAP_OBJ */
+	uint64_t va, bytes, zero;
+};
+#define HEAP_OBJ 0x6a626f7061656878ull
 
-/* A fresh object of `bytes`, mapped; its handle in *handle. */
-static void *map_bytes(uint64_t bytes, int64_t *handle)
+/* Objects are mapped in a window of their own, below the area where the kernel picks
+ * addresses, so a successor finds their addresses free. A freed big block's range is kept
+ * for reuse (a few; beyond that the address range is given up, of 8 TiB). */
+#define WINDOW_BASE 0x080000000000ull
+#define WINDOW_END 0x100000000000ull
+#define HOLES 64
+
+/* All of the heap's state is kept (AX_KEPT): the free lists and the arena hold pointers into
+ * objects a successor maps again at the same addresses. */
+static AX_KEPT struct heap {
+	void *free_list[MAX_SHIFT + 1];
+	char *arena_cur, *arena_end;
+	uint64_t next_va; /* the window's lowest address never used; 0: WINDOW_BASE */
+	struct { uint64_t va, bytes; } holes[HOLES];
+} heap;
+
+/* An address range for `bytes` (and the guard page after it), or 0. */
+static uint64_t va_take(uint64_t bytes)
 {
-	int64_t h = ax_mo_create(bytes / 4096, 0);
-	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, bytes / 4096, KP_R | KP_W) : -1;
-	if (va <= 0) {
+	uint64_t need = bytes + 4096;
+	for (int i = 0; i < HOLES; i++)
+		if (heap.holes[i].bytes >= need) {
+			uint64_t va = heap.holes[i].va;
+			heap.holes[i].va += need, heap.holes[i].bytes -= need;
+			return va;
+		}
+	uint64_t va = heap.next_va ? heap.next_va : WINDOW_BASE;
+	if (need > WINDOW_END - va)
+		return 0;
+	heap.next_va = va + need;
+	return va;
+}
+
+static void va_give(uint64_t va, uint64_t bytes)
+{
+	for (int i = 0; i < HOLES; i++)
+		if (!heap.holes[i].bytes) {
+			heap.holes[i].va = va, heap.holes[i].bytes = bytes + 4096;
+			return;
+		}
+}
+
+/* A fresh object of `bytes` (a whole number of pages), mapped, its head written; its handle
+ * in *handle. */
+static struct obj *map_bytes(uint64_t bytes, int64_t *handle)
+{
+	uint64_t va = va_take(bytes);
+	int64_t h = va ? ax_mo_create(bytes / 4096, 0) : -1;
+	int64_t r = h > 0 ? ax_mo_map(h, va, 0, bytes / 4096, KP_R | KP_W) : -1;
+	if (r != (int64_t)va || !va) {
 		if (h > 0)
 			ax_mo_destroy(h);
+		if (va)
+			va_give(va, bytes);
 		return NULL;
 	}
 	*handle = h;
-	return (void *)va;
+	struct obj *o = (struct obj *)va;
+	*o = (struct obj){ HEAP_OBJ, va, bytes, 0 };
+	return o;
+}
+
+bool ax_heap_object(const void *head, uint64_t *va, uint64_t *bytes)
+{
+	const struct obj *o = head;
+	if (o->magic != HEAP_OBJ || o->va < WINDOW_BASE || o->va >= WINDOW_END || o->va % 4096 ||
+	    !o->bytes || o->bytes % 4096 || o->bytes > WINDOW_END - o->va)
+		return false;
+	*va = o->va, *bytes = o->bytes;
+	return true;
 }
 
 static int shift_for(size_t total)
@@ -44,28 +109,30 @@ void *ax_malloc(size_t n)
 		return NULL;
 	size_t total = n + HDR;
 	if (total > (1ull << MAX_SHIFT)) {
-		uint64_t bytes = (total + 4095) & ~4095ull;
+		uint64_t bytes = (total + OBJ_HDR + 4095) & ~4095ull;
 		int64_t handle;
-		struct hdr *h = map_bytes(bytes, &handle);
-		if (!h)
+		struct obj *o = map_bytes(bytes, &handle);
+		if (!o)
 			return NULL;
+		struct hdr *h = (struct hdr *)((char *)o + OBJ_HDR);
 		*h = (struct hdr){ bytes | (uint64_t)handle << 40, HEAP_BIG }; /* bytes < 2^40 */
 		return (char *)h + HDR;
 	}
 	int s = shift_for(total);
-	struct hdr *h = free_list[s];
+	struct hdr *h = heap.free_list[s];
 	if (h) {
-		free_list[s] = *(void **)((char *)h + HDR);
+		heap.free_list[s] = *(void **)((char *)h + HDR);
 	} else {
-		if (arena_cur + (1ull << s) > arena_end) {
+		if (heap.arena_cur + (1ull << s) > heap.arena_end) {
 			int64_t handle;
-			char *a = map_bytes(ARENA, &handle);
+			char *a = (char *)map_bytes(ARENA, &handle);
 			if (!a)
 				return NULL;
-			arena_cur = a, arena_end = a + ARENA; /* the old arena's tail is given up */
+			/* the old arena's tail is given up */
+			heap.arena_cur = a + OBJ_HDR, heap.arena_end = a + ARENA;
 		}
-		h = (struct hdr *)arena_cur;
-		arena_cur += 1ull << s;
+		h = (struct hdr *)heap.arena_cur;
+		heap.arena_cur += 1ull << s;
 	}
 	*h = (struct hdr){ 1ull << s, HEAP_SMALL };
 	return (char *)h + HDR;
@@ -87,8 +154,10 @@ void ax_free(void *p)
 		return;
 	struct hdr *h = (struct hdr *)((char *)p - HDR);
 	if (h->magic == HEAP_BIG) {
+		uint64_t va = (uint64_t)h - OBJ_HDR, bytes = h->size & ((1ull << 40) - 1);
 		h->magic = 0;
 		ax_mo_destroy((int64_t)(h->size >> 40)); /* the object, its mapping and its pages */
+		va_give(va, bytes);
 		return;
 	}
 	if (h->magic != HEAP_SMALL) {
@@ -97,8 +166,8 @@ void ax_free(void *p)
 	}
 	h->magic = 0;
 	int s = shift_for(h->size);
-	*(void **)p = free_list[s];
-	free_list[s] = h;
+	*(void **)p = heap.free_list[s];
+	heap.free_list[s] = h;
 }
 
 void *ax_realloc(void *p, size_t n)
@@ -106,7 +175,7 @@ void *ax_realloc(void *p, size_t n)
 	if (!p)
 		return ax_malloc(n);
 	struct hdr *h = (struct hdr *)((char *)p - HDR);
-	size_t have = (h->magic == HEAP_BIG ? h->size & ((1ull << 40) - 1) : h->size) - HDR;
+	size_t have = h->magic == HEAP_BIG ? (h->size & ((1ull << 40) - 1)) - OBJ_HDR - HDR : h->size - HDR;
 	if (n <= have)
 		return p;
 	void *q = ax_malloc(n);

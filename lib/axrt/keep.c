@@ -1,5 +1,6 @@
 /* Kept state (keep.h). */
 #include "keep.h"
+#include "heap.h"
 #include "service.h"
 
 #define KEEP_MAGIC_HDR 0x50454b5f5841ull /* "AX_KEP" */
@@ -50,6 +51,12 @@ void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopte
 		    k->self == old && k->bytes == total) {
 			hdr = k;
 			*adopted = true;
+		} else if (ax_svc.update) {
+			/* A live update to a build that cannot read the state: refused; rs brings the
+			 * old binary back, which can (docs/recovery.md, "Live update"). */
+			ax_printf("%s: the kept state does not match this build (no transfer function): "
+				  "refusing the update\n", ax_svc.name);
+			ax_exit(3);
 		} else {
 			ax_printf("%s: the kept state does not match this build: starting afresh\n", ax_svc.name);
 			if (va > 0)
@@ -109,4 +116,55 @@ int ax_keep_sweep(void)
 	}
 	nclaimed = 0;
 	return gone;
+}
+
+extern char __kept_start[], __kept_end[]; /* lib/axrt/kept.ld */
+
+/* The heap's objects among the predecessor's: each mapped again where it was, and claimed.
+ * False if one cannot be. */
+static bool adopt_heap(void)
+{
+	for (int64_t h = 1;; h++) {
+		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
+		if (r == -KE_SRCH)
+			return true;
+		if (r < 0 || !(r & 0x100) || h == hdr->self)
+			continue;
+		int64_t peek = ax_mo_map(h, 0, 0, 1, KP_R);
+		if (peek <= 0)
+			continue;
+		uint64_t va, bytes;
+		bool ours = ax_heap_object((const void *)peek, &va, &bytes);
+		ax_mo_unmap((uint64_t)peek);
+		if (!ours)
+			continue;
+		if (ax_mo_map(h, va, 0, bytes / 4096, KP_R | KP_W) != (int64_t)va) {
+			ax_printf("%s: cannot map the kept heap's object %lld at %#llx again\n", ax_svc.name,
+				  (long long)h, (unsigned long long)va);
+			return false;
+		}
+		ax_keep_claim(h);
+	}
+}
+
+bool ax_keep_image(uint64_t magic, uint64_t version)
+{
+	uint64_t bytes = (uint64_t)(__kept_end - __kept_start);
+	/* The section's place too: pointers into it may be anywhere in the state. */
+	uint64_t v[3] = { bytes, version, (uint64_t)__kept_start };
+	bool adopted;
+	void *area = ax_keep_open(magic, ax_keep_layout(v, 3), bytes, &adopted);
+	if (!adopted)
+		memcpy(area, __kept_start, bytes); /* whatever was set before (nothing, as a rule) */
+	/* The section's own pages (the program image's mapping of it) give way to the object's. */
+	if (ax_mo_unmap((uint64_t)__kept_start) != 0 ||
+	    ax_mo_map(hdr->self, (uint64_t)__kept_start, 1, bytes / 4096, KP_R | KP_W) != (int64_t)__kept_start) {
+		ax_printf("%s: cannot map its kept section at %p\n", ax_svc.name, (void *)__kept_start);
+		ax_exit(1);
+	}
+	if (adopted && !adopt_heap()) {
+		ax_printf("%s: the kept heap cannot be taken over\n", ax_svc.name);
+		ax_exit(ax_svc.update ? 3 : 1);
+	}
+	return adopted;
 }

@@ -18,7 +18,22 @@ void *ax_keep_remap(int64_t h, void *was, uint64_t bytes);
 /* h is still in use (not the predecessor's litter). */
 void ax_keep_claim(int64_t h);
 /* Closes our handle on every object the predecessor made that nobody claimed (its channels,
- * its heap): the objects go when their other holders let go. How many. */
+ * its heap): the objects go when their other holders let go. How many. It cannot tell ours
+ * from the predecessor's: call it before making objects of one's own (or claim them). */
 int ax_keep_sweep(void);
 /* FNV-1a over n 64-bit values: a layout hash for ax_keep_open. */
 uint64_t ax_keep_layout(const uint64_t *v, int n);
+
+/* A variable kept with the program's image (ax_keep_image): placed in the section .bss.kept
+ * (lib/axrt/kept.ld). Zero at the first start, like .bss; an initializer does not compile. */
+#define AX_KEPT __attribute__((section(".bss.kept")))
+/* Keeps the program's image state: every AX_KEPT variable (the server's and the heap's) lives
+ * in the kept object, mapped where the section is, and the heap's objects (heap.h) are handed
+ * on too, so after a restart or a live update every pointer into the heap or the section is
+ * still good. Call first thing after ax_svc_init, before anything is allocated or an AX_KEPT
+ * variable written, instead of ax_keep_open. `version` names the layout of the kept
+ * variables: change it when they change. Pointers to code or constants in kept state are the
+ * caller's to set again after an adoption (the transfer). True: a predecessor's state was
+ * adopted. A live update whose state does not match exits (the update is refused and rolled
+ * back). */
+bool ax_keep_image(uint64_t magic, uint64_t version);

@@ -28,6 +28,8 @@
 
 static struct lineed ed;
 static bool to_terminal;     /* typed bytes go to vfs's terminal, not the monitor */
+static bool terminal_seen;   /* a terminal has attached since we started */
+static bool terminal_lost;   /* we left the terminal because its vfs ended */
 static uint64_t idle_wait_ns; /* the event loop's sleep with nothing queued: 0, or POLL_NS */
 
 /* Echo is collected and written once per batch of input, not once per byte. */
@@ -98,8 +100,10 @@ static void feed(uint8_t c)
 /* Hands the bytes queued for the terminal to vfs; back to the monitor if vfs is gone. */
 static void push(struct ax_evloop *l)
 {
-	if (!term_push() && to_terminal)
+	if (!term_push() && to_terminal) {
 		to_monitor("the terminal is gone (vfs ended): monitor");
+		terminal_lost = true;
+	}
 	l->wait_ns = term_pending() ? RETRY_NS : idle_wait_ns;
 }
 
@@ -123,8 +127,18 @@ static void ds_changes(void)
 	bool news = false;
 	while (dsc_check(label, key) == 0)
 		news = true;
-	if (news && term_changed())
+	if (!news || !term_changed())
+		return;
+	/* The first terminal, or one back after its vfs ended under it: typing goes there. A vfs
+	 * that came back while the monitor was chosen leaves the monitor where it is. */
+	if (!terminal_seen || terminal_lost) {
 		to_tty("terminal attached: typing goes to it (Ctrl-] switches to the monitor and back)");
+	} else if (!to_terminal) {
+		flush();
+		ax_printf("\nconsole: the terminal is back (a new vfs): Ctrl-] goes to it\n");
+		prompt();
+	}
+	terminal_seen = true, terminal_lost = false;
 }
 
 static void on_notify(struct ax_evloop *l, uint64_t bits)

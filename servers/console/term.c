@@ -28,9 +28,13 @@ static void detach(void)
 
 bool term_changed(void)
 {
-	if (attached)
-		return false; /* the same vfs republished (ds restarted); a new one is found by
-				 term_push failing first */
+	/* vfs/ttyin published again: a new vfs (restarted or live-updated) made a new channel, or
+	 * ds restarted and the same vfs published its own again. Imported anew either way; the
+	 * bytes queued here stay queued. */
+	if (attached) {
+		chan_unimport(&imp);
+		attached = false;
+	}
 	int64_t r = chan_import(TTY_CHAN_LABEL, TTY_CHAN_KEY, &imp);
 	if (r < 0)
 		return false;

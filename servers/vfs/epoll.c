@@ -42,7 +42,7 @@ struct lx_epoll_event {
 	uint64_t data;
 } __attribute__((packed));
 
-static struct epoll *all;
+static VFS_KEPT struct epoll *all;
 static int depth; /* of epoll_poll's recursion through nested epoll files */
 static struct lx_epoll_event out[MAX_ITEMS];
 static uint32_t out_index[MAX_ITEMS];

@@ -14,8 +14,8 @@ static struct image {
 	struct rnode *node; /* NULL: free */
 	int64_t mo;
 	uint64_t used;      /* when last handed out: the least recent goes first */
-} cache[EXEC_CACHE];
-static uint64_t ticks;
+} cache[EXEC_CACHE] VFS_KEPT;
+static VFS_KEPT uint64_t ticks;
 
 static void drop(struct image *im)
 {
@@ -30,7 +30,14 @@ static void node_changed(struct rnode *n)
 			drop(&cache[i]);
 }
 
-void exec_init(void) { ramfs_hooks.changed = node_changed; }
+/* adopted: the cache is a predecessor's, its objects ours again (handed on by rs). */
+void exec_init(bool adopted)
+{
+	ramfs_hooks.changed = node_changed;
+	for (int i = 0; adopted && i < EXEC_CACHE; i++)
+		if (cache[i].node)
+			ax_keep_claim(cache[i].mo);
+}
 
 /* Our handle of an object holding n's bytes, made if not cached; or -errno. */
 static int64_t image_of(struct rnode *n)

@@ -4,8 +4,8 @@
 #include "vfs.h"
 #include "heap.h"
 
-static struct client clients[MAX_CLIENTS];
-static struct ofile *console_file;
+static VFS_KEPT struct client clients[MAX_CLIENTS];
+static VFS_KEPT struct ofile *console_file;
 
 void vfs_proc_init(struct rnode *console)
 {

@@ -11,7 +11,7 @@
 enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT };
 
 struct client *vfs_current;
-static uint64_t total_frames;
+static VFS_KEPT uint64_t total_frames;
 static char text[4096];
 
 /* The descriptor number of a /proc/self/fd/N node. */
@@ -153,7 +153,11 @@ int procfs_init(struct rnode *root)
 	for (struct rnode *d = proc; d; d = d == proc ? self : d == self ? fd : d == fd ? ax : NULL)
 		for (n = d->child; n; n = n->next)
 			n->ro = true;
+	return 0;
+}
+
+void procfs_hooks(void)
+{
 	ramfs_hooks.hidden = hidden;
 	ramfs_hooks.follow = follow;
-	return 0;
 }

@@ -1,9 +1,9 @@
 #include "ramfs.h"
 #include "vfs_alloc.h"
 
-static uint64_t next_ino = 1;
+static VFS_KEPT uint64_t next_ino; /* the last one given */
 struct ramfs_hooks ramfs_hooks;
-uint64_t ramfs_bytes, ramfs_nodes;
+VFS_KEPT uint64_t ramfs_bytes, ramfs_nodes;
 
 static uint64_t now(void) { return ramfs_hooks.now ? ramfs_hooks.now() : 0; }
 
@@ -33,7 +33,7 @@ static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 	nm[len] = 0;
 	n->name = nm;
 	n->mode = mode;
-	n->ino = next_ino++;
+	n->ino = ++next_ino;
 	n->atime_ns = n->mtime_ns = n->ctime_ns = now();
 	ramfs_nodes++;
 	return n;

@@ -65,9 +65,9 @@ struct vsock {
 	struct { int32_t level, name; uint32_t len; uint8_t val[16]; } opt[MAX_OPTS];
 };
 
-static struct vsock *socks[MAX_SOCKS]; /* every socket, for address conflicts */
+static VFS_KEPT struct vsock *socks[MAX_SOCKS]; /* every socket, for address conflicts */
 /* Slots are taken lowest first; the scans stop at socks_top, one past the highest taken. */
-static int socks_top;
+static VFS_KEPT int socks_top;
 
 static void sock_slot_set(int slot, struct vsock *s)
 {
@@ -77,19 +77,19 @@ static void sock_slot_set(int slot, struct vsock *s)
 	while (socks_top > 0 && !socks[socks_top - 1])
 		socks_top--;
 }
-static uint16_t next_port = 32768;
+static VFS_KEPT uint16_t next_port; /* set by sock_init */
 
 /* The sockets passed to syscall. */
 static endpoint_t syscall_ep;  /* 0: not looked up, or none running */
-static uint32_t next_passed_id = 1;
+static VFS_KEPT uint32_t next_passed_id;
 #define MAX_CLOSES 64
 /* What syscall has not heard yet: closed passed sockets (SYSCALL_CLOSE), processes that
  * exec'd (SYSCALL_EXEC); sent newest first, all before the next passed call */
 static struct notice {
 	uint32_t type;
 	uint64_t w0;
-} closes[MAX_CLOSES];
-static int nclose;
+} closes[MAX_CLOSES] VFS_KEPT;
+static VFS_KEPT int nclose;
 
 /* syscall/vfs.ev: readiness records from syscall (imported when we first find syscall). */
 static struct chan_import ready_imp;
@@ -122,6 +122,16 @@ static endpoint_t find_syscall(void)
 			import_ready();
 	}
 	return syscall_ep;
+}
+
+/* Whether ep is syscall: the one we know, or a new one (it restarted, or we did and have not
+ * looked it up yet). */
+static bool from_syscall(endpoint_t ep)
+{
+	if (ep && ep == find_syscall())
+		return true;
+	syscall_ep = 0;
+	return ep && ep == find_syscall();
 }
 
 /* Whether the stack serves stream sockets (a `tcp` service runs). */
@@ -240,11 +250,44 @@ static void close_passed(uint32_t id);
  * into the socket; freed when syscall passes the call back. */
 struct stage {
 	struct ofile *in;      /* held (a reference) until then */
+	bool inherited;        /* a predecessor's: syscall may never pass its call back to us */
 	uint64_t bytes;
 	unsigned char data[];
 };
 #define MAX_STAGES 32
-static struct stage *stages[MAX_STAGES];
+static VFS_KEPT struct stage *stages[MAX_STAGES];
+
+static void stage_free(int slot)
+{
+	vfs_put(stages[slot]->in);
+	ax_free(stages[slot]);
+	stages[slot] = NULL;
+}
+
+/* A free staging slot, or -1. A predecessor's stagings go when none is free: their calls
+ * were passed to syscall before a restart and may never come back. */
+static int stage_slot(void)
+{
+	for (int i = 0; i < MAX_STAGES; i++)
+		if (!stages[i])
+			return i;
+	int slot = -1;
+	for (int i = 0; i < MAX_STAGES; i++)
+		if (stages[i]->inherited)
+			stage_free(i), slot = i;
+	return slot;
+}
+
+void sock_init(bool adopted)
+{
+	if (!adopted) {
+		next_port = 32768, next_passed_id = 1;
+		return;
+	}
+	for (int i = 0; i < MAX_STAGES; i++)
+		if (stages[i])
+			stages[i]->inherited = true;
+}
 
 int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
 {
@@ -262,10 +305,7 @@ int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
 	uint64_t count = a[3] < SYSP_SENDFILE_MAX ? a[3] : SYSP_SENDFILE_MAX;
 	if (off >= in->node->size || !count)
 		return 0;
-	int slot = -1;
-	for (int i = 0; i < MAX_STAGES && slot < 0; i++)
-		if (!stages[i])
-			slot = i;
+	int slot = stage_slot();
 	struct stage *st = slot < 0 ? NULL : ax_malloc(sizeof(*st) + count);
 	if (!st)
 		return -E_AGAIN; /* many sendfiles at once: the caller tries again */
@@ -274,16 +314,13 @@ int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
 		ax_free(st);
 		return n;
 	}
-	st->in = in, st->bytes = (uint64_t)n;
+	st->in = in, st->bytes = (uint64_t)n, st->inherited = false;
 	in->refs++;
 	stages[slot] = st;
 	uint64_t args[6] = { a[0], (uint64_t)st->data, (uint64_t)n, a[2], off, 0 };
 	int64_t r = pass_args(out, s, args);
-	if (r != VFS_PASSED) {
-		stages[slot] = NULL;
-		vfs_put(in);
-		ax_free(st);
-	}
+	if (r != VFS_PASSED)
+		stage_free(slot);
 	return r;
 }
 
@@ -299,9 +336,7 @@ static void sendfile_back(struct kmsg *m)
 			r = -E_INVAL; /* impossible: syscall took more than it was given */
 		if (m->w[2] && r > 0)
 			st->in->off += (uint64_t)r;
-		stages[i] = NULL;
-		vfs_put(st->in);
-		ax_free(st);
+		stage_free(i);
 		vfs_answer(m->source, r);
 		return;
 	}
@@ -345,7 +380,7 @@ static void accept_back(struct kmsg *m)
 
 void sock_passed_back(struct kmsg *m)
 {
-	if (!syscall_ep || (endpoint_t)(m->w[6] >> 32) != syscall_ep) {
+	if (!from_syscall((endpoint_t)(m->w[6] >> 32))) {
 		vfs_answer(m->source, -E_INVAL); /* only syscall passes calls back to us */
 		return;
 	}

@@ -44,21 +44,23 @@
 #define DECISECOND 100000000ull /* VTIME's unit, in ns */
 #define SIGNAL_RETRY_NS 10000000ull
 
-static struct ldisc ld;
+static VFS_KEPT struct ldisc ld;
 static struct spsc inq;
 static struct chan_export ex;
-static bool keyboard; /* the console has attached: reads wait for input (before: end of file) */
+/* The console has attached: reads wait for input (before: end of file). Kept: a new instance
+ * waits for the console to attach again rather than tell readers the terminal has ended. */
+static VFS_KEPT bool keyboard;
 static bool broken;   /* the channel was found corrupt: no more input */
-static int32_t fg_pgrp, session;
-static struct winsize { uint16_t row, col, xpixel, ypixel; } winsz = { 24, 80, 0, 0 };
+static VFS_KEPT int32_t fg_pgrp, session;
+static VFS_KEPT struct winsize { uint16_t row, col, xpixel, ypixel; } winsz;
 
 /* Output (program writes and echo) is gathered and written once per call or input batch. */
 static char out_buf[4096];
 static struct ax_outbuf out = { out_buf, sizeof(out_buf), 0 };
 
 /* Signals pm could not take at once (it was busy: KC_SENDNB refused), retried by the timer. */
-static uint32_t pending_sigs;
-static int32_t pending_pgrp;
+static VFS_KEPT uint32_t pending_sigs;
+static VFS_KEPT int32_t pending_pgrp;
 
 /* Readers waiting under VTIME: a read is retried statelessly, so its deadline lives here,
  * by the caller's endpoint. */
@@ -112,9 +114,13 @@ static void attached(struct chan_export *e, endpoint_t importer)
 	keyboard = !broken;
 }
 
-void tty_init(void)
+void tty_init(bool adopted)
 {
-	ld_init(&ld, emit, signal_fg, NULL);
+	if (!adopted) {
+		ld_init(&ld, emit, signal_fg, NULL);
+		winsz = (struct winsize){ 24, 80, 0, 0 };
+	}
+	ld.out = emit, ld.sig = signal_fg; /* this build's code */
 	ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "console", .on_attach = attached };
 	ax_strpad(ex.key, sizeof(ex.key), TTY_CHAN_KEY);
 	int64_t r = chan_create(&ex, TTY_SLOT, TTY_SLOTS, SPSC_CONSUMER, &inq);

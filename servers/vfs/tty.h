@@ -6,7 +6,9 @@
 #include "vfs.h"
 
 /* The line discipline, and the input channel exported as vfs/ttyin for the console. */
-void tty_init(void);
+/* adopted: the line discipline's state is a predecessor's (kept); the input channel is
+ * always made anew. */
+void tty_init(bool adopted);
 /* The console importing the input channel (CHAN_ATTACH); true if m was that (answered). */
 bool tty_message(struct kmsg *m);
 /* TTY_INPUT_BIT was notified: takes what the channel holds, echoes, retries held calls. */

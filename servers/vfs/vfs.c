@@ -9,13 +9,20 @@
 #include "service.h"
 #include "evloop.h"
 #include "heap.h"
+#include "keep.h"
 #include "tty.h"
 #include "tty_proto.h"
 #include "../syscall/syscall_proto.h"
 
-struct rnode *vfs_root;
+VFS_KEPT struct rnode *vfs_root;
 
-/* Calls that must wait: the calling thread stays blocked in its call until we reply. */
+/* The kept state's name and the version of its layout (ax_keep_image): bump the version when
+ * a VFS_KEPT variable or a structure reachable from one changes. */
+#define VFS_KEEP_MAGIC 0x5346565f5841ull /* "AX_VFS" */
+#define VFS_STATE_VERSION 1
+
+/* Calls that must wait: the calling thread stays blocked in its call until we reply. Not
+ * kept: when an instance ends the kernel ends the calls it held with EINTR. */
 #define MAX_HELD 128
 static struct held {
 	uint64_t pid; /* 0: a free slot */
@@ -294,27 +301,16 @@ static int make_more_devs(struct rnode *dev)
 	return r;
 }
 
-int main(int argc, char **argv)
+/* The first instance's file system: the root, /dev, /proc and the initrd's files. */
+static bool build_root(const char *initrd)
 {
-	ax_svc_init(argc, argv);
-	if (!ax_can_vcopy())
-		ax_printf("vfs: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
-	const char *initrd = "initrd.cpio";
-	int named = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "initrd=", 7))
-			initrd = argv[i] + 7;
-		else if (!strncmp(argv[i], "pm=", 3) && named < MAX_PMS)
-			pm_names[named++] = argv[i] + 3;
-	}
-	npms = named ? named : 1;
 	vfs_root = ramfs_init();
 	struct rnode *dev = NULL, *console = NULL, *node;
 	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL, &node) ||
 	    make_dev(dev, "zero", DEV_ZERO, &node) || make_dev(dev, "console", DEV_CONSOLE, &console) ||
 	    make_more_devs(dev) || procfs_init(vfs_root)) {
 		ax_printf("vfs: out of memory building the root\n");
-		return 1;
+		return false;
 	}
 	int mod = ax_find_module(initrd);
 	struct kc_module_info mi;
@@ -328,11 +324,41 @@ int main(int argc, char **argv)
 	else
 		ax_printf("vfs: %ld entries from %s\n", n, initrd);
 	vfs_proc_init(console);
-	exec_init();
-	dev_init();
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	/* Everything a program left here (files, descriptors, pipes, epoll sets, the terminal's
+	 * state) is kept across a restart or a live update (README.md, "Recovery"). */
+	bool adopted = ax_keep_image(VFS_KEEP_MAGIC, VFS_STATE_VERSION);
+	exec_init(adopted); /* claims the cached images' objects */
+	if (ax_svc.restarts)
+		ax_keep_sweep(); /* before we make objects: the predecessor's that nobody took go */
+	if (!ax_can_vcopy())
+		ax_printf("vfs: no KC_VCOPY, so every call touching memory fails (system.conf: kcalls=vcopy)\n");
+	const char *initrd = "initrd.cpio";
+	int named = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "initrd=", 7))
+			initrd = argv[i] + 7;
+		else if (!strncmp(argv[i], "pm=", 3) && named < MAX_PMS)
+			pm_names[named++] = argv[i] + 3;
+	}
+	npms = named ? named : 1;
+	if (!adopted && !build_root(initrd))
+		return 1;
+	if (adopted)
+		ax_printf("vfs: took over the file system (%llu nodes, %llu bytes) and every open file\n",
+			  (unsigned long long)ramfs_nodes, (unsigned long long)ramfs_bytes);
+	/* Code pointers and per-instance links, set by every instance. */
 	ramfs_hooks.now = vfs_now;
-	tty_init();
+	procfs_hooks();
+	dev_init();
+	tty_init(adopted);
+	sock_init(adopted);
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
-			       .poll = on_poll };
+			       .poll = on_poll, .restartable = true };
 	return (int)ax_evloop_run(&l);
 }

@@ -2,6 +2,7 @@
 #pragma once
 #include "axrt.h"
 #include "ramfs.h"
+#include "vfs_alloc.h"
 
 #define MAX_FDS 1024
 #define MAX_CLIENTS 64
@@ -108,6 +109,8 @@ extern struct client *vfs_current;
 /* /proc (procfs.c): made under root; a generated file's text made afresh (at open); what a
  * magic link of /proc/self reads as (its length, -errno). */
 int procfs_init(struct rnode *root);
+/* The tree's hooks to /proc's code, set by every instance (code pointers are not kept). */
+void procfs_hooks(void);
 void procfs_refresh(struct rnode *n);
 int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size_t size);
 
@@ -118,7 +121,7 @@ int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uin
 /* execve's image (exec.c): VFS_EXEC_OPEN for pm (endpoint pm, path at upath in mem's
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
 int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
-void exec_init(void);
+void exec_init(bool adopted);
 /* mmap of a file: a private copy through the kernel (KC_LX_MMAP). */
 int64_t file_mmap(struct client *c, struct vcall *v);
 
@@ -189,6 +192,8 @@ uint32_t sock_poll(const struct ofile *f);
 int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in);
 /* syscall's readiness records arrived (SYSCALL_READY_BIT); a call syscall passed back. */
 void sock_ready_input(void);
+/* At start; adopted: the sockets are a predecessor's (kept), syscall's channel is found anew. */
+void sock_init(bool adopted);
 /* The same inside a call (no held call is retried): true if records came. */
 bool sock_ready_drain(void);
 void sock_passed_back(struct kmsg *m);

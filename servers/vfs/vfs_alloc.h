@@ -7,6 +7,7 @@
 #define vfs_calloc calloc
 #define vfs_realloc realloc
 #define vfs_free free
+#define VFS_KEPT
 #else
 #include "axrt.h"
 #include "heap.h"
@@ -14,4 +15,7 @@
 #define vfs_calloc ax_calloc
 #define vfs_realloc ax_realloc
 #define vfs_free ax_free
+#include "keep.h"
+/* State that outlives an instance (README.md, "Recovery"): the kept section. */
+#define VFS_KEPT AX_KEPT
 #endif

@@ -40,6 +40,7 @@ static void timer_irq(struct trap_frame *f)
 	lapic_eoi();
 	sched_tick(f);
 	wait_timer_tick();
+	root_watch_tick(f);
 }
 
 static uint32_t parse_u32(const char *s, uint32_t dflt)

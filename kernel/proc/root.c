@@ -5,14 +5,21 @@
  * its service table in an object of its own) and makes it the parent of the dead root's
  * children and the keeper of their legacies. Kernel reports about children that arrive
  * meanwhile wait in its queue. A root that dies within a second of its start RESTART_LIMIT
- * times in a row is not started again (the machine runs on without one). */
+ * times in a row is not started again (the machine runs on without one).
+ *
+ * Its watchdog: a root that armed it (KC_ALIVE(timeout_ms), called again as its beat) and
+ * does not beat for the timeout is killed at a tick of CPU 0, unless it had too little CPU
+ * to beat with (rootwatch.h); its death then starts it again as above. */
 #include "proc/root.h"
+#include "proc/rootwatch.h"
 #include "proc/legacy.h"
 #include "proc/sched.h"
 #include "proc/klock.h"
 #include "boot/bootinfo.h"
 #include "console/log.h"
 #include "arch/time.h"
+#include "core/config.h"
+#include "smp/percpu.h"
 #include "mm/vmm.h"
 #include "lib/string.h"
 #include "lib/printf.h"
@@ -23,6 +30,14 @@
 static endpoint_t root_id;
 static uint32_t restarts, quick_deaths;
 static uint64_t started_us;
+
+/* The watchdog, under the kernel lock but for due_tick, which CPU 0's tick reads without it. */
+static struct {
+	uint64_t due_tick;        /* CPU 0's tick count at which to look; UINT64_MAX: unarmed */
+	uint64_t beat_us, cpu_us; /* the last beat, and the root's CPU time then */
+	uint64_t timeout_us;
+	bool starved_logged;      /* since the last beat */
+} watch = { .due_tick = UINT64_MAX };
 
 static struct proc *root_spawn(void)
 {
@@ -76,6 +91,7 @@ void root_died(struct proc *old)
 {
 	if (old->id != root_id)
 		return;
+	WRITE_ONCE(watch.due_tick, UINT64_MAX); /* the next root arms it again */
 	quick_deaths = time_us_since_boot() - started_us < QUICK_DEATH_US ? quick_deaths + 1 : 0;
 	if (quick_deaths >= RESTART_LIMIT) {
 		pr_err("%s died %u times within a second of starting: not started again", old->name, quick_deaths);
@@ -96,4 +112,79 @@ void root_died(struct proc *old)
 		p->id, restarts, (long long)given);
 	p->stopped = false;
 	sched_make_ready(p->main);
+}
+
+/* The root's CPU time, its current run included (it has one thread). */
+static uint64_t root_cpu_us(struct proc *p, uint64_t now)
+{
+	struct thread *t = p->main;
+	uint64_t us = proc_cpu_us(p);
+	if (t->state == T_RUNNING && t->cpu >= 0)
+		us += now - cpus[t->cpu]->run_since_us;
+	return us;
+}
+
+static void watch_in(uint64_t us)
+{
+	WRITE_ONCE(watch.due_tick, cpus[0]->ticks + watch_ticks((us + 999) / 1000, kernel_hz));
+}
+
+int64_t root_alive(struct thread *me, uint64_t timeout_ms)
+{
+	if (!root_id || me->proc->id != root_id)
+		return -KE_PERM;
+	if (timeout_ms > WATCH_MAX_MS)
+		return -KE_INVAL;
+	if (!timeout_ms) {
+		WRITE_ONCE(watch.due_tick, UINT64_MAX);
+		return 0;
+	}
+	watch.beat_us = time_us_since_boot();
+	watch.cpu_us = root_cpu_us(me->proc, watch.beat_us);
+	watch.timeout_us = timeout_ms * 1000;
+	watch.starved_logged = false;
+	watch_in(watch.timeout_us);
+	return 0;
+}
+
+void root_watch_tick(const struct trap_frame *f)
+{
+	struct cpu *c = this_cpu();
+	if (c->index || c->ticks < READ_ONCE(watch.due_tick))
+		return;
+	/* Only a tick that came from user mode or the idle loop (not one taken while this CPU
+	 * halted waiting for the kernel lock): the kill and the successor's start then run on
+	 * a stack no deeper than a kernel call's. The next tick looks again. */
+	if (!(f->cs & 3) && c->current != c->idle)
+		return;
+	klock();
+	struct thread *t = root_id ? ep_lookup(root_id) : NULL;
+	if (c->ticks < watch.due_tick || !t) {
+		if (!t)
+			watch.due_tick = UINT64_MAX; /* it is ending anyway */
+		kunlock();
+		return;
+	}
+	uint64_t now = time_us_since_boot(), quiet = now - watch.beat_us;
+	uint64_t used = root_cpu_us(t->proc, now) - watch.cpu_us;
+	bool in_ipc = t->state == T_BLOCKED &&
+		      (t->blocked_on == B_SEND || t->blocked_on == B_RECEIVE || t->blocked_on == B_REPLY);
+	switch (watch_verdict(quiet, watch.timeout_us, used, in_ipc)) {
+	case WATCH_EARLY:
+		watch_in(watch.timeout_us - quiet);
+		break;
+	case WATCH_STARVED: /* look again in a quarter of the timeout, CPU time still from the beat */
+		if (!watch.starved_logged)
+			pr_warn("%s has not beaten for %llu ms but had %llu ms of CPU since: not killed",
+				t->proc->name, (unsigned long long)(quiet / 1000), (unsigned long long)(used / 1000));
+		watch.starved_logged = true;
+		watch_in(watch.timeout_us / 4);
+		break;
+	case WATCH_HUNG:
+		pr_warn("%s hung (no heartbeat for %llu ms): restarting it", t->proc->name,
+			(unsigned long long)(quiet / 1000));
+		proc_exit(t->proc, -9); /* root_died() starts the next one and disarms */
+		break;
+	}
+	kunlock();
 }

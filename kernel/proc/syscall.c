@@ -10,6 +10,7 @@
 #include "proc/vdso.h"
 #include "proc/proc.h"
 #include "proc/legacy.h"
+#include "proc/root.h"
 #include "proc/sched.h"
 #include "arch/desc.h"
 #include "arch/time.h"
@@ -410,6 +411,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return kc_legacy(me, a0, (endpoint_t)a1, (endpoint_t)a2);
 	case KC_LX_PASS:
 		return kc_lx_pass(me, (endpoint_t)a0, (endpoint_t)a1, a2);
+	case KC_ALIVE:
+		return root_alive(me, a0);
 	default:
 		return -KE_NOSYS;
 	}

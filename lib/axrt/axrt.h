@@ -25,6 +25,8 @@ static inline int64_t kcall1(uint32_t n, uint64_t a0) { return kcall6(n, a0, 0, 
 static inline int64_t kcall0(uint32_t n) { return kcall6(n, 0, 0, 0, 0, 0, 0); }
 /* KC_LEGACY: a child's handles kept past its end for its next incarnation (LEG_*). */
 static inline int64_t ax_legacy(uint32_t op, endpoint_t a, endpoint_t b) { return kcall6(KC_LEGACY, op, a, b, 0, 0, 0); }
+/* KC_ALIVE: the root arms its watchdog, and beats, with a timeout (0 disarms). */
+static inline int64_t ax_alive(uint32_t timeout_ms) { return kcall1(KC_ALIVE, timeout_ms); }
 
 __attribute__((noreturn)) void ax_exit(int status);
 static inline endpoint_t ax_self(void) { return (endpoint_t)kcall0(KC_SELF); }

@@ -27,7 +27,8 @@ static const char *const kcall_names[KC_COUNT + 1] = {
 	[KC_PCI_CFG] = "pci_cfg", [KC_START] = "start", [KC_MODULE_MAP] = "module_map",
 	[KC_LINUX_ROUTE] = "linux_route", [KC_LX_PID] = "lx_pid", [KC_LX_FORK] = "lx_fork",
 	[KC_LX_THREAD] = "lx_thread", [KC_LX_EXEC] = "lx_exec", [KC_LX_SIGNAL] = "lx_signal",
-	[KC_LX_MMAP] = "lx_mmap", [KC_LX_PASS] = "lx_pass", [KC_LEGACY] = "legacy", [KC_COUNT] = "linux",
+	[KC_LX_MMAP] = "lx_mmap", [KC_LX_PASS] = "lx_pass", [KC_LEGACY] = "legacy",
+	[KC_ALIVE] = "alive", [KC_COUNT] = "linux",
 };
 
 const char *kstat_kcall_name(uint32_t n) { return n <= KC_COUNT ? kcall_names[n] : NULL; }

@@ -75,6 +75,12 @@ void ax_svc_crash(void)
 	*nowhere = 1;
 }
 
+void ax_svc_hang(void)
+{
+	for (;;)
+		__asm__ volatile("pause"); /* no heartbeats from here on */
+}
+
 void ax_svc_commands(struct ax_evloop *l)
 {
 	for (;;) {
@@ -93,8 +99,7 @@ void ax_svc_commands(struct ax_evloop *l)
 			break;
 		case RS_DO_HANG:
 			ax_printf("%s: injected fault: hanging\n", ax_svc.name);
-			for (;;)
-				__asm__ volatile("pause"); /* no heartbeats from here on */
+			ax_svc_hang();
 		case RS_DO_INJECT:
 			if (l->inject)
 				l->inject(l, word);

@@ -28,5 +28,7 @@ int64_t ax_svc_ready(void);
 /* The injected fault `crash`: a write to an unmapped page, reported to our parent like any
  * crash. */
 void ax_svc_crash(void);
+/* The injected fault `hang`: spins on the CPU, without heartbeats, until killed. */
+__attribute__((noreturn)) void ax_svc_hang(void);
 /* Fetches and runs the commands rs has queued for us (called by the event loop). */
 void ax_svc_commands(struct ax_evloop *l);

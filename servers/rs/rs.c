@@ -10,6 +10,11 @@
 
 #define BACKOFF_MAX_MS 10000
 #define QUICK_CRASH_NS 1000000000ull /* dying within 1 s of a start counts as a quick crash */
+/* The kernel's watchdog on us (KC_ALIVE, kernel/proc/root.c): a beat every second; five
+ * seconds without one, while we had the CPU, and the kernel kills us and starts us again.
+ * A turn's long waits (up to 2 s per service start for ds) are sleep, not CPU time. */
+#define ALIVE_PERIOD_NS 1000000000ull
+#define ALIVE_TIMEOUT_MS 5000
 
 /* The event log: the last LOG_EVENTS events, read by `service log`. */
 #define LOG_EVENTS 64
@@ -29,6 +34,7 @@ static struct rs_kept {
 } *kept;
 struct svc *svcs;
 int nsvc;
+bool rs_watched;
 
 void rs_log(const char *fmt, ...)
 {
@@ -523,10 +529,19 @@ int main(int argc, char **argv)
 			start(&svcs[i]);
 loop:;
 	static const uint64_t never_rung = 0;
+	uint64_t beat_ns = 0;
 	for (;;) {
+		/* Armed as the loop starts (the first beat), so it sees only our loop. */
+		uint64_t now = ax_time_ns();
+		if (now >= beat_ns) {
+			rs_watched = ax_alive(ALIVE_TIMEOUT_MS) == 0;
+			beat_ns = now + ALIVE_PERIOD_NS;
+		}
 		/* Sleep until a message or report arrives, the next delayed restart or heartbeat
-		 * check is due, an update times out, or (2 ms) ds can take queued messages. */
-		uint64_t next = earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates());
+		 * check is due, an update times out, the next beat, or (2 ms) ds can take queued
+		 * messages. */
+		uint64_t next = earliest(earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates()),
+					 beat_ns - now);
 		if (rsds_flush())
 			next = earliest(next, 2000000ull);
 		if (next && !(ax_wait_timeout(&never_rung, 0, next) & KW_IPC))

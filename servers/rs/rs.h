@@ -64,6 +64,7 @@ struct svc {
 
 extern struct svc *svcs; /* MAX_SVC, in memory kept for our successor */
 extern int nsvc;
+extern bool rs_watched; /* the kernel's watchdog is armed on us (KC_ALIVE): our hang is noticed */
 
 struct svc *svc_by_name(const char *name);
 struct svc *svc_by_ep(endpoint_t ep);

@@ -218,22 +218,27 @@ static void list(struct kmsg *m)
 	m->w[5] = (up_ms > 0xffffffffu ? 0xffffffffu : up_ms) | (uint64_t)s->build_id << 32;
 }
 
-/* `service kill rs` and `service inject rs crash`: we end (after answering), and the kernel
- * starts our successor, which adopts the services (rs.c adopt()). */
+/* `service kill rs`, `service inject rs crash` and `service inject rs hang`: we end (after
+ * answering), or spin until the kernel's watchdog kills us, and the kernel starts our
+ * successor, which adopts the services (rs.c adopt()). */
 static int64_t control_self(struct kmsg *m, endpoint_t from)
 {
 	char word[RS_WORD_LEN + 1] = "";
-	if (m->type == RS_INJECT && (!field(&m->w[3], RS_WORD_LEN, word) || strcmp(word, "crash")))
-		return -KE_NOSYS; /* nobody would notice our hang */
-	if (m->type != RS_KILL && m->type != RS_INJECT)
-		return -KE_NOSYS;
+	bool ok = m->type == RS_KILL;
+	if (m->type == RS_INJECT && field(&m->w[3], RS_WORD_LEN, word))
+		ok = !strcmp(word, "crash") || (!strcmp(word, "hang") && rs_watched);
+	if (!ok)
+		return -KE_NOSYS; /* (a hang with no watchdog on us: nobody would notice it) */
 	memset(m->w, 0, sizeof(m->w));
 	ax_reply(from, m);
-	rs_log(m->type == RS_KILL ? "killed by the service command: ending" : "injected fault: crashing");
+	rs_log("%s", m->type == RS_KILL ? "killed by the service command: ending"
+		     : word[0] == 'c'	? "injected fault: crashing"
+					: "injected fault: hanging until the kernel's watchdog ends us");
 	if (m->type == RS_KILL)
 		ax_exit(-9);
-	ax_svc_crash();
-	return 0;
+	if (word[0] == 'c')
+		ax_svc_crash();
+	ax_svc_hang();
 }
 
 /* The service command's calls; the caller is a service configured with `control`. */

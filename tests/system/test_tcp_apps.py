@@ -848,3 +848,59 @@ def test_more_vcpus_than_host_cores_still_serve():
         assert r.returncode == 0 and rate and rate > 0, (r.stdout[-2000:], r.stderr[-2000:])
         note(f"iperf with 4 vCPUs: {rate / 1e6:.2f} Mbit/s")
         assert not re.search(r"killed by signal|rc: \w+ ended", a.out()), a.out()[-3000:]
+
+
+def service_rows(apps):
+    """{name: (state, endpoint, restarts)} of every configured service, from `service list`."""
+    names = re.findall(r"^service (\S+)", sysconf_variants.default(), re.M)
+    mark = apps.g.mark()
+    apps.g.type("service list\r")
+    rows = {}
+    for name in names:
+        m = apps.g.wait_for(r"^%s +(\S+) +(\S+) +\S+ +(\d+) " % re.escape(name), timeout=60, start=mark)
+        rows[name] = (m.group(1), m.group(2), int(m.group(3)))
+    return rows
+
+
+def test_rs_hang_is_noticed_by_the_kernel_and_rs_restarted(apps):
+    """rs hangs (`service inject rs hang`: it spins and stops beating): the kernel's watchdog
+    on the root (KC_ALIVE, kernel/proc/root.c) sees no beat for 5 s while rs had the CPU,
+    logs it, kills rs and starts it again, and the new rs adopts every service as after a
+    crash. A checked stream runs through the hang; the spinning rs holds a vCPU at the top
+    priority until then, and what waits behind it there can stall past lighttpd's 5 s
+    keep-alive idle limit, so (as for pm's hang) the keep-alive connection is checked up to
+    the hang and new ones after it. `service list` answers and no service restarted."""
+    before = service_rows(apps)
+    assert all(state == "running" for state, _, _ in before.values()), before
+    ka = KeepAlivePinger(apps.port[80], apps.g)
+    try:
+        stream = CheckedStream(apps, 80 << 20, 35)
+        stream.reach(stream.n // 8)
+        answered, failed = ka.stop()
+        assert failed is None and answered > 0, (answered, failed)
+        for _ in range(HANG_ROUNDS):
+            mark = apps.g.mark()
+            apps.g.type("service inject rs hang\r")
+            apps.g.wait_for(r"^rs: injected fault: hanging until the kernel's watchdog ends us", timeout=60,
+                            start=mark)
+            m = apps.g.wait_for(r"rs hung \(no heartbeat for (\d+) ms\): restarting it", timeout=120, start=mark)
+            assert int(m.group(1)) >= 5000, m.group(0)
+            apps.g.wait_for(r"rs died: started again as \S+ \(restart \d+\), \d+ handles and its children handed over",
+                            timeout=60, start=mark)
+            m = apps.g.wait_for(r"^rs: restarted \(generation \d+\): (\d+) services adopted, 0 had ended",
+                                timeout=60, start=mark)
+            assert int(m.group(1)) == len(before), m.group(0)
+        stream.check(300)
+        assert keepalive_connection(apps.port[80]) == 10
+        assert tcp_tools.tcphash_small(HOST, apps.port[7000], 13)
+        mc = tcp_tools.Memcached(HOST, apps.port[11211], timeout=30)
+        assert mc.set("rs-hang-key", b"v") and mc.get("rs-hang-key") == b"v"
+        mc.close()
+        # the same instances run on: the new rs adopted them, nobody was restarted
+        assert service_rows(apps) == before
+    finally:
+        ka.stop()
+    out = apps.out()
+    assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
+    note(f"rs hung {HANG_ROUNDS}x under an 80 MiB stream: the kernel's watchdog restarted it, every "
+         f"service adopted, none restarted")

@@ -766,7 +766,8 @@ static void t_fuzz(void)
 					  KC_KILL, KC_INFO, KC_SCHED, KC_RECEIVE, KC_MO_CREATE, KC_MO_MAP,
 					  KC_MO_UNMAP, KC_MO_GRANT, KC_MO_REVOKE, KC_MO_DESTROY, KC_MO_PHYS,
 					  KC_VCOPY, KC_WAIT, KC_PRIV, KC_IRQ_BIND, KC_IRQ_UNMASK, KC_MMIO_MAP,
-					  KC_PCI_CFG, KC_START, KC_MODULE_MAP, KC_COUNT, 999 };
+					  KC_PCI_CFG, KC_START, KC_MODULE_MAP, KC_ALIVE /* not the root: refused */,
+					  KC_COUNT, 999 };
 	endpoint_t me = ax_self();
 	/* A notification that stays pending makes every wait return at once. */
 	ax_notify(me, 1);

@@ -81,6 +81,9 @@ enum kcall {
 	                        passer << 32, source = thread); dst answers it with KC_REPLY */
 	KC_LEGACY = 42,      /* (op LEG_*, endpoint a, endpoint b): a child's memory-object handles
 	                        kept past its end for its next incarnation (docs/kernel-api.md §5.8) */
+	KC_ALIVE = 43,       /* (timeout_ms): the root (boot module 0) says it is alive; a root that
+	                        says nothing more for timeout_ms while it had the CPU is killed and
+	                        started again (its watchdog; 0 disarms; §5.8); -EPERM for others */
 	KC_COUNT
 };
 /* KC_LEGACY operations. */

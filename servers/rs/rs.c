@@ -11,8 +11,7 @@
 #define BACKOFF_MAX_MS 10000
 #define QUICK_CRASH_NS 1000000000ull /* dying within 1 s of a start counts as a quick crash */
 /* The kernel's watchdog on us (KC_ALIVE, kernel/proc/root.c): a beat every second; five
- * seconds without one, while we had the CPU, and the kernel kills us and starts us again.
- * A turn's long waits (up to 2 s per service start for ds) are sleep, not CPU time. */
+ * seconds without one, while we had the CPU, and the kernel kills us and starts us again. */
 #define ALIVE_PERIOD_NS 1000000000ull
 #define ALIVE_TIMEOUT_MS 5000
 

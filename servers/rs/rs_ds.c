@@ -8,8 +8,6 @@
 #include "ds_proto.h"
 
 #define OUTBOX 128
-#define LABEL_WAIT_NS 2000000000ull /* how long a start waits for ds to take the label (a
-                                          * busy boot under TCG on one shared CPU took over 200 ms) */
 
 static struct kmsg outbox[OUTBOX];
 static uint32_t ohead, otail;
@@ -85,13 +83,14 @@ bool rsds_flush(void)
 	return false;
 }
 
-/* Flushes, waiting up to LABEL_WAIT_NS for ds to take everything. */
+/* Never waits for ds: what it cannot take now the main loop offers again every 2 ms. A wait
+ * here spun (our wait returns at once while a call to us is queued, and a service's lookup
+ * often is) at our priority, and kept ds, queued behind us on our CPU, from ever taking it:
+ * boots where no label landed for 14 s. A service whose first put overtakes its label is
+ * refused and asks again (lib/ds/ds_client.c, for up to 10 s). */
 static void flush_now(void)
 {
-	static const uint64_t never_rung = 0;
-	uint64_t t0 = ax_time_ns();
-	while (rsds_flush() && ax_time_ns() - t0 < LABEL_WAIT_NS)
-		ax_wait_timeout(&never_rung, 0, 200000);
+	rsds_flush();
 }
 
 void rsds_registered(struct svc *s, endpoint_t ep)

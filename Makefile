@@ -273,6 +273,14 @@ $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/b
 USER_PROGS += $(B)/user/$(1).v2
 endef
 $(foreach p,$(UPDATE_V2),$(eval $(call v2_prog,$(p))))
+# A vfs whose kept state has another layout (VFS_STATE_VERSION 2): a live update to it must
+# be refused and rolled back (tests/system/test_tcp_apps.py).
+$(B)/user/vfs_layout2.o: servers/vfs/vfs.c $(B)/kflags
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -DVFS_STATE_VERSION=2 -c $< -o $@
+$(B)/user/vfs.layout2: $(filter-out $(B)/user/vfs.o,$(VFS_OBJS)) $(B)/user/vfs_layout2.o $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(filter-out $(B)/user/vfs.o,$(VFS_OBJS)) $(B)/user/vfs_layout2.o
+USER_PROGS += $(B)/user/vfs.layout2
 
 user: $(USER_PROGS)
 

@@ -23,7 +23,6 @@ static void detach(void)
 {
 	chan_unimport(&imp);
 	attached = false;
-	qhead = qtail = 0;
 }
 
 bool term_changed(void)
@@ -59,11 +58,12 @@ void term_put(uint8_t c)
 
 bool term_pending(void) { return attached && qhead != qtail; }
 
-bool term_push(void)
+/* Moves the queued bytes into the channel and tells vfs. -1: the channel is corrupt; -2: vfs
+ * is gone (the bytes stay queued). */
+static int push_queue(void)
 {
-	if (!attached)
-		return true;
 	bool pushed = false;
+	uint32_t from = qtail;
 	while (qhead != qtail) {
 		uint8_t slot[TTY_SLOT];
 		uint32_t n = 0;
@@ -73,18 +73,33 @@ bool term_push(void)
 		int e = spsc_push_part(&q, slot, 1 + n);
 		if (e == CHAN_EAGAIN)
 			break; /* vfs is behind: the rest waits here */
-		if (e < 0) {
-			ax_printf("\nconsole: the terminal's channel is corrupt\n");
-			detach();
-			return false;
-		}
+		if (e < 0)
+			return -1;
 		qtail += n;
 		pushed = true;
 	}
 	/* Also while vfs is behind: a notification that fails says vfs is gone. */
 	if ((pushed || qhead != qtail) && ax_notify(imp.owner, TTY_INPUT_BIT) < 0) {
-		detach();
-		return false;
+		qtail = from;
+		return -2;
 	}
-	return true;
+	return 0;
+}
+
+bool term_push(void)
+{
+	if (!attached)
+		return true;
+	int e = push_queue();
+	/* vfs is gone: a new vfs may have published its terminal already (a restart or an
+	 * update; its notice may still be on its way): the bytes go there. */
+	if (e == -2 && term_changed())
+		e = push_queue();
+	if (e == -1)
+		ax_printf("\nconsole: the terminal's channel is corrupt\n");
+	if (e < 0) {
+		detach();
+		qtail = qhead; /* typed for a terminal that is gone */
+	}
+	return e == 0;
 }

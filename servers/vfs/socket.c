@@ -167,13 +167,16 @@ void sock_ready_input(void)
 static void import_ready_again(void)
 {
 	static uint64_t last_ns;
-	if (ready_ok || !syscall_ep)
+	if (ready_ok)
 		return;
 	uint64_t now = ax_time_ns();
 	if (now - last_ns < 50000000ull)
 		return;
 	last_ns = now;
-	import_ready();
+	if (!syscall_ep)
+		find_syscall(); /* (imports if it finds syscall) */
+	else
+		import_ready();
 	if (ready_ok)
 		ax_printf("vfs: syscall/vfs.ev imported late: socket readiness flows now\n");
 }
@@ -287,6 +290,11 @@ void sock_init(bool adopted)
 	for (int i = 0; i < MAX_STAGES; i++)
 		if (stages[i])
 			stages[i]->inherited = true;
+	/* The readiness we kept may be stale (it changed while no vfs listened): import
+	 * syscall's channel now, and syscall, seeing a new importer, tells every socket's
+	 * readiness again. Waiting for the next passed call would leave an epoll_wait on a
+	 * listening socket asleep for good (lighttpd did not accept after a rolled-back update). */
+	find_syscall();
 }
 
 int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)

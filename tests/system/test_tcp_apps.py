@@ -41,7 +41,7 @@ MODULES = ("rs conf=tcpapps.conf", "tcpapps.conf", "ds", "console", "vfs", "init
            "e1000", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
 # each server that updates as a restart, built again as version 2 (Makefile UPDATE_V2)
 UPDATABLE = ("e1000", "ip", "pf", "udp", "syscall", "ds", "pm", "vfs")
-MODULES += tuple(n + ".v2" for n in UPDATABLE)
+MODULES += tuple(n + ".v2" for n in UPDATABLE) + ("vfs.layout2",)
 UPDATE_ROUNDS = int(os.environ.get("AX_UPDATE_ROUNDS", "1"))  # each: to v2 one by one, back with update all
 # kills of syscall, pm and rs in their tests, and hangs (half as many, at least one); the
 # issue's acceptance run: AX_RESTART_ROUNDS=10
@@ -733,6 +733,24 @@ def test_vfs_killed_and_hung_keeps_every_file(apps):
         ka.stop()
     out = apps.out()
     assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
+
+
+def test_vfs_update_to_another_state_layout_is_refused_and_rolled_back(apps):
+    """vfs.layout2 keeps its state in another layout (VFS_STATE_VERSION 2) and has no
+    transfer function: the update is refused with a clear message, the old binary comes back
+    and takes its own state over again, and nothing is lost (a file written before)."""
+    shell(apps, "echo before-refusal > /tmp/vfs-refusal; echo wrote-$((40+2))", r"^wrote-42")
+    mark = apps.g.mark()
+    apps.g.type("service update vfs vfs.layout2\r")
+    apps.g.wait_for(r"^vfs\.layout2: the kept state does not match this build \(no transfer function\): "
+                    r"refusing the update", timeout=60, start=mark)
+    apps.g.wait_for(r"^rs: update of vfs to vfs\.layout2 failed \(the new instance ended\)", timeout=60, start=mark)
+    apps.g.wait_for(r"^vfs: took over the file system \(\d+ nodes, \d+ bytes\) and every open file", timeout=60,
+                    start=mark)
+    apps.g.wait_for(r"^console: the terminal is back", timeout=60, start=mark)
+    shell(apps, "cat /tmp/vfs-refusal", r"^before-refusal")
+    assert tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)[0] == 200
+    assert not re.search(r"^vfs\.layout2: took over", apps.g.output[mark:], re.M)
 
 
 def service_builds(apps):

@@ -402,6 +402,13 @@ static bool poll_engine(struct engine *e)
 				forget_opens(e);
 			}
 			e->hello = true;
+			/* What it did while it had no channel to us (data sent, room made in a TX
+			 * ring, data received) was told into the channel of our predecessor, or of its
+			 * own: readiness is looked at again for every socket, or a writer waiting for
+			 * room never hears of it (a stream stalled for good after a restart). */
+			for (int i = 0; i < MAX_SOCKS; i++)
+				if (socks[i].id && socks[i].eng == (int)(e - engines))
+					ready_changed(&socks[i]);
 		} else
 			e->bad++;
 	}

@@ -113,6 +113,9 @@ static void import_ready(void)
 	}
 }
 
+#define SYSCALL_GONE_NS 15000000000ull /* longer than rs's longest back-off (10 s) */
+static bool syscall_awaited; /* a call was held because syscall was gone */
+
 static endpoint_t find_syscall(void)
 {
 	if (!syscall_ep) {
@@ -242,7 +245,24 @@ static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 			return -E_INVAL;
 		syscall_ep = 0; /* restarted? look again */
 	}
+	/* syscall is gone: a restart brings it back (with every socket: it keeps them) within
+	 * rs's back-off, so the call waits for it, as the kernel makes a call wait for a
+	 * restarting server; ENETDOWN only when none came for SYSCALL_GONE_NS. */
+	uint64_t now = ax_time_ns();
+	if (!v->syscall_gone_at)
+		v->syscall_gone_at = now;
+	if (now - v->syscall_gone_at < SYSCALL_GONE_NS) {
+		syscall_awaited = true;
+		return VFS_BLOCK;
+	}
 	return -100; /* ENETDOWN: the socket's server is gone, and its sockets with it */
+}
+
+bool sock_syscall_awaited(void)
+{
+	bool w = syscall_awaited;
+	syscall_awaited = false;
+	return w;
 }
 
 static int64_t pass(struct ofile *f, struct vsock *s) { return pass_args(f, s, NULL); }

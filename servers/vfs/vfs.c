@@ -100,7 +100,8 @@ static void retry_held(void)
 			if (r == VFS_BLOCK)
 				continue;
 			h->pid = 0;
-			vfs_answer(h->v.thread, r);
+			if (r != VFS_PASSED) /* (passed: syscall answers it) */
+				vfs_answer(h->v.thread, r);
 			progress = true; /* it may have unblocked another one */
 		}
 		progress |= retry_again;
@@ -129,7 +130,8 @@ static uint64_t held_timer(void)
 		h->v.expired = true;
 		int64_t r = serve(h->pid, &h->v);
 		h->pid = 0;
-		vfs_answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
+		if (r != VFS_PASSED)
+			vfs_answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
 	}
 	held_trim();
 	return next == UINT64_MAX ? 0 : next - now;
@@ -274,6 +276,11 @@ static bool on_poll(struct ax_evloop *l)
 	l->wait_ns = !a ? b : !b ? a : a < b ? a : b;
 	if (sock_flush_closes() && (!l->wait_ns || l->wait_ns > 2000000))
 		l->wait_ns = 2000000; /* syscall was busy: tell it again soon */
+	if (sock_syscall_awaited()) {
+		retry_held(); /* socket calls held while syscall is gone: is it back? */
+		if (!l->wait_ns || l->wait_ns > 10000000)
+			l->wait_ns = 10000000;
+	}
 	return false;
 }
 

@@ -81,6 +81,7 @@ struct vcall {
 	uint64_t deadline;       /* end of a timed wait (KC_TIME ns), 0: none */
 	bool again;              /* served before and kept: its timeout has started */
 	bool expired;            /* the deadline passed: answer with what is ready now */
+	uint64_t syscall_gone_at; /* a socket call found no syscall to pass it to: since when */
 };
 
 /* For a call that waits with a timeout (ns; < 0: none) and has nothing to report yet:
@@ -194,6 +195,8 @@ int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in);
 void sock_ready_input(void);
 /* At start; adopted: the sockets are a predecessor's (kept), syscall's channel is found anew. */
 void sock_init(bool adopted);
+/* Whether calls wait for syscall to come back (held, to be served again soon); clears it. */
+bool sock_syscall_awaited(void);
 /* The same inside a call (no held call is retried): true if records came. */
 bool sock_ready_drain(void);
 void sock_passed_back(struct kmsg *m);

@@ -85,8 +85,10 @@ static int write_all(int fd, const void *p, size_t n)
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			printf("tcphash: write: %s\n", w < 0 ? strerror(errno) : "wrote nothing");
 			return -1;
+		}
 		p = (const char *)p + w;
 		n -= (size_t)w;
 	}

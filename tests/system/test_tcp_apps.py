@@ -47,6 +47,10 @@ UPDATE_ROUNDS = int(os.environ.get("AX_UPDATE_ROUNDS", "1"))  # each: to v2 one 
 # issue's acceptance run: AX_RESTART_ROUNDS=10
 RESTART_ROUNDS = int(os.environ.get("AX_RESTART_ROUNDS", "1"))
 HANG_ROUNDS = max(1, RESTART_ROUNDS // 2)
+# Faults at least this far apart: an instance that dies within 1 s of its start counts as a
+# crash loop and rs backs off (100 ms doubling to 10 s), longer than lighttpd keeps an idle
+# keep-alive connection. Repeated rounds space their faults like a fault campaign does.
+FAULT_SPACING = 1.5
 HOST = "127.0.0.1"
 BIG = 200 << 20
 WWW = os.path.join(ROOT, "build", "www", "4mib.bin")
@@ -566,7 +570,8 @@ def test_syscall_restart_keeps_every_socket(apps):
         assert mc.set("restart-key", b"kept through a syscall restart")
         stream = CheckedStream(apps, 40 << 20, 33)
         stream.reach(stream.n // 4)
-        for _ in range(RESTART_ROUNDS):
+        for i in range(RESTART_ROUNDS):
+            time.sleep(FAULT_SPACING if i else 0)
             mark = apps.g.mark()
             apps.g.type("service kill syscall\r")
             apps.g.wait_for(r"^syscall: restarted \(generation \d+\): [1-9]\d* sockets taken over",
@@ -659,8 +664,9 @@ def test_pm_killed_and_hung_keeps_every_process(apps):
     and a process that ends afterwards is reaped by its parent."""
     ka = KeepAlivePinger(apps.port[80], apps.g)
     try:
-        for how, seen in ([("service kill pm", r"^rs: pm exited with status -9")] * RESTART_ROUNDS +
-                          [("service inject pm hang", r"^rs: pm hung: no heartbeat")] * HANG_ROUNDS):
+        for i, (how, seen) in enumerate([("service kill pm", r"^rs: pm exited with status -9")] * RESTART_ROUNDS +
+                                        [("service inject pm hang", r"^rs: pm hung: no heartbeat")] * HANG_ROUNDS):
+            time.sleep(FAULT_SPACING if i else 0)
             if "hang" in how and not ka.stopping:
                 answered, failed = ka.stop()
                 assert failed is None and answered > 0, (answered, failed)
@@ -704,8 +710,9 @@ def test_vfs_killed_and_hung_keeps_every_file(apps):
 
     try:
         before = ticks()
-        for how, seen in ([("service kill vfs", r"^rs: vfs exited with status -9")] * RESTART_ROUNDS +
-                          [("service inject vfs hang", r"^rs: vfs hung: no heartbeat")] * HANG_ROUNDS):
+        for i, (how, seen) in enumerate([("service kill vfs", r"^rs: vfs exited with status -9")] * RESTART_ROUNDS +
+                                        [("service inject vfs hang", r"^rs: vfs hung: no heartbeat")] * HANG_ROUNDS):
+            time.sleep(FAULT_SPACING if i else 0)
             if "hang" in how and not ka.stopping:
                 answered, failed = ka.stop()  # a hang stalls lighttpd's calls longer than its idle limit
                 assert failed is None and answered > 0, (answered, failed)

@@ -36,7 +36,7 @@ static int64_t ds_call(struct kmsg *m)
  * ds refuses with EPERM. So a refused put is asked again for a while rather than failing the
  * service's start (and its restart into the same race). */
 #define LABEL_WAIT_NS 10000000000ull
-#define LABEL_RETRY_NS 50000000ull
+#define LABEL_RETRY_NS 5000000ull
 
 static int64_t put_raw(const char key[DS_NAME_LEN], const void *val, uint32_t len)
 {

@@ -165,21 +165,18 @@ void sock_ready_input(void)
  * before ds has the channel, and the import fails. Without the channel vfs never hears a
  * socket's readiness: a listening one then polls as an unconnected stream, POLLHUP, and
  * lighttpd spun on it (a one-vCPU -icount boot). So the import is tried again, at most
- * every 50 ms, whenever the channel is missing and we drain it: when syscall rings us (it
+ * every 5 ms, whenever the channel is missing and we drain it: when syscall rings us (it
  * pushed records) and when a socket whose readiness we never heard is polled. */
 static void import_ready_again(void)
 {
 	static uint64_t last_ns;
-	if (ready_ok)
+	if (ready_ok || !syscall_ep)
 		return;
 	uint64_t now = ax_time_ns();
-	if (now - last_ns < 50000000ull)
+	if (now - last_ns < 5000000ull)
 		return;
 	last_ns = now;
-	if (!syscall_ep)
-		find_syscall(); /* (imports if it finds syscall) */
-	else
-		import_ready();
+	import_ready();
 	if (ready_ok)
 		ax_printf("vfs: syscall/vfs.ev imported late: socket readiness flows now\n");
 }

@@ -14,6 +14,8 @@ struct hdr {
 };
 #define HEAP_SMALL 0x736d616c6c686561ull
 #define HEAP_BIG 0x626967686561706full
+/* A big block's object: its bytes (below 2^40) and, above, its handle. */
+static uint64_t big_bytes(const struct hdr *h) { return h->size & ((1ull << 40) - 1); }
 
 /* The head of each arena and big block's object: a successor that adopts the heap (keep.h)
  * knows its objects by it and maps each again where it was. */
@@ -154,7 +156,7 @@ void ax_free(void *p)
 		return;
 	struct hdr *h = (struct hdr *)((char *)p - HDR);
 	if (h->magic == HEAP_BIG) {
-		uint64_t va = (uint64_t)h - OBJ_HDR, bytes = h->size & ((1ull << 40) - 1);
+		uint64_t va = (uint64_t)h - OBJ_HDR, bytes = big_bytes(h);
 		h->magic = 0;
 		ax_mo_destroy((int64_t)(h->size >> 40)); /* the object, its mapping and its pages */
 		va_give(va, bytes);
@@ -175,7 +177,7 @@ void *ax_realloc(void *p, size_t n)
 	if (!p)
 		return ax_malloc(n);
 	struct hdr *h = (struct hdr *)((char *)p - HDR);
-	size_t have = h->magic == HEAP_BIG ? (h->size & ((1ull << 40) - 1)) - OBJ_HDR - HDR : h->size - HDR;
+	size_t have = h->magic == HEAP_BIG ? big_bytes(h) - OBJ_HDR - HDR : h->size - HDR;
 	if (n <= have)
 		return p;
 	void *q = ax_malloc(n);

@@ -27,10 +27,10 @@ uint64_t ax_keep_layout(const uint64_t *v, int n)
 	return h;
 }
 
-/* The lowest handle we created, or 0. */
-static int64_t lowest_created(void)
+/* The next handle above `after` that we created (or inherited with creator rights), or 0. */
+static int64_t next_created(int64_t after)
 {
-	for (int64_t h = 1;; h++) {
+	for (int64_t h = after + 1;; h++) {
 		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
 		if (r == -KE_SRCH)
 			return 0;
@@ -42,7 +42,7 @@ static int64_t lowest_created(void)
 void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopted)
 {
 	uint64_t total = 4096 + ((bytes + 4095) & ~4095ull);
-	int64_t old = ax_svc.restarts ? lowest_created() : 0;
+	int64_t old = ax_svc.restarts ? next_created(0) : 0;
 	*adopted = false;
 	if (old > 0) {
 		int64_t va = ax_mo_map(old, 0, 0, total / 4096, KP_R | KP_W);
@@ -100,11 +100,8 @@ void *ax_keep_remap(int64_t h, void *was, uint64_t bytes)
 int ax_keep_sweep(void)
 {
 	int gone = 0;
-	for (int64_t h = 1;; h++) {
-		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
-		if (r == -KE_SRCH)
-			break;
-		if (r < 0 || !(r & 0x100) || (hdr && h == hdr->self))
+	for (int64_t h = next_created(0); h; h = next_created(h)) {
+		if (hdr && h == hdr->self)
 			continue;
 		bool mine = false;
 		for (int i = 0; i < nclaimed && !mine; i++)
@@ -124,11 +121,8 @@ extern char __kept_start[], __kept_end[]; /* lib/axrt/kept.ld */
  * False if one cannot be. */
 static bool adopt_heap(void)
 {
-	for (int64_t h = 1;; h++) {
-		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
-		if (r == -KE_SRCH)
-			return true;
-		if (r < 0 || !(r & 0x100) || h == hdr->self)
+	for (int64_t h = next_created(0); h; h = next_created(h)) {
+		if (h == hdr->self)
 			continue;
 		int64_t peek = ax_mo_map(h, 0, 0, 1, KP_R);
 		if (peek <= 0)
@@ -145,6 +139,7 @@ static bool adopt_heap(void)
 		}
 		ax_keep_claim(h);
 	}
+	return true;
 }
 
 bool ax_keep_image(uint64_t magic, uint64_t version)

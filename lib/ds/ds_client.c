@@ -47,11 +47,14 @@ static int64_t put_raw(const char key[DS_NAME_LEN], const void *val, uint32_t le
 		memcpy(&m.w[2], val, len);
 		m.w[5] = len;
 		int64_t r = ds_call(&m);
-		if (r == -KE_PERM && ax_time_ns() - t0 >= LABEL_WAIT_NS)
-			ax_printf("%s: ds refused our put of %.16s for %llu ms: is our label registered?\n", ax_svc.name, key,
-				  (unsigned long long)((ax_time_ns() - t0) / 1000000));
-		if (r != -KE_PERM || ax_time_ns() - t0 >= LABEL_WAIT_NS)
+		if (r != -KE_PERM)
 			return r;
+		uint64_t waited = ax_time_ns() - t0;
+		if (waited >= LABEL_WAIT_NS) {
+			ax_printf("%s: ds refused our put of %.16s for %llu ms: is our label registered?\n", ax_svc.name, key,
+				  (unsigned long long)(waited / 1000000));
+			return r;
+		}
 	}
 }
 

@@ -88,17 +88,12 @@ bool rsds_flush(void)
  * often is) at our priority, and kept ds, queued behind us on our CPU, from ever taking it:
  * boots where no label landed for 14 s. A service whose first put overtakes its label is
  * refused and asks again (lib/ds/ds_client.c, for up to 10 s). */
-static void flush_now(void)
-{
-	rsds_flush();
-}
-
 void rsds_registered(struct svc *s, endpoint_t ep)
 {
 	if (!ds_endpoint())
 		return;
 	queue_register(ep, s->c.name);
-	flush_now();
+	rsds_flush();
 }
 
 void rsds_publish(const struct svc *s)
@@ -111,13 +106,13 @@ void rsds_publish(const struct svc *s)
 void rsds_resync(void)
 {
 	resync();
-	flush_now();
+	rsds_flush();
 }
 
 void rsds_ds_started(struct svc *ds)
 {
 	resync();
-	flush_now();
+	rsds_flush();
 	republish_due = ds->incarnation > 0; /* a restart or a live update: what it kept is gone */
 }
 

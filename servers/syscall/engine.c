@@ -406,8 +406,8 @@ static bool poll_engine(struct engine *e)
 			 * ring, data received) was told into the channel of our predecessor, or of its
 			 * own: readiness is looked at again for every socket, or a writer waiting for
 			 * room never hears of it (a stream stalled for good after a restart). */
-			for (int i = 0; i < MAX_SOCKS; i++)
-				if (socks[i].id && socks[i].eng == (int)(e - engines))
+			for (int i = 0; i < sock_top; i++)
+				if (socks[i].id && &engines[socks[i].eng] == e)
 					ready_changed(&socks[i]);
 		} else
 			e->bad++;

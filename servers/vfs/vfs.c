@@ -24,7 +24,8 @@ VFS_KEPT struct rnode *vfs_root;
 #endif
 
 /* Calls that must wait: the calling thread stays blocked in its call until we reply. Not
- * kept: when an instance ends the kernel ends the calls it held with EINTR. */
+ * kept: when an instance ends, the kernel makes the calls it held again to its successor
+ * (docs/kernel-api.md §8a). */
 #define MAX_HELD 128
 static struct held {
 	uint64_t pid; /* 0: a free slot */
@@ -356,11 +357,11 @@ int main(int argc, char **argv)
 			pm_names[named++] = argv[i] + 3;
 	}
 	npms = named ? named : 1;
-	if (!adopted && !build_root(initrd))
-		return 1;
 	if (adopted)
 		ax_printf("vfs: took over the file system (%llu nodes, %llu bytes) and every open file\n",
 			  (unsigned long long)ramfs_nodes, (unsigned long long)ramfs_bytes);
+	else if (!build_root(initrd))
+		return 1;
 	/* Code pointers and per-instance links, set by every instance. */
 	ramfs_hooks.now = vfs_now;
 	procfs_hooks();

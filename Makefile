@@ -106,6 +106,8 @@ $(B)/user/dslib/%.o: lib/ds/%.c $(B)/kflags
 $(B)/user/rt/%.o: lib/axrt/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c $< -o $@
+# Every program links keep.o: a change of the kept section's script relinks them all.
+$(B)/user/rt/keep.o: lib/axrt/kept.ld
 $(B)/user/rt/%.o: kernel/lib/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -Ikernel -c $< -o $@
@@ -266,7 +268,7 @@ ds_OBJS := $(B)/user/ds.o $(B)/user/ds_store.o
 console_OBJS := $(CONSOLE_OBJS)
 pm_OBJS := $(PM_OBJS)
 vfs_OBJS := $(VFS_OBJS)
-UPDATE_V2 := e1000 ip pf udp syscall ds console pm vfs
+UPDATE_V2 := e1000 ip pf udp tcp syscall ds console pm vfs
 define v2_prog
 $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/build_v2.o
 	$$(CC) $$(ULDFLAGS) -o $$@ $(B)/user/rt/build_v2.o $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)

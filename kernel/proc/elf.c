@@ -64,3 +64,27 @@ int elf_parse(const void *image, size_t len, uint64_t user_top, uint64_t dyn_bas
 		return -KE_INVAL;
 	return 0;
 }
+
+static uint64_t seg_lo(const struct elf_seg *sg) { return sg->vaddr & ~0xfffull; }
+static uint64_t seg_hi(const struct elf_seg *sg) { return (sg->vaddr + sg->memsz + 0xfff) & ~0xfffull; }
+
+uint32_t elf_runs(const struct elf_info *ei, uint32_t *order, struct elf_run *runs)
+{
+	for (uint32_t i = 0; i < ei->nsegs; i++) {
+		uint32_t k = i;
+		for (; k > 0 && seg_lo(&ei->segs[order[k - 1]]) > seg_lo(&ei->segs[i]); k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	uint32_t n = 0;
+	for (uint32_t from = 0; from < ei->nsegs;) {
+		uint64_t lo = seg_lo(&ei->segs[order[from]]), hi = seg_hi(&ei->segs[order[from]]);
+		uint32_t to = from + 1;
+		for (; to < ei->nsegs && seg_lo(&ei->segs[order[to]]) <= hi; to++)
+			if (seg_hi(&ei->segs[order[to]]) > hi)
+				hi = seg_hi(&ei->segs[order[to]]);
+		runs[n++] = (struct elf_run){ lo, hi, from, to };
+		from = to;
+	}
+	return n;
+}

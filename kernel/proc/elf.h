@@ -23,3 +23,13 @@ struct elf_info {
  * below user_top. Returns 0 or a negative KE_* error. */
 int elf_parse(const void *image, size_t len, uint64_t user_top, uint64_t dyn_base,
 	      struct elf_info *out);
+
+/* A run of pages [lo, hi) that the segments order[from..to) cover, touching one another: the
+ * image loader gives each run one object (a segment far from the others, as a native
+ * program's kept section at 1 GiB, has one of its own, and the gap costs nothing). */
+struct elf_run {
+	uint64_t lo, hi;
+	uint32_t from, to;
+};
+/* Sorts the segments by address into order (ei->nsegs entries) and fills runs; how many. */
+uint32_t elf_runs(const struct elf_info *ei, uint32_t *order, struct elf_run *runs);

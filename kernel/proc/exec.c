@@ -58,19 +58,21 @@ int image_parse(const struct img_src *src, struct elf_info *ei)
 	return r;
 }
 
-int image_load(struct proc *p, const struct img_src *src, const struct elf_info *ei)
+/* One run of pages [lo, hi) the segments in order[from..to) cover: one object; each page gets
+ * the union of its segments' rights, runs of equal rights are one mapping each. */
+static int load_run(struct proc *p, const struct img_src *src, const struct elf_info *ei, const uint32_t *order,
+		    uint32_t from, uint32_t to, uint64_t lo, uint64_t hi)
 {
-	/* One object spans every segment; each page gets the union of its segments' rights. */
-	uint64_t npages = (ei->hi - ei->lo) / PAGE_SIZE;
-	struct memobj *img = memobj_create(npages, 0), *stack = memobj_create(USER_STACK_PAGES, 0);
+	uint64_t npages = (hi - lo) / PAGE_SIZE;
+	struct memobj *img = memobj_create(npages, 0);
 	uint32_t *prot = kzalloc(npages * sizeof(uint32_t));
 	int r = -KE_NOMEM;
-	if (!img || !stack || !prot)
+	if (!img || !prot)
 		goto out;
-	for (uint32_t i = 0; i < ei->nsegs; i++) {
-		const struct elf_seg *sg = &ei->segs[i];
+	for (uint32_t k = from; k < to; k++) {
+		const struct elf_seg *sg = &ei->segs[order[k]];
 		for (uint64_t b = 0; b < sg->filesz;) {
-			uint64_t va = sg->vaddr + b, pg = (va - ei->lo) / PAGE_SIZE, off = va & (PAGE_SIZE - 1);
+			uint64_t va = sg->vaddr + b, pg = (va - lo) / PAGE_SIZE, off = va & (PAGE_SIZE - 1);
 			uint64_t n = MIN(PAGE_SIZE - off, sg->filesz - b);
 			src_read(src, sg->offset + b, (uint8_t *)phys_to_virt(img->frames[pg]) + off, n);
 			b += n;
@@ -78,25 +80,40 @@ int image_load(struct proc *p, const struct img_src *src, const struct elf_info 
 		uint32_t pr = (sg->flags & 4 ? PROT_R : 0) | (sg->flags & 2 ? PROT_W : 0) |
 			      (sg->flags & 1 ? PROT_X : 0);
 		for (uint64_t va = sg->vaddr & ~(PAGE_SIZE - 1); va < sg->vaddr + sg->memsz; va += PAGE_SIZE)
-			prot[(va - ei->lo) / PAGE_SIZE] |= pr;
+			prot[(va - lo) / PAGE_SIZE] |= pr;
 	}
 	r = 0;
 	for (uint64_t i = 0; i < npages && !r; i++) {
-		/* Map runs of equal rights as one mapping. */
 		uint64_t j = i;
 		while (j + 1 < npages && prot[j + 1] == prot[i])
 			j++;
 		if (prot[i])
-			r = proc_map(p, ei->lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i], 0);
+			r = proc_map(p, lo + i * PAGE_SIZE, img, i, j - i + 1, prot[i], 0);
 		i = j;
 	}
-	if (!r)
-		r = proc_map(p, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, stack, 0, USER_STACK_PAGES,
-			     PROT_R | PROT_W, 0);
 out:
 	kfree(prot);
 	if (img)
 		memobj_put(img); /* the mappings hold their own references */
+	return r;
+}
+
+int image_load(struct proc *p, const struct img_src *src, const struct elf_info *ei)
+{
+	/* Segments whose pages touch share an object; one far from the others (a native
+	 * program's kept section, lib/axrt/kept.ld, at 1 GiB) has its own (elf_runs). */
+	uint32_t order[ELF_MAX_SEGS];
+	struct elf_run runs[ELF_MAX_SEGS];
+	uint32_t nruns = elf_runs(ei, order, runs);
+	int r = 0;
+	for (uint32_t i = 0; i < nruns && !r; i++)
+		r = load_run(p, src, ei, order, runs[i].from, runs[i].to, runs[i].lo, runs[i].hi);
+	struct memobj *stack = r ? NULL : memobj_create(USER_STACK_PAGES, 0);
+	if (!r && !stack)
+		r = -KE_NOMEM;
+	if (!r)
+		r = proc_map(p, USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE, stack, 0, USER_STACK_PAGES,
+			     PROT_R | PROT_W, 0);
 	if (stack)
 		memobj_put(stack);
 	return r;

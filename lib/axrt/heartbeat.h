@@ -7,6 +7,7 @@
 #define AX_PING_BIT (1ull << 63)
 
 extern volatile uint64_t *ax_hb;
+extern int64_t ax_hb_handle; /* its handle (hb=), 0 without */
 
 /* Maps the heartbeat page named by an `hb=HANDLE` argument, if there is one. */
 void ax_heartbeat_init(int argc, char **argv);

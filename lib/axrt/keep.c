@@ -2,6 +2,7 @@
 #include "keep.h"
 #include "heap.h"
 #include "service.h"
+#include "heartbeat.h"
 
 #define KEEP_MAGIC_HDR 0x50454b5f5841ull /* "AX_KEP" */
 #define MAX_CLAIMED 4096
@@ -12,6 +13,7 @@ struct keep_hdr {
 	int64_t self;         /* this object's handle */
 	uint64_t bytes;       /* the whole object */
 	uint64_t generation;
+	uint64_t at_rest;     /* the instance that used it stopped at rest (ax_keep_at_rest) */
 };
 
 static struct keep_hdr *hdr;
@@ -39,18 +41,42 @@ static int64_t next_created(int64_t after)
 	}
 }
 
-void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopted)
+/* The predecessor's kept object: the one of the objects we inherited whose first page is a
+ * header naming its own handle. (Not simply the lowest handle: after a fresh start the old
+ * state's handle is swept and later objects may take lower numbers.) */
+static int64_t find_kept(void)
+{
+	for (int64_t h = next_created(0); h; h = next_created(h)) {
+		int64_t va = ax_mo_map(h, 0, 0, 1, KP_R);
+		if (va <= 0)
+			continue;
+		const struct keep_hdr *k = (const struct keep_hdr *)va;
+		bool it = k->hdr_magic == KEEP_MAGIC_HDR && k->self == h;
+		ax_mo_unmap((uint64_t)va);
+		if (it)
+			return h;
+	}
+	return 0;
+}
+
+static void *keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool at_rest_only, bool *adopted)
 {
 	uint64_t total = 4096 + ((bytes + 4095) & ~4095ull);
-	int64_t old = ax_svc.restarts ? next_created(0) : 0;
+	int64_t old = ax_svc.restarts ? find_kept() : 0;
 	*adopted = false;
 	if (old > 0) {
 		int64_t va = ax_mo_map(old, 0, 0, total / 4096, KP_R | KP_W);
 		struct keep_hdr *k = (struct keep_hdr *)va;
 		if (va > 0 && k->hdr_magic == KEEP_MAGIC_HDR && k->magic == magic && k->layout == layout &&
-		    k->self == old && k->bytes == total) {
+		    k->self == old && k->bytes == total && (k->at_rest || !at_rest_only)) {
 			hdr = k;
 			*adopted = true;
+		} else if (va > 0 && k->hdr_magic == KEEP_MAGIC_HDR && k->self == old && !k->at_rest && at_rest_only) {
+			/* It ended while at work (a crash, a kill, a hang): what it kept may be half
+			 * changed. The object goes with the sweep. */
+			ax_printf("%s: the kept state was not left at rest (the last instance ended at work): "
+				  "starting afresh\n", ax_svc.name);
+			ax_mo_unmap((uint64_t)va);
 		} else if (ax_svc.update) {
 			/* A live update to a build that cannot read the state: refused; rs brings the
 			 * old binary back, which can (docs/recovery.md, "Live update"). */
@@ -71,10 +97,21 @@ void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopte
 			ax_exit(1);
 		}
 		hdr = (struct keep_hdr *)va;
-		*hdr = (struct keep_hdr){ KEEP_MAGIC_HDR, magic, layout, h, total, 0 };
+		*hdr = (struct keep_hdr){ KEEP_MAGIC_HDR, magic, layout, h, total, 0, 0 };
 	}
 	hdr->generation++;
 	return (char *)hdr + 4096;
+}
+
+void *ax_keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool *adopted)
+{
+	return keep_open(magic, layout, bytes, false, adopted);
+}
+
+void ax_keep_at_rest(bool rest)
+{
+	if (hdr)
+		hdr->at_rest = rest;
 }
 
 uint64_t ax_keep_generation(void) { return hdr ? hdr->generation : 0; }
@@ -115,6 +152,24 @@ int ax_keep_sweep(void)
 	return gone;
 }
 
+int ax_keep_sweep_grants(void)
+{
+	int gone = 0;
+	for (int64_t h = 1;; h++) {
+		int64_t r = kcall2(KC_INFO, KI_HANDLE, (uint64_t)h);
+		if (r == -KE_SRCH)
+			break;
+		if (r < 0 || (r & 0x100) || h == ax_hb_handle)
+			continue;
+		bool mine = false;
+		for (int i = 0; i < nclaimed && !mine; i++)
+			mine = claimed[i] == h;
+		if (!mine && ax_mo_destroy(h) == 0) /* closes our handle on a grant */
+			gone++;
+	}
+	return gone;
+}
+
 extern char __kept_start[], __kept_end[]; /* lib/axrt/kept.ld */
 
 /* The heap's objects among the predecessor's: each mapped again where it was, and claimed.
@@ -142,13 +197,13 @@ static bool adopt_heap(void)
 	return true;
 }
 
-bool ax_keep_image(uint64_t magic, uint64_t version)
+bool ax_keep_image(uint64_t magic, uint64_t version, unsigned flags)
 {
 	uint64_t bytes = (uint64_t)(__kept_end - __kept_start);
 	/* The section's place too: pointers into it may be anywhere in the state. */
 	uint64_t v[3] = { bytes, version, (uint64_t)__kept_start };
 	bool adopted;
-	void *area = ax_keep_open(magic, ax_keep_layout(v, 3), bytes, &adopted);
+	void *area = keep_open(magic, ax_keep_layout(v, 3), bytes, flags & AXK_AT_REST, &adopted);
 	if (!adopted)
 		memcpy(area, __kept_start, bytes); /* whatever was set before (nothing, as a rule) */
 	/* The section's own pages (the program image's mapping of it) give way to the object's. */

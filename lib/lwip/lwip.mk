@@ -10,7 +10,10 @@
 # lib/lwip/port.c with OPTS_DIR/lwipopts.h into build/obj/NAME/lwip/, adds them to
 # NAME_EXTRA_OBJS, and gives NAME's own sources lwIP's include path and the fetch as an
 # order-only prerequisite. lwIP's files are built without -Werror (it is not our code);
-# port.c and the server's files keep it.
+# port.c and the server's files keep it. KEPT (optional): those of FILES whose variables
+# are the server's kept image (lib/axrt/keep.h): their .data and .bss become .data.kept and
+# .bss.kept, at the kept section's fixed address (tcp: its pcbs, pools and heap survive a
+# live update).
 ifndef LWIP_MK
 LWIP_MK := 1
 
@@ -28,6 +31,7 @@ $(1)_LWIP_OBJS := $$(patsubst %.c,$(B)/obj/$(1)/lwip/%.o,$(3))
 $$($(1)_LWIP_OBJS): $(B)/obj/$(1)/lwip/%.o: $(LWIP_DIR)/src/%.c $(B)/kflags | $(LWIP_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(filter-out -Werror,$$(UCFLAGS)) $(LWIP_INC) -I$(2) -c $$< -o $$@
+	$$(if $$(filter $$*.c,$(4)),objcopy --rename-section .data=.data.kept --rename-section .bss=.bss.kept $$@)
 $(B)/obj/$(1)/lwip/port.o: lib/lwip/port.c $(B)/kflags | $(LWIP_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -c $$< -o $$@

@@ -7,6 +7,9 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/timeouts.h"
+#include "lwip/priv/memp_priv.h"
+#include "lwip/priv/tcp_priv.h"
+#include "keep.h"
 #include "ds_client.h"
 #include "ds_proto.h"
 #include "service.h"
@@ -14,6 +17,7 @@
 #include "netdev_proto.h"
 
 struct xport xp;
+AX_KEPT struct xport_kept xk;
 void *xp_lwip_heap;
 
 #define ATTACH_RETRY_NS 100000000ull
@@ -105,7 +109,7 @@ static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 			return ERR_MEM;
 	if (q == p)
 		pbuf_ref(p);
-	uint64_t id = reqdb_add(&xp.txdb, 1, tx_abort, q);
+	uint64_t id = reqdb_add(&xk.txdb, 1, tx_abort, q);
 	if (id == REQDB_NONE) {
 		pbuf_free(q);
 		return ERR_MEM;
@@ -276,7 +280,7 @@ static const unsigned char *resolve(struct chan_ptr p)
 
 void xport_forget_tx(void)
 {
-	uint32_t n = reqdb_abort_peer(&xp.txdb, 1);
+	uint32_t n = reqdb_abort_peer(&xk.txdb, 1);
 	if (n)
 		ax_printf("%s: %u packets in flight to the previous ip forgotten\n", xp.ops->name, n);
 }
@@ -326,7 +330,7 @@ static void ip_poll(bool *work)
 			break;
 		}
 		case IPX_TX_DONE: {
-			const struct reqdb_entry *t = reqdb_take(&xp.txdb, u.m.id);
+			const struct reqdb_entry *t = reqdb_take(&xk.txdb, u.m.id);
 			if (t)
 				pbuf_free(t->ctx);
 			else
@@ -342,7 +346,7 @@ static void ip_poll(bool *work)
 				if (xp.ops->ip_restarted)
 					xp.ops->ip_restarted();
 			}
-			xp.ip_incarnation = u.m.arg;
+			xp.ip_incarnation = xk.ip_incarnation = u.m.arg;
 			break;
 		default:
 			xp.c.bad_ipx++;
@@ -459,9 +463,14 @@ static void ip_attach(void)
 	xp.ip_owner = xp.in_imp.owner;
 	if (!xp.ip_peer.ep)
 		xp.ip_peer.ep = xp.in_imp.owner;
-	struct ipx_msg h = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts };
-	spsc_push_part(&xp.out, &h, sizeof(h));
-	xp.out_pushed = true;
+	/* Our hello makes ip forget what it had from us (the packets we had not given back,
+	 * the TX it has not answered). After an adoption nothing is forgotten: ours continue. */
+	if (!xp.adopted) {
+		struct ipx_msg h = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts };
+		spsc_push_part(&xp.out, &h, sizeof(h));
+		xp.out_pushed = true;
+	}
+	xp.adopted = false;
 	ax_printf("%s: attached to ip (endpoint %#x)\n", xp.ops->name, xp.ip_owner);
 	return;
 fail:
@@ -484,6 +493,11 @@ static void sys_attach(void)
 	}
 	xp.sys_ok = true;
 	xp.sys_owner = xp.req_imp.owner;
+	/* After an adoption: syscall asks again (after our hello) every request it had not had
+	 * an answer to; those of them still in its channel must not be done twice. */
+	if (xp.sys_adopted)
+		xp.replayed_until = atomic_load_explicit(&xp.req.sh->head, memory_order_acquire);
+	xp.sys_adopted = false;
 	xp.sys_peer.ep = xp.req_imp.owner;
 	struct sk_msg h = { .type = SK_HELLO, .arg = ax_svc.restarts };
 	spsc_push_part(&xp.evq, &h, sizeof(h));
@@ -501,6 +515,8 @@ static void on_out_attach(struct chan_export *e, endpoint_t importer)
 	xp.ip_peer.ep = importer;
 }
 
+static int64_t export_pool(void);
+
 static int64_t make_pool(void)
 {
 	uint64_t pages = (POOL_HDR_SIZE + xp.ops->heap_bytes + 4096 + 4095) / 4096;
@@ -513,10 +529,29 @@ static int64_t make_pool(void)
 	int64_t va = h > 0 ? ax_mo_map(h, 0, 0, pages, KP_R | KP_W) : h;
 	if (va < 0)
 		return va;
-	uint32_t id = POOLID(xp.ops->poolid_kind, ax_svc.restarts);
+	xk.pool_h = h, xk.pool_va = (uint64_t)va, xk.pool_pages = pages;
+	xk.pool_id = POOLID(xp.ops->poolid_kind, ax_svc.restarts);
+	return export_pool();
+}
+
+/* The predecessor's pool, where it was (lwIP's heap pointers point into it). */
+static int64_t adopt_pool(void)
+{
+	if (ax_mo_map(xk.pool_h, xk.pool_va, 0, xk.pool_pages, KP_R | KP_W) != (int64_t)xk.pool_va) {
+		ax_printf("%s: cannot map the kept send pool at %#lx again\n", xp.ops->name, (unsigned long)xk.pool_va);
+		return -KE_INVAL;
+	}
+	return export_pool();
+}
+
+static int64_t export_pool(void)
+{
+	uint64_t pages = xk.pool_pages;
+	int64_t h = xk.pool_h, va = (int64_t)xk.pool_va;
 	/* One buffer spanning the pool: lwIP's heap allocates inside it, so any packet it
-	 * built is one rich pointer. */
-	if (pool_init(&xp.pool, id, (void *)va, pages * 4096, (uint32_t)(pages * 4096 - POOL_HDR_SIZE), 1,
+	 * built is one rich pointer. (Formatting an adopted pool again changes nothing: its
+	 * header is the same, lwIP's heap lies behind it.) */
+	if (pool_init(&xp.pool, xk.pool_id, (void *)va, pages * 4096, (uint32_t)(pages * 4096 - POOL_HDR_SIZE), 1,
 		      xp.pool_priv, sizeof(xp.pool_priv)) != 1)
 		return -KE_INVAL;
 	xp.pool_ip_ex = (struct chan_export){ .handle = h, .bytes = pages * 4096, .rights = KP_R, .peer = "ip" };
@@ -645,26 +680,84 @@ static bool poll(struct ax_evloop *l)
 	return work;
 }
 
-int64_t xport_start(int argc, char **argv, const struct xport_ops *ops)
+bool xport_req_replayed(uint64_t at, const struct sk_msg *q)
+{
+	/* A close is not asked again (syscall lets go of the socket); an open or a hint carries
+	 * no request id. */
+	return at < xp.replayed_until && q->req && q->type != SK_OPEN && q->type != SK_CLOSE;
+}
+
+void xport_claim(void)
+{
+	ax_keep_claim(xk.pool_h);
+	ax_keep_claim(xk.out_h);
+}
+
+/* lwIP's state was kept (the files lib/lwip/lwip.mk keeps: pcbs, pools, heap, statistics);
+ * what holds code pointers is made again: the netif list with its loopback interface (ours
+ * come back from ds), the timeouts (their pool's entries were the old list's). */
+static void lwip_adopt(void)
+{
+	netif_init();
+#if LWIP_TIMERS
+	memp_init_pool(memp_pools[MEMP_SYS_TIMEOUT]);
+	sys_timeouts_init();
+#endif
+#if LWIP_TCP
+	tcp_timer_needed();
+#endif
+	/* The TX packets ip has not answered yet: their answers come to us. */
+	for (uint32_t i = 0; i < xk.txdb.cap; i++)
+		if (xk.txdb_e[i].gen & 1)
+			xk.txdb_e[i].abort = tx_abort;
+}
+
+void xport_quiesce(void)
+{
+	struct netif *n;
+	NETIF_FOREACH(n) {
+		struct pbuf *p = n->loop_first;
+		n->loop_first = n->loop_last = NULL;
+		while (p) {
+			struct pbuf *end = p; /* one packet: up to where len == tot_len */
+			while (end->len != end->tot_len && end->next)
+				end = end->next;
+			struct pbuf *next = end->next;
+			end->next = NULL;
+			pbuf_free(p);
+			p = next;
+		}
+	}
+}
+
+int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool adopted)
 {
 	xp.ops = ops;
-	xp.ip_incarnation = -1;
+	xp.ip_incarnation = adopted ? xk.ip_incarnation : -1;
+	xp.adopted = xp.sys_adopted = adopted;
 	xport_act_init(argc, argv);
 	xp.ip_peer.bits = xp.sys_peer.bits = XP_WAKE_BIT;
 	chan_axolotl_platform(&xp.ip_plat, &xp.ip_peer);
 	chan_axolotl_platform(&xp.sys_plat, &xp.sys_peer);
-	int64_t e = make_pool();
+	int64_t e = adopted ? adopt_pool() : make_pool();
 	if (e < 0) {
 		ax_printf("%s: cannot make its send pool: %lld\n", ops->name, (long long)e);
 		return e;
 	}
 	xp_lwip_heap = xp.pool.v.bufs;
-	lwip_init();
-	reqdb_init(&xp.txdb, xp.txdb_e, XP_TX_INFLIGHT);
+	if (adopted) {
+		lwip_adopt();
+	} else {
+		lwip_init();
+		reqdb_init(&xk.txdb, xk.txdb_e, XP_TX_INFLIGHT);
+	}
 	xp.out_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = "ip", .on_attach = on_out_attach };
 	ax_strpad(xp.out_ex.key, sizeof(xp.out_ex.key), "out");
-	if ((e = chan_create(&xp.out_ex, IPX_SLOT, IPX_SLOTS, SPSC_PRODUCER, &xp.out)) < 0 ||
-	    (e = chan_export(&xp.out_ex)) < 0) {
+	/* An adopted T/out continues from its indices: ip reads on where it was. */
+	e = adopted ? chan_adopt(&xp.out_ex, xk.out_h, xk.out_bytes, SPSC_PRODUCER, &xp.out) :
+		      chan_create(&xp.out_ex, IPX_SLOT, IPX_SLOTS, SPSC_PRODUCER, &xp.out);
+	xk.out_h = xp.out_ex.handle, xk.out_bytes = xp.out_ex.bytes;
+	if (e < 0 || (e = chan_export(&xp.out_ex)) < 0) {
 		ax_printf("%s: cannot export %s/out: %lld\n", ops->name, ops->name, (long long)e);
 		return e;
 	}
@@ -681,6 +774,13 @@ int64_t xport_start(int argc, char **argv, const struct xport_ops *ops)
 	return 0;
 }
 
+static int64_t loop_quiesce(struct ax_evloop *l)
+{
+	(void)l;
+	xport_quiesce();
+	return xp.ops->quiesce();
+}
+
 int xport_run(void)
 {
 	char kin[16], kreq[16];
@@ -692,6 +792,7 @@ int xport_run(void)
 		  xp.pool.v.pool_id, xp.pool.v.buf_size / 1024);
 	xp.ip_wait_from = ax_time_ns();
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
-			       .restartable = xp.ops->restartable };
+			       .restartable = xp.ops->restartable || xp.ops->quiesce,
+			       .quiesce = xp.ops->quiesce ? loop_quiesce : NULL };
 	return (int)ax_evloop_run(&l);
 }

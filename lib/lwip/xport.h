@@ -51,9 +51,25 @@ struct xport_ops {
 	 * syscall and ds): a live update replaces us as a restart (lib/axrt/evloop.h). tcp's
 	 * connections live in lwIP's private memory: not so. */
 	bool restartable;
+	/* A live update (lib/axrt/evloop.h): quiesce hook run at the top of the loop after
+	 * xport_quiesce. NULL: restartable decides. */
+	int64_t (*quiesce)(void);
 	/* A new ip (restarted or updated) said hello: what the old one had in hand is lost. NULL:
 	 * nothing to do (lwIP's timers resend). */
 	void (*ip_restarted)(void);
+};
+
+/* What an engine that keeps its image (tcp, lib/axrt/keep.h) hands its next instance with
+ * lwIP's state: the send pool (lwIP's heap: at the same address), T/out (the IPX_TX in it
+ * point into the pool), the TX packets ip has not answered, and ip's incarnation. */
+struct xport_kept {
+	int64_t pool_h, out_h;
+	uint64_t pool_va, pool_pages, out_bytes;
+	uint32_t pool_id;
+	int64_t ip_incarnation;
+	/* TX packets ip has not answered: ctx = the pbuf */
+	struct reqdb txdb;
+	struct reqdb_entry txdb_e[XP_TX_INFLIGHT];
 };
 
 struct xport_counters {
@@ -90,10 +106,10 @@ struct xport {
 	uint32_t pool_priv[4];
 	struct chan_export pool_ip_ex, pool_drv_ex[XP_MAX_DRV];
 	int ndrv;
-	/* TX packets ip has not answered: ctx = the pbuf */
-	struct reqdb txdb;
-	struct reqdb_entry txdb_e[XP_TX_INFLIGHT];
 	bool retry;                 /* something waits for room: poll again soon */
+	bool adopted;               /* the kept state was adopted: no IPX_HELLO at the first attach */
+	bool sys_adopted;           /* ... and syscall's channel is not attached yet */
+	uint64_t replayed_until;    /* syscall/T.req's requests before this index are asked again */
 	uint64_t next_attach;       /* when to try importing missing channels again */
 	uint64_t ip_wait_from;      /* since when we wait for ip to import T/out first */
 	uint64_t next_nudge;        /* when to publish T/out again if ip has not imported it */
@@ -101,11 +117,23 @@ struct xport {
 	struct xport_counters c;
 };
 extern struct xport xp;
+extern struct xport_kept xk;
 extern void *xp_lwip_heap;  /* LWIP_RAM_HEAP_POINTER of every engine */
 
 /* Start: the send pool, lwIP, T/out, the pool for the drivers (drv= arguments, default
- * e1000), after a restart the interfaces from ds. 0 or a negative error (printed). */
-int64_t xport_start(int argc, char **argv, const struct xport_ops *ops);
+ * e1000), after a restart the interfaces from ds. 0 or a negative error (printed).
+ * adopted: the engine adopted its kept image (ax_keep_image; xport_claim came first): the
+ * pool and T/out are the predecessor's, lwIP's state is taken as it is (its code pointers
+ * made again: the timers, the netifs), and no IPX_HELLO tells ip to forget anything. */
+int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool adopted);
+/* The request at index `at` of syscall/T.req was in the channel when we adopted the state:
+ * syscall asks it again after our hello (a request it wanted an answer to): skip it. */
+bool xport_req_replayed(uint64_t at, const struct sk_msg *q);
+/* After an adoption, before the sweep: the handles xport keeps (the pool, T/out). */
+void xport_claim(void);
+/* A live update's quiesce: lwIP's loopback queues are dropped (the netifs are not kept;
+ * TCP sends those segments again). */
+void xport_quiesce(void);
 /* The event loop (after the engine restored its sockets). */
 int xport_run(void);
 

@@ -1,8 +1,12 @@
 # tcp: lwIP's TCP engine (README.md). seg.c is pure and host-tested (tests/unit/test_tcp_seg.c).
 include lib/lwip/lwip.mk
 tcp_SRCS := servers/tcp/tcp.c servers/tcp/rx.c servers/tcp/sock.c servers/tcp/stream.c servers/tcp/netq.c \
-	servers/tcp/seg.c
-$(eval $(call lwip_instance,tcp,servers/tcp,$(LWIP_CORE) core/tcp.c core/tcp_in.c core/tcp_out.c core/stats.c))
+	servers/tcp/seg.c servers/tcp/adopt.c
+# lwIP's pcbs, segments, pools and heap pointers are kept with tcp's image (a live update
+# keeps every connection, README.md); netif.c and timeouts.c hold code pointers and are made
+# again.
+TCP_LWIP_KEPT := core/mem.c core/memp.c core/pbuf.c core/stats.c core/tcp.c core/tcp_in.c core/tcp_out.c
+$(eval $(call lwip_instance,tcp,servers/tcp,$(LWIP_CORE) core/tcp.c core/tcp_in.c core/tcp_out.c core/stats.c,$(TCP_LWIP_KEPT)))
 $(eval $(call lwip_xport,tcp,servers/tcp))
 tcp_CFLAGS += -Ilib/net -Ikernel
 tcp_EXTRA_OBJS += $(NET_SOCKBUF_OBJ)
@@ -16,3 +20,13 @@ $(B)/user/tcpstand.o: tests/user/tcpstand.c $(B)/kflags
 	$(CC) $(UCFLAGS) -Ilib/chan -Ilib/net -c $< -o $@
 $(B)/user/tcpstand: $(B)/user/tcpstand.o $(NET_SOCKBUF_OBJ) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $< $(NET_SOCKBUF_OBJ)
+# A tcp whose kept state has another layout (TCP_STATE_VERSION 2): a live update to it is
+# refused, and the old binary comes back and takes its state again, every connection kept
+# (tests/system/test_tcp_apps.py).
+$(B)/obj/tcp/layout2/tcp.o: servers/tcp/tcp.c $(B)/kflags | $(tcp_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) $(tcp_CFLAGS) -DTCP_STATE_VERSION=2 -c $< -o $@
+TCP_LAYOUT2_OBJS := $(filter-out $(B)/obj/tcp/servers/tcp/tcp.o,$(tcp_OBJS)) $(B)/obj/tcp/layout2/tcp.o
+$(B)/user/tcp.layout2: $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS) $(URT_OBJS)
+	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS)
+USER_PROGS += $(B)/user/tcp.layout2

@@ -30,6 +30,12 @@ static void rx_pbuf_free(struct pbuf *p)
 	mem_free(r);
 }
 
+int ts_rx_fns(uintptr_t *v)
+{
+	v[0] = (uintptr_t)rx_pbuf_free;
+	return 1;
+}
+
 /* A SYN for a connection still in TIME_WAIT here: the peer reused its port, and the
  * TIME_WAIT is ours because our side closed first (lighttpd after "Connection: close").
  * lwIP would answer the SYN with an ACK and keep the old connection for 2 MSL (120 s); the

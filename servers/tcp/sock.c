@@ -331,6 +331,18 @@ int64_t ts_connect(struct ts_sock *s, uint16_t family, uint16_t port, const uint
 
 static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later)
 {
+	/* A connect our predecessor took and syscall asks again after a live update (it had no
+	 * answer): the same connect, answered when it ends, or now if it has. */
+	if (s->kept && !s->listening && (s->connecting || s->connected)) {
+		s->kept = false;
+		if (s->connecting) {
+			s->connect_req = q->req, s->connect_desc = false;
+			*later = true;
+			return 0;
+		}
+		return s->pcb ? 0 : -TE_CONNRESET;
+	}
+	s->kept = false;
 	int64_t r = ts_connect(s, q->family, q->port, q->addr);
 	if (r == 0) {
 		s->connect_req = q->req, s->connect_desc = false;
@@ -339,11 +351,25 @@ static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later
 	return r;
 }
 
+/* SK_ACCEPT's answer: the peer, and our address and port. */
+static void accepted(const struct ts_sock *s, struct sk_msg *a)
+{
+	uint32_t la = laddr_of(s->pcb), ra = raddr_of(s->pcb);
+	a->family = TS_AF_INET, a->port = lwip_htons(s->pcb->remote_port);
+	memcpy(a->addr, &ra, 4);
+	a->arg = la, a->arg2 = lwip_htons(s->pcb->local_port);
+}
+
 static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_msg *a)
 {
 	struct ts_sock *l = find((uint32_t)q->arg);
 	if (!l || !l->listening)
 		return -TE_INVAL;
+	if (s->kept && s->connected && s->pcb) { /* our predecessor's accept, asked again */
+		s->kept = false;
+		accepted(s, a);
+		return 0;
+	}
 	if (s == l || s->listening || s->connected || s->connecting || !s->attached)
 		return -TE_INVAL;
 	struct ts_sock *e = NULL;
@@ -373,11 +399,7 @@ static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_ms
 		tcp_backlog_accepted(s->pcb);
 		ts_pcb_setup(s);
 		apply_opts(s);
-		uint32_t la = laddr_of(s->pcb), ra = raddr_of(s->pcb);
-		uint16_t lp = lwip_htons(s->pcb->local_port);
-		a->family = TS_AF_INET, a->port = lwip_htons(s->pcb->remote_port);
-		memcpy(a->addr, &ra, 4);
-		a->arg = la, a->arg2 = lp;
+		accepted(s, a);
 	}
 	ts_rx_place(s);
 	return 0;
@@ -610,6 +632,7 @@ void ts_sys_poll(bool *work)
 			return;
 		}
 		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
+		uint64_t at = xp.req.mine;
 		int e = spsc_pop(&xp.req, &u);
 		if (e == CHAN_EAGAIN)
 			return;
@@ -619,7 +642,8 @@ void ts_sys_poll(bool *work)
 			return;
 		}
 		*work = true;
-		request(&u.m);
+		if (!xport_req_replayed(at, &u.m))
+			request(&u.m);
 	}
 	xp.retry = true;
 }
@@ -657,7 +681,7 @@ void ts_flush_events(void)
 	}
 }
 
-/* Restored listeners syscall never claimed are closed after a while; a close that waited
+/* Restored listeners and kept sockets syscall never claimed are closed after a while; a close that waited
  * too long resets (close_poll). */
 void ts_gc(uint64_t now)
 {
@@ -665,8 +689,10 @@ void ts_gc(uint64_t now)
 		return;
 	for (int i = 0; i < ts.top; i++) {
 		struct ts_sock *s = &ts.s[i];
-		if (s->kind == TK_SOCK && !s->attached && s->restored_at) {
-			ax_printf("tcp: listener %u was not reattached: closed\n", s->sock);
+		if (s->kind == TK_SOCK && s->restored_at && !s->closing) {
+			/* a restored listener, or a socket kept through a live update that syscall no
+			 * longer has (it was closed meanwhile): its connection is reset */
+			ax_printf("tcp: %s %u was not reattached: closed\n", s->listening ? "listener" : "socket", s->sock);
 			ts_sock_free(s);
 		}
 	}

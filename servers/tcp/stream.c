@@ -294,6 +294,13 @@ static err_t on_accept(void *arg, struct tcp_pcb *npcb, err_t err)
 	return ERR_OK;
 }
 
+int ts_stream_fns(uintptr_t *v)
+{
+	v[0] = (uintptr_t)on_recv, v[1] = (uintptr_t)on_sent, v[2] = (uintptr_t)on_err;
+	v[3] = (uintptr_t)on_connected, v[4] = (uintptr_t)on_accept;
+	return 5;
+}
+
 void ts_listen_setup(struct ts_sock *s)
 {
 	tcp_arg(s->pcb, s);

@@ -66,6 +66,8 @@ struct ts_sock {
 	int32_t lst;
 	uint64_t seq;
 	uint64_t restored_at;  /* a listener restored from ds, waiting for syscall */
+	bool kept;             /* adopted from a live update's predecessor (adopt.c): a request
+				  syscall asks again is answered as the first time */
 	struct sk_dsrec saved; /* what ds holds for this slot */
 };
 #define TO_REUSEADDR 1
@@ -120,5 +122,15 @@ void ts_rx_window(struct ts_sock *s);
 bool ts_rx_unread(struct ts_sock *s);
 void ts_abort(struct ts_sock *s);
 void ts_pend_free(struct ts_sock *s);
+/* adopt.c: a live update's new instance takes the kept state over. The function addresses
+ * stream.c and rx.c give lwIP (TS_NFNS with lwIP's tcp_recv_null): each writes its own into
+ * v and returns how many. */
+#define TS_NFNS 7
+int ts_stream_fns(uintptr_t *v);
+int ts_rx_fns(uintptr_t *v);
+void ts_adopt_claim(void);   /* the kept buffers' handles, before the sweep */
+bool ts_adopt(void);         /* code addresses made ours, buffers mapped where they were */
+void ts_keep_fns(void);      /* our addresses into the kept state, for our successor */
+int64_t ts_quiesce(void);
 /* netq.c */
 void ts_netq(struct kmsg *m);

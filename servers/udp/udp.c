@@ -22,7 +22,7 @@ static const struct xport_ops ops = {
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
-	if (xport_start(argc, argv, &ops) < 0)
+	if (xport_start(argc, argv, &ops, false) < 0)
 		return 1;
 	if (ax_svc.restarts)
 		us_sock_restore();

@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 	ax_svc_init(argc, argv);
 	/* Everything a program left here (files, descriptors, pipes, epoll sets, the terminal's
 	 * state) is kept across a restart or a live update (README.md, "Recovery"). */
-	bool adopted = ax_keep_image(VFS_KEEP_MAGIC, VFS_STATE_VERSION);
+	bool adopted = ax_keep_image(VFS_KEEP_MAGIC, VFS_STATE_VERSION, 0);
 	exec_init(adopted); /* claims the cached images' objects */
 	if (ax_svc.restarts)
 		ax_keep_sweep(); /* before we make objects: the predecessor's that nobody took go */

@@ -402,10 +402,62 @@ static void fuzz(void)
 			     s->memsz && s->vaddr >= 0x1000 && s->vaddr <= TOP - s->memsz &&
 			     s->vaddr >= ei.lo && s->vaddr + s->memsz <= ei.hi;
 		}
+		/* the loader's runs: ordered, apart, each segment inside its own run */
+		uint32_t order[ELF_MAX_SEGS];
+		struct elf_run runs[ELF_MAX_SEGS];
+		uint32_t nr = ok ? elf_runs(&ei, order, runs) : 0;
+		ok = ok && nr >= 1 && nr <= ei.nsegs && runs[0].from == 0 && runs[nr - 1].to == ei.nsegs;
+		for (uint32_t k = 0; ok && k < nr; k++) {
+			ok = runs[k].lo < runs[k].hi && runs[k].from < runs[k].to && (k == 0 || runs[k].lo > runs[k - 1].hi) &&
+			     (k == 0 || runs[k].from == runs[k - 1].to);
+			for (uint32_t j = runs[k].from; ok && j < runs[k].to; j++)
+				ok = ei.segs[order[j]].vaddr >= runs[k].lo &&
+				     ei.segs[order[j]].vaddr + ei.segs[order[j]].memsz <= runs[k].hi;
+		}
 		if (!ok)
 			unit_fail(__FILE__, __LINE__, "iteration %d: inconsistent result accepted", iter);
 	}
 	CHECK(successes > 10000);
+}
+
+/* The loader's runs: touching segments share one, a far one (the kept section at 1 GiB) has
+ * its own, segments out of order are sorted, a segment inside another's pages joins it. */
+static void runs_split_far_segments(void)
+{
+	struct elf_info ei = { .nsegs = 5 };
+	ei.segs[0] = (struct elf_seg){ .vaddr = 0x40000000, .memsz = 0x96000 };   /* .kept */
+	ei.segs[1] = (struct elf_seg){ .vaddr = 0x400000, .memsz = 0x190 };       /* headers */
+	ei.segs[2] = (struct elf_seg){ .vaddr = 0x401000, .memsz = 0x1063f };     /* .text */
+	ei.segs[3] = (struct elf_seg){ .vaddr = 0x412000, .memsz = 0x203a };      /* .rodata */
+	ei.segs[4] = (struct elf_seg){ .vaddr = 0x415040, .memsz = 0x31128 };     /* .data .bss */
+	uint32_t order[ELF_MAX_SEGS];
+	struct elf_run r[ELF_MAX_SEGS];
+	CHECK_EQ_U64(elf_runs(&ei, order, r), 2);
+	CHECK_EQ_U64(r[0].lo, 0x400000);
+	CHECK_EQ_U64(r[0].hi, 0x447000);
+	CHECK_EQ_U64(r[0].from, 0);
+	CHECK_EQ_U64(r[0].to, 4);
+	CHECK_EQ_U64(r[1].lo, 0x40000000);
+	CHECK_EQ_U64(r[1].hi, 0x40096000);
+	CHECK_EQ_U64(r[1].from, 4);
+	CHECK_EQ_U64(r[1].to, 5);
+	CHECK_EQ_U64(order[0], 1);
+	CHECK_EQ_U64(order[4], 0);
+	/* one page apart: separate; sharing a page: one; inside another: one */
+	ei.nsegs = 3;
+	ei.segs[0] = (struct elf_seg){ .vaddr = 0x400000, .memsz = 0x1000 };
+	ei.segs[1] = (struct elf_seg){ .vaddr = 0x402000, .memsz = 0x800 };
+	ei.segs[2] = (struct elf_seg){ .vaddr = 0x402400, .memsz = 0x10 };
+	CHECK_EQ_U64(elf_runs(&ei, order, r), 2);
+	CHECK_EQ_U64(r[1].lo, 0x402000);
+	CHECK_EQ_U64(r[1].hi, 0x403000);
+	CHECK_EQ_U64(r[1].to - r[1].from, 2);
+	ei.segs[1].vaddr = 0x400800;
+	ei.segs[2].vaddr = 0x400900;
+	CHECK_EQ_U64(elf_runs(&ei, order, r), 1);
+	CHECK_EQ_U64(r[0].hi, 0x401000);
+	ei.nsegs = 0;
+	CHECK_EQ_U64(elf_runs(&ei, order, r), 0);
 }
 
 int main(void)
@@ -421,5 +473,6 @@ int main(void)
 	RUN(segment_limit_and_span);
 	RUN(entry_point);
 	RUN(fuzz);
+	RUN(runs_split_far_segments);
 	return unit_end();
 }

@@ -130,7 +130,9 @@ void svc_heartbeat_reset(struct svc *s)
 		s->hb_last = *s->hb;
 		s->hb_pinged = false;
 		s->hb_starved = 0;
-		s->hb_check_ns = ax_time_ns() + s->c.heartbeat_ms * 1000000ull;
+		/* looked at again a quarter period on (as check_heartbeats does): a full period
+		 * here added one to the time a hang right after a call to us took to notice */
+		s->hb_check_ns = ax_time_ns() + s->c.heartbeat_ms * 250000ull;
 	}
 }
 
@@ -402,9 +404,21 @@ static uint64_t check_heartbeats(void)
 				svc_heartbeat_reset(s); /* a fresh period once it is free again */
 			continue;
 		}
+		uint64_t period = s->c.heartbeat_ms * 1000000ull;
 		if (now >= s->hb_check_ns) {
 			uint64_t v = *s->hb;
-			if (v == s->hb_last && s->hb_pinged) {
+			if (v != s->hb_last) { /* it beats */
+				if (s->hb_starved)
+					rs_log("%s beats again after %u starved periods", s->c.name, s->hb_starved);
+				s->hb_starved = 0;
+				s->hb_last = v;
+				s->hb_pinged = false;
+			} else if (!s->hb_pinged) {
+				/* It stopped (or idles): a ping makes an idle loop turn once. */
+				s->hb_cpu_us = hang_cpu_us(s->ep);
+				s->hb_pinged = ax_notify(s->ep, AX_PING_BIT) == 0;
+				s->hb_ping_ns = now;
+			} else if (now - s->hb_ping_ns >= period) {
 				char where[96];
 				if (!hang_starved(s->ep, s->hb_cpu_us, s->c.heartbeat_ms, where, sizeof(where))) {
 					rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name,
@@ -420,15 +434,14 @@ static uint64_t check_heartbeats(void)
 					       s->c.heartbeat_ms);
 					ax_printf("rs: %s is %s\n", s->c.name, where);
 				}
-			} else {
-				if (s->hb_starved && v != s->hb_last)
-					rs_log("%s beats again after %u starved periods", s->c.name, s->hb_starved);
-				s->hb_starved = 0;
-				s->hb_cpu_us = hang_cpu_us(s->ep);
-				s->hb_last = v;
-				s->hb_pinged = ax_notify(s->ep, AX_PING_BIT) == 0;
+				s->hb_ping_ns = now;
 			}
-			s->hb_check_ns = now + s->c.heartbeat_ms * 1000000ull;
+			/* A quarter period: a hang is noticed 1 to 1.25 periods after it began (a
+			 * look once a period took up to 2: syscall hung for 5 s, and lighttpd closed a
+			 * keep-alive connection it could not serve for longer than its 5 s limit). */
+			s->hb_check_ns = now + period / 4;
+			if (s->hb_pinged && s->hb_ping_ns + period > now && s->hb_ping_ns + period < s->hb_check_ns)
+				s->hb_check_ns = s->hb_ping_ns + period; /* the verdict when the period is up */
 		}
 		uint64_t d = s->hb_check_ns - now;
 		if (!next || d < next)

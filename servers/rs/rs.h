@@ -22,10 +22,12 @@ struct svc {
 	uint64_t started_ns, restart_at_ns, delay_ms;
 	bool stopped;      /* ended and not to be restarted */
 	bool restart_now;  /* killed by RS_RESTART: start again without back-off */
-	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, checked every period. */
+	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, looked at four times a period;
+	 * a service whose counter has not moved for a period since a ping is hung. */
 	int64_t hb_handle;
 	volatile uint64_t *hb;
 	uint64_t hb_last, hb_check_ns;
+	uint64_t hb_ping_ns;   /* when it was pinged (the counter had stopped) */
 	uint64_t hb_cpu_us;    /* its CPU time when pinged (rs_hang.c) */
 	uint32_t hb_starved;   /* periods in a row it was starved, not hung */
 	bool hb_pinged;

@@ -629,7 +629,10 @@ def test_rs_killed_and_crashed_comes_back_and_adopts_every_service(apps):
             m = apps.g.wait_for(r"^rs: restarted \(generation %d\): (\d+) services adopted, 0 had ended" % gen,
                                 timeout=60, start=mark)
             assert int(m.group(1)) == 10, m.group(0)
-            # the new rs is the parent: it hears of a crash and restarts the service
+            # the new rs is the parent: it hears of a crash and restarts the service (an ip
+            # killed again within a second of its start would be a crash loop to rs, whose
+            # back-off then keeps it down for seconds: spaced like every repeated fault)
+            time.sleep(FAULT_SPACING if gen > 2 else 0)
             mark = apps.g.mark()
             apps.g.type("service kill ip\r")
             apps.g.wait_for(r"^rs: restarting ip in \d+ ms", timeout=60, start=mark)

@@ -44,6 +44,9 @@
                              its text -> w[0] = time ns, w[1] = event number, w[2..5] = the next
                              RS_LOG_CHUNK bytes of text (NUL-padded); -KE_SRCH past the last */
 #define RS_LOG_CHUNK 32
+#define RS_UPDATE_NOWAIT 0x7218 /* as RS_UPDATE, answered at once (0: the update began); its outcome
+                                   is in rs's log and the new instance says it took over. For the
+                                   console updating itself: it cannot quiesce while it waits */
 
 /* Service states in RS_LIST. */
 #define RS_ST_RUNNING 1

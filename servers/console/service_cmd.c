@@ -1,6 +1,7 @@
 #include "service_cmd.h"
 #include "axrt.h"
 #include "rs_proto.h"
+#include "service.h"
 
 #define LIST_MAX 1024 /* rows at most, should rs never say "no more" */
 
@@ -167,12 +168,19 @@ static int named(const struct subcmd *c, int argc, char **argv)
 	const char *name = argv[2];
 	if (!put_field(m.w, RS_NAME_LEN, "name", name) || (c->arg && !put_field(&m.w[3], c->cap, c->what, argv[3])))
 		return 2;
+	/* The console updating itself cannot wait for the outcome: it must get back to its loop
+	 * to quiesce. rs answers at once; the new console says when it took over. */
+	bool self = c->type == RS_UPDATE && !strcmp(name, ax_svc.label);
+	if (self)
+		m.type = RS_UPDATE_NOWAIT;
 	int64_t r = rs_call(&m);
 	if (r < 0) {
 		fail(name, r);
 		return 1;
 	}
-	if (c->type == RS_UPDATE)
+	if (self)
+		ax_printf("service: %s: updating to %s (the new console says when it took over)\n", name, argv[3]);
+	else if (c->type == RS_UPDATE)
 		ax_printf("service: %s updated to %s\n", name, argv[3]);
 	else
 		ax_printf("service: %s OK\n", name);

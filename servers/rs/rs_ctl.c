@@ -280,9 +280,12 @@ static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred)
 		}
 		s->restart_now = true;
 		return ax_kill(s->ep);
-	case RS_UPDATE: {
+	case RS_UPDATE:
+	case RS_UPDATE_NOWAIT: {
 		int64_t r = running ? start_update(s, m, from) : -KE_AGAIN;
-		*deferred = r == 0;
+		if (m->type == RS_UPDATE_NOWAIT && r == 0)
+			s->up.requester = 0; /* answered now: nobody waits for the outcome */
+		*deferred = r == 0 && m->type == RS_UPDATE;
 		return r;
 	}
 	case RS_INJECT:
@@ -338,6 +341,7 @@ void rsctl_message(struct kmsg *m)
 	case RS_KILL:
 	case RS_RESTART:
 	case RS_UPDATE:
+	case RS_UPDATE_NOWAIT:
 	case RS_INJECT: {
 		if (!caller || !caller->c.control) {
 			r = -KE_PERM;

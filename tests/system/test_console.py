@@ -89,7 +89,7 @@ def test_service_command_lists_kills_stops_and_starts_services():
         (r"^service: echo1", "service update echo1 nosuchbinary\r"),
         (r"^service: echo1", "service inject echo1 abcdefghijklmnop\r"),
         (r"too long", "service update console console\r"),
-        (r"^service: console", "service start echo1\r"),
+        (r"^console: took over \(live update\) \(build v1\)$", "service start echo1\r"),
     ]
     r = run(script, until=r"service: echo1: busy$")
     out = r.output
@@ -122,8 +122,11 @@ def test_service_command_lists_kills_stops_and_starts_services():
     assert "service: echo1: not supported" in out, out[-4000:]
     assert "service: echo1: invalid argument" in out
     assert "service: echo1: busy" in out
-    # the console cannot quiesce while it waits in the call: rs gives up, nobody deadlocks
-    assert "service: console: try again" in out, out[-3000:]
+    # the console updates itself: rs answers at once (it must get back to its loop to
+    # quiesce), replaces it, and the new console serves the next command
+    assert "service: console: updating to console (the new console says when it took over)" in out, out[-3000:]
+    assert re.search(r"rs: console updated to console: \S+ replaced it as on a restart \(stall [\d.]+ ms\)$",
+                     out, re.M), out[-3000:]
     assert "service: fault word too long (at most 15 characters): abcdefghijklmnop" in out
 
 

@@ -58,18 +58,18 @@ int image_parse(const struct img_src *src, struct elf_info *ei)
 	return r;
 }
 
-/* One run of pages [lo, hi) the segments in order[from..to) cover: one object; each page gets
- * the union of its segments' rights, runs of equal rights are one mapping each. */
+/* One run (elf_runs): one object; each page gets the union of its segments' rights, runs of
+ * equal rights are one mapping each. */
 static int load_run(struct proc *p, const struct img_src *src, const struct elf_info *ei, const uint32_t *order,
-		    uint32_t from, uint32_t to, uint64_t lo, uint64_t hi)
+		    const struct elf_run *run)
 {
-	uint64_t npages = (hi - lo) / PAGE_SIZE;
+	uint64_t lo = run->lo, npages = (run->hi - lo) / PAGE_SIZE;
 	struct memobj *img = memobj_create(npages, 0);
 	uint32_t *prot = kzalloc(npages * sizeof(uint32_t));
 	int r = -KE_NOMEM;
 	if (!img || !prot)
 		goto out;
-	for (uint32_t k = from; k < to; k++) {
+	for (uint32_t k = run->from; k < run->to; k++) {
 		const struct elf_seg *sg = &ei->segs[order[k]];
 		for (uint64_t b = 0; b < sg->filesz;) {
 			uint64_t va = sg->vaddr + b, pg = (va - lo) / PAGE_SIZE, off = va & (PAGE_SIZE - 1);
@@ -107,7 +107,7 @@ int image_load(struct proc *p, const struct img_src *src, const struct elf_info 
 	uint32_t nruns = elf_runs(ei, order, runs);
 	int r = 0;
 	for (uint32_t i = 0; i < nruns && !r; i++)
-		r = load_run(p, src, ei, order, runs[i].from, runs[i].to, runs[i].lo, runs[i].hi);
+		r = load_run(p, src, ei, order, &runs[i]);
 	struct memobj *stack = r ? NULL : memobj_create(USER_STACK_PAGES, 0);
 	if (!r && !stack)
 		r = -KE_NOMEM;

@@ -71,7 +71,7 @@ static void *keep_open(uint64_t magic, uint64_t layout, uint64_t bytes, bool at_
 		    k->self == old && k->bytes == total && (k->at_rest || !at_rest_only)) {
 			hdr = k;
 			*adopted = true;
-		} else if (va > 0 && k->hdr_magic == KEEP_MAGIC_HDR && k->self == old && !k->at_rest && at_rest_only) {
+		} else if (va > 0 && at_rest_only && !k->at_rest) { /* (find_kept checked the header) */
 			/* It ended while at work (a crash, a kill, a hang): what it kept may be half
 			 * changed. The object goes with the sweep. */
 			ax_printf("%s: the kept state was not left at rest (the last instance ended at work): "
@@ -116,6 +116,14 @@ void ax_keep_at_rest(bool rest)
 
 uint64_t ax_keep_generation(void) { return hdr ? hdr->generation : 0; }
 
+static bool is_claimed(int64_t h)
+{
+	for (int i = 0; i < nclaimed; i++)
+		if (claimed[i] == h)
+			return true;
+	return false;
+}
+
 void ax_keep_claim(int64_t h)
 {
 	if (nclaimed < MAX_CLAIMED)
@@ -140,12 +148,9 @@ int ax_keep_sweep(void)
 	for (int64_t h = next_created(0); h; h = next_created(h)) {
 		if (hdr && h == hdr->self)
 			continue;
-		bool mine = false;
-		for (int i = 0; i < nclaimed && !mine; i++)
-			mine = claimed[i] == h;
 		/* Our handle only (not a destroy, which would revoke the grants): a peer may still
 		 * use the object until it notices us. */
-		if (!mine && ax_mo_revoke(EP_NONE, h) == 0)
+		if (!is_claimed(h) && ax_mo_revoke(EP_NONE, h) == 0)
 			gone++;
 	}
 	nclaimed = 0;
@@ -161,10 +166,7 @@ int ax_keep_sweep_grants(void)
 			break;
 		if (r < 0 || (r & 0x100) || h == ax_hb_handle)
 			continue;
-		bool mine = false;
-		for (int i = 0; i < nclaimed && !mine; i++)
-			mine = claimed[i] == h;
-		if (!mine && ax_mo_destroy(h) == 0) /* closes our handle on a grant */
+		if (!is_claimed(h) && ax_mo_destroy(h) == 0) /* closes our handle on a grant */
 			gone++;
 	}
 	return gone;

@@ -219,6 +219,19 @@ struct netif *xport_input_netif(uint32_t dst)
 	return netif_default;
 }
 
+/* The first packet of a loopback queue (a chain ending where len == tot_len), cut off;
+ * *clen its pbufs. */
+static struct pbuf *take_packet(struct pbuf **q, u16_t *clen)
+{
+	struct pbuf *in = *q, *end = in;
+	*clen = 1;
+	while (end->len != end->tot_len && end->next)
+		end = end->next, (*clen)++;
+	*q = end->next;
+	end->next = NULL;
+	return in;
+}
+
 /* What we sent ourselves (127.0.0.0/8, our addresses), queued on the netifs by lwIP's
  * loopback: the packets queued now, not those their handling queues (a TCP connection to
  * ourselves would otherwise keep netif_poll busy as long as data flows). */
@@ -227,15 +240,11 @@ static bool loop_poll(void)
 	bool any = false;
 	struct netif *n;
 	NETIF_FOREACH(n) {
-		struct pbuf *in = n->loop_first;
+		struct pbuf *q = n->loop_first;
 		n->loop_first = n->loop_last = NULL;
-		while (in) {
-			struct pbuf *end = in; /* a packet is a chain ending where len == tot_len */
-			u16_t clen = 1;
-			while (end->len != end->tot_len && end->next)
-				end = end->next, clen++;
-			struct pbuf *next = end->next;
-			end->next = NULL;
+		while (q) {
+			u16_t clen;
+			struct pbuf *in = take_packet(&q, &clen);
 #if LWIP_LOOPBACK_MAX_PBUFS
 			n->loop_cnt_current = (u16_t)(n->loop_cnt_current - clen); /* as netif_poll does */
 #endif
@@ -245,7 +254,6 @@ static bool loop_poll(void)
 				xport_rx_csum(n, true, NETIF_CHECKSUM_CHECK_TCP);
 			if (n->input(in, n) != ERR_OK)
 				pbuf_free(in);
-			in = next;
 			any = true;
 		}
 	}
@@ -341,12 +349,12 @@ static void ip_poll(bool *work)
 			iface(&u.f);
 			break;
 		case IPX_HELLO:
-			if (xp.ip_incarnation >= 0 && xp.ip_incarnation != u.m.arg) {
+			if (xk.ip_incarnation >= 0 && xk.ip_incarnation != u.m.arg) {
 				xport_forget_tx();
 				if (xp.ops->ip_restarted)
 					xp.ops->ip_restarted();
 			}
-			xp.ip_incarnation = xk.ip_incarnation = u.m.arg;
+			xk.ip_incarnation = u.m.arg;
 			break;
 		default:
 			xp.c.bad_ipx++;
@@ -716,16 +724,11 @@ void xport_quiesce(void)
 {
 	struct netif *n;
 	NETIF_FOREACH(n) {
-		struct pbuf *p = n->loop_first;
+		struct pbuf *q = n->loop_first;
 		n->loop_first = n->loop_last = NULL;
-		while (p) {
-			struct pbuf *end = p; /* one packet: up to where len == tot_len */
-			while (end->len != end->tot_len && end->next)
-				end = end->next;
-			struct pbuf *next = end->next;
-			end->next = NULL;
-			pbuf_free(p);
-			p = next;
+		while (q) {
+			u16_t clen;
+			pbuf_free(take_packet(&q, &clen));
 		}
 	}
 }
@@ -733,7 +736,8 @@ void xport_quiesce(void)
 int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool adopted)
 {
 	xp.ops = ops;
-	xp.ip_incarnation = adopted ? xk.ip_incarnation : -1;
+	if (!adopted)
+		xk.ip_incarnation = -1;
 	xp.adopted = xp.sys_adopted = adopted;
 	xport_act_init(argc, argv);
 	xp.ip_peer.bits = xp.sys_peer.bits = XP_WAKE_BIT;

@@ -66,7 +66,7 @@ struct xport_kept {
 	int64_t pool_h, out_h;
 	uint64_t pool_va, pool_pages, out_bytes;
 	uint32_t pool_id;
-	int64_t ip_incarnation;
+	int64_t ip_incarnation;     /* from ip's last IPX_HELLO, -1 before the first */
 	/* TX packets ip has not answered: ctx = the pbuf */
 	struct reqdb txdb;
 	struct reqdb_entry txdb_e[XP_TX_INFLIGHT];
@@ -85,7 +85,6 @@ struct xport {
 	struct pool_view ip_rx, ip_heap;
 	bool ip_ok;
 	uint32_t ip_owner;          /* endpoint that exported ip/T.in */
-	int64_t ip_incarnation;     /* from its last IPX_HELLO, -1 before the first */
 	struct chan_export out_ex;
 	struct spsc out;
 	struct chan_axolotl_peer ip_peer;

@@ -124,15 +124,20 @@ static int64_t heartbeat_page(struct svc *s)
 	return 0;
 }
 
+/* How often a heartbeat is looked at: a quarter period, so a hang is noticed 1 to 1.25
+ * periods after it began (a look once a period took up to 2: syscall hung for 5 s, and
+ * lighttpd closed a keep-alive connection it could not serve for longer than its 5 s limit). */
+static uint64_t hb_look_ns(const struct svc *s) { return s->c.heartbeat_ms * 250000ull; }
+
 void svc_heartbeat_reset(struct svc *s)
 {
 	if (s->hb) {
 		s->hb_last = *s->hb;
 		s->hb_pinged = false;
 		s->hb_starved = 0;
-		/* looked at again a quarter period on (as check_heartbeats does): a full period
-		 * here added one to the time a hang right after a call to us took to notice */
-		s->hb_check_ns = ax_time_ns() + s->c.heartbeat_ms * 250000ull;
+		/* (a full period here added one to the time a hang right after a call to us took
+		 * to notice) */
+		s->hb_check_ns = ax_time_ns() + hb_look_ns(s);
 	}
 }
 
@@ -436,10 +441,7 @@ static uint64_t check_heartbeats(void)
 				}
 				s->hb_ping_ns = now;
 			}
-			/* A quarter period: a hang is noticed 1 to 1.25 periods after it began (a
-			 * look once a period took up to 2: syscall hung for 5 s, and lighttpd closed a
-			 * keep-alive connection it could not serve for longer than its 5 s limit). */
-			s->hb_check_ns = now + period / 4;
+			s->hb_check_ns = now + hb_look_ns(s);
 			if (s->hb_pinged && s->hb_ping_ns + period > now && s->hb_ping_ns + period < s->hb_check_ns)
 				s->hb_check_ns = s->hb_ping_ns + period; /* the verdict when the period is up */
 		}

@@ -107,8 +107,7 @@ bool ts_adopt(void)
 
 void ts_keep_fns(void)
 {
-	if (!fns[0])
-		our_fns();
+	our_fns();
 	memcpy(kept_fns, fns, sizeof(fns));
 }
 

@@ -65,16 +65,13 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 		ax_printf("pm: %s (pid %d): fork refused by the kernel: error %lld\n", p->name, p->pid, (long long)cep);
 		return cep == -KE_NOMEM ? -LX_ENOMEM : -LX_EAGAIN;
 	}
-	endpoint_t vfs = lx_vfs();
-	if (vfs) {
-		struct kmsg m = { .type = VFS_FORK, .w = { p->ep, (uint64_t)cep } };
-		int64_t r = ax_call(vfs, &m);
-		if (r < 0 || (int64_t)m.w[0] < 0) {
-			ax_printf("pm: %s (pid %d): fork: vfs refused: error %lld\n", p->name, p->pid,
-				  (long long)(r < 0 ? r : (int64_t)m.w[0]));
-			ax_kill((endpoint_t)cep);
-			return r < 0 ? -LX_EAGAIN : (int64_t)m.w[0];
-		}
+	struct kmsg m = { .type = VFS_FORK, .w = { p->ep, (uint64_t)cep } };
+	int64_t r = lx_vfs_call(&m);
+	if (r != -KE_SRCH && (r < 0 || (int64_t)m.w[0] < 0)) { /* (no vfs at all: nothing to copy) */
+		ax_printf("pm: %s (pid %d): fork: vfs refused: error %lld\n", p->name, p->pid,
+			  (long long)(r < 0 ? r : (int64_t)m.w[0]));
+		ax_kill((endpoint_t)cep);
+		return r < 0 ? -LX_EAGAIN : (int64_t)m.w[0];
 	}
 	*q = (struct lxproc){ .ep = (endpoint_t)cep, .pid = pid, .ppid = flags & CLONE_PARENT ? p->ppid : p->pid,
 			      .pgid = p->pgid, .sid = p->sid, .used = true, .exit_signal = (uint8_t)(flags & 0xff),
@@ -147,11 +144,10 @@ static int64_t read_vector(endpoint_t who, uint64_t uvec, size_t *pos, uint32_t 
 /* Asks vfs for an executable file's bytes: size, or -errno; *h = our handle. */
 static int64_t open_exec(struct lxproc *p, const char *path, int64_t *h)
 {
-	endpoint_t vfs = lx_vfs();
-	if (!vfs)
-		return -2; /* ENOENT: no file system */
 	struct kmsg m = { .type = VFS_EXEC_OPEN, .w = { p->ep, ax_self(), (uint64_t)path } };
-	int64_t r = ax_call(vfs, &m);
+	int64_t r = lx_vfs_call(&m);
+	if (r == -KE_SRCH)
+		return -2; /* ENOENT: no file system */
 	if (r < 0)
 		return -LX_EAGAIN;
 	*h = (int64_t)m.w[1];
@@ -260,11 +256,8 @@ int64_t lx_execve(struct lxcall *c, uint64_t upath, uint64_t uargv, uint64_t uen
 	kcall1(KC_MO_DESTROY, (uint64_t)h);
 	if (r < 0)
 		return r == -LX_ENOEXEC ? r : r == -KE_NOMEM ? -LX_ENOMEM : r == -KE_INVAL ? -LX_E2BIG : r;
-	endpoint_t vfs = lx_vfs();
-	if (vfs) { /* close-on-exec descriptors go */
-		struct kmsg m = { .type = VFS_EXEC, .w = { p->ep } };
-		ax_call(vfs, &m);
-	}
+	struct kmsg m = { .type = VFS_EXEC, .w = { p->ep } }; /* close-on-exec descriptors go */
+	lx_vfs_call(&m);
 	const char *base = file;
 	for (const char *q = file; *q; q++)
 		if (*q == '/')

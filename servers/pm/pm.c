@@ -8,6 +8,7 @@
 #include "pm.h"
 #include "service.h"
 #include "keep.h"
+#include "heartbeat.h"
 #include "vfs_proto.h"
 #include "pm_proto.h"
 
@@ -17,6 +18,29 @@ endpoint_t lx_vfs(void)
 {
 	int64_t ep = ax_svc_lookup("vfs", NULL);
 	return ep > 0 ? (endpoint_t)ep : 0;
+}
+
+#define VFS_WAIT_NS 2000000000ull
+
+int64_t lx_vfs_call(struct kmsg *m)
+{
+	static bool seen; /* a vfs ran: one that is missing now is being restarted */
+	static const uint64_t never_rung;
+	const struct kmsg req = *m;
+	uint64_t t0 = ax_time_ns();
+	for (;;) {
+		endpoint_t vfs = lx_vfs();
+		int64_t r = vfs ? ax_call(vfs, m) : -KE_SRCH;
+		seen |= vfs != 0;
+		/* Only a vfs that is gone is waited for: a fork, an exec or an exit that happened
+		 * to come then failed (a shell loop forking every 0.2 s lost its fork, EAGAIN). */
+		bool gone = r == -KE_DEADSRCDST || (r == -KE_SRCH && seen);
+		if (!gone || ax_time_ns() - t0 > VFS_WAIT_NS)
+			return r;
+		*m = req;
+		ax_heartbeat();
+		ax_wait_timeout(&never_rung, 0, 10000000ull);
+	}
 }
 
 void lx_answer(endpoint_t thread, int64_t r)
@@ -68,11 +92,9 @@ static int64_t run(const char *program, const char *args)
 		if (*q == '/')
 			base = q + 1;
 	ksnprintf(p->name, sizeof(p->name), "%s", base);
-	endpoint_t vfs = lx_vfs();
-	if (vfs) { /* the console becomes its controlling terminal, its group the foreground */
-		struct kmsg m = { .type = VFS_SESSION, .w = { p->ep, (uint64_t)pid } };
-		ax_call(vfs, &m);
-	}
+	/* the console becomes its controlling terminal, its group the foreground */
+	struct kmsg m = { .type = VFS_SESSION, .w = { p->ep, (uint64_t)pid } };
+	lx_vfs_call(&m);
 	if ((r = kcall1(KC_START, (uint64_t)ep)) < 0) {
 		ax_kill((endpoint_t)ep);
 		p->used = false;

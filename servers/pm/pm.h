@@ -58,6 +58,10 @@ extern struct lxproc *lx_procs; /* MAX_PROCS, in kept memory */
 bool lx_table_init(void);
 /* vfs's endpoint, or 0. */
 endpoint_t lx_vfs(void);
+/* A call to vfs (m is its message, then the answer): 0 or a negative kernel error, -KE_SRCH
+ * when the system has no vfs. A vfs that ended (killed, crashed, hung) and is being
+ * restarted is waited for, up to 2 s. */
+int64_t lx_vfs_call(struct kmsg *m);
 /* The exit of process p (a kernel report): zombie, SIGCHLD, waiters. */
 void lx_ended(struct lxproc *p, int32_t status);
 /* An answer to a held call. */

@@ -102,11 +102,8 @@ void lx_ended(struct lxproc *p, int32_t status)
 		else
 			ax_printf("pm: %s (pid %d) exited with status %d\n", p->name, p->pid, (status >> 8) & 0xff);
 	}
-	endpoint_t vfs = lx_vfs();
-	if (vfs) { /* its descriptors go */
-		struct kmsg f = { .type = VFS_FORGET, .w = { p->ep } };
-		ax_call(vfs, &f);
-	}
+	struct kmsg f = { .type = VFS_FORGET, .w = { p->ep } }; /* its descriptors go */
+	lx_vfs_call(&f);
 	lx_threads_forget(p->pid);
 	if (p->vfork_parent) {
 		lx_answer(p->vfork_parent, p->pid);

@@ -29,6 +29,7 @@ static int pages_top;
 static struct ax_bell *bell; /* SK_BELL's page, NULL before */
 static int64_t bell_handle;
 static int mwait = -1;       /* on a dedicated core with MONITOR (-1: not asked yet) */
+static endpoint_t self_ep;   /* ours, for the pages' idle[].ep */
 
 /* Whether we sleep in KC_WAIT's MWAIT path: rs dedicated our core to us (dedicated=1) and
  * the CPU has MONITOR (docs/kernel-api.md §6). */
@@ -38,6 +39,7 @@ void xport_act_init(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		dedicated |= !strcmp(argv[i], "dedicated=1");
 	mwait = dedicated && (kcall2(KC_INFO, KI_CPU_FEATURES, 0) & 1);
+	self_ep = ax_self();
 }
 
 void xport_bell(const struct sk_msg *q)
@@ -165,9 +167,17 @@ void xport_act_sleeping(uint32_t v)
 {
 	if (v)
 		v = xport_act_doorbell() ? AX_SLEEP_MWAIT : AX_SLEEP_NOTIFY;
-	for (int i = 0; i < pages_top; i++)
-		if (pages[i].p)
-			atomic_store_explicit(&pages[i].p->idle[xp.ops->act_eng].sleeping, v, memory_order_relaxed);
+	for (int i = 0; i < pages_top; i++) {
+		if (!pages[i].p)
+			continue;
+		struct ax_idle *idle = &pages[i].p->idle[xp.ops->act_eng];
+		/* whom the library notifies (written again if the process wrote over it) */
+		if (v == AX_SLEEP_NOTIFY && atomic_load_explicit(&idle->ep, memory_order_relaxed) != self_ep) {
+			atomic_store_explicit(&idle->bits, XP_WAKE_BIT, memory_order_relaxed);
+			atomic_store_explicit(&idle->ep, self_ep, memory_order_relaxed);
+		}
+		atomic_store_explicit(&idle->sleeping, v, memory_order_relaxed);
+	}
 }
 
 bool xport_act_waiting(void)

@@ -57,7 +57,7 @@ struct ax_listener {
  * the socket's bit in its engine's bitmap, then bumps that engine's word; an engine that
  * sees the word move swaps the bitmap out 64 bits at a time and serves those sockets. An
  * engine about to sleep raises its `sleeping` flag (then looks at the words once more); a
- * library that sees it up after bumping the word wakes the engine with AX_KICK. The
+ * library that sees it up after bumping the word wakes the engine (see AX_SLEEP_*). The
  * library also keeps its call counters here (syscall sums them for the console). Everything
  * here is a hint the process can spoil only for itself.
  *
@@ -96,9 +96,11 @@ struct ax_activity {
 		_Atomic uint64_t word; /* library: bumped after setting bits */
 		uint8_t pad[56];
 	} eng[AXE_N];
-	struct {
-		_Atomic uint32_t sleeping; /* the engine: 1 while it may sleep */
-		uint8_t pad[60];
+	struct ax_idle {
+		_Atomic uint32_t sleeping; /* the engine: AX_SLEEP_* while it may sleep, else 0 */
+		_Atomic uint32_t ep;       /* the engine: its endpoint, for AX_SLEEP_NOTIFY */
+		_Atomic uint64_t bits;     /* the engine: the notification bits that wake it */
+		uint8_t pad[48];
 	} idle[AXE_N];
 	_Atomic uint64_t bits[AXE_N][AX_ACT_SOCKS / 64];
 	struct {
@@ -143,7 +145,9 @@ struct ax_activity {
 _Static_assert(sizeof(struct ax_activity) <= 4096, "one page");
 /* The `sleeping` flag's values: an engine on a dedicated core with MONITOR sleeps in
  * KC_WAIT's MWAIT path watching its line of the bell, so a store there wakes it; any other
- * engine is woken by AX_KICK (a notify through syscall). */
+ * engine is woken by the library's own KC_NOTIFY to the endpoint and bits the engine wrote
+ * beside its flag (one kernel call, no server in between), or, when that fails (an engine
+ * restarting), by AX_KICK (a notify through syscall). */
 #define AX_SLEEP_NOTIFY 1
 #define AX_SLEEP_MWAIT 2
 /* The bell: one page made by syscall, mapped into every process with an activity page and

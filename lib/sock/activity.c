@@ -51,11 +51,24 @@ void axsock_act_page(uint64_t va)
 	bell = p->bell_va ? (struct ax_bell *)(uintptr_t)p->bell_va : NULL;
 }
 
-static void kick(int fd)
+uint64_t axsock_notifies;
+
+/* The engine sleeps and waits for a notification: send it ourselves (one kernel call), to
+ * the endpoint and bits it wrote beside its flag; if that fails (none written, an engine
+ * restarting: a stale endpoint), through syscall (AX_KICK), which knows the engine now. */
+static void kick(int fd, uint32_t eng)
 {
 	axsock_nsys++;
 	axsock_kicks++;
 	axsock_counts.syscalls++;
+	if (have_page && eng < AXE_N) {
+		uint32_t ep = atomic_load_explicit(&page->idle[eng].ep, memory_order_relaxed);
+		uint64_t bits = atomic_load_explicit(&page->idle[eng].bits, memory_order_relaxed);
+		if (ep && bits && ax_sys_notify(ep, bits) == 0) {
+			axsock_notifies++;
+			return;
+		}
+	}
 	ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 }
 
@@ -78,7 +91,7 @@ void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 {
 	axsock_marks++;
 	if (!mark(eng, bit)) {
-		kick(fd);
+		kick(fd, AXE_N);
 		return;
 	}
 	/* The word before the flag, as the engine raises its flag before its last look: one of
@@ -88,7 +101,7 @@ void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 	if (f == AX_SLEEP_MWAIT && bell) /* it watches its line: the store wakes it */
 		atomic_fetch_add_explicit(&bell->eng[eng].ring, 1, memory_order_release), axsock_rings++;
 	else if (f)
-		kick(fd);
+		kick(fd, eng);
 }
 
 void axsock_count(enum ax_call c, bool user)

@@ -19,8 +19,10 @@ void axsock_count(enum ax_call c, bool user);
 /* System calls the library made from this thread so far (a call compares before and after
  * to know whether it stayed in user space). */
 extern _Thread_local uint64_t axsock_nsys;
-/* Wake-ups the library made (AX_KICK: the engine slept, or there is no page). */
+/* Wake-ups the library made by a kernel call (the engine slept, or there is no page): its own
+ * notify to the engine, or AX_KICK through syscall. */
 extern uint64_t axsock_kicks, axsock_marks; /* and times the library marked activity */
+extern uint64_t axsock_notifies; /* of the kicks, those made by our own notify (not AX_KICK) */
 extern uint64_t axsock_rings; /* wake-ups by a store to the bell (the engine MWAITs) */
 /* The counters (the page's, or the library's own before the page exists). */
 const struct ax_activity *axsock_act(void);

@@ -9,7 +9,7 @@ AXSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/sock/posix.c lib/sock/eve
 	lib/net/sockbuf.c lib/chan/spsc.c
 AXSOCK_HDRS := $(wildcard lib/sock/*.h lib/net/*.h lib/chan/*.h)
 AXSOCK_SYMS := lib/sock/wrap.syms
-AXSOCK_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/sock -Ilib/net -Ilib/chan
+AXSOCK_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/sock -Ilib/net -Ilib/chan -Ikernel/abi
 AXSOCK_LDFLAGS := $(foreach s,$(shell sed -e 's/\#.*//' $(AXSOCK_SYMS)),-Wl$(comma)--wrap=$(s))
 AXSOCK_CC_musl := musl-gcc
 AXSOCK_CC_glibc := gcc

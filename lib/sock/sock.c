@@ -402,7 +402,9 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 		if (corrupt)
 			return got ? (ssize_t)got : -EIO;
 		/* RX space came free: tcp opens its window (a wake-up only when it sleeps; marking
-		 * without one after a small read that emptied RX starved iperf's sender) */
+		 * without one after a small read that emptied RX starved iperf's sender; waking it
+		 * only when RX held more than an eighth of the ring slowed tcptest's two-way bulk
+		 * load fourfold, not understood yet: docs/decisions.md) */
 		if (got && !peek)
 			kick(fd, s);
 		if (got == len || fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "axolotl/kcall.h"
 
 static inline int ax_sys_poll(struct pollfd *p, nfds_t n, int ms)
 {
@@ -14,6 +15,12 @@ static inline int ax_sys_poll(struct pollfd *p, nfds_t n, int ms)
 static inline int ax_sys_getsockopt(int fd, int level, int name, void *v, socklen_t *l)
 {
 	return (int)syscall(SYS_getsockopt, fd, level, name, v, l);
+}
+/* Axolotl's own KC_NOTIFY (kernel/abi/axolotl/kcall.h): only ever made where the activity
+ * page exists, that is on Axolotl. */
+static inline int ax_sys_notify(uint32_t ep, uint64_t bits)
+{
+	return (int)syscall((long)KC_NR(KC_NOTIFY), (long)ep, (long)bits);
 }
 static inline int ax_sys_setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 {

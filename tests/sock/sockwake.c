@@ -269,6 +269,47 @@ int main(void)
 		check("spares_reclaimed_when_more_than_open", took && held == 1 && after == 0 && st == AX_SPARE_FREE);
 	}
 
+	/* A sleeping tcp is woken by the library's own notify (a shared core; the bell on a
+	 * dedicated MWAIT core); an endpoint in the page that no longer names tcp (as after a
+	 * restart) falls back to AX_KICK through syscall. Each round waits until tcp sleeps, so
+	 * the send must wake it; a round where tcp woke meanwhile proves nothing and is tried
+	 * again. */
+	{
+		int cc = socket(AF_INET, SOCK_STREAM, 0), aa = -1;
+		struct ax_sockbuf bb;
+		bool took = connect(cc, (struct sockaddr *)&la, sizeof(la)) == 0 && accept_adopt(l, key, &aa, &bb);
+		struct ax_activity *pg = (struct ax_activity *)axsock_act();
+		struct ax_idle *idle = &pg->idle[AXE_TCP];
+		bool moved = took, direct = false, fallback = false, mwait = false;
+		for (int i = 0; i < 40 && moved && !(direct && fallback); i++) {
+			uint32_t f = 0;
+			for (int t = 0; t < 1500 && !f; t++, usleep(2000))
+				f = atomic_load(&idle->sleeping);
+			mwait = f == AX_SLEEP_MWAIT;
+			bool lie = direct || mwait;
+			uint32_t ep = atomic_load(&idle->ep);
+			if (lie && ep)
+				atomic_store(&idle->ep, ep + 0x10000); /* the next generation: a dead endpoint */
+			uint64_t n0 = axsock_notifies, k0 = axsock_kicks, r0 = axsock_rings;
+			char y = 0;
+			moved = axsock_sendto(aa, "w", 1, 0, NULL, 0) == 1 && recv(cc, &y, 1, 0) == 1 && y == 'w';
+			if (mwait) { /* the bell, whatever the page says; never a system call */
+				direct |= axsock_rings > r0 && axsock_kicks == k0;
+				fallback |= direct;
+			} else if (!lie) {
+				direct |= axsock_notifies == n0 + 1 && axsock_kicks == k0 + 1;
+			} else {
+				fallback |= axsock_notifies == n0 && axsock_kicks == k0 + 1;
+			}
+		}
+		printf("sockwake: %s tcp: %llu kicks, %llu of them our own notify\n", mwait ? "MWAIT" : "notified",
+		       (unsigned long long)axsock_kicks, (unsigned long long)axsock_notifies);
+		check("sleeping_tcp_woken_by_our_notify", moved && direct);
+		check("stale_endpoint_falls_back_to_kick", moved && fallback);
+		axsock_close(aa);
+		close(cc);
+	}
+
 	/* shutdown in user space: the peer reads the end, our sends fail, its data still comes */
 	{
 		int cc = socket(AF_INET, SOCK_STREAM, 0);

@@ -463,12 +463,11 @@ void syscall_dispatch(struct trap_frame *f)
 				sched_release_deferred();
 			f->rax = (uint64_t)dispatch(me, n, a);
 			/* a call that was to block came back at once (a wait whose doorbell had
-			 * rung, a message already there): the waker goes on, the woken one moves */
-			if (this_cpu()->deferred && (n == KC_WAIT || n == KC_RECEIVE || n == KC_CALL))
-				sched_release_deferred();
-			/* an application's notify is a doorbell (the socket library waking its
-			 * engine): it goes on computing, and its next kernel call may be a tick away */
-			else if (this_cpu()->deferred && n == KC_NOTIFY && me->proc->lx)
+			 * rung, a message already there), or an application's notify (a doorbell:
+			 * the socket library waking its engine; its next kernel call may be a tick
+			 * away): the waker goes on, the woken one moves */
+			if (this_cpu()->deferred && (n == KC_WAIT || n == KC_RECEIVE || n == KC_CALL ||
+						     (n == KC_NOTIFY && me->proc->lx)))
 				sched_release_deferred();
 			account(n, KST_KCALLS, t0, t1);
 			kunlock();

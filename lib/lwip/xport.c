@@ -234,8 +234,10 @@ static struct pbuf *take_packet(struct pbuf **q, u16_t *clen)
 
 /* What we sent ourselves (127.0.0.0/8, our addresses), queued on the netifs by lwIP's
  * loopback: the packets queued now, not those their handling queues (a TCP connection to
- * ourselves would otherwise keep netif_poll busy as long as data flows). */
-static bool loop_poll(void)
+ * ourselves would otherwise keep netif_poll busy as long as data flows). Each is delivered,
+ * or with deliver false (a live update's quiesce: the netifs are not kept, and TCP sends
+ * those segments again) dropped. */
+static bool loop_take(bool deliver)
 {
 	bool any = false;
 	struct netif *n;
@@ -249,18 +251,22 @@ static bool loop_poll(void)
 			n->loop_cnt_current = (u16_t)(n->loop_cnt_current - clen); /* as netif_poll does */
 #endif
 			(void)clen;
+			any = true;
+			if (!deliver) {
+				pbuf_free(in);
+				continue;
+			}
 			in->if_idx = netif_get_index(n);
 			if (n->output == nif_output) /* to our own address: lwIP left the TCP checksum out */
 				xport_rx_csum(n, true, NETIF_CHECKSUM_CHECK_TCP);
 			if (n->input(in, n) != ERR_OK)
 				pbuf_free(in);
-			any = true;
 		}
 	}
 	return any;
 }
 
-/* Packets lwIP looped back after loop_poll (its timers' ACKs and retransmissions) are
+/* Packets lwIP looped back after loop_take (its timers' ACKs and retransmissions) are
  * delivered in the next turn, not after the next sleep. */
 static bool loop_waiting(void)
 {
@@ -650,7 +656,7 @@ static bool poll(struct ax_evloop *l)
 	xp.ops->sys_poll(&work);
 	work |= xport_act_poll();
 	xp.ops->tx_poll(&work);
-	work |= loop_poll();
+	work |= loop_take(true);
 #if LWIP_TIMERS
 	sys_check_timeouts();
 #endif
@@ -720,19 +726,6 @@ static void lwip_adopt(void)
 			xk.txdb_e[i].abort = tx_abort;
 }
 
-void xport_quiesce(void)
-{
-	struct netif *n;
-	NETIF_FOREACH(n) {
-		struct pbuf *q = n->loop_first;
-		n->loop_first = n->loop_last = NULL;
-		while (q) {
-			u16_t clen;
-			pbuf_free(take_packet(&q, &clen));
-		}
-	}
-}
-
 int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool adopted)
 {
 	xp.ops = ops;
@@ -781,7 +774,7 @@ int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool ado
 static int64_t loop_quiesce(struct ax_evloop *l)
 {
 	(void)l;
-	xport_quiesce();
+	loop_take(false);
 	return xp.ops->quiesce();
 }
 

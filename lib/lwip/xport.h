@@ -52,7 +52,8 @@ struct xport_ops {
 	 * connections live in lwIP's private memory: not so. */
 	bool restartable;
 	/* A live update (lib/axrt/evloop.h): quiesce hook run at the top of the loop after
-	 * xport_quiesce. NULL: restartable decides. */
+	 * lwIP's loopback queues are dropped (the netifs are not kept; TCP sends those segments
+	 * again). NULL: restartable decides. */
 	int64_t (*quiesce)(void);
 	/* A new ip (restarted or updated) said hello: what the old one had in hand is lost. NULL:
 	 * nothing to do (lwIP's timers resend). */
@@ -130,9 +131,6 @@ int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool ado
 bool xport_req_replayed(uint64_t at, const struct sk_msg *q);
 /* After an adoption, before the sweep: the handles xport keeps (the pool, T/out). */
 void xport_claim(void);
-/* A live update's quiesce: lwIP's loopback queues are dropped (the netifs are not kept;
- * TCP sends those segments again). */
-void xport_quiesce(void);
 /* The event loop (after the engine restored its sockets). */
 int xport_run(void);
 

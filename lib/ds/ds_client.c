@@ -32,9 +32,10 @@ static int64_t ds_call(struct kmsg *m)
 }
 
 /* rs registers a service's label with ds as it starts it, without blocking on ds: on a busy
- * boot (TCG, two QEMUs on one host) the label can land after the service's first put, which
- * ds refuses with EPERM. So a refused put is asked again for a while rather than failing the
- * service's start (and its restart into the same race). */
+ * boot (TCG, two QEMUs on one host) the label can land after the service's first put. ds
+ * holds such a put until the label lands (up to about a second), then refuses it with EPERM;
+ * a refused put is asked again for a while rather than failing the service's start (and its
+ * restart into the same race). */
 #define LABEL_WAIT_NS 10000000000ull
 #define LABEL_RETRY_NS 5000000ull
 

@@ -741,6 +741,43 @@ static void t_ds(void)
 	CHECK("ds", r == 0 && ds_req(ds, DS_GET, "client", "count", 0, &v) == 0 && v == 8, "restarted client put");
 	client_do(c2, ds, 9, 0, &r);
 	wait_report(c2, &m);
+	/* A put that overtakes its label (rs registers without waiting for ds) is held, and
+	 * stored and answered when the label lands: the client is seen blocked awaiting ds's
+	 * answer, then its value is there once we have registered it. */
+	endpoint_t c3 = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
+	struct kmsg p = { .type = 1 };
+	p.w[0] = ds, p.w[1] = 5;
+	uint64_t t0 = ax_time_ns();
+	while (ax_sendnb(c3, &p) == -KE_AGAIN && ax_time_ns() - t0 < 5000000000ull)
+		; /* until it waits in receive */
+	int64_t st = 0;
+	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c3)) & 0xffff) != 0x0303 && ax_time_ns() - t0 < 5000000000ull)
+		;
+	CHECK("ds", (st & 0xffff) == 0x0303 && kcall2(KC_INFO, KI_THREAD_PEER, c3) == ds,
+	      "an early put was not held (client state %#llx)", (unsigned long long)st);
+	CHECK("ds", ds_req(ds, DS_REGISTER, "client3", 0, c3, 0) == 0, "register client3 failed");
+	CHECK("ds", ds_req(ds, DS_GET, "client3", "count", 0, &v) == 0 && v == 5, "held put not stored: %llu",
+	      (unsigned long long)v);
+	/* One whose label never comes is refused at ds's first message after the hold (a
+	 * second): it is back in receive, its put not stored. */
+	endpoint_t c4 = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
+	p.w[1] = 6;
+	t0 = ax_time_ns();
+	while (ax_sendnb(c4, &p) == -KE_AGAIN && ax_time_ns() - t0 < 5000000000ull)
+		;
+	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c4)) & 0xffff) != 0x0303 && ax_time_ns() - t0 < 5000000000ull)
+		;
+	CHECK("ds", (st & 0xffff) == 0x0303, "an unlabelled put was not held (client state %#llx)", (unsigned long long)st);
+	while (ax_time_ns() - t0 < 1200000000ull)
+		;
+	CHECK("ds", ds_req(ds, DS_GET, "client4", "count", 0, 0) == -2, "unlabelled put stored");
+	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c4)) & 0xffff) != 0x0203 && ax_time_ns() - t0 < 6000000000ull)
+		;
+	CHECK("ds", (st & 0xffff) == 0x0203, "a held put was never refused (client state %#llx)", (unsigned long long)st);
+	client_do(c3, ds, 9, 0, &r);
+	wait_report(c3, &m);
+	client_do(c4, ds, 9, 0, &r);
+	wait_report(c4, &m);
 	ax_kill(ds);
 	wait_report(ds, &m);
 	ax_printf("UTEST PASS ds\n");

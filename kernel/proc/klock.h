@@ -12,6 +12,7 @@
  * down a TLB entry cannot deadlock with a CPU waiting here. See docs/decisions.md. */
 #pragma once
 #include "lib/types.h"
+#include "arch/x86.h"
 #include "smp/percpu.h"
 
 extern volatile uint32_t kernel_lock;        /* 0 free, else the holder's CPU index + 1 */
@@ -32,13 +33,22 @@ static inline bool klock_try(void)
 
 static inline void klock(void)
 {
-	if (__builtin_expect(klock_try(), 1))
-		return;
-	klock_slow();
+	if (!__builtin_expect(klock_try(), 1))
+		klock_slow();
+	this_cpu()->klock_since = rdtsc();
 }
 
 static inline void kunlock(void)
 {
+	/* How long this CPU held the lock, whoever took it: a call that blocked handed it on
+	 * to the thread it switched to, whose release ends the hold (charged to the call). */
+	struct cpu *c = this_cpu();
+	uint64_t held = rdtsc() - c->klock_since;
+	c->stat[KST_KLOCK_HOLD_CYCLES] += held;
+	if (c->klock_call) {
+		c->kc_stat[c->klock_call - 1][KCS_HOLD_CYCLES] += held;
+		c->klock_call = 0;
+	}
 	/* The exchange is a full barrier: either a waiter going to halt sees the lock free,
 	 * or this sees its count (klock_slow raises the count before its last look). */
 	__atomic_exchange_n(&kernel_lock, 0, __ATOMIC_SEQ_CST);

@@ -421,15 +421,13 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 /* Counts a call and the cycles it waited for the kernel lock (t0 to t1) and held it (from
  * t1 to now; a call that blocked counts the time it slept too, the lock having been let go
  * and taken again meanwhile). Runs on the CPU the call ends on, with the lock held. */
+/* Counts a call and its wait for the lock; its hold is counted at the release (klock.h). */
 static void account(uint32_t call, enum kstat kind, uint64_t t0, uint64_t t1)
 {
 	struct cpu *c = this_cpu();
-	uint64_t now = rdtsc();
 	c->stat[kind]++;
 	c->kc_stat[call][KCS_CALLS]++;
 	c->kc_stat[call][KCS_WAIT_CYCLES] += t1 - t0;
-	c->kc_stat[call][KCS_HOLD_CYCLES] += now - t1;
-	c->stat[KST_KLOCK_HOLD_CYCLES] += now - t1;
 }
 
 static bool keeps_deferred(uint32_t n)
@@ -456,6 +454,7 @@ void syscall_dispatch(struct trap_frame *f)
 			uint64_t t0 = rdtsc();
 			klock();
 			uint64_t t1 = rdtsc();
+			this_cpu()->klock_call = n + 1;
 			/* a thread this one woke waits on this CPU for it to block: a call that
 			 * neither waits nor is a short step of the same pass (kicking another peer,
 			 * answering) means it goes on, so the woken thread goes to an idle CPU now */
@@ -477,6 +476,7 @@ void syscall_dispatch(struct trap_frame *f)
 		uint64_t t0 = rdtsc();
 		klock();
 		uint64_t t1 = rdtsc();
+		this_cpu()->klock_call = KC_COUNT + 1;
 		f->rax = (uint64_t)linux_syscall(me, nr, a);
 		account(KC_COUNT, KST_LINUX_CALLS, t0, t1);
 		kunlock();

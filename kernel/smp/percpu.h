@@ -39,6 +39,9 @@ struct cpu {
 	uint32_t irq_depth;       /* interrupt handlers running (a waiter for the kernel lock
 	                             halts only outside them) */
 	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */
+	uint64_t klock_since;       /* TSC when this CPU took the kernel lock (klock.h) */
+	uint32_t klock_call;        /* 1 + the kernel call that took it here (KC_COUNT: a Linux
+	                               call), 0: none; its hold is charged to that call */
 	bool resched_any;           /* resched_pending has a bit set */
 	struct thread *deferred;    /* woken by the current thread, kept here (proc/sched.c) */
 	uint32_t deferred_to;       /* the CPU it would have gone to */

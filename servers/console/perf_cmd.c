@@ -53,7 +53,7 @@ int perf_main(int argc, char **argv)
 		for (uint32_t f = 0; f < 3; f++)
 			last_kc[c][f] = x[f];
 	}
-	ax_printf("  (wait and hold in TSC cycles; hold counts the time a blocking call slept)\n");
+	ax_printf("  (wait and hold in TSC cycles, per call; a call that blocked holds until the switch)\n");
 	last_ns = now;
 	return 0;
 }

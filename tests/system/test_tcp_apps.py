@@ -898,6 +898,11 @@ def test_perf_and_proc_kstat_count_the_kernels_work(apps):
         assert k in kst, (k, text[-3000:])
     assert int(kst["ctxt"]) >= int(kst["switches"]), kst  # /proc/stat was read after
     assert re.search(r"^kcall\.wait \d+ \d+ \d+$", text, re.M), text[-3000:]
+    # the lock's hold is the time it was held: within the CPUs' time since boot (the TSC
+    # summed over them), which counting a blocked call's sleep as its hold overran many times
+    assert 0 < int(kst["klock_hold_cycles"]) <= int(kst["tsc"]), kst
+    holds = re.findall(r"^kcall\.[a-z_]+ \d+ \d+ (\d+)$", text, re.M)
+    assert sum(int(h) for h in holds) <= int(kst["klock_hold_cycles"]), (holds, kst)
 
 
 def netstat_counter(apps, service, name):

@@ -19,7 +19,7 @@ enum kstat {
 	KST_KLOCK_CONTENDED,     /* kernel-lock acquisitions that found it held */
 	KST_KLOCK_HALTS,         /* ... and halted waiting for it */
 	KST_KLOCK_WAIT_CYCLES,   /* TSC cycles spent waiting for the lock */
-	KST_KLOCK_HOLD_CYCLES,   /* TSC cycles the lock was held by system calls */
+	KST_KLOCK_HOLD_CYCLES,   /* TSC cycles the lock was held (calls, interrupts, idle) */
 	KST_WAIT_CALLS,          /* KC_WAIT calls */
 	KST_WAIT_SLEEPS,         /* ... that slept (blocked or MWAIT) */
 	KST_IDLE_CYCLES,         /* TSC cycles CPUs spent halted in the idle loop */
@@ -38,4 +38,6 @@ enum kstat {
  * 0-7, what to answer in bits 8-15. */
 #define KCS_CALLS 0        /* calls made */
 #define KCS_WAIT_CYCLES 1  /* TSC cycles they waited for the kernel lock */
-#define KCS_HOLD_CYCLES 2  /* TSC cycles they held it */
+#define KCS_HOLD_CYCLES 2  /* TSC cycles the lock was held from their taking it to its release
+                              on that CPU (a call that blocked: up to the release by the thread
+                              it switched to), never the time they slept */

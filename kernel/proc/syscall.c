@@ -418,10 +418,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 	}
 }
 
-/* Counts a call and the cycles it waited for the kernel lock (t0 to t1) and held it (from
- * t1 to now; a call that blocked counts the time it slept too, the lock having been let go
- * and taken again meanwhile). Runs on the CPU the call ends on, with the lock held. */
-/* Counts a call and its wait for the lock; its hold is counted at the release (klock.h). */
+/* Counts a call and the cycles it waited for the kernel lock (t0 to t1); its hold is counted
+ * at the release (klock.h). Runs on the CPU the call ends on, with the lock held. */
 static void account(uint32_t call, enum kstat kind, uint64_t t0, uint64_t t1)
 {
 	struct cpu *c = this_cpu();

@@ -37,15 +37,11 @@ static void answer(struct kmsg *m, int64_t r)
 	ax_reply(m->source, m); /* never blocks: a client that did not call just misses the answer */
 }
 
-static void put_and_answer(struct kmsg *m)
+/* A DS_PUT from m->source; *n subscribers to wake go into notify[16]. */
+static int64_t put(const struct kmsg *m, uint32_t *notify, int *n)
 {
-	uint32_t notify[16];
-	int n = 0;
-	int64_t r = m->w[5] > DS_VAL_LEN ? -KE_INVAL
-					 : ds_put(&store, m->source, (const char *)m->w, (const char *)m->w + 16,
-						  (uint32_t)m->w[5], notify, 16, &n);
-	answer(m, r);
-	wake_subscribers(notify, n);
+	const char *w = (const char *)m->w;
+	return m->w[5] > DS_VAL_LEN ? -KE_INVAL : ds_put(&store, m->source, w, w + 16, (uint32_t)m->w[5], notify, 16, n);
 }
 
 /* Keeps a refused put; a full table refuses its oldest to make room. */
@@ -70,12 +66,12 @@ static void hold(const struct kmsg *m)
 
 static void release(int i, bool labelled)
 {
+	uint32_t notify[16];
+	int n = 0;
 	held[i].since = 0;
 	nheld--;
-	if (labelled)
-		put_and_answer(&held[i].m);
-	else
-		answer(&held[i].m, -KE_PERM);
+	answer(&held[i].m, labelled ? put(&held[i].m, notify, &n) : -KE_PERM);
+	wake_subscribers(notify, n);
 }
 
 /* Held puts past their time are refused (the client asks again for a while: lib/ds). */
@@ -113,8 +109,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 				release(i, true);
 		break;
 	case DS_PUT:
-		r = m->w[5] > DS_VAL_LEN ? -KE_INVAL
-					 : ds_put(&store, from, w, w + 16, (uint32_t)m->w[5], notify, 16, &n);
+		r = put(m, notify, &n);
 		if (r == -KE_PERM && from != launcher) {
 			hold(m);
 			return;

@@ -701,6 +701,20 @@ static uint64_t client_do(endpoint_t c, endpoint_t ds, uint32_t type, uint64_t v
 	return m.w[2];
 }
 
+/* Client c (uecho dsclient) puts v into ds: sent without waiting for its answer, then
+ * watched until it is blocked awaiting ds's (held). Its thread state, as KI_THREAD_STATE. */
+static int64_t put_held_by_ds(endpoint_t c, endpoint_t ds, uint64_t v, uint64_t t0)
+{
+	struct kmsg p = { .type = 1 };
+	p.w[0] = ds, p.w[1] = v;
+	while (ax_sendnb(c, &p) == -KE_AGAIN && ax_time_ns() - t0 < 5000000000ull)
+		; /* until it waits in receive */
+	int64_t st;
+	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c)) & 0xffff) != 0x0303 && ax_time_ns() - t0 < 5000000000ull)
+		;
+	return st;
+}
+
 static void t_ds(void)
 {
 	endpoint_t ds = (endpoint_t)ax_spawn_named("ds", "", SPAWN_ANY_CPU, 2);
@@ -745,14 +759,7 @@ static void t_ds(void)
 	 * stored and answered when the label lands: the client is seen blocked awaiting ds's
 	 * answer, then its value is there once we have registered it. */
 	endpoint_t c3 = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
-	struct kmsg p = { .type = 1 };
-	p.w[0] = ds, p.w[1] = 5;
-	uint64_t t0 = ax_time_ns();
-	while (ax_sendnb(c3, &p) == -KE_AGAIN && ax_time_ns() - t0 < 5000000000ull)
-		; /* until it waits in receive */
-	int64_t st = 0;
-	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c3)) & 0xffff) != 0x0303 && ax_time_ns() - t0 < 5000000000ull)
-		;
+	int64_t st = put_held_by_ds(c3, ds, 5, ax_time_ns());
 	CHECK("ds", (st & 0xffff) == 0x0303 && kcall2(KC_INFO, KI_THREAD_PEER, c3) == ds,
 	      "an early put was not held (client state %#llx)", (unsigned long long)st);
 	CHECK("ds", ds_req(ds, DS_REGISTER, "client3", 0, c3, 0) == 0, "register client3 failed");
@@ -761,12 +768,8 @@ static void t_ds(void)
 	/* One whose label never comes is refused at ds's first message after the hold (a
 	 * second): it is back in receive, its put not stored. */
 	endpoint_t c4 = (endpoint_t)ax_spawn_named("uecho", "dsclient", SPAWN_ANY_CPU, 2);
-	p.w[1] = 6;
-	t0 = ax_time_ns();
-	while (ax_sendnb(c4, &p) == -KE_AGAIN && ax_time_ns() - t0 < 5000000000ull)
-		;
-	while (((st = kcall2(KC_INFO, KI_THREAD_STATE, c4)) & 0xffff) != 0x0303 && ax_time_ns() - t0 < 5000000000ull)
-		;
+	uint64_t t0 = ax_time_ns();
+	st = put_held_by_ds(c4, ds, 6, t0);
 	CHECK("ds", (st & 0xffff) == 0x0303, "an unlabelled put was not held (client state %#llx)", (unsigned long long)st);
 	while (ax_time_ns() - t0 < 1200000000ull)
 		;

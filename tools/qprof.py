@@ -8,7 +8,8 @@ unix:PATH,server,nowait`), put the load on, then:
 
 Every few milliseconds it asks `info registers -a` and keeps each vCPU's RIP and CR3. It
 prints, per vCPU, the functions seen most (kernel addresses resolved with nm against
-build/axolotl.elf; user addresses by address space: `user cr3=... rip=...`), then a timeline
+build/axolotl.elf; user addresses by address space: `user cr3=... rip=...`, or with
+`--threads FILE`, a saved /proc/axolotl/threads, by process and function), then a timeline
 of the top three per bin. Sampling stops the vCPUs briefly each time (a few per cent under
 TCG), so it shows where time goes, not how fast things are: that is `make bench`'s job.
 It found the 300 ms stall behind the first UDP load's losses (docs/decisions.md, PROT_NONE).
@@ -46,14 +47,38 @@ def symbols(elf):
     return syms
 
 
+def address_spaces(threads_text):
+    """{cr3: process name} from the text of /proc/axolotl/threads (or the console's
+    `threads`): the columns endpoint, cpu, state, runs, cpu_ms, as, name."""
+    spaces = {}
+    for line in threads_text.splitlines():
+        f = line.split()
+        if len(f) >= 7 and f[3].isdigit() and re.fullmatch(r"[0-9a-f]+", f[5]) and int(f[5], 16):
+            spaces[int(f[5], 16)] = f[6]
+    return spaces
+
+
 class Resolver:
-    def __init__(self, syms):
+    """Names a sample: a kernel function; for a user address space named by `spaces`
+    ({cr3: name}) the process and, when `user_syms` has symbols for that name, its function."""
+
+    def __init__(self, syms, spaces=None, user_syms=None):
         self.syms = syms
         self.addrs = [a for a, _ in syms]
+        self.spaces = spaces or {}
+        self.user = {n: (ss, [a for a, _ in ss]) for n, ss in (user_syms or {}).items()}
 
     def where(self, rip, cr3):
         if rip < KERNEL_BASE:
-            return f"user cr3={cr3:x} rip={rip:x}"
+            name = self.spaces.get(cr3 & ~0xfff)
+            if not name:
+                return f"user cr3={cr3:x} rip={rip:x}"
+            if name in self.user:
+                ss, addrs = self.user[name]
+                i = bisect.bisect_right(addrs, rip) - 1
+                if i >= 0:
+                    return f"{name}:{ss[i][1]}"
+            return f"{name} rip={rip:x}"
         i = bisect.bisect_right(self.addrs, rip) - 1
         return self.syms[i][1] if i >= 0 else f"kernel {rip:x}"
 
@@ -74,7 +99,7 @@ def report(samples, resolve, top=15, bin_s=0.05, bins=40):
     spaces = collections.Counter()
     for t, cpu, rip, cr3 in samples:
         w = resolve.where(rip, cr3)
-        spaces["idle" if w in IDLE else "kernel" if rip >= KERNEL_BASE else f"user cr3={cr3:x}"] += 1
+        spaces["idle" if w in IDLE else "kernel" if rip >= KERNEL_BASE else w.split(" rip=")[0].split(":")[0]] += 1
     lines.append(f"all vCPUs: {len(samples)} samples")
     for w, k in spaces.most_common():
         lines.append(f"  {100 * k / len(samples):5.1f}%  {w}")
@@ -121,8 +146,17 @@ def main():
     ap.add_argument("--elf", default=os.path.join(ROOT, "build", "axolotl.elf"))
     ap.add_argument("--bin-ms", type=float, default=50)
     ap.add_argument("--top", type=int, default=15, help="entries per vCPU")
+    ap.add_argument("--threads", help="a saved /proc/axolotl/threads: names each address space, "
+                    "and resolves its samples against build/user/NAME when that exists")
     a = ap.parse_args()
-    resolve = Resolver(symbols(a.elf))
+    spaces, user_syms = {}, {}
+    if a.threads:
+        spaces = address_spaces(open(a.threads).read())
+        for name in set(spaces.values()):
+            elf = os.path.join(ROOT, "build", "user", name)
+            if os.path.isfile(elf):
+                user_syms[name] = symbols(elf)
+    resolve = Resolver(symbols(a.elf), spaces, user_syms)
     mon = Monitor(a.socket)
     samples = []
     end = time.monotonic() + a.seconds

@@ -228,6 +228,7 @@ void schedule(void)
 	if (next == prev)
 		return;
 	c->stat[KST_SWITCHES]++;
+	next->runs++;
 	uint64_t now = time_us_since_boot();
 	prev->cpu_us += now - c->run_since_us;
 	c->run_since_us = now;

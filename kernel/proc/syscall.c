@@ -182,6 +182,36 @@ static int64_t kstat_read(uint64_t what, uint64_t arg)
 	return (int64_t)(sum & INT64_MAX);
 }
 
+/* One field of the thread in endpoint slot `slot` (KI_THREAD_STAT): counters and names any
+ * process may read, as Linux's /proc shows every task. */
+static int64_t thread_stat(uint32_t slot, uint64_t field)
+{
+	if (slot >= MAX_THREADS)
+		return -KE_SRCH;
+	const struct thread *t = &threads[slot];
+	if (t->state == T_FREE || !t->proc || field > KTS_NAME_END)
+		return -KE_INVAL;
+	switch (field) {
+	case KTS_ENDPOINT:
+		return thread_ep(t);
+	case KTS_RUNS:
+		return (int64_t)(t->runs & INT64_MAX);
+	case KTS_CPU_US:
+		return (int64_t)(t->cpu_us & INT64_MAX);
+	case KTS_CPU:
+		return (int64_t)(uint32_t)t->cpu | (t->pinned == t->cpu ? 0x100 : 0);
+	case KTS_STATE:
+		return (int64_t)((uint64_t)t->state | (uint64_t)t->blocked_on << 8);
+	case KTS_AS:
+		return t->proc->as ? (int64_t)t->proc->as->cr3 : 0;
+	}
+	uint64_t v = 0;
+	const char *n = t->proc->name + (field - KTS_NAME) * 8;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | (uint8_t)n[i];
+	return (int64_t)(v & INT64_MAX); /* a name's bytes are ASCII */
+}
+
 static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 {
 	switch (what) {
@@ -203,6 +233,8 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return arg < ncpus && cpus[arg] ? (int64_t)cpus[arg]->ticks : -KE_INVAL;
 	case KI_PARENT:
 		return me->proc->parent;
+	case KI_THREAD_STAT:
+		return thread_stat((uint32_t)arg, arg >> 32);
 	case KI_HANDLE: {
 		struct proc *p = me->proc;
 		if (arg == 0 || arg > p->handles_cap)

@@ -62,3 +62,51 @@ int kstat_format(char *buf, size_t size)
 	}
 	return (int)len;
 }
+
+/* A thread's state as a word: "ready", "run", or what it is blocked in. */
+static const char *state_word(int64_t st)
+{
+	static const char *const blocked[] = { "blocked", "send", "receive", "reply", "wait", "futex", "zombie" };
+	switch (st & 0xff) {
+	case 1:
+		return "ready";
+	case 2:
+		return "run";
+	case 3:
+		return (uint64_t)(st >> 8 & 0xff) < sizeof(blocked) / sizeof(blocked[0]) ? blocked[st >> 8 & 0xff] : "blocked";
+	}
+	return "dead";
+}
+
+int threads_format(char *buf, size_t size)
+{
+	int len = ksnprintf(buf, size, "%-10s %-4s %-8s %10s %10s %-10s %s\n", "endpoint", "cpu", "state", "runs", "cpu_ms", "as",
+			   "name");
+	if (len < 0 || (size_t)len >= size)
+		return -1;
+	for (uint32_t slot = 0;; slot++) {
+		int64_t ep = kcall2(KC_INFO, KI_THREAD_STAT, slot);
+		if (ep == -KE_SRCH)
+			break;
+		if (ep < 0)
+			continue;
+		int64_t f[KTS_NAME_END + 1];
+		for (uint32_t k = 0; k <= KTS_NAME_END; k++)
+			f[k] = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)k << 32);
+		if (f[KTS_ENDPOINT] != ep)
+			continue; /* ended or replaced meanwhile */
+		char name[33] = { 0 };
+		for (uint32_t k = KTS_NAME; k <= KTS_NAME_END; k++)
+			for (uint32_t b = 0; b < 8 && f[k] >= 0; b++)
+				name[(k - KTS_NAME) * 8 + b] = (char)(f[k] >> (8 * b));
+		char cpu[8];
+		ksnprintf(cpu, sizeof(cpu), "%lld%s", (long long)(f[KTS_CPU] & 0xff), (f[KTS_CPU] & 0x100) ? "p" : "");
+		int n = ksnprintf(buf + len, size - (size_t)len, "%-10llx %-4s %-8s %10lld %10lld %-10llx %s\n", (long long)ep,
+				  cpu, state_word(f[KTS_STATE]), (long long)f[KTS_RUNS], (long long)(f[KTS_CPU_US] / 1000),
+				  (long long)f[KTS_AS], name[0] ? name : "?");
+		if (n < 0 || n >= (int)size - len)
+			break; /* cut: what fits */
+		len += n;
+	}
+	return len;
+}

@@ -23,6 +23,8 @@ static const char help_text[] = "commands:\n"
 	"  mem                         the kernel's free frames, memory objects and threads\n"
 	"  perf                        the kernel's activity (switches, IPIs, lock waits, calls) since\n"
 	"                              the last perf; also /proc/axolotl/kstat\n"
+	"  threads                     every thread: CPU, state, times run, CPU time; also\n"
+	"                              /proc/axolotl/threads\n"
 	"  pf rules|states|counters    pf's numbered rules with matches, connection table, counters\n"
 	"  pf add RULE | pf del N      add a rule at the end (48 characters at most) / delete rule N\n"
 	"  pf flush | pf reload        drop every rule (all pass) / take pf.conf's rules again\n"
@@ -62,6 +64,7 @@ static const struct {
 	{ "socklib", socklib_main },
 	{ "mem", mem },
 	{ "perf", perf_main },
+	{ "threads", threads_main },
 	{ "pf", pf_main },
 };
 

@@ -1,9 +1,10 @@
-/* `perf`: the kernel's activity counters (axolotl/kstat.h) since the last `perf` (or boot),
+/* `perf` and `threads`. `perf`: the kernel's activity counters (axolotl/kstat.h) since the last `perf` (or boot),
  * as totals and per second, and per kernel call the calls with their average kernel-lock
  * wait and hold. Run it, put a load on, run it again: the second shows the load alone. */
 #include "perf_cmd.h"
 #include "axrt.h"
 #include "kstat_text.h"
+#include <string.h>
 
 static uint64_t last[KST_COUNT], last_kc[KC_COUNT + 1][3];
 static uint64_t last_ns;
@@ -55,5 +56,28 @@ int perf_main(int argc, char **argv)
 	}
 	ax_printf("  (wait and hold in TSC cycles, per call; a call that blocked holds until the switch)\n");
 	last_ns = now;
+	return 0;
+}
+
+/* `threads`: every thread, where it runs and how often it ran (totals since boot). */
+int threads_main(int argc, char **argv)
+{
+	(void)argv;
+	static char text[16384];
+	if (argc != 1) {
+		ax_printf("usage: threads\n");
+		return 2;
+	}
+	int len = threads_format(text, sizeof(text));
+	if (len < 0) {
+		ax_printf("threads: the kernel's table could not be read\n");
+		return 1;
+	}
+	for (char *line = text, *nl; *line; line = nl + 1) {
+		if (!(nl = strchr(line, '\n')))
+			break;
+		*nl = 0;
+		ax_printf("%s\n", line);
+	}
 	return 0;
 }

@@ -1,5 +1,6 @@
-/* /proc, read-only: meminfo, mounts, uptime, stat and axolotl/kstat (the kernel's activity
- * counters; their text made afresh at every open), and
+/* /proc, read-only: meminfo, mounts, uptime, stat, axolotl/kstat (the kernel's activity
+ * counters) and axolotl/threads (every thread's CPU, state, runs and CPU time; both made
+ * afresh at every open), and
  * /proc/self, which shows the process whose call is being served: fd/N (links to its open
  * files; only the open ones are there), exe (the file it last executed) and cwd. Their
  * nodes are made once, with a magic number; ramfs asks us (ramfs_hooks) whether an fd/N
@@ -8,11 +9,11 @@
 #include "heap.h"
 #include "kstat_text.h"
 
-enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT };
+enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT, PROC_THREADS };
 
 struct client *vfs_current;
 static VFS_KEPT uint64_t total_frames;
-static char text[4096];
+static char text[16384];
 
 /* The descriptor number of a /proc/self/fd/N node. */
 static uint64_t fd_number(const struct rnode *n)
@@ -111,6 +112,9 @@ void procfs_refresh(struct rnode *n)
 	case PROC_KSTAT:
 		len = kstat_format(text, sizeof(text));
 		break;
+	case PROC_THREADS:
+		len = threads_format(text, sizeof(text));
+		break;
 	default:
 		return;
 	}
@@ -139,6 +143,7 @@ int procfs_init(struct rnode *root)
 	r = r ? r : make(proc, "stat", S_IFREG_ | 0444, PROC_STAT, &n);
 	r = r ? r : make(proc, "axolotl", S_IFDIR_ | 0555, 0, &ax);
 	r = r ? r : make(ax, "kstat", S_IFREG_ | 0444, PROC_KSTAT, &n);
+	r = r ? r : make(ax, "threads", S_IFREG_ | 0444, PROC_THREADS, &n);
 	r = r ? r : make(proc, "self", S_IFDIR_ | 0555, 0, &self);
 	r = r ? r : make(self, "exe", S_IFLNK_, PROC_EXE, &n);
 	r = r ? r : make(self, "cwd", S_IFLNK_, PROC_CWD, &n);

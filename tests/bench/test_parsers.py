@@ -351,3 +351,29 @@ def test_tables_with_and_without_accounting():
     lx = dict(zip(head[3:], lines[4].split()[3:]))
     assert lines[4].split()[2] == "linux" and lx["ctxt"] == "80" and lx["kcalls"] == "-" and lx["insns"] == "-"
     assert bench.tables(res).startswith(bench.table(res) + "\n\n")
+
+
+THREADS = """/ # cat /proc/axolotl/threads
+endpoint   cpu  state          runs     cpu_ms as         name
+10001      0    receive          40          6 3fc1000    rs
+10004      1    receive        1200        116 3fca3000   vfs
+10020      0p   wait            300         40 3e000000   memcached
+10021      1    futex           100         41 3e000000   memcached
+[  12.345678] a log line 10022 0 run 5 5 0 x
+@@
+"""
+
+
+def test_threads_runs_per_process_and_in_the_accounting_table():
+    c = loads.threads_counters(THREADS)
+    assert c == {"runs.rs": 40, "runs.vfs": 1200, "runs.memcached": 400}, c
+    assert loads.threads_counters("/ # cat /proc/axolotl/threads\n@@\n") == {}
+    per = loads.per_unit(c, _grown(c, 1), 100)
+    assert loads.top_runs(per, 2) == [["vfs", 12.0], ["memcached", 4.0]]
+    res = _results(("axolotl",), ["w"])
+    w = bench.W("w", "req/s", lambda m: 250.0, work="request", span=4)
+    ax0 = {**loads.kstat_counters(KSTAT), **c}
+    bench.measure(res, FakeMachine("axolotl", [ax0, _grown(ax0, 1)]), [w], 0)
+    assert res["accounting"]["w"]["axolotl"][0]["top_runs"][0] == ["vfs", 1.2]
+    lines = bench.accounting_table(res).splitlines()
+    assert lines[4].split(": ")[1:] == ["vfs 1.2, memcached 0.4, rs 0.04"], lines

@@ -49,3 +49,19 @@ def test_symbols_of_the_built_kernel():
     r = qprof.Resolver(syms)
     assert r.where(names["memset"] + 1, 0) == "memset"
     assert r.where(0x401000, 0x2000).startswith("user cr3=2000")
+
+
+def test_threads_name_address_spaces_and_user_functions():
+    text = ("endpoint   cpu  state          runs     cpu_ms as         name\n"
+            "10004      1    receive        1200        116 3fca3000   vfs\n"
+            "10005      0p   wait             90         12 2000       e1000\n")
+    spaces = qprof.address_spaces(text)
+    assert spaces == {0x3fca3000: "vfs", 0x2000: "e1000"}
+    r = qprof.Resolver([(0xffffffff80100000, "sched_idle_loop")], spaces,
+                       {"vfs": [(0x406000, "epoll_wait"), (0x407000, "vfs_poll")]})
+    assert r.where(0x406ce0, 0x3fca3000) == "vfs:epoll_wait"
+    assert r.where(0x401000, 0x2000) == "e1000 rip=401000"
+    assert r.where(0x401000, 0x5000) == "user cr3=5000 rip=401000"
+    samples = [(10.0, 0, 0x406ce0, 0x3fca3000), (10.01, 0, 0x407004, 0x3fca3000)]
+    text = qprof.report(samples, r)
+    assert "100.0%  vfs" in text and " 50.0%  vfs:vfs_poll" in text, text

@@ -182,11 +182,13 @@ class Machine:
 
     def counters(self):
         """The kernel's activity counters now, read on the console's shell: Axolotl's
-        /proc/axolotl/kstat (loads.kstat_counters), Linux's /proc/stat
+        /proc/axolotl/kstat (loads.kstat_counters) and each process's runs from
+        /proc/axolotl/threads (loads.threads_counters), Linux's /proc/stat
         (loads.linux_stat_counters)."""
         if self.system == "linux":
             return loads.linux_stat_counters(self.shell("cat /proc/stat; echo @@", r"^@@$", 60))
-        return loads.kstat_counters(self.shell("cat /proc/axolotl/kstat; echo @@", r"^@@$", 60))
+        text = self.shell("cat /proc/axolotl/kstat /proc/axolotl/threads; echo @@", r"^@@$", 60)
+        return {**loads.kstat_counters(text), **loads.threads_counters(text)}
 
     def ready(self, timeout=300):
         """Up when /etc/rc says its applications listen and lighttpd answers."""
@@ -363,6 +365,7 @@ def account(res, m, w, before, after, value, took, icount):
     rec = {"unit": w.work, "units": units, "value": value, "seconds": took, "per_unit": per}
     if m.system != "linux":
         rec["top_kcalls"] = loads.top_kcalls(per)
+        rec["top_runs"] = loads.top_runs(per)
     if icount:
         insns = loads.guest_instructions(before, after)
         rec["insns"] = insns / units if insns is not None else None
@@ -504,6 +507,14 @@ def top_kcalls_median(recs, n=6):
     return sorted(med, key=lambda c: -c[1])[:n]
 
 
+def top_runs_median(recs, n=8):
+    """The n processes switched to most per unit over the records recs: [(name, median runs
+    per unit)] (a process missing from a record: 0)."""
+    names = {c[0] for r in recs for c in r.get("top_runs", ())}
+    med = [(k, median_of([r["per_unit"].get("runs." + k, 0) for r in recs])) for k in names]
+    return sorted(med, key=lambda c: -c[1])[:n]
+
+
 def accounting_table(res):
     """Per workload with a unit of work, per system: guest instructions per unit (its
     -icount boot, idle excluded) and the kernel's activity per unit (ACCOUNTING_COLUMNS),
@@ -530,6 +541,9 @@ def accounting_table(res):
             top = top_kcalls_median(recs)
             if top:
                 lines.append(f"{'':36s}top kernel calls: " + ", ".join(f"{k} {num(x)}" for k, x in top))
+            runs = top_runs_median(recs)
+            if runs:
+                lines.append(f"{'':36s}switched to: " + ", ".join(f"{k} {num(x)}" for k, x in runs))
     return "\n".join(lines)
 
 

@@ -106,6 +106,26 @@ def kstat_counters(text):
     return c
 
 
+THREAD_LINE = r"^[0-9a-f]+ +\d+p? +[a-z]+ +(\d+) +\d+ +[0-9a-f]+ +(\S+)$"
+
+
+def threads_counters(text):
+    """{"runs.NAME": times switched to} from `cat /proc/axolotl/threads`
+    (lib/axrt/kstat_text.c), summed over each process name's threads (the four memcached
+    workers are one line); {} when the text has no thread line."""
+    c = {}
+    for runs, name in re.findall(THREAD_LINE, text, re.M):
+        c["runs." + name] = c.get("runs." + name, 0) + int(runs)
+    return c
+
+
+def top_runs(unit_counts, n=8):
+    """The n processes switched to most per unit of work: [[name, runs], ...] from
+    per_unit's `runs.NAME` entries."""
+    runs = [[k[len("runs."):], v] for k, v in unit_counts.items() if k.startswith("runs.") and v > 0]
+    return sorted(runs, key=lambda c: -c[1])[:n]
+
+
 def linux_stat_counters(text):
     """{ctxt, intr, busy_ticks, idle_ticks} from Linux's `cat /proc/stat`: context switches,
     interrupts (intr's first number, their total), and the `cpu ` line's ticks (USER_HZ)

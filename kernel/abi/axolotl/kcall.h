@@ -160,6 +160,20 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_HANDLE 20       /* the caller's handle arg: its rights (KP_*) | 0x100 if it created the
                               object, -EINVAL for a free slot, -ESRCH past the table's end (a
                               restarted server sorts what its legacy gave it, KC_LEGACY) */
+#define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
+                              KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
+                              table's end (the console's `threads`, /proc/axolotl/threads) */
+enum {
+	KTS_ENDPOINT, /* its endpoint */
+	KTS_RUNS,     /* times a CPU switched to it */
+	KTS_CPU_US,   /* CPU time used before its current run, microseconds */
+	KTS_CPU,      /* the CPU whose run queue it belongs to | 0x100 if pinned there */
+	KTS_STATE,    /* T_* (1 ready, 2 running, 3 blocked) | why blocked << 8 */
+	KTS_AS,       /* its address space's page-table root (CR3): names the samples of
+		       * tools/qprof.py, which sees only CR3 and RIP */
+	KTS_NAME,     /* its process's name, bytes 0-7 (little-endian; NUL-padded) */
+	KTS_NAME_END = KTS_NAME + 3, /* ... bytes 24-31 */
+};
 
 /* Memory-object rights and mapping protections. */
 #define KP_R 1

@@ -74,13 +74,22 @@ uint32_t lapic_id(void)
 
 void lapic_eoi(void) { wr(REG_EOI, 0); }
 
-void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low)
+/* The destination half of the ICR keeps what was last written to it, so it is written only
+ * when the destination changes: each xAPIC register access traps into a hypervisor (about
+ * 5 us each under QEMU's TCG, which also takes its global lock), and a 2-CPU machine always
+ * sends to the same one. `dest` is the sending CPU's record of it (its APIC's ICR is its
+ * own): 0 unknown, else the destination + 1; NULL writes it unconditionally. */
+void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low, uint32_t *dest)
 {
 	uint64_t f = irq_save();
 	if (x2) {
 		wrmsr(0x830, ((uint64_t)apic_id << 32) | icr_low);
 	} else {
-		mmio[REG_ICR_HI / 4] = apic_id << 24;
+		if (!dest || *dest != apic_id + 1) {
+			mmio[REG_ICR_HI / 4] = apic_id << 24;
+			if (dest)
+				*dest = apic_id + 1;
+		}
 		mmio[REG_ICR_LO / 4] = icr_low;
 		for (int i = 0; i < 1000000 && (mmio[REG_ICR_LO / 4] & (1u << 12)); i++)
 			cpu_relax(); /* delivery pending */
@@ -88,7 +97,7 @@ void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low)
 	irq_restore(f);
 }
 
-void lapic_send_nmi_all_others(void) { lapic_send_ipi(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF); }
+void lapic_send_nmi_all_others(void) { lapic_send_ipi(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF, NULL); }
 
 void lapic_timer_calibrate(void)
 {

@@ -17,7 +17,7 @@ bool lapic_ready(void);
 bool lapic_x2apic_mode(void);
 uint32_t lapic_id(void);
 void lapic_eoi(void);
-void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low);
+void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low, uint32_t *dest);
 void lapic_send_nmi_all_others(void);
 /* Measures the timer rate against the PIT (boot CPU only). */
 void lapic_timer_calibrate(void);

@@ -65,7 +65,7 @@ void klock_kick(void)
 		struct cpu *o = cpus[i];
 		if (i != me && o && __atomic_load_n(&o->klock_halted, __ATOMIC_RELAXED)) {
 			KSTAT_INC(KST_IPI_KICK);
-			lapic_send_ipi(o->apic_id, VEC_IPI_KICK | ICR_FIXED | ICR_ASSERT);
+			smp_send_ipi(o->apic_id, VEC_IPI_KICK | ICR_FIXED | ICR_ASSERT);
 			return;
 		}
 	}

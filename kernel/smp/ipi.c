@@ -71,6 +71,13 @@ static void enqueue(uint32_t cpu, struct ipi_call *call)
 	}
 }
 
+void smp_send_ipi(uint32_t apic_id, uint32_t icr_low)
+{
+	uint64_t t0 = rdtsc();
+	lapic_send_ipi(apic_id, icr_low, &this_cpu()->icr_dest);
+	KSTAT_ADD(KST_IPI_CYCLES, rdtsc() - t0);
+}
+
 int smp_call_start(uint32_t cpu, struct ipi_call *call)
 {
 	if (cpu >= ncpus || !cpus[cpu] || !cpus[cpu]->online || cpu == this_cpu_index())
@@ -78,7 +85,7 @@ int smp_call_start(uint32_t cpu, struct ipi_call *call)
 	__atomic_fetch_add(&call->pending, 1, __ATOMIC_RELAXED);
 	enqueue(cpu, call);
 	KSTAT_INC(KST_IPI_CALL);
-	lapic_send_ipi(cpus[cpu]->apic_id, VEC_IPI_CALL | ICR_FIXED | ICR_ASSERT);
+	smp_send_ipi(cpus[cpu]->apic_id, VEC_IPI_CALL | ICR_FIXED | ICR_ASSERT);
 	return 0;
 }
 
@@ -127,7 +134,7 @@ void smp_send_resched(uint32_t cpu)
 {
 	if (cpu < ncpus && cpus[cpu] && cpus[cpu]->online) {
 		KSTAT_INC(KST_IPI_RESCHED);
-		lapic_send_ipi(cpus[cpu]->apic_id, VEC_IPI_RESCHED | ICR_FIXED | ICR_ASSERT);
+		smp_send_ipi(cpus[cpu]->apic_id, VEC_IPI_RESCHED | ICR_FIXED | ICR_ASSERT);
 	}
 }
 

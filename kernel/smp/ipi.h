@@ -27,6 +27,8 @@ void smp_call_all(void (*fn)(void *), void *arg);
  * which only schedule() changes, under the kernel lock: the caller holds it) and waits. */
 void smp_call_loaded(uint64_t cr3, void (*fn)(void *), void *arg);
 void smp_send_resched(uint32_t cpu);
+/* Sends an IPI from a running CPU, its cost counted (KST_IPI_CYCLES). */
+void smp_send_ipi(uint32_t apic_id, uint32_t icr_low);
 /* Invalidates [va, va + npages pages) on this CPU and all others, acknowledged. */
 void tlb_shootdown(uint64_t va, uint64_t npages);
 /* Runs the calls queued for this CPU. */

@@ -60,17 +60,17 @@ static bool start_ap(struct cpu *c)
 	p->stack = c->stack_top;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 
-	lapic_send_ipi(c->apic_id, ICR_INIT | ICR_ASSERT);
+	smp_send_ipi(c->apic_id, ICR_INIT | ICR_ASSERT);
 	udelay(10000);
 	for (int attempt = 0; attempt < 2; attempt++) {
-		lapic_send_ipi(c->apic_id, ICR_STARTUP | (AP_TRAMPOLINE >> 12));
+		smp_send_ipi(c->apic_id, ICR_STARTUP | (AP_TRAMPOLINE >> 12));
 		/* The SDM asks for 200 us between SIPIs; TCG vCPUs may take far longer to run. */
 		for (uint64_t t0 = time_us_since_boot(); time_us_since_boot() - t0 < (attempt ? 3000000 : 200000);)
 			if (__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
 				return true;
 	}
 	/* Park a late starter in wait-for-SIPI so it cannot run the trampoline we reuse next. */
-	lapic_send_ipi(c->apic_id, ICR_INIT | ICR_ASSERT);
+	smp_send_ipi(c->apic_id, ICR_INIT | ICR_ASSERT);
 	return false;
 }
 

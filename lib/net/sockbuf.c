@@ -70,7 +70,8 @@ static int side_attach(struct sockbuf_side *s, unsigned char *b, uint64_t q, uin
 		       uint64_t data, uint32_t size, bool producer)
 {
 	*s = (struct sockbuf_side){ .data = b + data, .size = size, .producer = producer,
-				    .released = (_Atomic uint64_t *)(void *)(b + rel) };
+				    .released = (_Atomic uint64_t *)(void *)(b + rel),
+				    .notify_at = (_Atomic uint64_t *)(void *)(b + rel + sizeof(uint64_t)) };
 	int r0 = spsc_attach(&s->q, b + q, (size_t)(rel - q), producer ? SPSC_PRODUCER : SPSC_CONSUMER);
 	if (r0 < 0)
 		return r0;
@@ -198,6 +199,16 @@ void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d)
 	if (d->end >= s->consumed && d->end - s->consumed <= s->size)
 		s->consumed = d->end;
 	atomic_store_explicit(s->released, s->consumed, memory_order_release);
+}
+
+void sockbuf_notify_at(struct sockbuf_side *s, uint64_t at)
+{
+	atomic_store_explicit(s->notify_at, at, memory_order_relaxed);
+}
+
+bool sockbuf_notify_due(struct sockbuf_side *s)
+{
+	return s->consumed >= atomic_load_explicit(s->notify_at, memory_order_relaxed);
 }
 
 bool sockbuf_ready(struct sockbuf_side *s)

@@ -68,6 +68,7 @@ struct sockbuf_side {
 	unsigned char *data;
 	uint32_t size;
 	_Atomic uint64_t *released; /* shared */
+	_Atomic uint64_t *notify_at; /* shared, beside `released`: the producer's mark (below) */
 	uint64_t produced;          /* producer: bytes handed out (private) */
 	uint64_t consumed;          /* consumer: bytes it is done with (private) */
 	bool producer;
@@ -108,6 +109,17 @@ const void *sockbuf_peek(struct sockbuf_side *s, struct sockbuf_desc *d, int *er
 void sockbuf_consume(struct sockbuf_side *s, const struct sockbuf_desc *d);
 /* Consumer: whether a message is waiting (for poll's POLLIN). */
 bool sockbuf_ready(struct sockbuf_side *s);
+
+/* When the consumer should wake a sleeping producer after releasing space (tcp sets it on
+ * its RX side; lib/sock reads it): once `released` reaches `at`. Below the mark a release
+ * only marks the socket for the producer's next look, as when the producer has nothing to
+ * gain from the space yet (tcp: lwIP announces a larger window only after four segments'
+ * worth). 0, the value a new buffer starts with: after every release. It sits in
+ * `released`'s line. A hint either way: a consumer that ignores it wakes the producer more
+ * often; a producer that writes nonsense loses only its own wake-ups. */
+void sockbuf_notify_at(struct sockbuf_side *s, uint64_t at);
+/* Consumer: whether what it has released reaches the producer's mark. */
+bool sockbuf_notify_due(struct sockbuf_side *s);
 
 /* Consumer: the producer's published count of messages so far (a hint, e.g. for EPOLLET's
  * "new data arrived"; never used to read anything). */

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sock.h"
+#include "sockbuf.h"
 #include "sys.h"
 
 _Thread_local uint64_t axsock_nsys;
@@ -52,6 +53,7 @@ void axsock_act_page(uint64_t va)
 }
 
 uint64_t axsock_notifies;
+uint64_t axsock_quiet;
 
 /* The engine sleeps and waits for a notification: send it ourselves (one kernel call), to
  * the endpoint and bits it wrote beside its flag; if that fails (none written, an engine
@@ -87,7 +89,9 @@ void axsock_activity_lazy(uint32_t eng, uint32_t bit)
 	mark(eng, bit);
 }
 
-void axsock_activity(int fd, uint32_t eng, uint32_t bit)
+void axsock_activity(int fd, uint32_t eng, uint32_t bit) { axsock_activity_rx(fd, eng, bit, NULL); }
+
+void axsock_activity_rx(int fd, uint32_t eng, uint32_t bit, struct sockbuf_side *rx)
 {
 	axsock_marks++;
 	if (!mark(eng, bit)) {
@@ -95,8 +99,13 @@ void axsock_activity(int fd, uint32_t eng, uint32_t bit)
 		return;
 	}
 	/* The word before the flag, as the engine raises its flag before its last look: one of
-	 * the two sees the other (lib/chan's doorbell rule). */
+	 * the two sees the other (lib/chan's doorbell rule). The engine writes its RX mark
+	 * before raising the flag, so a mark read too early finds the word seen. */
 	atomic_thread_fence(memory_order_seq_cst);
+	if (rx && !sockbuf_notify_due(rx)) {
+		axsock_quiet++;
+		return;
+	}
 	uint32_t f = atomic_load_explicit(&page->idle[eng].sleeping, memory_order_relaxed);
 	if (f == AX_SLEEP_MWAIT && bell) /* it watches its line: the store wakes it */
 		atomic_fetch_add_explicit(&bell->eng[eng].ring, 1, memory_order_release), axsock_rings++;

@@ -14,6 +14,11 @@ void axsock_activity(int fd, uint32_t eng, uint32_t bit);
 /* The same without waking the engine: it serves the socket when it next turns (for what
  * nothing waits on, e.g. RX space that no window depends on). */
 void axsock_activity_lazy(uint32_t eng, uint32_t bit);
+/* After a read released RX space: as axsock_activity, but a sleeping engine is woken only
+ * when the release reaches the mark it set on that side (sockbuf_notify_at: tcp, when lwIP
+ * would announce the larger window, or at once when bytes wait for room). */
+struct sockbuf_side;
+void axsock_activity_rx(int fd, uint32_t eng, uint32_t bit, struct sockbuf_side *rx);
 /* One interposed call of kind c ended: user: it made no system call. */
 void axsock_count(enum ax_call c, bool user);
 /* System calls the library made from this thread so far (a call compares before and after
@@ -24,6 +29,7 @@ extern _Thread_local uint64_t axsock_nsys;
 extern uint64_t axsock_kicks, axsock_marks; /* and times the library marked activity */
 extern uint64_t axsock_notifies; /* of the kicks, those made by our own notify (not AX_KICK) */
 extern uint64_t axsock_rings; /* wake-ups by a store to the bell (the engine MWAITs) */
+extern uint64_t axsock_quiet; /* reads whose release did not reach the engine's mark: no wake-up */
 /* The counters (the page's, or the library's own before the page exists). */
 const struct ax_activity *axsock_act(void);
 

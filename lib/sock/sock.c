@@ -401,12 +401,12 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 		unlock(s);
 		if (corrupt)
 			return got ? (ssize_t)got : -EIO;
-		/* RX space came free: tcp opens its window (a wake-up only when it sleeps; marking
-		 * without one after a small read that emptied RX starved iperf's sender; waking it
-		 * only when RX held more than an eighth of the ring slowed tcptest's two-way bulk
-		 * load fourfold, not understood yet: docs/decisions.md) */
+		/* RX space came free: tcp opens its window. A sleeping tcp is woken only when the
+		 * release reaches the mark it set (sockbuf_notify_at: when lwIP would announce the
+		 * window, or at once when it holds bytes waiting for room); below it the socket is
+		 * marked for tcp's next turn (docs/decisions.md). */
 		if (got && !peek)
-			kick(fd, s);
+			axsock_activity_rx(fd, s->eng, s->bit, &s->sb.rx);
 		if (got == len || fin || (got && !(flags & MSG_WAITALL)) || (got && peek)) {
 			axsock_counts.user++;
 			return (ssize_t)got;

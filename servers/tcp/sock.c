@@ -230,6 +230,7 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 	s->rx_recved = s->ring.data;
 	if (s->rx_released > s->sb.rx.produced)
 		s->rx_released = s->sb.rx.produced;
+	sockbuf_notify_at(&s->sb.rx, 0); /* a mark an earlier tcp left means nothing to us */
 	s->tx_pending = true;
 	if (s->restored_at && s->listening && ts_pending_count(s))
 		s->ev |= EV_ACCEPT; /* connections arrived before syscall came back */

@@ -43,6 +43,8 @@ static bool pend_add(struct ts_sock *s, const struct pbuf *p, uint32_t off, uint
 			mem_free(s->pend);
 		s->pend = n, s->pend_cap = cap, s->pend_off = 0;
 	}
+	if (s->attached)
+		sockbuf_notify_at(&s->sb.rx, 0); /* bytes wait for room: any release wakes us */
 	pbuf_copy_partial(p, s->pend + s->pend_off + s->pend_len, (u16_t)len, (u16_t)off);
 	s->pend_len += len;
 	return true;
@@ -132,6 +134,9 @@ void ts_rx_window(struct ts_sock *s)
 	}
 	if (done > s->rx_recved)
 		s->rx_recved = done; /* no connection any more: nothing to open */
+	/* The reader need not wake us for space until lwIP would announce it (its window
+	 * grows by TCP_WND_UPDATE_THRESHOLD); with bytes waiting for room, at once. */
+	sockbuf_notify_at(&s->sb.rx, s->pend_len ? 0 : rel + TCP_WND_UPDATE_THRESHOLD);
 }
 
 bool ts_rx_unread(struct ts_sock *s)

@@ -30,6 +30,8 @@ enum kstat {
 	KST_WAKE_DEFERRED,       /* woken threads kept on the waker's CPU, to run when it blocks */
 	KST_DEFER_MOVED,         /* ... sent on to an idle CPU because the waker went on */
 	KST_DEMAND_PAGES,        /* pages of lazy memory objects made at their first touch */
+	KST_IPI_CYCLES,          /* TSC cycles spent sending IPIs (an APIC register access is a
+				  * trap into the hypervisor: the sender pays it) */
 	KST_TSC,                 /* the TSC now, once per CPU (KI_STAT: their sum; KI_CPU_STAT: one) */
 	KST_COUNT
 };

@@ -90,11 +90,11 @@ int threads_format(char *buf, size_t size)
 			break;
 		if (ep < 0)
 			continue;
-		int64_t f[KTS_NAME_END + 1];
-		for (uint32_t k = 0; k <= KTS_NAME_END; k++)
+		int64_t f[KTS_NAME_END + 1] = { [KTS_ENDPOINT] = ep };
+		for (uint32_t k = KTS_ENDPOINT + 1; k <= KTS_NAME_END; k++)
 			f[k] = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)k << 32);
-		if (f[KTS_ENDPOINT] != ep)
-			continue; /* ended or replaced meanwhile */
+		if (kcall2(KC_INFO, KI_THREAD_STAT, slot) != ep)
+			continue; /* ended or replaced while its fields were read */
 		char name[33] = { 0 };
 		for (uint32_t k = KTS_NAME; k <= KTS_NAME_END; k++)
 			for (uint32_t b = 0; b < 8 && f[k] >= 0; b++)

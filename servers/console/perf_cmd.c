@@ -4,7 +4,6 @@
 #include "perf_cmd.h"
 #include "axrt.h"
 #include "kstat_text.h"
-#include <string.h>
 
 static uint64_t last[KST_COUNT], last_kc[KC_COUNT + 1][3];
 static uint64_t last_ns;
@@ -73,11 +72,6 @@ int threads_main(int argc, char **argv)
 		ax_printf("threads: the kernel's table could not be read\n");
 		return 1;
 	}
-	for (char *line = text, *nl; *line; line = nl + 1) {
-		if (!(nl = strchr(line, '\n')))
-			break;
-		*nl = 0;
-		ax_printf("%s\n", line);
-	}
+	ax_write(text, (size_t)len); /* as `help` does: ax_printf cuts at 512 bytes */
 	return 0;
 }

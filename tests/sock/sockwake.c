@@ -310,6 +310,38 @@ int main(void)
 		close(cc);
 	}
 
+	/* A read wakes a sleeping tcp only once its release reaches the mark tcp set beside
+	 * `released` (lwIP's window-update threshold past what tcp last saw): a 1-byte read
+	 * leaves tcp asleep and only marks the socket; an 8 KiB read reaches the mark and wakes
+	 * it (a notify, or a store to the bell on an MWAIT core). tcp sets its mark when it
+	 * first looks at the socket, so the first small read may wake it; a round where tcp was
+	 * awake at the read proves nothing and is tried again. */
+	{
+		int cc = socket(AF_INET, SOCK_STREAM, 0), aa = -1;
+		struct ax_sockbuf bb;
+		bool ok = connect(cc, (struct sockaddr *)&la, sizeof(la)) == 0 && accept_adopt(l, key, &aa, &bb);
+		struct ax_idle *idle = &((struct ax_activity *)axsock_act())->idle[AXE_TCP];
+		static char big[8192], got[8192];
+		bool quiet = false, woke = false;
+		for (int i = 0; i < 60 && ok && !(quiet && woke); i++) {
+			size_t n = quiet ? sizeof(big) : 1;
+			ok = send(cc, big, n, 0) == (ssize_t)n;
+			for (int t = 0; t < 1500 && ok && !(atomic_load(&idle->sleeping) && axsock_nread(aa) >= (int)n); t++)
+				usleep(2000);
+			uint64_t k0 = axsock_kicks, q0 = axsock_quiet, r0 = axsock_rings;
+			bool asleep = atomic_load(&idle->sleeping) != 0;
+			ok = ok && axsock_recvfrom(aa, got, n, 0, NULL, NULL) == (ssize_t)n;
+			if (n == 1)
+				quiet |= asleep && axsock_quiet == q0 + 1 && axsock_kicks == k0 && axsock_rings == r0;
+			else
+				woke |= asleep && axsock_quiet == q0 && axsock_kicks + axsock_rings == k0 + r0 + 1;
+		}
+		check("small_read_leaves_tcp_asleep", ok && quiet);
+		check("read_past_the_mark_wakes_tcp", ok && woke);
+		axsock_close(aa);
+		close(cc);
+	}
+
 	/* shutdown in user space: the peer reads the end, our sends fail, its data still comes */
 	{
 		int cc = socket(AF_INET, SOCK_STREAM, 0);

@@ -60,8 +60,9 @@ def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
     256 KiB each way; a library that counts itself as waiting and blocks on its wake
     socket is woken by data arriving on its socket (and one that did not count itself in
     is not); a sleeping tcp is woken by the library's own notify, and through syscall's
-    AX_KICK when the page names a dead endpoint; a reset shows in the socket's status in
-    the page."""
+    AX_KICK when the page names a dead endpoint; a 1-byte read leaves a sleeping tcp asleep
+    (below the mark tcp set beside `released`) and an 8 KiB read wakes it; a reset shows in
+    the socket's status in the page."""
     out = run_program("sockwake", "SOCKWAKE", 15)
     for server in ("tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]

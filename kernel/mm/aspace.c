@@ -37,10 +37,24 @@ static void free_level(uint64_t table, int level)
 	pmm_free(table);
 }
 
+/* A CPU whose idle thread still runs in the space (sched.c) moves to the kernel's. */
+static void drop_if_loaded(void *arg)
+{
+	uint64_t cr3 = *(const uint64_t *)arg;
+	if ((read_cr3() & PTE_ADDR) != cr3)
+		return;
+	write_cr3(vmm_kernel_cr3());
+	this_cpu()->loaded_cr3 = 0;
+}
+
 void as_destroy(struct aspace *as)
 {
 	if (!as)
 		return;
+	/* No thread of the space runs any more, but a CPU may idle in it: its page tables must
+	 * not be freed under that CPU's CR3. */
+	drop_if_loaded(&as->cr3);
+	smp_call_loaded(as->cr3, drop_if_loaded, &as->cr3);
 	free_level(as->cr3, 4);
 	kfree(as);
 }

@@ -243,11 +243,17 @@ void schedule(void)
 	c->current = next;
 	c->kstack_top = next->kstack_top;
 	c->tss.rsp[0] = next->kstack_top;
-	uint64_t cr3 = next->proc ? next->proc->as->cr3 : vmm_kernel_cr3();
-	c->loaded_cr3 = next->proc ? cr3 : 0;
-	if ((read_cr3() & PTE_ADDR) != cr3) {
-		write_cr3(cr3);
-		c->stat[KST_AS_SWITCHES]++;
+	/* The idle thread borrows the address space it finds (its kernel half is every space's):
+	 * under TCG each CR3 write empties the whole software TLB, so A -> idle -> A costs none
+	 * and A -> idle -> B one. loaded_cr3 stays, so as_flush still reaches this CPU, and
+	 * as_destroy takes the space away from a CPU that idles in it. */
+	if (next->proc) {
+		uint64_t cr3 = next->proc->as->cr3;
+		c->loaded_cr3 = cr3;
+		if ((read_cr3() & PTE_ADDR) != cr3) {
+			write_cr3(cr3);
+			c->stat[KST_AS_SWITCHES]++;
+		}
 	}
 	devpriv_switch(next->proc);
 	switch_to(prev, next);

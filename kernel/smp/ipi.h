@@ -24,7 +24,7 @@ void smp_call_others(void (*fn)(void *), void *arg);
 /* Runs fn(arg) on every online CPU at once, this one included, and waits for all. */
 void smp_call_all(void (*fn)(void *), void *arg);
 /* Runs fn(arg) on every other CPU whose CR3 holds the user address space cr3 (cpu->loaded_cr3,
- * which only schedule() changes, under the kernel lock: the caller holds it) and waits. */
+ * which changes only under the kernel lock: the caller holds it) and waits. */
 void smp_call_loaded(uint64_t cr3, void (*fn)(void *), void *arg);
 void smp_send_resched(uint32_t cpu);
 /* Sends an IPI from a running CPU, its cost counted (KST_IPI_CYCLES). */

@@ -34,8 +34,9 @@ struct cpu {
 	uint64_t run_since_us;    /* when the current thread was switched in (CPU-time accounting) */
 	uint64_t stack_top;
 	uint64_t io_loaded;       /* I/O bitmap key in tss.iomap (proc/devpriv.c), 0 = none */
-	uint64_t loaded_cr3;      /* the user address space in CR3 (written by schedule() under
-	                             the kernel lock), 0: the kernel's; as_flush reads it */
+	uint64_t loaded_cr3;      /* the user address space in CR3, also while the idle thread
+	                             borrows it (written under the kernel lock by schedule() and
+	                             as_destroy), 0: the kernel's; as_flush reads it */
 	uint32_t irq_depth;       /* interrupt handlers running (a waiter for the kernel lock
 	                             halts only outside them) */
 	volatile bool klock_halted; /* halted in klock_slow, waiting for a kick */

@@ -10,6 +10,7 @@
 #include "proc/proc.h"
 #include "proc/sched.h"
 #include "proc/demand.h"
+#include "proc/text.h"
 
 static irq_handler_t handlers[256];
 
@@ -88,6 +89,9 @@ void trap_dispatch(struct trap_frame *f)
 		trap_dump(f);
 		panic("unhandled %s in kernel mode", exc_names[v]);
 	}
+	struct thread *cur = current_thread();
+	if (from_user && cur->proc)
+		text_sample(cur->proc, f->rip);
 	this_cpu()->irq_depth++;
 	if (handlers[v]) {
 		handlers[v](f);

@@ -1,6 +1,7 @@
 /* Processes and threads. All fields are protected by the kernel lock (proc/klock.h)
  * unless noted. */
 #pragma once
+#include "proc/text.h"
 #include "lib/types.h"
 #include "arch/trap.h"
 #include "proc/memobj.h"
@@ -88,6 +89,8 @@ struct proc {
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool keep_handles;         /* its parent keeps its handles past its end (KC_LEGACY) */
 	bool exiting;
+	uint64_t rip_seen;         /* user RIPs sampled so far; the last TEXT_SAMPLES kept (text.c) */
+	uint64_t rip_samples[TEXT_SAMPLES];
 };
 
 struct thread {

@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "proc/legacy.h"
 #include "proc/root.h"
+#include "proc/text.h"
 #include "proc/sched.h"
 #include "arch/desc.h"
 #include "arch/time.h"
@@ -445,6 +446,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return kc_lx_pass(me, (endpoint_t)a0, (endpoint_t)a1, a2);
 	case KC_ALIVE:
 		return root_alive(me, a0);
+	case KC_TEXT:
+		return kc_text(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
 	default:
 		return -KE_NOSYS;
 	}
@@ -490,6 +493,7 @@ void syscall_dispatch(struct trap_frame *f)
 			 * answering) means it goes on, so the woken thread goes to an idle CPU now */
 			if (this_cpu()->deferred && !keeps_deferred(n))
 				sched_release_deferred();
+			text_sample(me->proc, f->rip);
 			f->rax = (uint64_t)dispatch(me, n, a);
 			/* a call that was to block came back at once (a wait whose doorbell had
 			 * rung, a message already there), or an application's notify (a doorbell:

@@ -20,6 +20,11 @@ static inline int64_t kcall6(uint32_t n, uint64_t a0, uint64_t a1, uint64_t a2, 
 			 : "rcx", "r11", "memory");
 	return r;
 }
+/* KC_TEXT: a child's text read, patched, or where it was seen running (KT_*). */
+static inline int64_t ax_text(endpoint_t ep, uint64_t op, uint64_t va, void *buf, uint64_t len)
+{
+	return kcall6(KC_TEXT, ep, op, va, (uint64_t)buf, len, 0);
+}
 static inline int64_t kcall2(uint32_t n, uint64_t a0, uint64_t a1) { return kcall6(n, a0, a1, 0, 0, 0, 0); }
 static inline int64_t kcall1(uint32_t n, uint64_t a0) { return kcall6(n, a0, 0, 0, 0, 0, 0); }
 static inline int64_t kcall0(uint32_t n) { return kcall6(n, 0, 0, 0, 0, 0, 0); }

@@ -39,7 +39,13 @@
 #define RS_RESTART 0x7214 /* w[0..2] name: kill it and start it again at once */
 #define RS_UPDATE 0x7215  /* w[0..2] name, w[3..5] new binary: live update; the reply comes when
                              it is committed (0) or rolled back (-KE_*) */
-#define RS_INJECT 0x7216  /* w[0..2] name, w[3..4] word: "crash", "hang", or the server's own */
+#define RS_INJECT 0x7216  /* w[0..2] name, w[3..4] word: "crash", "hang", a code fault of
+                             lib/swifi ("flip", "branch", ...) or "random", or the server's own;
+                             for code faults w[5] = count (bits 0-15, 0: one) | replay address
+                             << 16, w[6] = seed (0: rs picks) -> w[0] = the seed, w[1] = faults
+                             applied (the rest of the record is in rs's log) */
+#define RS_INJECT_COUNT(w5) ((uint32_t)((w5) & 0xffff))
+#define RS_INJECT_AT(w5) ((w5) >> 16)
 #define RS_LOG 0x7217     /* anyone: w[0] = index (0: the oldest event kept), w[1] = byte offset into
                              its text -> w[0] = time ns, w[1] = event number, w[2..5] = the next
                              RS_LOG_CHUNK bytes of text (NUL-padded); -KE_SRCH past the last */

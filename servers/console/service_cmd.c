@@ -20,7 +20,6 @@ static const struct subcmd subcmds[] = {
 	{ "kill", RS_KILL, NULL, NULL, 0 },
 	{ "restart", RS_RESTART, NULL, NULL, 0 },
 	{ "update", RS_UPDATE, "BINARY", "binary name", RS_NAME_LEN },
-	{ "inject", RS_INJECT, "WORD", "fault word", RS_WORD_LEN },
 };
 #define NSUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
 
@@ -60,7 +59,8 @@ static void fail(const char *what, int64_t err)
 static void usage(void)
 {
 	ax_printf("usage: service list | service log | service start|stop|kill|restart NAME | "
-		  "service update NAME BINARY | service update all [SUFFIX] | service inject NAME WORD\n");
+		  "service update NAME BINARY | service update all [SUFFIX] | "
+		  "service inject NAME WORD [N] [seed=S] [at=ADDR]\n");
 }
 
 /* A NUL-padded field of a reply as a printable string (rs is trusted, but a row is printed
@@ -124,7 +124,7 @@ static int list(void)
 static int log_events(void)
 {
 	for (uint64_t i = 0; i < LIST_MAX; i++) {
-		char text[160] = { 0 };
+		char text[192] = { 0 }; /* rs keeps 160 bytes of each */
 		uint64_t t = 0;
 		for (size_t off = 0; off + RS_LOG_CHUNK < sizeof(text); off += RS_LOG_CHUNK) {
 			struct kmsg m = { .type = RS_LOG, .w = { i, off } };
@@ -224,8 +224,83 @@ static int update_all(const char *suffix)
 	return failed ? 1 : 0;
 }
 
+/* Whether rs lists a service of that name. */
+static bool svc_exists(const char *name)
+{
+	for (uint64_t i = 0; i < LIST_MAX; i++) {
+		struct kmsg m = { .type = RS_LIST, .w = { i } };
+		char row[RS_NAME_LEN];
+		if (rs_call(&m) < 0)
+			return false;
+		field_str(row, m.w, RS_NAME_LEN);
+		if (!strcmp(row, name))
+			return true;
+	}
+	return false;
+}
+
+/* A number in decimal or 0x hexadecimal; false if s is not one. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0, base = 10;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		uint64_t d = *s >= '0' && *s <= '9' ? (uint64_t)(*s - '0')
+			   : base == 16 && (*s | 0x20) >= 'a' && (*s | 0x20) <= 'f' ? (uint64_t)((*s | 0x20) - 'a' + 10)
+										  : 99;
+		if (d >= base || v > (UINT64_MAX - d) / base)
+			return false;
+		v = v * base + d;
+	}
+	*out = v;
+	return true;
+}
+
+/* service inject NAME WORD [N] [seed=S] [at=ADDR]: N, seed and at for code faults (rs_swifi). */
+static int inject(int argc, char **argv)
+{
+	struct kmsg m = { .type = RS_INJECT };
+	uint64_t count = 0, seed = 0, at = 0;
+	bool ok = argc >= 4 && put_field(m.w, RS_NAME_LEN, "name", argv[2]) &&
+		  put_field(&m.w[3], RS_WORD_LEN, "fault word", argv[3]);
+	for (int i = 4; ok && i < argc; i++) {
+		if (!strncmp(argv[i], "seed=", 5))
+			ok = parse_u64(argv[i] + 5, &seed) && seed;
+		else if (!strncmp(argv[i], "at=", 3))
+			ok = parse_u64(argv[i] + 3, &at) && at && at < (1ull << 47);
+		else
+			ok = parse_u64(argv[i], &count) && count && count <= 0xffff;
+	}
+	if (!ok) {
+		ax_printf("usage: service inject NAME WORD [N] [seed=S] [at=ADDR]\n");
+		return 2;
+	}
+	m.w[5] = count | at << 16;
+	m.w[6] = seed;
+	int64_t r = rs_call(&m);
+	if (r == -KE_SRCH && svc_exists(argv[2])) {
+		ax_printf("service: %s: no instruction fits %s\n", argv[2], argv[3]);
+		return 1;
+	}
+	if (r < 0) {
+		fail(argv[2], r);
+		return 1;
+	}
+	if (m.w[1])
+		ax_printf("service: %s: %llu faults injected, seed=%llu (service log has each)\n", argv[2],
+			  (unsigned long long)m.w[1], (unsigned long long)m.w[0]);
+	else
+		ax_printf("service: %s OK\n", argv[2]);
+	return 0;
+}
+
 int service_main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "inject"))
+		return inject(argc, argv);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "update") && !strcmp(argv[2], "all"))
 		return update_all(argc == 4 ? argv[3] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "list"))

@@ -4,3 +4,7 @@
 RS_OBJS += $(B)/user/rs_pci.o $(PCI_OBJS)
 $(B)/user/rs: $(B)/user/rs_pci.o $(PCI_OBJS)
 $(B)/user/rs_pci.o: UCFLAGS += -Ilib/pci
+# Code-mutating fault injection (rs_swifi.c) on lib/swifi.
+RS_OBJS += $(B)/user/rs_swifi.o $(SWIFI_OBJS)
+$(B)/user/rs: $(B)/user/rs_swifi.o $(SWIFI_OBJS)
+$(B)/user/rs_swifi.o $(B)/user/rs_ctl.o: UCFLAGS += -Ilib/swifi

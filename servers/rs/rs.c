@@ -17,7 +17,7 @@
 
 /* The event log: the last LOG_EVENTS events, read by `service log`. */
 #define LOG_EVENTS 64
-#define LOG_TEXT 120
+#define LOG_TEXT 160
 struct event {
 	uint64_t t_ns, seq;
 	char text[LOG_TEXT];
@@ -141,23 +141,41 @@ void svc_heartbeat_reset(struct svc *s)
 	}
 }
 
+const uint8_t *module_bytes(const char *binary, size_t *len)
+{
+	static struct { int mod; const uint8_t *va; size_t len; } mapped[64];
+	static int nmapped;
+	int mod = ax_find_module(binary);
+	if (mod < 0)
+		return NULL;
+	for (int i = 0; i < nmapped; i++)
+		if (mapped[i].mod == mod)
+			return *len = mapped[i].len, mapped[i].va;
+	struct kc_module_info mi;
+	int64_t va = ax_module_info((uint32_t)mod, &mi) == 0 ? kcall1(KC_MODULE_MAP, (uint64_t)mod) : -1;
+	if (va <= 0)
+		return NULL;
+	if (nmapped < 64)
+		mapped[nmapped].mod = mod, mapped[nmapped].va = (const uint8_t *)va, mapped[nmapped++].len = mi.size;
+	*len = mi.size;
+	return (const uint8_t *)va;
+}
+
 uint32_t module_build_id(const char *binary)
 {
 	static struct { int mod; uint32_t id; } known[64];
 	static int nknown;
 	int mod = ax_find_module(binary);
-	struct kc_module_info mi;
-	if (mod < 0)
-		return 0;
-	for (int i = 0; i < nknown; i++)
+	for (int i = 0; mod >= 0 && i < nknown; i++)
 		if (known[i].mod == mod)
 			return known[i].id;
-	int64_t va = ax_module_info((uint32_t)mod, &mi) == 0 ? kcall1(KC_MODULE_MAP, (uint64_t)mod) : -1;
-	if (va <= 0)
+	size_t len;
+	const uint8_t *img = module_bytes(binary, &len);
+	if (!img)
 		return 0;
 	uint32_t h = 2166136261u;
-	for (uint64_t i = 0; i < mi.size; i++)
-		h = (h ^ ((const uint8_t *)va)[i]) * 16777619u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ img[i]) * 16777619u;
 	if (nknown < 64)
 		known[nknown].mod = mod, known[nknown++].id = h;
 	return h;
@@ -261,6 +279,7 @@ static void running(struct svc *s, endpoint_t ep, const char *binary, bool repla
 	s->started_ns = ax_time_ns();
 	s->cmds = 0;
 	s->build_id = module_build_id(binary);
+	ax_strpad(s->binary_now, sizeof(s->binary_now), binary);
 	svc_heartbeat_reset(s);
 	char what[80], kept[32] = "";
 	if (replaced)

@@ -19,6 +19,7 @@ struct svc {
 	uint32_t restarts;
 	uint32_t incarnation; /* instances started after the first (restarts and updates): restarted=N */
 	uint32_t build_id;    /* of the running instance's binary (module_build_id) */
+	char binary_now[32];  /* the running instance's binary (a live update changes it) */
 	uint64_t started_ns, restart_at_ns, delay_ms;
 	bool stopped;      /* ended and not to be restarted */
 	bool restart_now;  /* killed by RS_RESTART: start again without back-off */
@@ -77,6 +78,8 @@ uint32_t svc_state(const struct svc *s);
 void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rs_log_read(struct kmsg *m); /* RS_LOG */
 int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind);
+/* A boot module's bytes, mapped read-only once; NULL if there is no such module. */
+const uint8_t *module_bytes(const char *binary, size_t *len);
 /* A boot module's build id: FNV-1a of its bytes (what `service list` shows), 0 if unknown. */
 uint32_t module_build_id(const char *binary);
 /* An update by replacement: the old instance has ended; the new binary starts as a restart. */

@@ -2,6 +2,8 @@
  * handshake, and the control calls of the service command (servers/rs/README.md). */
 #include "rs.h"
 #include "service.h"
+#include "rs_swifi.h"
+#include "swifi.h"
 
 #define QUIESCE_NS 2000000000ull /* the old instance must be at rest within 2 s */
 #define READY_NS 5000000000ull   /* and the new one ready within 5 s, or we roll back */
@@ -185,11 +187,20 @@ static int64_t start_update(struct svc *s, const struct kmsg *m, endpoint_t from
 	return 0;
 }
 
-static int64_t inject(struct svc *s, const struct kmsg *m)
+/* A code fault (rs_swifi.c) is applied here and now; the others are the service's to run
+ * (lib/axrt/service.c). out: the seed used and the faults applied. */
+static int64_t inject(struct svc *s, const struct kmsg *m, uint64_t out[2])
 {
 	char word[RS_WORD_LEN + 1];
 	if (!field(&m->w[3], RS_WORD_LEN, word))
 		return -KE_INVAL;
+	if (!strcmp(word, "random") || swifi_type_by_name(word) >= 0) {
+		uint32_t n = RS_INJECT_COUNT(m->w[5]);
+		out[0] = m->w[6];
+		int64_t r = swifi_inject(s, word, n ? n : 1, &out[0], RS_INJECT_AT(m->w[5]));
+		out[1] = r > 0 ? (uint64_t)r : 0;
+		return r < 0 ? r : 0;
+	}
 	rs_log("injecting %s into %s", word, s->c.name);
 	if (!strcmp(word, "crash"))
 		svc_queue_cmd(s, RS_DO_CRASH);
@@ -242,7 +253,7 @@ static int64_t control_self(struct kmsg *m, endpoint_t from)
 }
 
 /* The service command's calls; the caller is a service configured with `control`. */
-static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred)
+static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred, uint64_t out[2])
 {
 	char name[RS_NAME_LEN + 1];
 	bool named = field(m->w, RS_NAME_LEN, name);
@@ -289,7 +300,7 @@ static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred)
 		return r;
 	}
 	case RS_INJECT:
-		return running ? inject(s, m) : -KE_AGAIN;
+		return running ? inject(s, m, out) : -KE_AGAIN;
 	}
 	return -KE_NOSYS;
 }
@@ -353,10 +364,12 @@ void rsctl_message(struct kmsg *m)
 			return;
 		}
 		bool deferred = false;
-		r = control(m, from, &deferred);
+		uint64_t out[2] = { 0, 0 };
+		r = control(m, from, &deferred, out);
 		if (deferred)
 			return; /* RS_UPDATE: answered when it commits or rolls back */
 		memset(m->w, 0, sizeof(m->w));
+		m->w[0] = out[0], m->w[1] = out[1];
 		break;
 	}
 	default:

@@ -45,7 +45,7 @@ def test_init_reports_exit_of_every_module():
 
 
 def test_memory_objects_grant_revoke_copy_and_reclaim():
-    names = ["share", "revoke", "vcopy", "moloop", "lazy", "legacy"]
+    names = ["share", "revoke", "vcopy", "text", "moloop", "lazy", "legacy"]
     r, res = run_utest(names, smp=4)
     assert r.returncode == EXIT_POWEROFF, r.output[-3000:]
     for n in names:

@@ -17,7 +17,9 @@
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
  *   uecho dsclient     talks to ds for its parent: 1 put count=w[1], 2 get client/count,
  *                      3 try to register itself (must fail); w[0] of the first message = ds
- *   uecho rskill NAME  asks rs (its parent) to kill NAME and exits with 0 if refused */
+ *   uecho rskill NAME  asks rs (its parent) to kill NAME and exits with 0 if refused
+ *   uecho text         answers type 1 with text_value() and its address, type 3 with the
+ *                      result of its own KC_TEXT read of w[1] in endpoint w[0] (not its child) */
 #include "axrt.h"
 #include "evloop.h"
 #include "heartbeat.h"
@@ -50,6 +52,25 @@ static void waiter_message(struct ax_evloop *l, struct kmsg *m)
 	ax_reply(m->source, m);
 }
 
+/* text: a function whose code the parent patches (utest t_text): mov $0x1111, %eax; ret. */
+static __attribute__((noinline)) uint64_t text_value(void)
+{
+	return 0x1111;
+}
+
+static void text_message(struct ax_evloop *l, struct kmsg *m)
+{
+	endpoint_t from = m->source;
+	uint8_t b;
+	if (m->type == 1)
+		m->w[0] = text_value(), m->w[1] = (uint64_t)&text_value;
+	else if (m->type == 3)
+		m->w[0] = (uint64_t)ax_text((endpoint_t)m->w[0], KT_READ, m->w[1], &b, 1);
+	ax_reply(from, m);
+	if (m->type == 2)
+		l->stop = true;
+}
+
 /* echo: w[0] + 1 back to the caller; type 2 ends the loop. */
 static void echo_message(struct ax_evloop *l, struct kmsg *m)
 {
@@ -65,8 +86,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "echo";
 	ax_heartbeat_init(argc, argv); /* when started by rs with a heartbeat */
 	struct kmsg m;
-	if (!strcmp(mode, "echo")) {
-		struct ax_evloop l = { .on_message = echo_message };
+	if (!strcmp(mode, "echo") || !strcmp(mode, "text")) {
+		struct ax_evloop l = { .on_message = mode[0] == 'e' ? echo_message : text_message };
 		return (int)ax_evloop_run(&l);
 	}
 	if (!strcmp(mode, "die-on-call")) {

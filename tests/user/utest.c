@@ -502,6 +502,60 @@ static void t_vcopy(void)
 	ax_printf("UTEST PASS vcopy\n");
 }
 
+/* KC_TEXT: we patch a child's text (uecho text's text_value(): mov $0x1111, %eax; ret) and it
+ * runs the new code; a second child of the same binary runs the old; the limits hold. */
+static uint64_t text_call(endpoint_t ep, uint32_t type, uint64_t w0, uint64_t w1, uint64_t *addr)
+{
+	struct kmsg m = { .type = type, .w = { w0, w1 } };
+	if (ax_call(ep, &m))
+		return ~0ull;
+	if (addr)
+		*addr = m.w[1];
+	return m.w[0];
+}
+
+static void t_text(void)
+{
+	int64_t a = ax_spawn_named("uecho", "text", SPAWN_ANY_CPU, 2);
+	int64_t b = ax_spawn_named("uecho", "text", SPAWN_ANY_CPU, 2);
+	CHECK("text", a > 0 && b > 0, "spawn failed");
+	uint64_t fn = 0;
+	CHECK("text", text_call((endpoint_t)a, 1, 0, 0, &fn) == 0x1111 && fn, "text_value() gave no 0x1111");
+	uint8_t code[6], patch[4] = { 0x22, 0x22, 0, 0 };
+	CHECK("text", ax_text((endpoint_t)a, KT_READ, fn, code, 6) == 6, "read failed");
+	CHECK("text", code[0] == 0xb8 && code[1] == 0x11 && code[2] == 0x11 && code[5] == 0xc3,
+	      "text_value() is not mov $0x1111, %%eax; ret: %02x %02x %02x .. %02x", code[0], code[1], code[2], code[5]);
+	CHECK("text", ax_text((endpoint_t)a, KT_WRITE, fn + 1, patch, 4) == 4, "write failed");
+	CHECK("text", text_call((endpoint_t)a, 1, 0, 0, NULL) == 0x2222, "the patched child runs the old code");
+	CHECK("text", text_call((endpoint_t)b, 1, 0, 0, NULL) == 0x1111, "the other instance's text changed too");
+	CHECK("text", ax_text((endpoint_t)b, KT_READ, fn, code, 6) == 6 && code[1] == 0x11, "b's copy reads patched");
+	/* Where a ran: every sample is an instruction of its text. */
+	uint64_t samples[TEXT_SAMPLES];
+	int64_t n = ax_text((endpoint_t)a, KT_SAMPLES, 0, samples, sizeof(samples));
+	CHECK("text", n > 0 && n <= TEXT_SAMPLES, "samples: %lld", (long long)n);
+	for (int64_t i = 0; i < n; i++)
+		CHECK("text", ax_text((endpoint_t)a, KT_READ, samples[i], code, 1) == 1, "sample %#llx is not in its text",
+		      (unsigned long long)samples[i]);
+	CHECK("text", ax_text((endpoint_t)a, KT_SAMPLES, 0, samples, 8) <= 1, "samples overran the buffer");
+	/* Limits: only text, only a child's, only small patches. */
+	uint8_t big[TEXT_PATCH_MAX + 1] = { 0 };
+	CHECK("text", ax_text((endpoint_t)a, KT_WRITE, fn, big, TEXT_PATCH_MAX + 1) == -KE_INVAL, "long patch taken");
+	CHECK("text", ax_text((endpoint_t)a, KT_WRITE, fn, big, 0) == -KE_INVAL, "empty patch taken");
+	CHECK("text", ax_text((endpoint_t)a, KT_READ, fn, big, TEXT_READ_MAX + 1) == -KE_INVAL, "long read taken");
+	CHECK("text", ax_text((endpoint_t)a, KT_READ, 0x1000, code, 1) == -KE_FAULT, "unmapped address read");
+	/* (every native process has its stack where ours is: writable, not executable) */
+	CHECK("text", ax_text((endpoint_t)a, KT_WRITE, (uint64_t)code & ~4095ull, patch, 4) == -KE_FAULT,
+	      "a patch into the stack taken");
+	CHECK("text", ax_text((endpoint_t)a, KT_WRITE, fn, (void *)0x10, 4) == -KE_FAULT, "bad source taken");
+	CHECK("text", ax_text((endpoint_t)a, 9, fn, code, 1) == -KE_INVAL, "unknown op taken");
+	CHECK("text", ax_text(ax_self(), KT_READ, fn, code, 1) == -KE_PERM, "our own text through KC_TEXT");
+	CHECK("text", ax_text(0x7777, KT_READ, fn, code, 1) == -KE_DEADSRCDST, "bad endpoint");
+	CHECK("text", (int64_t)text_call((endpoint_t)b, 3, (uint64_t)a, fn, NULL) == -KE_PERM, "a sibling read a's text");
+	stop_echo((endpoint_t)a);
+	stop_echo((endpoint_t)b);
+	ax_printf("UTEST PASS text\n");
+}
+
 /* The waiter sleeps on a doorbell in shared memory on another core; we ring it ROUNDS times.
  * With `notify`, each ring is followed by a notify (the fallback protocol). */
 static void wait_round(const char *name, uint32_t cpu, bool dedicate, bool notify, uint64_t *cycles)
@@ -858,6 +912,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(t, "revoke")) t_revoke();
 		else if (!strcmp(t, "moloop")) t_moloop();
 		else if (!strcmp(t, "vcopy")) t_vcopy();
+		else if (!strcmp(t, "text")) t_text();
 		else if (!strcmp(t, "lazy")) t_lazy();
 		else if (!strcmp(t, "legacy")) t_legacy();
 		else if (!strcmp(t, "wait")) t_wait();

@@ -84,6 +84,8 @@ enum kcall {
 	KC_ALIVE = 43,       /* (timeout_ms): the root (boot module 0) says it is alive; a root that
 	                        says nothing more for timeout_ms while it had the CPU is killed and
 	                        started again (its watchdog; 0 disarms; §5.8); -EPERM for others */
+	KC_TEXT = 44,        /* (endpoint child, op KT_*, va, void *buf, len): a parent reads or
+	                        patches its child's own text (fault injection, proc/text.c) */
 	KC_COUNT
 };
 /* KC_LEGACY operations. */
@@ -91,6 +93,15 @@ enum kcall {
 #define LEG_GIVE 2  /* (dead child, stopped child): the kept handles move in, same numbers; count */
 #define LEG_DROP 3  /* (dead child): release them */
 #define LEG_COUNT 4 /* (dead child): how many are kept, -ESRCH if none */
+/* KC_TEXT operations. */
+#define KT_READ 0    /* copy len (<= TEXT_READ_MAX) bytes of the child's executable memory at va */
+#define KT_WRITE 1   /* write len (<= TEXT_PATCH_MAX) bytes there: only into text no other
+                        process maps (-EBUSY); CPUs running the child serialize after it */
+#define KT_SAMPLES 2 /* copy up to len / 8 user RIPs the child was last seen at (interrupts
+                        and kernel calls from user mode), newest first; returns the count */
+#define TEXT_READ_MAX 4096
+#define TEXT_PATCH_MAX 16
+#define TEXT_SAMPLES 64 /* user RIPs the kernel keeps per process */
 /* KC_LX_THREAD flags. */
 #define LXT_SETTLS 1     /* set the FS base to tls */
 #define LXT_CLEARTID 2   /* zero clear_tid and wake a futex waiter there when the thread ends */

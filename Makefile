@@ -22,7 +22,7 @@ KSRCS := $(shell find kernel -name '*.c' -not -path 'kernel/vdso/*' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso user run test unit kbench clean www FORCE
+.PHONY: all deps kernel iso user run test unit kbench faults clean www FORCE
 .SECONDEXPANSION:
 all: iso
 
@@ -366,6 +366,13 @@ bench:
 	@tools/deps.sh bench
 	@$(MAKE) --no-print-directory bench-guest
 	@python3 tools/bench/bench.py run $(if $(FULL),--full) $(if $(NET),--net $(NET))
+
+# The fault-injection campaign (tools/faults/README.md): random code faults injected into
+# the network servers under a checked load, each run's verdict as in the MINIX 3 thesis's
+# tables 2.3 and 2.4. `make faults QUICK=1`: 3 short runs; RUNS=N, SERVERS=a,b, SEED=S.
+faults:
+	@$(MAKE) --no-print-directory iso user
+	@python3 tools/faults/campaign.py --runs $(or $(RUNS),$(if $(QUICK),3,100)) --servers $(if $(SERVERS),$(SERVERS),e1000,ip,pf,udp,tcp,syscall) $(if $(QUICK),--quick) $(if $(SEED),--seed $(SEED))
 
 # Kernel microbenchmarks (docs/kernel-api.md): IPC, notify, wait/wake, in cycles.
 kbench: deps

@@ -1,7 +1,6 @@
 /* Processes and threads. All fields are protected by the kernel lock (proc/klock.h)
  * unless noted. */
 #pragma once
-#include "proc/text.h"
 #include "lib/types.h"
 #include "arch/trap.h"
 #include "proc/memobj.h"

@@ -43,7 +43,8 @@
                              lib/swifi ("flip", "branch", ...) or "random", or the server's own;
                              for code faults w[5] = count (bits 0-15, 0: one) | replay address
                              << 16, w[6] = seed (0: rs picks) -> w[0] = the seed, w[1] = faults
-                             applied (the rest of the record is in rs's log) */
+                             applied (0: no instruction fits the type), w[2] = 1 (a code
+                             fault; the rest of the record is in rs's log) */
 #define RS_INJECT_COUNT(w5) ((uint32_t)((w5) & 0xffff))
 #define RS_INJECT_AT(w5) ((w5) >> 16)
 #define RS_LOG 0x7217     /* anyone: w[0] = index (0: the oldest event kept), w[1] = byte offset into

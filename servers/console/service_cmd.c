@@ -224,21 +224,6 @@ static int update_all(const char *suffix)
 	return failed ? 1 : 0;
 }
 
-/* Whether rs lists a service of that name. */
-static bool svc_exists(const char *name)
-{
-	for (uint64_t i = 0; i < LIST_MAX; i++) {
-		struct kmsg m = { .type = RS_LIST, .w = { i } };
-		char row[RS_NAME_LEN];
-		if (rs_call(&m) < 0)
-			return false;
-		field_str(row, m.w, RS_NAME_LEN);
-		if (!strcmp(row, name))
-			return true;
-	}
-	return false;
-}
-
 /* A number in decimal or 0x hexadecimal; false if s is not one. */
 static bool parse_u64(const char *s, uint64_t *out)
 {
@@ -281,12 +266,12 @@ static int inject(int argc, char **argv)
 	m.w[5] = count | at << 16;
 	m.w[6] = seed;
 	int64_t r = rs_call(&m);
-	if (r == -KE_SRCH && svc_exists(argv[2])) {
-		ax_printf("service: %s: no instruction fits %s\n", argv[2], argv[3]);
-		return 1;
-	}
 	if (r < 0) {
 		fail(argv[2], r);
+		return 1;
+	}
+	if (m.w[2] && !m.w[1]) {
+		ax_printf("service: %s: no instruction fits %s\n", argv[2], argv[3]);
 		return 1;
 	}
 	if (m.w[1])

@@ -188,8 +188,9 @@ static int64_t start_update(struct svc *s, const struct kmsg *m, endpoint_t from
 }
 
 /* A code fault (rs_swifi.c) is applied here and now; the others are the service's to run
- * (lib/axrt/service.c). out: the seed used and the faults applied. */
-static int64_t inject(struct svc *s, const struct kmsg *m, uint64_t out[2])
+ * (lib/axrt/service.c). out: the seed used, the faults applied, 1 for a code fault (one
+ * that no instruction fits is answered 0 with none applied). */
+static int64_t inject(struct svc *s, const struct kmsg *m, uint64_t out[3])
 {
 	char word[RS_WORD_LEN + 1];
 	if (!field(&m->w[3], RS_WORD_LEN, word))
@@ -199,7 +200,8 @@ static int64_t inject(struct svc *s, const struct kmsg *m, uint64_t out[2])
 		out[0] = m->w[6];
 		int64_t r = swifi_inject(s, word, n ? n : 1, &out[0], RS_INJECT_AT(m->w[5]));
 		out[1] = r > 0 ? (uint64_t)r : 0;
-		return r < 0 ? r : 0;
+		out[2] = 1;
+		return r < 0 && r != -KE_SRCH ? r : 0;
 	}
 	rs_log("injecting %s into %s", word, s->c.name);
 	if (!strcmp(word, "crash"))
@@ -253,7 +255,7 @@ static int64_t control_self(struct kmsg *m, endpoint_t from)
 }
 
 /* The service command's calls; the caller is a service configured with `control`. */
-static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred, uint64_t out[2])
+static int64_t control(struct kmsg *m, endpoint_t from, bool *deferred, uint64_t out[3])
 {
 	char name[RS_NAME_LEN + 1];
 	bool named = field(m->w, RS_NAME_LEN, name);
@@ -364,12 +366,12 @@ void rsctl_message(struct kmsg *m)
 			return;
 		}
 		bool deferred = false;
-		uint64_t out[2] = { 0, 0 };
+		uint64_t out[3] = { 0, 0, 0 };
 		r = control(m, from, &deferred, out);
 		if (deferred)
 			return; /* RS_UPDATE: answered when it commits or rolls back */
 		memset(m->w, 0, sizeof(m->w));
-		m->w[0] = out[0], m->w[1] = out[1];
+		m->w[0] = out[0], m->w[1] = out[1], m->w[2] = out[2];
 		break;
 	}
 	default:

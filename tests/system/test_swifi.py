@@ -8,6 +8,8 @@ into the running instance's own text (KC_TEXT). Checked here:
 - a never-ending loop written into pf's per-turn poll (its first instruction of two bytes or
   more, before any branch) is a hang rs detects, and pf comes
   back and serves;
+- a replay at an instruction the type does not fit is refused as such, one inside an
+  instruction as an invalid argument;
 - N faults at once, from one seed, each logged.
 """
 import re
@@ -147,6 +149,19 @@ def test_a_loop_in_pf_poll_is_a_hang_rs_ends(apps):
         assert time.monotonic() < deadline, "no HTTP answer after pf's restart: " + apps.out()[-3000:]
         time.sleep(1)
     time.sleep(1.6)
+
+
+def test_a_fault_that_fits_no_instruction_is_refused_clearly(apps):
+    """A replay at an instruction the type does not fit (a branch fault at a mov) changes
+    nothing and says so; an address inside an instruction is an invalid argument."""
+    at = first_long_instruction("pf", "poll")
+    mark = apps.g.mark()
+    apps.g.type(f"service inject pf branch seed=3 at={at:#x}\r")
+    apps.g.wait_for(r"^service: pf: no instruction fits branch$", timeout=60, start=mark)
+    mark = apps.g.mark()
+    apps.g.type(f"service inject pf flip seed=3 at={at + 1:#x}\r")
+    apps.g.wait_for(r"^service: pf: invalid argument$", timeout=60, start=mark)
+    assert "rs: swifi pf" not in apps.g.output[mark:], apps.out()[-2000:]
 
 
 def test_n_random_faults_from_one_seed(apps):

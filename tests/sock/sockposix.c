@@ -293,12 +293,20 @@ static void nb_connect_checks(void)
 }
 
 /* A datagram each way between u1 and u2 (their addresses a1, a2): true if both came. */
+/* A datagram fd has waiting: each receive below finds its datagram there, so a socket the
+ * library owns is read in user space however slowly the datagram travelled. */
+static bool readable(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	return poll(&pf, 1, 10000) == 1 && (pf.revents & POLLIN);
+}
+
 static bool udp_round(int u1, int u2, const struct sockaddr_in *a1, const struct sockaddr_in *a2)
 {
 	char in[16];
-	return sendto(u1, "ping", 4, 0, (const struct sockaddr *)a2, sizeof(*a2)) == 4 &&
+	return sendto(u1, "ping", 4, 0, (const struct sockaddr *)a2, sizeof(*a2)) == 4 && readable(u2) &&
 	       recv(u2, in, sizeof(in), 0) == 4 && !memcmp(in, "ping", 4) &&
-	       sendto(u2, "pong", 4, 0, (const struct sockaddr *)a1, sizeof(*a1)) == 4 &&
+	       sendto(u2, "pong", 4, 0, (const struct sockaddr *)a1, sizeof(*a1)) == 4 && readable(u1) &&
 	       recv(u1, in, sizeof(in), 0) == 4 && !memcmp(in, "pong", 4);
 }
 

@@ -1,5 +1,6 @@
 /* Request database (reqdb.h). An id is gen << 32 | slot; generations are odd while a slot
  * is in use, so REQDB_NONE (0) and ids of free slots never match. */
+#include <stdbool.h>
 #include "reqdb.h"
 
 #define REQDB_END UINT32_MAX
@@ -47,12 +48,13 @@ const struct reqdb_entry *reqdb_take(struct reqdb *db, uint64_t id)
 	return &db->e[i];
 }
 
-uint32_t reqdb_abort_peer(struct reqdb *db, uint32_t peer)
+/* Aborts the requests whose peer is (same) or is not (!same) peer. */
+static uint32_t abort_where(struct reqdb *db, uint32_t peer, bool same)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < db->cap; i++) {
 		struct reqdb_entry *e = &db->e[i];
-		if (!(e->gen & 1) || e->peer != peer)
+		if (!(e->gen & 1) || (e->peer == peer) != same)
 			continue;
 		/* Free first, then call: the action may add requests (to other peers). */
 		uint64_t id = (uint64_t)e->gen << 32 | i;
@@ -64,4 +66,14 @@ uint32_t reqdb_abort_peer(struct reqdb *db, uint32_t peer)
 		n++;
 	}
 	return n;
+}
+
+uint32_t reqdb_abort_peer(struct reqdb *db, uint32_t peer)
+{
+	return abort_where(db, peer, true);
+}
+
+uint32_t reqdb_abort_other(struct reqdb *db, uint32_t keep)
+{
+	return abort_where(db, keep, false);
 }

@@ -31,3 +31,6 @@ const struct reqdb_entry *reqdb_take(struct reqdb *db, uint64_t id);
 /* The peer restarted: calls the abort action of each of its requests (which must not add
  * requests to the same peer) and removes them. Returns how many. */
 uint32_t reqdb_abort_peer(struct reqdb *db, uint32_t peer);
+/* The same for every request whose peer is not keep (a peer known by incarnation: all
+ * the earlier ones are gone). */
+uint32_t reqdb_abort_other(struct reqdb *db, uint32_t keep);

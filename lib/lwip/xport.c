@@ -101,7 +101,7 @@ static void tx_abort(void *ctx, uint64_t id)
 static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
 	(void)dst;
-	if (!xp.ip_ok || xport_out_space() <= XP_OUT_RESERVE) /* the answers to ip come first */
+	if (!xp.ip_ok || xp.hello_pending || xport_out_space() <= XP_OUT_RESERVE) /* answers to ip first */
 		return ERR_MEM;
 	struct pbuf *q = p;
 	if (p->next || !in_heap(p->payload, p->len)) /* a chain (TCP appends), or not ours */
@@ -109,7 +109,7 @@ static err_t nif_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 			return ERR_MEM;
 	if (q == p)
 		pbuf_ref(p);
-	uint64_t id = reqdb_add(&xk.txdb, 1, tx_abort, q);
+	uint64_t id = reqdb_add(&xk.txdb, xk.tx_ip, tx_abort, q);
 	if (id == REQDB_NONE) {
 		pbuf_free(q);
 		return ERR_MEM;
@@ -292,9 +292,13 @@ static const unsigned char *resolve(struct chan_ptr p)
 	return b ? b : pool_resolve(&xp.ip_heap, p);
 }
 
+/* The TXs we gave an earlier ip: it popped them and is gone, or they still wait in T/out
+ * ahead of our IPX_HELLO and the new ip drops them unread (it starts at the hello that
+ * names it). Either way no one reads those pbufs any more. The TXs pushed after our hello
+ * are the new ip's: they stay. */
 void xport_forget_tx(void)
 {
-	uint32_t n = reqdb_abort_peer(&xk.txdb, 1);
+	uint32_t n = reqdb_abort_other(&xk.txdb, xk.tx_ip);
 	if (n)
 		ax_printf("%s: %u packets in flight to the previous ip forgotten\n", xp.ops->name, n);
 }
@@ -302,7 +306,7 @@ void xport_forget_tx(void)
 /* Messages from ip, while there is room to answer them. */
 static void ip_poll(bool *work)
 {
-	if (!xp.ip_ok)
+	if (!xp.ip_ok || xp.hello_pending)
 		return;
 	/* After our restart, packets for the restored sockets would be dropped until syscall
 	 * reattaches their buffers: they wait in ip's channel for a short while instead. */
@@ -355,11 +359,9 @@ static void ip_poll(bool *work)
 			iface(&u.f);
 			break;
 		case IPX_HELLO:
-			if (xk.ip_incarnation >= 0 && xk.ip_incarnation != u.m.arg) {
-				xport_forget_tx();
-				if (xp.ops->ip_restarted)
-					xp.ops->ip_restarted();
-			}
+			xport_forget_tx();
+			if (xk.ip_incarnation >= 0 && xk.ip_incarnation != u.m.arg && xp.ops->ip_restarted)
+				xp.ops->ip_restarted();
 			xk.ip_incarnation = u.m.arg;
 			break;
 		default:
@@ -456,6 +458,18 @@ static void key_of(char *key, size_t n, const char *suffix)
 	ksnprintf(key, n, "%s%s", xp.ops->name, suffix);
 }
 
+/* IPX_HELLO, naming the ip it is for (a new ip drops what T/out held before it). Until it
+ * fits, nothing else is pushed: it must come before the packets for that ip. */
+static void send_hello(void)
+{
+	struct ipx_msg h = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts, .id = xk.tx_ip };
+	xp.hello_pending = spsc_push_part(&xp.out, &h, sizeof(h)) < 0;
+	if (xp.hello_pending)
+		xp.retry = true;
+	else
+		xp.out_pushed = true;
+}
+
 /* ip's channel and pools; then IPX_HELLO (ip answers with IPX_IFACE). */
 static void ip_attach(void)
 {
@@ -478,12 +492,12 @@ static void ip_attach(void)
 	if (!xp.ip_peer.ep)
 		xp.ip_peer.ep = xp.in_imp.owner;
 	/* Our hello makes ip forget what it had from us (the packets we had not given back,
-	 * the TX it has not answered). After an adoption nothing is forgotten: ours continue. */
-	if (!xp.adopted) {
-		struct ipx_msg h = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts };
-		spsc_push_part(&xp.out, &h, sizeof(h));
-		xp.out_pushed = true;
-	}
+	 * the TX it has not answered). After an adoption nothing is forgotten: ours continue,
+	 * unless ip changed during the update too. */
+	bool same_ip = xk.tx_ip == (uint32_t)xp.ip_owner;
+	xk.tx_ip = (uint32_t)xp.ip_owner;
+	if (!xp.adopted || !same_ip)
+		send_hello();
 	xp.adopted = false;
 	ax_printf("%s: attached to ip (endpoint %#x)\n", xp.ops->name, xp.ip_owner);
 	return;
@@ -652,6 +666,8 @@ static bool poll(struct ax_evloop *l)
 		xp.next_nudge = now + 500000000;
 		xp.retry = true;
 	}
+	if (xp.hello_pending && xp.ip_ok)
+		send_hello();
 	ip_poll(&work);
 	xp.ops->sys_poll(&work);
 	work |= xport_act_poll();

@@ -67,6 +67,7 @@ struct xport_kept {
 	int64_t pool_h, out_h;
 	uint64_t pool_va, pool_pages, out_bytes;
 	uint32_t pool_id;
+	uint32_t tx_ip;             /* the ip endpoint our TXs go to (their reqdb peer) */
 	int64_t ip_incarnation;     /* from ip's last IPX_HELLO, -1 before the first */
 	/* TX packets ip has not answered: ctx = the pbuf */
 	struct reqdb txdb;
@@ -108,6 +109,7 @@ struct xport {
 	int ndrv;
 	bool retry;                 /* something waits for room: poll again soon */
 	bool adopted;               /* the kept state was adopted: no IPX_HELLO at the first attach */
+	bool hello_pending;         /* our IPX_HELLO did not fit in T/out yet: nothing else goes first */
 	bool sys_adopted;           /* ... and syscall's channel is not attached yet */
 	uint64_t replayed_until;    /* syscall/T.req's requests before this index are asked again */
 	uint64_t next_attach;       /* when to try importing missing channels again */

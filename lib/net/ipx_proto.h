@@ -17,10 +17,13 @@
  * and copies it into its own memory before it routes, fragments and adds the link header.
  *
  * Restarts. Each side sends IPX_HELLO when it (re)starts and after importing the other's
- * channel. On the peer's HELLO a side forgets what it had in flight with the previous
- * incarnation: ip frees RX packets T never answered and stops reporting old TXs; T counts
- * its TXs done (ip's restart reset the drivers, so no DMA reads them) and drops RX
- * pointers into the old ip's pools. ip answers T's HELLO with IPX_IFACE for every
+ * channel; T's names the ip it is for (id = the endpoint that exported ip/T.in). On the
+ * peer's HELLO a side forgets what it had in flight with the previous incarnation: ip frees
+ * RX packets T never answered and stops reporting old TXs; T counts done its TXs addressed
+ * to an earlier ip (ip's restart reset the drivers, so no DMA reads them) and drops RX
+ * pointers into the old ip's pools. A new ip drops unread whatever T/out holds before the
+ * HELLO that names it (TXs and RX_DONEs for its predecessor, which T has forgotten or
+ * will), so a packet T freed is never sent. ip answers T's HELLO with IPX_IFACE for every
  * interface. */
 #pragma once
 #include <stdint.h>
@@ -30,7 +33,8 @@
 #define IPX_SLOTS 1024
 
 enum ipx_type {
-	IPX_HELLO = 1,    /* either way: arg = the sender's incarnation (restart count) */
+	IPX_HELLO = 1,    /* either way: arg = the sender's incarnation (restart count);
+	                     T -> ip: id = the ip endpoint it is meant for */
 	IPX_RX = 2,       /* ip -> T: id, pkt = the IP packet; flags IPXF_* */
 	IPX_RX_DONE = 3,  /* T -> ip: id; arg = 0, or IPX_UNREACH_PORT: ip sends ICMP port
 	                     unreachable for that packet */

@@ -91,6 +91,8 @@ struct ip_transport {
 	struct ipx_msg pend[64];  /* messages to T waiting for room */
 	uint32_t pend_n;
 	uint64_t c_rx, c_tx, c_tx_bad, c_tx_noroute, c_bad_msg, c_unreach;
+	uint64_t c_stale_msg;     /* in T/out before T's hello to us: for our predecessor */
+	uint64_t out_queued;      /* messages waiting in T/out at the last poll */
 	uint64_t c_rx_csum_hw;    /* delivered with IPXF_L4_CSUM_OK (the NIC checked it) */
 	uint64_t c_tx_csum_hw;    /* sent with the L4 checksum left to the NIC */
 };
@@ -111,6 +113,7 @@ struct ip_state {
 	uint64_t c_pf_pass, c_pf_block, c_pf_drop, c_pf_resubmit, c_pf_bad;
 	uint64_t c_pf_fast, c_pf_tables; /* passed by pf's flow table; times a pf took the table */
 	bool retry;               /* something waits for room: poll again soon */
+	bool deaf;                /* injected fault: the transports' channels are not read */
 };
 extern struct ip_state ip;
 

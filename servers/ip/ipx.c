@@ -28,6 +28,10 @@ static struct {
 	uint32_t pend_head[IP_MAX_T], pend_n[IP_MAX_T];
 	uint32_t epoch[IP_MAX_T];
 	struct raw_pcb *pcb[IP_MAX_T];
+	/* Until T's IPX_HELLO that names us, what T/out holds was for our predecessor: dropped
+	 * unread (T frees those TXs on our hello; its RX_DONEs name our predecessor's ids). */
+	bool await_hello[IP_MAX_T];
+	endpoint_t self;
 } x;
 
 static const char *const names[IP_MAX_T] = { "udp", "tcp" };
@@ -394,6 +398,10 @@ static bool t_poll(struct ip_transport *t)
 		attach(t);
 	if (!t->attached)
 		return work;
+	long queued = spsc_count(&t->out);
+	t->out_queued = queued > 0 ? (uint64_t)queued : 0;
+	if (ip.deaf)
+		return work;
 	atomic_store_explicit(&t->out.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct ipx_msg m;
@@ -406,6 +414,16 @@ static bool t_poll(struct ip_transport *t)
 			break;
 		}
 		work = true;
+		if (x.await_hello[t_index(t)]) {
+			if (m.type != IPX_HELLO || m.id != x.self) {
+				t->c_stale_msg++;
+				continue;
+			}
+			x.await_hello[t_index(t)] = false;
+			if (t->c_stale_msg)
+				ax_printf("ip: %s/out: %lu messages for the previous ip dropped\n", t->name,
+					  (unsigned long)t->c_stale_msg);
+		}
 		switch (m.type) {
 		case IPX_HELLO:
 			/* A new T: what the old one had from us is forgotten, its TXs not reported. */
@@ -435,9 +453,11 @@ int ip_ipx_init(void)
 {
 	uint64_t rx_bytes = (POOL_HDR_SIZE + (uint64_t)RX_NBUFS * NETDEV_RXBUF + 4095) & ~4095ull;
 	uint64_t heap_bytes = (POOL_HDR_SIZE + (uint64_t)HEAP_BYTES + 4095) & ~4095ull;
+	x.self = ax_self(); /* the owner our exports name (chan_export) */
 	for (int i = 0; i < IP_MAX_T; i++) {
 		struct ip_transport *t = &ip.t[i];
 		char key[16];
+		x.await_hello[i] = true;
 		t->name = names[i];
 		t->proto = protos[i];
 		reqdb_init(&t->rx_db, t->rx_ent, IPX_SLOTS);

@@ -48,6 +48,20 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	ax_reply(m->source, m);
 }
 
+/* `service inject ip deaf`: ip runs on, heartbeats included, but no longer reads what the
+ * transports send it (a fault only its peers notice; tests of what a new ip finds in
+ * T/out). */
+static void inject(struct ax_evloop *l, const char *word)
+{
+	(void)l;
+	if (!strcmp(word, "deaf")) {
+		ip.deaf = true;
+		ax_printf("ip: injected fault: the transports' channels are no longer read\n");
+	} else {
+		ax_printf("ip: no injectable fault named %s\n", word);
+	}
+}
+
 static void on_notify(struct ax_evloop *l, uint64_t bits)
 {
 	(void)l;
@@ -146,6 +160,6 @@ int main(int argc, char **argv)
 		  pf_on ? "on (every packet waits for pf's verdict; pf=none passes all)" : "none");
 	/* restartable: the lease is in ds, the pools' users re-import, lost packets are resent */
 	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .wait_ns = 1000000,
-			       .restartable = true };
+			       .inject = inject, .restartable = true };
 	return (int)ax_evloop_run(&l);
 }

@@ -254,10 +254,13 @@ static const struct counter counters[] = {
 	OWN("pf_fast", ip.c_pf_fast), OWN("pf_flow_tables", ip.c_pf_tables),
 	OWN("udp_rx", ip.t[0].c_rx), OWN("udp_tx", ip.t[0].c_tx), OWN("udp_tx_bad", ip.t[0].c_tx_bad),
 	OWN("udp_tx_noroute", ip.t[0].c_tx_noroute), OWN("udp_unreach", ip.t[0].c_unreach),
-	OWN("udp_bad_msg", ip.t[0].c_bad_msg), OWN("udp_rx_csum_hw", ip.t[0].c_rx_csum_hw),
+	OWN("udp_bad_msg", ip.t[0].c_bad_msg), OWN("udp_stale_msg", ip.t[0].c_stale_msg),
+	OWN("udp_rx_csum_hw", ip.t[0].c_rx_csum_hw),
 	OWN("tcp_rx", ip.t[1].c_rx), OWN("tcp_tx", ip.t[1].c_tx), OWN("tcp_tx_bad", ip.t[1].c_tx_bad),
-	OWN("tcp_bad_msg", ip.t[1].c_bad_msg), OWN("tcp_rx_csum_hw", ip.t[1].c_rx_csum_hw),
+	OWN("tcp_bad_msg", ip.t[1].c_bad_msg), OWN("tcp_stale_msg", ip.t[1].c_stale_msg),
+	OWN("tcp_rx_csum_hw", ip.t[1].c_rx_csum_hw),
 	OWN("tcp_tx_csum_hw", ip.t[1].c_tx_csum_hw),
+	OWN("udp_out_queued", ip.t[0].out_queued), OWN("tcp_out_queued", ip.t[1].out_queued),
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 

@@ -482,6 +482,47 @@ def test_transfer_survives_e1000_ip_pf_restarts(apps):
     note(f"200 MiB with e1000, ip, pf killed: {time.monotonic() - t0:.1f} s, one connection")
 
 
+def ip_counters(apps):
+    """ip's counters from netstat."""
+    mark = apps.g.mark()
+    apps.g.type("netstat\r")
+    apps.g.wait_for(r"^(?:axolotl> )?e1000:$|netstat: no network", timeout=30, start=mark)
+    text = apps.g.output[mark:].replace("axolotl> ", "")
+    m = re.search(r"^ip:\n((?:[ \t]+.*\n)*)", text, re.M)
+    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_0-9]+) (-?\d+)$", m.group(1), re.M)} if m else {}
+
+
+def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
+    """ip stops reading tcp/out while the guest streams to us (`service inject ip deaf`): tcp's
+    answers and segments for that ip pile up there. ip is killed; the new one drops them
+    unread up to tcp's hello that names it, and tcp frees the packets it gave the old ip when
+    it hears the new one: no packet is sent from memory tcp freed, none is answered (tcp
+    counts no stale TX_DONE), and the one connection carries every byte right."""
+    n = 48 << 20
+    before = apps.tcp_counters()
+    stream = CheckedStream(apps, n, 23)
+    stream.reach(n // 5)
+    assert stream.th.is_alive(), stream.result
+    mark = apps.g.mark()
+    apps.g.type("service inject ip deaf\r")
+    apps.g.wait_for(r"^ip: injected fault: the transports' channels are no longer read", timeout=60, start=mark)
+    deadline = time.monotonic() + 120
+    while ip_counters(apps).get("tcp_out_queued", 0) == 0:
+        assert time.monotonic() < deadline, apps.out()[-3000:]
+        time.sleep(0.5)
+    mark = apps.g.mark()
+    apps.g.type("service kill ip\r")
+    m = apps.g.wait_for(r"^ip: tcp/out: (\d+) messages for the previous ip dropped", timeout=120, start=mark)
+    assert int(m.group(1)) > 0, m.group(0)
+    apps.g.wait_for(r"^tcp: \d+ packets in flight to the previous ip forgotten", timeout=60, start=mark)
+    stream.check(600)
+    after = apps.tcp_counters()
+    assert after.get("stale_tx_done") == before.get("stale_tx_done"), (before, after)
+    assert ip_counters(apps).get("tcp_stale_msg") == int(m.group(1))
+    note(f"ip deaf to tcp under a 48 MiB stream, then killed: the new ip dropped {m.group(1)} messages "
+         f"for its predecessor")
+
+
 def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
     """A killed tcp comes back afresh (its kept state was not left at rest: half-changed
     state is never adopted, only a live update's), with its listeners from ds and what its
@@ -772,7 +813,7 @@ def test_vfs_update_to_another_state_layout_is_refused_and_rolled_back(apps):
 
 
 def test_tcp_update_to_another_state_layout_is_refused_and_keeps_every_connection(apps):
-    """tcp.layout2 keeps its state in another layout (TCP_STATE_VERSION 2): the update is
+    """tcp.layout2 keeps its state in another layout (TCP_STATE_VERSION 3): the update is
     refused, and the old binary comes back and takes over the state its predecessor left at
     rest, lwIP's connections included: a keep-alive connection and a checked stream carry on."""
     ka = KeepAlivePinger(apps.port[80], apps.g)

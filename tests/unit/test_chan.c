@@ -445,6 +445,27 @@ static void reqdb_abort_all_of_peer(void)
 	CHECK_EQ_U64(db.nused, 3);
 }
 
+/* A peer known by incarnation: everything not addressed to the current one goes, with its
+ * abort action; the current one's requests stay and are answered as usual. */
+static void reqdb_abort_all_but_current_peer(void)
+{
+	struct reqdb_entry st[16];
+	struct reqdb db;
+	reqdb_init(&db, st, 16);
+	uint64_t ids[9];
+	for (int i = 0; i < 9; i++)
+		ids[i] = reqdb_add(&db, 0x10000u * (uint32_t)(i / 3 + 1) | 7, on_abort, (void *)0x77);
+	naborted = 0;
+	CHECK_EQ_U64(reqdb_abort_other(&db, 0x30007), 6);
+	CHECK_EQ_I64(naborted, 6);
+	for (int i = 0; i < 6; i++)
+		CHECK(reqdb_take(&db, ids[i]) == NULL);
+	for (int i = 6; i < 9; i++)
+		CHECK(reqdb_take(&db, ids[i]) != NULL);
+	CHECK_EQ_U64(db.nused, 0);
+	CHECK_EQ_U64(reqdb_abort_other(&db, 0x30007), 0);
+}
+
 int main(void)
 {
 	unit_begin(__FILE__);
@@ -458,6 +479,7 @@ int main(void)
 	RUN(pool_alloc_free_resolve);
 	RUN(pool_return_queue);
 	RUN(reqdb_lifecycle);
+	RUN(reqdb_abort_all_but_current_peer);
 	RUN(reqdb_abort_all_of_peer);
 	return unit_end();
 }

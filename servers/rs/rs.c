@@ -134,7 +134,7 @@ void svc_heartbeat_reset(struct svc *s)
 	if (s->hb) {
 		s->hb_last = *s->hb;
 		s->hb_pinged = false;
-		s->hb_starved = 0;
+		s->hb_starved = s->hb_waited = 0;
 		/* (a full period here added one to the time a hang right after a call to us took
 		 * to notice) */
 		s->hb_check_ns = ax_time_ns() + hb_look_ns(s);
@@ -434,7 +434,9 @@ static uint64_t check_heartbeats(void)
 			if (v != s->hb_last) { /* it beats */
 				if (s->hb_starved)
 					rs_log("%s beats again after %u starved periods", s->c.name, s->hb_starved);
-				s->hb_starved = 0;
+				if (s->hb_waited)
+					rs_log("%s beats again after %u periods waiting on a peer", s->c.name, s->hb_waited);
+				s->hb_starved = s->hb_waited = 0;
 				s->hb_last = v;
 				s->hb_pinged = false;
 			} else if (!s->hb_pinged) {
@@ -444,20 +446,35 @@ static uint64_t check_heartbeats(void)
 				s->hb_ping_ns = now;
 			} else if (now - s->hb_ping_ns >= period) {
 				char where[96];
-				if (!hang_starved(s->ep, s->hb_cpu_us, s->c.heartbeat_ms, where, sizeof(where))) {
+				endpoint_t end;
+				enum hang_verdict hv = hang_judge(s->ep, s->hb_cpu_us, s->c.heartbeat_ms, where, sizeof(where),
+								  &end);
+				if (hv == HV_WAITING && ++s->hb_waited > HANG_WAIT_PERIODS &&
+				    (uint64_t)s->hb_waited * s->c.heartbeat_ms > HANG_WAIT_MS)
+					hv = HV_HUNG;
+				if (hv == HV_HUNG) {
 					rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name,
-					       s->c.heartbeat_ms, (unsigned long long)v);
+					       s->c.heartbeat_ms * (1 + s->hb_waited), (unsigned long long)v);
 					ax_printf("rs: %s is %s\n", s->c.name, where); /* the log keeps 120 characters */
 					ax_kill(s->ep);
 					continue;
 				}
 				/* Not hung: look again a period later, the CPU time counted from the
-				 * ping, so a spinner that does get the CPU is still caught. */
-				if (!s->hb_starved++) {
+				 * ping, so a spinner that does get the CPU is still caught. A service
+				 * waiting in a call is not killed for its peer's slowness: the peer's own
+				 * heartbeat judges the peer (killing the caller only spreads a fault). */
+				if (hv == HV_STARVED && !s->hb_starved++) {
 					rs_log("%s starved: no heartbeat for %u ms, but no CPU either; not killed", s->c.name,
 					       s->c.heartbeat_ms);
 					ax_printf("rs: %s is %s\n", s->c.name, where);
+				} else if (hv == HV_WAITING && s->hb_waited == 1) {
+					struct svc *e = svc_by_ep(end);
+					rs_log("%s waits on %s: no heartbeat for %u ms; not killed", s->c.name,
+					       e ? e->c.name : "a thread", s->c.heartbeat_ms);
+					ax_printf("rs: %s is %s; the chain of calls ends at %#x\n", s->c.name, where, end);
 				}
+				if (hv != HV_WAITING)
+					s->hb_waited = 0;
 				s->hb_ping_ns = now;
 			}
 			s->hb_check_ns = now + hb_look_ns(s);

@@ -31,6 +31,7 @@ struct svc {
 	uint64_t hb_ping_ns;   /* when it was pinged (the counter had stopped) */
 	uint64_t hb_cpu_us;    /* its CPU time when pinged (rs_hang.c) */
 	uint32_t hb_starved;   /* periods in a row it was starved, not hung */
+	uint32_t hb_waited;    /* periods in a row it waited in a call on a peer */
 	bool hb_pinged;
 	/* Commands waiting for the service to fetch them (RS_CMD): a bit per RS_DO_*. */
 	uint32_t cmds;
@@ -114,7 +115,17 @@ void rsctl_update_died(struct svc *s, endpoint_t ep);
  * the service's configured binary. */
 void rsctl_replace_failed(struct svc *s, const char *why);
 
-/* rs_hang.c: is a service that missed its heartbeat hung, or only starved of CPU? */
+/* rs_hang.c: is a service that missed its heartbeat hung, only starved of CPU, or waiting
+ * for a peer that is slow, starting or stuck itself? */
+enum hang_verdict { HV_HUNG, HV_STARVED, HV_WAITING };
+#define HANG_CHAIN_MAX 8
+/* A wait on a peer longer than both is taken for a hang (the peer never answers, and no
+ * heartbeat of its own may catch it): 4 periods and 20 s, longer than a server's start
+ * (tcp's 8 MiB pool took 6 s under a loaded TCG host). */
+#define HANG_WAIT_PERIODS 4
+#define HANG_WAIT_MS 20000
 uint64_t hang_cpu_us(endpoint_t ep);
-/* Starved (true) or hung; where gets what the thread was doing, for the log. */
-bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n);
+/* where gets what the thread was doing, for the log; end, the thread at the end of the
+ * chain of calls it waits in (HV_STARVED, HV_WAITING; 0 if none). */
+enum hang_verdict hang_judge(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n,
+			     endpoint_t *end);

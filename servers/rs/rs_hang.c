@@ -48,20 +48,48 @@ static void describe(endpoint_t ep, const struct tstate *t, char *out, size_t n)
 		  (unsigned long long)(rip > 0 ? rip : 0));
 }
 
-bool hang_starved(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n)
+/* A thread blocked in a call waits for whomever the call is with: follow the calls (a
+ * closed receive too) to the thread at the end of the chain. A cycle would be a deadlock
+ * (the kernel refuses a call that closes one; this only guards the walk). */
+static enum hang_verdict chain_end(const struct tstate *t0, endpoint_t self, endpoint_t *end)
+{
+	endpoint_t seen[HANG_CHAIN_MAX] = { self };
+	int k = 1;
+	endpoint_t p = t0->peer;
+	while (p && k < HANG_CHAIN_MAX) {
+		for (int i = 0; i < k; i++)
+			if (seen[i] == p)
+				return HV_HUNG;
+		struct tstate q;
+		*end = p;
+		if (!thread_state(p, &q))
+			return HV_WAITING; /* gone: the call fails with it */
+		if (q.state == TS_READY)
+			return HV_STARVED;
+		if (q.state != TS_BLOCKED || q.reason < TB_SEND || q.reason > TB_REPLY || !q.peer)
+			return HV_WAITING; /* running, or waiting for something else: its own heartbeat tells */
+		seen[k++] = p;
+		p = q.peer;
+	}
+	return HV_WAITING;
+}
+
+enum hang_verdict hang_judge(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n,
+			     endpoint_t *end)
 {
 	struct tstate t;
+	*end = 0;
 	if (!thread_state(ep, &t)) {
 		ksnprintf(where, n, "gone");
-		return false;
+		return HV_HUNG;
 	}
 	describe(ep, &t, where, n); /* from the same reading the verdict is made of */
 	/* Half, not less: the guest's CPU time includes time its virtual CPU was not run by a
 	 * busy host. A spinner among others still passes it within a few periods, the CPU time
 	 * being counted from the ping. */
 	if (t.state == TS_READY)
-		return hang_cpu_us(ep) - cpu_us_at_ping < (uint64_t)period_ms * 500;
-	struct tstate p;
-	return t.state == TS_BLOCKED && (t.reason == TB_SEND || t.reason == TB_REPLY) &&
-	       thread_state(t.peer, &p) && p.state == TS_READY;
+		return hang_cpu_us(ep) - cpu_us_at_ping < (uint64_t)period_ms * 500 ? HV_STARVED : HV_HUNG;
+	if (t.state == TS_BLOCKED && (t.reason == TB_SEND || t.reason == TB_REPLY) && t.peer)
+		return chain_end(&t, ep, end);
+	return HV_HUNG;
 }

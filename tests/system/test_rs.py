@@ -81,6 +81,29 @@ def test_rs_spares_a_service_starved_of_cpu():
     assert periods >= 3, periods
 
 
+WAIT_CONF = """# a service waiting in a call is not hung (rs_hang.c)
+service slow binary=uecho args="busy 1500" restart=never
+service caller binary=uecho args="callto slow" heartbeat=200 restart=never
+"""
+
+
+def test_rs_follows_a_wait_to_its_end():
+    """caller calls slow, which spins for 1.5 s before it receives anything: caller misses
+    several heartbeat periods blocked in the call, and rs, following the call to slow (on a
+    CPU), says it waits and kills nothing (killing a caller for its peer's slowness is how
+    one restart spread to ip, e1000, pf and udp)."""
+    write_conf("rswait.conf", WAIT_CONF)
+    r = boot("", smp=2, modules=("rs conf=rswait.conf", "rswait.conf", "uecho"), timeout=120,
+             until=r"^rs: caller beats again after \d+ periods waiting on a peer$")
+    out = r.output
+    assert re.search(r"^rs: caller waits on slow: no heartbeat for 200 ms; not killed$", out, re.M), out[-3000:]
+    assert re.search(r"^rs: caller is blocked (sending to|awaiting a reply from) 0x[0-9a-f]+ on cpu \d+, .*the "
+                     r"chain of calls ends at 0x[0-9a-f]+$", out, re.M), out[-3000:]
+    m = re.search(r"^uecho: slow answered 42 after (\d+) ms$", out, re.M)
+    assert m and int(m.group(1)) >= 1000, out[-3000:]  # slow spun 1.5 s from its start
+    assert not re.search(r"^rs: (caller|slow) (hung|exited)", out, re.M), out[-3000:]
+
+
 def test_rs_refuses_a_broken_configuration_with_the_line():
     write_conf("rsbad.conf", "service ok binary=uecho\nservice bad colour=blue\n")
     r = boot("", smp=1, modules=("rs conf=rsbad.conf", "rsbad.conf", "uecho"), timeout=60,

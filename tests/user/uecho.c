@@ -12,6 +12,9 @@
  *   uecho fpu SEED     keeps a pattern in every XMM register across yields; exits 0 if intact
  *   uecho chanecho     channel echo server: requests on one SPSC channel, answers on another
  *   uecho hang         beats for 300 ms (event loop turns), then spins without beating
+ *   uecho busy MS      spins MS ms from its start without receiving anything, then echoes
+ *   uecho callto NAME  beats, finds service NAME (RS_LOOKUP), calls it once, says after how
+ *                      long it answered, then echoes (rs must not take the wait for a hang)
  *   uecho hog MS       prints KI_THREAD_STATE of its parent and of itself, then spins for MS ms
  *                      (no heartbeat; its only kernel call reads the clock) and exits 0
  *   uecho inb PORT     reads an I/O port and exits 5 (faults without the port privilege)
@@ -23,6 +26,7 @@
 #include "axrt.h"
 #include "evloop.h"
 #include "heartbeat.h"
+#include "service.h"
 #include "ioport.h"
 #include "chan_axolotl.h"
 #include "ds_proto.h"
@@ -114,6 +118,28 @@ int main(int argc, char **argv)
 		}
 		for (;;)
 			__asm__ volatile("pause");
+	}
+	if (!strcmp(mode, "busy")) {
+		uint64_t ms = argc > 2 ? ax_atou(argv[2]) : 1000;
+		for (uint64_t t0 = ax_time_ns(); ax_time_ns() - t0 < ms * 1000000ull;)
+			__asm__ volatile("pause");
+		struct ax_evloop l = { .on_message = echo_message };
+		return (int)ax_evloop_run(&l);
+	}
+	if (!strcmp(mode, "callto") && argc > 2) {
+		static const uint64_t never = 0;
+		int64_t peer;
+		while ((peer = ax_svc_lookup(argv[2], NULL)) <= 0) {
+			ax_heartbeat();
+			ax_wait_timeout(&never, 0, 10000000);
+		}
+		uint64_t t0 = ax_time_ns();
+		m = (struct kmsg){ .type = 1, .w = { 41 } };
+		int64_t r = ax_call((endpoint_t)peer, &m);
+		ax_printf("uecho: %s answered %lld after %llu ms\n", argv[2], (long long)(r < 0 ? r : (int64_t)m.w[0]),
+			  (unsigned long long)((ax_time_ns() - t0) / 1000000));
+		struct ax_evloop l = { .on_message = echo_message };
+		return (int)ax_evloop_run(&l);
 	}
 	if (!strcmp(mode, "hog")) {
 		uint64_t ms = argc > 2 ? ax_atou(argv[2]) : 1000;

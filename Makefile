@@ -369,10 +369,11 @@ bench:
 
 # The fault-injection campaign (tools/faults/README.md): random code faults injected into
 # the network servers under a checked load, each run's verdict as in the MINIX 3 thesis's
-# tables 2.3 and 2.4. `make faults QUICK=1`: 3 short runs; RUNS=N, SERVERS=a,b, SEED=S.
+# tables 2.3 and 2.4. `make faults QUICK=1`: 3 short runs; RUNS=N, SERVERS=a,b, SEED=S,
+# FAULTS=kill,crash,hang (the clean deaths a user types) or swifi types instead of random.
 faults:
 	@$(MAKE) --no-print-directory iso user
-	@python3 tools/faults/campaign.py --runs $(or $(RUNS),$(if $(QUICK),3,100)) --servers $(if $(SERVERS),$(SERVERS),e1000,ip,pf,udp,tcp,syscall) $(if $(QUICK),--quick) $(if $(SEED),--seed $(SEED))
+	@python3 tools/faults/campaign.py --runs $(or $(RUNS),$(if $(QUICK),3,100)) --servers $(if $(SERVERS),$(SERVERS),e1000,ip,pf,udp,tcp,syscall) $(if $(QUICK),--quick) $(if $(SEED),--seed $(SEED)) $(if $(FAULTS),--faults $(FAULTS))
 
 # Kernel microbenchmarks (docs/kernel-api.md): IPC, notify, wait/wake, in cycles.
 kbench: deps

@@ -349,7 +349,7 @@ static void report(struct proc *p, const struct kmsg *m)
 		kmsg_post(parent, m);
 }
 
-/* Frees what a dead thread held; the last thread of a process frees the process. */
+/* CPU time of the process's threads, the dead ones' included, up to their last switch. */
 uint64_t proc_cpu_us(const struct proc *p)
 {
 	uint64_t us = p->dead_cpu_us;
@@ -358,6 +358,27 @@ uint64_t proc_cpu_us(const struct proc *p)
 			us += threads[i].cpu_us;
 	return us;
 }
+
+/* The same with the current run of every thread on a CPU at `now` (a spinner that is never
+ * switched out counts too). Another CPU's run_since_us is read without its lock: at worst
+ * a run that just began or ended is a few microseconds off. */
+uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now)
+{
+	uint64_t us = proc_cpu_us(p);
+	for (uint32_t i = 1; i < MAX_THREADS; i++) {
+		const struct thread *t = &threads[i];
+		if (t->proc != p || READ_ONCE(t->state) != T_RUNNING || t->cpu < 0 || t->cpu >= (int32_t)ncpus)
+			continue;
+		if (!cpus[t->cpu])
+			continue;
+		uint64_t since = READ_ONCE(cpus[t->cpu]->run_since_us);
+		if (now > since)
+			us += now - since;
+	}
+	return us;
+}
+
+/* Frees what a dead thread held; the last thread of a process frees the process. */
 
 static void reap(struct thread *t)
 {

@@ -114,14 +114,10 @@ void root_died(struct proc *old)
 	sched_make_ready(p->main);
 }
 
-/* The root's CPU time, its current run included (it has one thread). */
+/* The root's CPU time, its current run included. */
 static uint64_t root_cpu_us(struct proc *p, uint64_t now)
 {
-	struct thread *t = p->main;
-	uint64_t us = proc_cpu_us(p);
-	if (t->state == T_RUNNING && t->cpu >= 0)
-		us += now - cpus[t->cpu]->run_since_us;
-	return us;
+	return proc_cpu_us_now(p, now);
 }
 
 static void watch_in(uint64_t us)

@@ -245,7 +245,7 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	}
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
-		return p ? (int64_t)proc_cpu_us(p) : -KE_SRCH;
+		return p ? (int64_t)proc_cpu_us_now(p, time_us_since_boot()) : -KE_SRCH;
 	}
 	case KI_THREAD_STATE:
 	case KI_THREAD_PEER:

@@ -1,6 +1,6 @@
 /* The hang verdict (README.md, "Heartbeats"). A service that was pinged and did not beat
- * for a whole period is hung only if it had the means to beat: it ran (it is on a CPU, or
- * used half the period in CPU time since the ping) or it sits blocked. A thread
+ * for a whole period is hung only if it had the means to beat: it used half the period in
+ * CPU time since the ping, or it sits blocked on no one. A thread
  * that is runnable but was given no CPU, or is blocked on a peer that is, is starved:
  * killing it cannot help, and on a loaded machine (a busy host under TCG, where a virtual
  * CPU may get little real time) it would turn slowness into crashes and lost connections. */
@@ -87,7 +87,9 @@ enum hang_verdict hang_judge(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t pe
 	/* Half, not less: the guest's CPU time includes time its virtual CPU was not run by a
 	 * busy host. A spinner among others still passes it within a few periods, the CPU time
 	 * being counted from the ping. */
-	if (t.state == TS_READY)
+	/* On a CPU or waiting for one, the same measure: a thread that has just got the CPU
+	 * after a period without it is starved, not hung (the kernel counts the current run). */
+	if (t.state == TS_READY || t.state == TS_RUNNING)
 		return hang_cpu_us(ep) - cpu_us_at_ping < (uint64_t)period_ms * 500 ? HV_STARVED : HV_HUNG;
 	if (t.state == TS_BLOCKED && (t.reason == TB_SEND || t.reason == TB_REPLY) && t.peer)
 		return chain_end(&t, ep, end);

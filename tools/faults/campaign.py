@@ -9,7 +9,7 @@ from the host: `make faults`, or
 Boots the default image (QEMU user networking, restrict=on, forwards on 127.0.0.1 only:
 nothing leaves this machine) and, per run: checks new connections work, starts the checked
 load (tools/faults/load.py), injects one random fault (`service inject SERVER random 1
-seed=X`) into a server drawn from --servers, watches rs and the load for a window, then
+seed=X`, or with --faults the clean deaths kill, crash, hang) into a server drawn from --servers, watches rs and the load for a window, then
 decides the run's verdict (see tools/faults/README.md). The guest is reused while healthy
 and booted anew after a run that needs it. Writes runs.json, tables.md and faults.png."""
 import argparse
@@ -156,20 +156,28 @@ def restart_service(system, server, timeout=90):
     return True
 
 
+CLEAN_DEATHS = ("kill", "crash", "hang")  # the faults a user types: no code changed
+
+
 def inject(system, server, word, seed, at=None):
     """Types the injection; (fault dict or None, the console's answer)."""
     g = system.apps.g
     mark = g.mark()
-    cmd = f"service inject {server} {word}" + ("" if at else " 1") + f" seed={seed}" + (f" at={at}" if at else "")
+    if word in CLEAN_DEATHS:
+        cmd = f"service kill {server}" if word == "kill" else f"service inject {server} {word}"
+    else:
+        cmd = f"service inject {server} {word}" + ("" if at else " 1") + f" seed={seed}" + (f" at={at}" if at else "")
     if not system.type(cmd):
         return None, "QEMU gone", cmd
     try:
-        m = g.wait_for(r"^service: %s: (.*)$" % server, timeout=60, start=mark)
+        m = g.wait_for(r"^service: %s:? (.*)$" % server, timeout=60, start=mark)
     except AssertionError:
         return None, "no answer from the console", cmd
     answer = m.group(1)
     fault = None
-    if "injected" in answer:
+    if word in CLEAN_DEATHS and answer == "OK":
+        fault = {"type": word, "address": None, "function": None, "line": cmd}
+    elif "injected" in answer:
         try:
             f = g.wait_for(FAULT_LINE, timeout=10, start=mark)
             fault = {"type": f.group(4), "address": f.group(5), "function": f.group(6), "offset": f.group(7),
@@ -317,6 +325,8 @@ def main():
     ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--servers", default="e1000,ip,pf,udp,tcp,syscall")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--faults", default="random",
+                    help="comma-separated, one drawn per run: random, a swifi type, or kill, crash, hang")
     ap.add_argument("--out", default=None)
     ap.add_argument("--quick", action="store_true", help="short windows (and 3 runs unless --runs)")
     ap.add_argument("--replay", metavar="RUNS.JSON:INDEX", help="run that one fault again (same type, seed, address)")
@@ -334,10 +344,11 @@ def main():
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
     rng = random.Random(seed)
     servers = [replay["server"]] if replay else [s for s in args.servers.split(",") if s]
+    words = [w for w in args.faults.split(",") if w]
     nruns = 1 if replay else (args.runs if args.runs is not None else (3 if args.quick else 100))
     meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_head(),
             "command": " ".join(shlex.quote(a) for a in sys.argv), "seed": seed, "servers": servers,
-            "quick": args.quick, "window_s": cfg.window}
+            "quick": args.quick, "window_s": cfg.window, "faults": words}
     log(f"campaign: {nruns} runs, servers {','.join(servers)}, seed {seed}, out {out}")
     system = System(out)
     runs = []
@@ -355,11 +366,12 @@ def main():
                 server, rseed = replay["server"], replay["seed"]
             else:
                 server, rseed = rng.choice(servers), rng.randrange(1, 1 << 31)
+                word = words[0] if len(words) == 1 else rng.choice(words)
             try:
                 if replay:
                     rec = one_run(system, cfg, replay["index"], server, rseed, replay["type"], replay["address"])
                 else:
-                    rec = one_run(system, cfg, i, server, rseed)
+                    rec = one_run(system, cfg, i, server, rseed, word)
             except (AssertionError, OSError, ValueError, RuntimeError) as e:
                 # the campaign lost the guest in a way one_run did not handle: recorded, booted anew
                 log(f"run {i}: campaign error {e!r}: booting anew")

@@ -148,7 +148,7 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 
 #define KI_WAIT_MWAIT 6    /* KC_WAIT calls that slept in MWAIT */
 #define KI_WAIT_BLOCK 7    /* KC_WAIT calls that blocked in the scheduler */
-#define KI_PROC_CPU_US 10  /* CPU time used by the process of endpoint arg, in microseconds */
+#define KI_PROC_CPU_US 10  /* CPU time used by the process of endpoint arg, its current runs included, in µs */
 #define KI_PARENT 8        /* the caller's parent (receiver of its reports), EP_NONE if none */
 #define KI_FREE_RUN 11     /* the longest run of free physical frames (what the largest DMA object
                               made now can have) */

@@ -330,7 +330,15 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--quick", action="store_true", help="short windows (and 3 runs unless --runs)")
     ap.add_argument("--replay", metavar="RUNS.JSON:INDEX", help="run that one fault again (same type, seed, address)")
+    ap.add_argument("--resume", metavar="DIR", help="continue the campaign in DIR (its seed, servers, faults, window) "
+                    "up to --runs in all: a long campaign over several sittings")
     args = ap.parse_args()
+    before = None
+    if args.resume:
+        before = json.load(open(os.path.join(args.resume, "runs.json")))
+        m0 = before["meta"]
+        args.out, args.seed, args.quick = args.resume, m0["seed"], m0["quick"]
+        args.servers, args.faults = ",".join(m0["servers"]), ",".join(m0.get("faults", ["random"]))
     cfg = Config(args.quick)
     replay = None
     if args.replay:
@@ -349,14 +357,25 @@ def main():
     meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_head(),
             "command": " ".join(shlex.quote(a) for a in sys.argv), "seed": seed, "servers": servers,
             "quick": args.quick, "window_s": cfg.window, "faults": words}
-    log(f"campaign: {nruns} runs, servers {','.join(servers)}, seed {seed}, out {out}")
-    system = System(out)
     runs = []
+    elapsed0 = boots0 = 0
+    if before:
+        # the same draws as the first sitting: the runs already done are skipped
+        runs, elapsed0 = before["runs"], before["meta"].get("elapsed_s", 0)
+        boots0 = before["meta"].get("boots") or 0
+        meta = dict(before["meta"], sittings=before["meta"].get("sittings", [
+            {"from": 0, "date": before["meta"]["date"], "commit": before["meta"]["commit"]}]))
+        if len(runs) < nruns:
+            meta["sittings"].append({"from": len(runs), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                                     "commit": git_head()})
+    log(f"campaign: {nruns} runs, servers {','.join(servers)}, seed {seed}, out {out}" +
+        (f", resuming at run {len(runs)}" if before else ""))
+    system = System(out)
     t0 = time.monotonic()
 
     def save():
-        meta["elapsed_s"] = round(time.monotonic() - t0)
-        meta["boots"] = system.boots
+        meta["elapsed_s"] = elapsed0 + round(time.monotonic() - t0)
+        meta["boots"] = boots0 + system.boots
         with open(os.path.join(out, "runs.json"), "w") as f:
             json.dump({"meta": meta, "runs": runs}, f, indent=1)
 
@@ -367,6 +386,8 @@ def main():
             else:
                 server, rseed = rng.choice(servers), rng.randrange(1, 1 << 31)
                 word = words[0] if len(words) == 1 else rng.choice(words)
+                if i < len(runs):
+                    continue  # done in an earlier sitting
             try:
                 if replay:
                     rec = one_run(system, cfg, replay["index"], server, rseed, replay["type"], replay["address"])

@@ -277,6 +277,7 @@ static void running(struct svc *s, endpoint_t ep, const char *binary, bool repla
 {
 	s->ep = ep;
 	s->started_ns = ax_time_ns();
+	s->hb_seen = false;
 	s->cmds = 0;
 	s->build_id = module_build_id(binary);
 	ax_strpad(s->binary_now, sizeof(s->binary_now), binary);
@@ -437,6 +438,7 @@ static uint64_t check_heartbeats(void)
 				if (s->hb_waited)
 					rs_log("%s beats again after %u periods waiting on a peer", s->c.name, s->hb_waited);
 				s->hb_starved = s->hb_waited = 0;
+				s->hb_seen = true;
 				s->hb_last = v;
 				s->hb_pinged = false;
 			} else if (!s->hb_pinged) {
@@ -452,6 +454,10 @@ static uint64_t check_heartbeats(void)
 				if (hv == HV_WAITING && ++s->hb_waited > HANG_WAIT_PERIODS &&
 				    (uint64_t)s->hb_waited * s->c.heartbeat_ms > HANG_WAIT_MS)
 					hv = HV_HUNG;
+				if (hv == HV_HUNG && !s->hb_seen && now - s->started_ns < HANG_START_NS) {
+					s->hb_ping_ns = now; /* still setting up (tcp's pool): not judged yet */
+					goto looked;
+				}
 				if (hv == HV_HUNG) {
 					rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name,
 					       s->c.heartbeat_ms * (1 + s->hb_waited), (unsigned long long)v);
@@ -477,6 +483,7 @@ static uint64_t check_heartbeats(void)
 					s->hb_waited = 0;
 				s->hb_ping_ns = now;
 			}
+		looked:
 			s->hb_check_ns = now + hb_look_ns(s);
 			if (s->hb_pinged && s->hb_ping_ns + period > now && s->hb_ping_ns + period < s->hb_check_ns)
 				s->hb_check_ns = s->hb_ping_ns + period; /* the verdict when the period is up */

@@ -33,6 +33,7 @@ struct svc {
 	uint32_t hb_starved;   /* periods in a row it was starved, not hung */
 	uint32_t hb_waited;    /* periods in a row it waited in a call on a peer */
 	bool hb_pinged;
+	bool hb_seen;          /* it has beaten since it started */
 	/* Commands waiting for the service to fetch them (RS_CMD): a bit per RS_DO_*. */
 	uint32_t cmds;
 	char word[RS_WORD_LEN];
@@ -124,6 +125,9 @@ enum hang_verdict { HV_HUNG, HV_STARVED, HV_WAITING };
  * (tcp's 8 MiB pool took 6 s under a loaded TCG host). */
 #define HANG_WAIT_PERIODS 4
 #define HANG_WAIT_MS 20000
+/* A service that has not beaten since it started is not hung before this (a restarted
+ * tcp formats an 8 MiB pool; 1 s periods must not kill it for that). */
+#define HANG_START_NS 10000000000ull
 uint64_t hang_cpu_us(endpoint_t ep);
 /* where gets what the thread was doing, for the log; end, the thread at the end of the
  * chain of calls it waits in (HV_STARVED, HV_WAITING; 0 if none). */

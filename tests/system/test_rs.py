@@ -82,7 +82,7 @@ def test_rs_spares_a_service_starved_of_cpu():
 
 
 WAIT_CONF = """# a service waiting in a call is not hung (rs_hang.c)
-service slow binary=uecho args="busy 1500" restart=never
+service slow binary=uecho args="busy 1500" heartbeat=200 restart=never
 service caller binary=uecho args="callto slow" heartbeat=200 restart=never
 """
 
@@ -91,7 +91,8 @@ def test_rs_follows_a_wait_to_its_end():
     """caller calls slow, which spins for 1.5 s before it receives anything: caller misses
     several heartbeat periods blocked in the call, and rs, following the call to slow (on a
     CPU), says it waits and kills nothing (killing a caller for its peer's slowness is how
-    one restart spread to ip, e1000, pf and udp)."""
+    one restart spread to ip, e1000, pf and udp). slow itself spins those 1.5 s before its
+    first beat: setting up is not a hang (for up to 10 s)."""
     write_conf("rswait.conf", WAIT_CONF)
     r = boot("", smp=2, modules=("rs conf=rswait.conf", "rswait.conf", "uecho"), timeout=120,
              until=r"^rs: caller beats again after \d+ periods waiting on a peer$")

@@ -367,9 +367,8 @@ uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now)
 	uint64_t us = proc_cpu_us(p);
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		const struct thread *t = &threads[i];
-		if (t->proc != p || READ_ONCE(t->state) != T_RUNNING || t->cpu < 0 || t->cpu >= (int32_t)ncpus)
-			continue;
-		if (!cpus[t->cpu])
+		if (t->proc != p || READ_ONCE(t->state) != T_RUNNING || t->cpu < 0 || t->cpu >= (int32_t)ncpus ||
+		    !cpus[t->cpu])
 			continue;
 		uint64_t since = READ_ONCE(cpus[t->cpu]->run_since_us);
 		if (now > since)
@@ -379,7 +378,6 @@ uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now)
 }
 
 /* Frees what a dead thread held; the last thread of a process frees the process. */
-
 static void reap(struct thread *t)
 {
 	struct proc *p = t->proc;

@@ -178,6 +178,7 @@ struct proc *proc_child(struct thread *me, endpoint_t ep, int64_t *err);
 /* CPU time used by p's threads so far, in microseconds (each thread's current run not
  * counted until it leaves the CPU). */
 uint64_t proc_cpu_us(const struct proc *p);
+/* The same with the current run of each of its threads on a CPU at now (µs since boot). */
 uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now);
 /* Queues a kernel-generated message for a thread (never blocks). */
 void kmsg_post(struct thread *t, const struct kmsg *m);

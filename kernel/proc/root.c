@@ -114,12 +114,6 @@ void root_died(struct proc *old)
 	sched_make_ready(p->main);
 }
 
-/* The root's CPU time, its current run included. */
-static uint64_t root_cpu_us(struct proc *p, uint64_t now)
-{
-	return proc_cpu_us_now(p, now);
-}
-
 static void watch_in(uint64_t us)
 {
 	WRITE_ONCE(watch.due_tick, cpus[0]->ticks + watch_ticks((us + 999) / 1000, kernel_hz));
@@ -136,7 +130,7 @@ int64_t root_alive(struct thread *me, uint64_t timeout_ms)
 		return 0;
 	}
 	watch.beat_us = time_us_since_boot();
-	watch.cpu_us = root_cpu_us(me->proc, watch.beat_us);
+	watch.cpu_us = proc_cpu_us_now(me->proc, watch.beat_us);
 	watch.timeout_us = timeout_ms * 1000;
 	watch.starved_logged = false;
 	watch_in(watch.timeout_us);
@@ -162,7 +156,7 @@ void root_watch_tick(const struct trap_frame *f)
 		return;
 	}
 	uint64_t now = time_us_since_boot(), quiet = now - watch.beat_us;
-	uint64_t used = root_cpu_us(t->proc, now) - watch.cpu_us;
+	uint64_t used = proc_cpu_us_now(t->proc, now) - watch.cpu_us;
 	bool in_ipc = t->state == T_BLOCKED &&
 		      (t->blocked_on == B_SEND || t->blocked_on == B_RECEIVE || t->blocked_on == B_REPLY);
 	switch (watch_verdict(quiet, watch.timeout_us, used, in_ipc)) {

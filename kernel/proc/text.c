@@ -7,7 +7,6 @@
 #include "proc/proc.h"
 #include "proc/memobj.h"
 #include "mm/aspace.h"
-#include "mm/heap.h"
 #include "mm/vmm.h"
 #include "lib/string.h"
 #include "smp/ipi.h"
@@ -51,6 +50,8 @@ static uint8_t *text_byte(const struct mapping *m, uint64_t va)
  * (the SDM's cross-modifying code rule). */
 static void serialize(void *arg) { (void)arg; }
 
+/* Through a small buffer on the stack, a chunk at a time (a write is one chunk: it is
+ * copied in whole before any byte of the text changes). */
 static int64_t text_rw(struct proc *p, bool write, uint64_t va, uint64_t ubuf, uint64_t len)
 {
 	if (!len || len > (write ? TEXT_PATCH_MAX : TEXT_READ_MAX))
@@ -60,25 +61,28 @@ static int64_t text_rw(struct proc *p, bool write, uint64_t va, uint64_t ubuf, u
 		return -KE_FAULT;
 	if (write && !private_to(p, m->mo))
 		return -KE_BUSY;
-	uint8_t *buf = kmalloc(len);
-	if (!buf)
-		return -KE_NOMEM;
-	int64_t r = write ? copy_from_user(buf, (const void *)ubuf, len) : 0;
-	for (uint64_t i = 0; i < len && !r; i++) {
-		uint8_t *b = text_byte(m, va + i);
-		if (!b)
-			r = -KE_FAULT;
-		else if (write)
-			*b = buf[i];
-		else
-			buf[i] = *b;
+	uint8_t buf[64];
+	_Static_assert(sizeof(buf) >= TEXT_PATCH_MAX, "a patch is one chunk");
+	for (uint64_t done = 0; done < len;) {
+		uint64_t n = MIN(len - done, (uint64_t)sizeof(buf));
+		if (write && copy_from_user(buf, (const void *)(ubuf + done), n))
+			return -KE_FAULT;
+		for (uint64_t i = 0; i < n; i++) {
+			uint8_t *b = text_byte(m, va + done + i);
+			if (!b)
+				return -KE_FAULT;
+			if (write)
+				*b = buf[i];
+			else
+				buf[i] = *b;
+		}
+		if (!write && copy_to_user((void *)(ubuf + done), buf, n))
+			return -KE_FAULT;
+		done += n;
 	}
-	if (!r && !write)
-		r = copy_to_user((void *)ubuf, buf, len);
-	kfree(buf);
-	if (!r && write)
+	if (write)
 		smp_call_loaded(p->as->cr3, serialize, NULL);
-	return r ? r : (int64_t)len;
+	return (int64_t)len;
 }
 
 /* The newest samples first, at most len / 8; returns how many were copied. */

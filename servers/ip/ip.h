@@ -92,7 +92,7 @@ struct ip_transport {
 	uint32_t pend_n;
 	uint64_t c_rx, c_tx, c_tx_bad, c_tx_noroute, c_bad_msg, c_unreach;
 	uint64_t c_stale_msg;     /* in T/out before T's hello to us: for our predecessor */
-	uint64_t out_queued;      /* messages waiting in T/out at the last poll */
+	uint64_t out_queued;      /* messages waiting in T/out when netstat last asked */
 	uint64_t c_rx_csum_hw;    /* delivered with IPXF_L4_CSUM_OK (the NIC checked it) */
 	uint64_t c_tx_csum_hw;    /* sent with the L4 checksum left to the NIC */
 };
@@ -140,6 +140,8 @@ err_t ip_pf_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst);
 /* ipx.c: transports */
 int ip_ipx_init(void);
 bool ip_ipx_poll(void);
+/* Reads what the gauges of netstat's counters show (messages waiting in each T/out). */
+void ip_ipx_gauges(void);
 void ip_ipx_ds_changed(const char *label);
 void ip_ipx_iface_all(void);
 /* An ICMP error (IP header first) about a packet of protocol proto: to its transport

@@ -398,8 +398,6 @@ static bool t_poll(struct ip_transport *t)
 		attach(t);
 	if (!t->attached)
 		return work;
-	long queued = spsc_count(&t->out);
-	t->out_queued = queued > 0 ? (uint64_t)queued : 0;
 	if (ip.deaf)
 		return work;
 	atomic_store_explicit(&t->out.sh->sleeping, 1, memory_order_relaxed);
@@ -439,6 +437,15 @@ static bool t_poll(struct ip_transport *t)
 		}
 	}
 	return work;
+}
+
+void ip_ipx_gauges(void)
+{
+	for (int i = 0; i < IP_MAX_T; i++) {
+		struct ip_transport *t = &ip.t[i];
+		long queued = t->attached ? spsc_count(&t->out) : 0;
+		t->out_queued = queued > 0 ? (uint64_t)queued : 0;
+	}
 }
 
 bool ip_ipx_poll(void)

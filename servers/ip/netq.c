@@ -306,7 +306,11 @@ void ip_netq(struct kmsg *m)
 			case NQ_IFACES: have = line_iface(n, text); break;
 			case NQ_ROUTES: have = line_route(n, text); break;
 			case NQ_ARP: have = line_arp(n, text); break;
-			case NQ_COUNTERS: have = line_counter(n, text); break;
+			case NQ_COUNTERS:
+				if (n == 0)
+					ip_ipx_gauges();
+				have = line_counter(n, text);
+				break;
 			default: r = -ENOENT_; have = false; break;
 			}
 		}

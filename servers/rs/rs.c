@@ -141,11 +141,11 @@ void svc_heartbeat_reset(struct svc *s)
 	}
 }
 
-const uint8_t *module_bytes(const char *binary, size_t *len)
+/* Boot module mod's bytes, mapped read-only once. */
+static const uint8_t *module_mapped(int mod, size_t *len)
 {
 	static struct { int mod; const uint8_t *va; size_t len; } mapped[64];
 	static int nmapped;
-	int mod = ax_find_module(binary);
 	if (mod < 0)
 		return NULL;
 	for (int i = 0; i < nmapped; i++)
@@ -161,6 +161,11 @@ const uint8_t *module_bytes(const char *binary, size_t *len)
 	return (const uint8_t *)va;
 }
 
+const uint8_t *module_bytes(const char *binary, size_t *len)
+{
+	return module_mapped(ax_find_module(binary), len);
+}
+
 uint32_t module_build_id(const char *binary)
 {
 	static struct { int mod; uint32_t id; } known[64];
@@ -170,7 +175,7 @@ uint32_t module_build_id(const char *binary)
 		if (known[i].mod == mod)
 			return known[i].id;
 	size_t len;
-	const uint8_t *img = module_bytes(binary, &len);
+	const uint8_t *img = module_mapped(mod, &len);
 	if (!img)
 		return 0;
 	uint32_t h = 2166136261u;
@@ -454,14 +459,14 @@ static uint64_t check_heartbeats(void)
 				if (hv == HV_WAITING && ++s->hb_waited > HANG_WAIT_PERIODS &&
 				    (uint64_t)s->hb_waited * s->c.heartbeat_ms > HANG_WAIT_MS)
 					hv = HV_HUNG;
-				if (hv == HV_HUNG && !s->hb_seen && now - s->started_ns < HANG_START_NS) {
-					s->hb_ping_ns = now; /* still setting up (tcp's pool): not judged yet */
-					goto looked;
-				}
-				if (hv == HV_HUNG) {
+				/* (a service still setting up, e.g. a restarted tcp formatting its pool, is
+				 * not hung yet: looked at again a period later, silently) */
+				bool setting_up = !s->hb_seen && now - s->started_ns < HANG_START_NS;
+				if (hv == HV_HUNG && !setting_up) {
 					rs_log("%s hung: no heartbeat for %u ms (counter %llu)", s->c.name,
 					       s->c.heartbeat_ms * (1 + s->hb_waited), (unsigned long long)v);
-					ax_printf("rs: %s is %s\n", s->c.name, where); /* the log keeps 120 characters */
+					/* (where is too long for the event log's LOG_TEXT) */
+					ax_printf("rs: %s is %s\n", s->c.name, where);
 					ax_kill(s->ep);
 					continue;
 				}
@@ -483,7 +488,6 @@ static uint64_t check_heartbeats(void)
 					s->hb_waited = 0;
 				s->hb_ping_ns = now;
 			}
-		looked:
 			s->hb_check_ns = now + hb_look_ns(s);
 			if (s->hb_pinged && s->hb_ping_ns + period > now && s->hb_ping_ns + period < s->hb_check_ns)
 				s->hb_check_ns = s->hb_ping_ns + period; /* the verdict when the period is up */

@@ -280,8 +280,10 @@ int main(int argc, char **argv)
 			}
 			if (r == CHAN_ECORRUPT) {
 				channel_ok = false;
+				/* A blocking send: the parent may not be in its receive yet, and a
+				 * non-blocking one would lose the report (both then sleep forever). */
 				struct kmsg e = { .type = 7 };
-				ax_sendnb(parent, &e);
+				ax_send(parent, &e);
 				continue;
 			}
 			self.last_wait = 0;

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "term.h"
 #include "ds_client.h"
+#include "keep.h"
 
 #define COM1 0x3f8
 #define UART_RBR 0 /* receive buffer (read) */
@@ -31,6 +32,13 @@ static bool to_terminal;     /* typed bytes go to vfs's terminal, not the monito
 static bool terminal_seen;   /* a terminal has attached since we started */
 static bool terminal_lost;   /* we left the terminal because its vfs ended */
 static uint64_t idle_wait_ns; /* the event loop's sleep with nothing queued: 0, or POLL_NS */
+
+/* What a restarted (or live-updated) console takes over, with `keep` in boot/system.conf:
+ * whether the user had chosen the monitor. A console that came back in the terminal while
+ * the user was typing commands would hand their next command to the shell. */
+#define CONSOLE_KEEP_MAGIC 0x31504b534e4f43ull /* "CONSKP1" */
+static struct { uint64_t at_monitor; } *kept;
+static bool stay_at_monitor; /* adopted at_monitor: the first terminal does not take typing */
 
 /* Echo is collected and written once per batch of input, not once per byte. */
 static char echo_buf[256];
@@ -54,6 +62,7 @@ static void to_monitor(const char *why)
 {
 	flush();
 	to_terminal = false;
+	kept->at_monitor = 1;
 	le_init(&ed, echo, NULL);
 	ax_printf("\nconsole: %s\n", why);
 	prompt();
@@ -63,6 +72,7 @@ static void to_tty(const char *why)
 {
 	flush();
 	to_terminal = true;
+	kept->at_monitor = 0;
 	ax_printf("\nconsole: %s\n", why);
 }
 
@@ -102,6 +112,7 @@ static void push(struct ax_evloop *l)
 {
 	if (!term_push() && to_terminal) {
 		to_monitor("the terminal is gone (vfs ended): monitor");
+		kept->at_monitor = 0; /* not the user's choice: the terminal takes typing when back */
 		terminal_lost = true;
 	}
 	l->wait_ns = term_pending() ? RETRY_NS : idle_wait_ns;
@@ -131,7 +142,12 @@ static void ds_changes(void)
 		return;
 	/* The first terminal, or one back after its vfs ended under it: typing goes there. A vfs
 	 * that came back while the monitor was chosen leaves the monitor where it is. */
-	if (!terminal_seen || terminal_lost) {
+	if (!terminal_seen && stay_at_monitor) {
+		flush();
+		ax_printf("\nconsole: terminal attached; typing stays in the monitor, as before the restart "
+			  "(Ctrl-] goes to the terminal)\n");
+		prompt();
+	} else if (!terminal_seen || terminal_lost) {
 		to_tty("terminal attached: typing goes to it (Ctrl-] switches to the monitor and back)");
 	} else if (!to_terminal) {
 		flush();
@@ -170,6 +186,16 @@ static bool poll(struct ax_evloop *l)
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv); /* heartbeats for rs */
+	bool adopted;
+	kept = ax_keep_open(CONSOLE_KEEP_MAGIC, ax_keep_layout((const uint64_t[]){ sizeof(*kept) }, 1),
+			    sizeof(*kept), &adopted);
+	if (ax_svc.restarts) /* the last instance's channels and imports go; we make our own */
+		ax_keep_sweep_grants(), ax_keep_sweep();
+	stay_at_monitor = adopted && kept->at_monitor == 1; /* any other value: not trusted */
+	kept->at_monitor = stay_at_monitor;
+	if (adopted)
+		ax_printf("console: restarted (generation %lu): typing goes to the %s, as before\n",
+			  (unsigned long)ax_keep_generation(), stay_at_monitor ? "monitor" : "terminal");
 	/* restartable: the terminal's state is vfs's; the monitor keeps none */
 	struct ax_evloop l = { .on_notify = on_notify, .poll = poll, .restartable = true };
 	le_init(&ed, echo, NULL);

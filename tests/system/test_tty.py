@@ -13,7 +13,7 @@ from test_rs import write_conf
 CONF = """# the terminal: vfs owns it, the console feeds it, lxtty reads it
 service ds heartbeat=1000
 service vfs kcalls=vcopy
-service console ioports=0x3f8-0x3ff irq=4 control heartbeat=1000
+service console ioports=0x3f8-0x3ff irq=4 control keep heartbeat=1000
 service pm binary=upmsig
 service lxpm binary=pm kcalls=vcopy args="run=lxtty" restart=never
 """
@@ -37,14 +37,17 @@ def test_linux_program_reads_the_serial_terminal():
         (r"upmsig: PM_SIGNAL to -\d+ signal 2$", "\x1c"),
         (r"upmsig: PM_SIGNAL to -\d+ signal 3$", "\x1a"),
         (r"upmsig: PM_SIGNAL to -\d+ signal 20$", "after\r"),
+        # killed from its own monitor, the console comes back in the monitor (kept state)
         (r"LXTTY READY restart$", "\x1dservice kill console\r"),
-        (r"console: terminal attached", "again\r"),
+        (r"console: terminal attached; typing stays in the monitor", "service list\r"),
+        (r"^lxpm ", "\x1d"),
+        (r"console: terminal \(Ctrl-\] for the monitor\)$", "again\r"),
         (r"LXTTY DONE", "\x1d"),
         (r"console: monitor \(Ctrl-\] returns to the terminal\)$", "service list\r"),
         (r"^lxpm ", "\x1d"),
     ]
     r = boot("", smp=2, modules=MODULES, timeout=300, script=script,
-             until=r"console: terminal \(Ctrl-\] for the monitor\)$")
+             until=r"(?s)LXTTY DONE.*console: terminal \(Ctrl-\] for the monitor\)$")
     out = r.output
     tail = out[-4000:]
     assert "console: terminal attached: typing goes to it" in out, tail
@@ -73,10 +76,14 @@ def test_linux_program_reads_the_serial_terminal():
     for echo in ("^C", "^\\", "^Z"):
         assert echo in after, after
 
-    # the console killed from its own monitor comes back and attaches to the terminal again
+    # the console killed from its own monitor comes back in the monitor (it keeps where
+    # typing went), attaches to the terminal again, and Ctrl-] reaches the terminal
     restart = out[out.index("LXTTY READY restart"):]
-    assert re.search(r"rs: started console as \S+ \(restarts 1\)", restart), restart
+    assert re.search(r"rs: started console as \S+ \(restarts 1\b", restart), restart
+    assert "console: restarted (generation 2): typing goes to the monitor, as before" in restart, restart
     assert restart.count("console: terminal attached") == 1, restart
+    back = restart[restart.index("typing stays in the monitor"):restart.index("LXTTY DONE")]
+    assert re.search(r"^lxpm +running", back, re.M), back
 
     # Ctrl-] reaches the monitor, which still runs commands, and returns
     mon = out[out.index("console: monitor (Ctrl-]"):]

@@ -156,6 +156,17 @@ def restart_service(system, server, timeout=90):
     return True
 
 
+def console_answers(system, timeout=30):
+    """The console's monitor runs a command (`mem`): the operator can still type."""
+    if not system.alive():
+        return False
+    try:
+        system.apps.monitor("mem", r"mem: free_frames \d+", timeout=timeout)
+        return True
+    except (AssertionError, BrokenPipeError, OSError, ValueError):
+        return False
+
+
 CLEAN_DEATHS = ("kill", "crash", "hang")  # the faults a user types: no code changed
 
 
@@ -171,13 +182,23 @@ def inject(system, server, word, seed, at=None):
         return None, "QEMU gone", cmd
     try:
         m = g.wait_for(r"^service: %s:? (.*)$" % server, timeout=60, start=mark)
+        answer = m.group(1)
     except AssertionError:
-        return None, "no answer from the console", cmd
-    answer = m.group(1)
+        # a fault in the console itself may stop it before it prints rs's answer: rs's own
+        # line says whether something was injected
+        answer = "no answer from the console"
+        if word not in CLEAN_DEATHS:
+            try:
+                g.wait_for(FAULT_LINE, timeout=5, start=mark)
+                answer += " (rs injected)"
+            except AssertionError:
+                return None, answer, cmd
+        elif word != "kill":
+            return None, answer, cmd
     fault = None
-    if word in CLEAN_DEATHS and answer == "OK":
+    if word in CLEAN_DEATHS and (answer == "OK" or answer.startswith("no answer")):
         fault = {"type": word, "address": None, "function": None, "line": cmd}
-    elif "injected" in answer:
+    elif "injected" in answer:  # also "no answer from the console (rs injected)"
         try:
             f = g.wait_for(FAULT_LINE, timeout=10, start=mark)
             fault = {"type": f.group(4), "address": f.group(5), "function": f.group(6), "offset": f.group(7),
@@ -196,6 +217,8 @@ def one_run(system, cfg, index, server, seed, word="random", at=None):
         system.boot()
     ports = system.apps.port
     ok, _, why = probe(system, ports, seed, 30, [])
+    if ok and not console_answers(system):
+        ok, why = False, "the console does not answer"
     if not ok:
         rec["rebooted_before"] = why
         log(f"run {index}: unhealthy before the fault ({why}): booting anew")
@@ -219,6 +242,10 @@ def one_run(system, cfg, index, server, seed, word="random", at=None):
     for ld in loads:
         ld.t0 = t_inj
     fault, answer, cmd = inject(system, server, word, seed, at)
+    if not fault and answer == "no answer from the console":
+        # not this run's fault: the console checked healthy just before. Say so and stop
+        # rather than count a run that injected nothing.
+        raise SystemExit(f"campaign: run {index}: the console did not answer `{cmd}`")
     rec["command"] = cmd
     rec["answer"] = answer
     if fault:
@@ -292,6 +319,11 @@ def one_run(system, cfg, index, server, seed, word="random", at=None):
                 rec["reason"] += f"; after a manual restart: {why}"
     if wrong:
         rec["verdict"], rec["reason"] = "corrupt", wrong[0]
+    elif rec["verdict"] not in ("reboot", "corrupt") and not console_answers(system):
+        # the network recovered, but the operator's console did not: only a reboot brings
+        # it back (no command can be typed, not even a manual restart)
+        rec["verdict"] = "reboot"
+        rec["reason"] = ("the console does not answer after the run; " + rec["reason"]).rstrip("; ")
     rec["errors"] = sorted(wrong + broke + failed, key=lambda e: float(e.split("s ", 1)[0]) if e[:1] in "+-" else 1e9)
     rec["load"] = {ld.name: {"ok": ld.ok, "wrong": len(ld.wrong), "broke": len(ld.broke), "failed": len(ld.failed)}
                    for ld in loads}

@@ -22,7 +22,7 @@ KSRCS := $(shell find kernel -name '*.c' -not -path 'kernel/vdso/*' | sort)
 KASMS := $(shell find kernel -name '*.S' | sort)
 KOBJS := $(patsubst %,$(B)/%.o,$(KSRCS) $(KASMS))
 
-.PHONY: all deps kernel iso user run test unit kbench faults clean www FORCE
+.PHONY: all deps kernel iso user run debug test unit kbench faults clean www FORCE
 .SECONDEXPANSION:
 all: iso
 
@@ -310,6 +310,17 @@ run: deps
 	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports)" >&2
 	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
 		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) $(if $(MONITOR),--monitor $(MONITOR))
+
+# `make debug`: `make run` with QEMU's gdb stub on 127.0.0.1:$(GDBPORT), stopped before the
+# firmware's first instruction; `gdb -x tools/gdb/axolotl.gdb` (another terminal) attaches,
+# runs to kmain and has ax-threads, ax-sym and ax-break (docs/testing.md, "Debugging").
+GDBPORT ?= 1234
+debug: deps
+	@$(MAKE) --no-print-directory iso
+	@echo "QEMU waits for gdb on 127.0.0.1:$(GDBPORT); in another terminal, from $(CURDIR):" >&2
+	@echo "    GDBPORT=$(GDBPORT) gdb -x tools/gdb/axolotl.gdb" >&2
+	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
+		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) --gdb $(GDBPORT)
 
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).

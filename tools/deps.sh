@@ -15,6 +15,8 @@ PKGS="$PKGS curl iperf"
 # The benchmark suite's Linux guest (tools/bench/mkguest.sh, built by `make test` too): its
 # initramfs, and the kernel modules it unpacks.
 PKGS="$PKGS cpio gzip xz-utils zstd kmod"
+# `make debug` and its test (tests/system/test_debug.py): gdb with Python.
+PKGS="$PKGS gdb"
 # `make bench` (tools/deps.sh bench): the plots.
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS gnuplot-nox"

@@ -22,6 +22,11 @@ def resolve_accel(accel):
     return accel
 
 
+def gdb_args(port):
+    """QEMU's gdb stub on 127.0.0.1 only, the machine stopped until gdb says continue."""
+    return ("-gdb", f"tcp:127.0.0.1:{int(port)}", "-S")
+
+
 def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", extra=(), uefi=False, net=()):
     """net: QEMU arguments for the network devices; none means no NIC at all (QEMU would
     otherwise add an unrestricted user-networking one)."""
@@ -60,6 +65,8 @@ def main():
     ap.add_argument("--fwd", action="append", default=[],
                     help="host forward PROTO:HOSTPORT:GUESTPORT, bound to 127.0.0.1 (repeatable)")
     ap.add_argument("--monitor", help="also a QEMU monitor on this unix socket (for tools/qprof.py)")
+    ap.add_argument("--gdb", type=int, help="QEMU's gdb stub on 127.0.0.1:PORT, stopped before the "
+                    "first instruction (make debug)")
     ap.add_argument("--print", action="store_true", help="print the command instead of running it")
     a = ap.parse_args()
     # With a terminal, multiplex the monitor on stdio (Ctrl-A X quits); without one, plain serial.
@@ -74,6 +81,8 @@ def main():
             fw += f",hostfwd={proto}:127.0.0.1:{int(hp)}-:{int(gp)}"
         net = ("-netdev", "user,id=n0,restrict=on" + fw, "-device", f"{a.nic},netdev=n0")
     extra = ("-monitor", f"unix:{a.monitor},server,nowait") if a.monitor else ()
+    if a.gdb:
+        extra += gdb_args(a.gdb)
     cmd = qemu_command(a.iso, a.smp, a.mem, a.cpu, a.accel, serial, extra=extra, uefi=a.uefi, net=net)
     if a.print:
         print(" ".join(cmd))

@@ -1,0 +1,61 @@
+"""`make debug`'s gdb support (tools/gdb/axolotl.gdb and axolotl.py) against a real boot:
+QEMU starts stopped with its gdb stub on 127.0.0.1, gdb runs the script (kernel symbols, run
+to kmain), then breaks in one server's function only while that server runs (every process
+has code at the same addresses), names the process, and lists the kernel's threads."""
+import os
+import re
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from conftest import ACCEL, ROOT, iso_for, save_log
+from qemu_cmd import gdb_args, qemu_command
+
+
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed (make deps installs it)")
+def test_gdb_stops_at_kmain_and_breaks_in_one_server():
+    # utest's ds test sends requests to ds, which it spawns: ds's on_message runs then
+    iso = iso_for("qemu_exit", ("init start=utest poweroff", "utest hello ds", "uecho", "ds"))
+    port = free_tcp_port()
+    serial = os.path.join(ROOT, "build", "test-logs", "debug-serial.log")
+    os.makedirs(os.path.dirname(serial), exist_ok=True)
+    cmd = qemu_command(iso, smp=2, cpu="max", accel=ACCEL, serial=f"file:{serial}", extra=gdb_args(port))
+    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        gdb = subprocess.run(
+            ["gdb", "-nx", "-batch", "-x", "tools/gdb/axolotl.gdb",
+             "-ex", "bt 1",
+             "-ex", "ax-break ds on_message",
+             "-ex", "continue",
+             "-ex", "python print('STOPPED IN ' + gdb.parse_and_eval('$ax_proc()').string())",
+             "-ex", "bt 1",
+             "-ex", "ax-threads",
+             "-ex", "kill"],
+            cwd=ROOT, env=dict(os.environ, GDBPORT=str(port)), capture_output=True, text=True, timeout=600)
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()  # our own QEMU, by PID
+        qemu.wait()
+    out = gdb.stdout + gdb.stderr
+    save_log("debug-gdb", out)
+    # the script ran to the kernel's C entry
+    assert re.search(r"Breakpoint 1, kmain \(", out), out[-3000:]
+    assert re.search(r"^#0 +kmain \(", out, re.M), out[-3000:]
+    # the conditional breakpoint stopped in ds (not in init or utest, whose code sits at
+    # the same addresses), with ds's symbols loaded
+    assert re.search(r"Breakpoint 2(, | at).*on_message", out), out[-3000:]
+    assert "STOPPED IN ds" in out, out[-3000:]
+    assert re.search(r"^#0 +(0x[0-9a-f]+ in )?on_message \(.*servers/ds/", out, re.M), out[-3000:]
+    # the thread table: ds runs, utest waits for its answer
+    rows = {m.group(2): m.group(3) for m in re.finditer(r"^(\d+) +(\S+) +(T_\w+)", out, re.M)}
+    assert rows.get("ds") == "T_RUNNING", rows
+    assert rows.get("utest") in ("T_BLOCKED", "T_READY"), rows
+    assert "init" in rows, rows

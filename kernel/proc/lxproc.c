@@ -129,6 +129,7 @@ int64_t kc_lx_fork(struct thread *me, endpoint_t ep, uint64_t pid, uint64_t stac
 	memcpy(c->linux_servers, p->linux_servers, sizeof(c->linux_servers));
 	memcpy(c->linux_route, p->linux_route, sizeof(c->linux_route));
 	memcpy(c->lx->act, p->lx->act, sizeof(c->lx->act)); /* pending signals are not inherited */
+	c->lx->sig_forkign = signal_fork_ignored(p->lx);
 	c->lx->pid = (int32_t)pid;
 	if ((r = copy_mappings(c, p)))
 		goto fail;

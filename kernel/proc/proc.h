@@ -56,6 +56,9 @@ struct lx_sigaction {
 struct lx_proc {
 	int32_t pid;
 	uint64_t sigpending;                  /* process-directed, not yet taken by a thread */
+	/* Signals ignored only because the parent ignored them at fork, until the process sets
+	 * their action or execs: held pending then, not dropped (signal.c, signal_post). */
+	uint64_t sig_forkign;
 	struct lx_sigaction act[LX_NSIG];
 	int32_t sigpid[LX_NSIG];              /* si_pid / si_code of each pending signal */
 	int32_t sigcode[LX_NSIG];

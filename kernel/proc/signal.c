@@ -47,10 +47,31 @@ static bool ignored(const struct lx_proc *lx, int sig)
 	return sig != LX_SIGKILL && (a->handler == SIG_IGN || (a->handler == SIG_DFL && (DEFAULT_IGNORE & BIT(sig))));
 }
 
+/* A forked child holds the signals it ignores by inheritance until it sets their action or
+ * execs: a signal sent before then stays pending instead of being dropped, and acts on the
+ * action the child sets. A shell's `cmd & kill $!` needs it: the child of an interactive
+ * shell inherits SIGTERM ignored and restores the default only a few calls after fork,
+ * while the parent's kill may come first. On Linux the child is practically always first;
+ * here the outcome is made certain, and it is one Linux also gives. */
+uint64_t signal_fork_ignored(const struct lx_proc *lx)
+{
+	uint64_t m = 0;
+	for (int sig = 1; sig <= LX_NSIG; sig++)
+		if (lx->act[sig - 1].handler == SIG_IGN)
+			m |= BIT(sig);
+	return m & ~UNBLOCKABLE;
+}
+
+/* What t cannot take now: its mask and the held signals. */
+static uint64_t not_taken(const struct thread *t)
+{
+	return t->sigmask | t->proc->lx->sig_forkign;
+}
+
 bool signal_pending(const struct thread *t)
 {
 	const struct lx_proc *lx = t->proc->lx;
-	return lx && ((t->sigpending | lx->sigpending) & ~t->sigmask);
+	return lx && ((t->sigpending | lx->sigpending) & ~not_taken(t));
 }
 
 void signal_mask_swap(struct thread *t, uint64_t mask)
@@ -103,12 +124,15 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 		proc_exit(p, LX_SIGKILL);
 		return 0;
 	}
-	if (ignored(lx, sig))
+	/* An ignored signal is dropped when sent, unless the target blocks it (the action may
+	 * change before it is unblocked, as Linux's sig_ignored) or holds it (above). */
+	const struct thread *target = t ? t : p->main;
+	if (ignored(lx, sig) && !(lx->sig_forkign & BIT(sig)) && !(target && (target->sigmask & BIT(sig))))
 		return 1;
 	if (t) {
 		t->sigpending |= BIT(sig);
 		t->sigpid[sig - 1] = pid, t->sigcode[sig - 1] = code;
-		if (!(t->sigmask & BIT(sig)))
+		if (!(not_taken(t) & BIT(sig)))
 			kick(t);
 		return 0;
 	}
@@ -118,7 +142,7 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *o = &threads[i];
 		if (o->proc == p && o->state != T_FREE && o->state != T_DEAD && o->blocked_on != B_ZOMBIE &&
-		    !(o->sigmask & BIT(sig))) {
+		    !(not_taken(o) & BIT(sig))) {
 			kick(o);
 			break;
 		}
@@ -130,7 +154,7 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 static int take_signal(struct thread *t, int32_t *pid, int32_t *code)
 {
 	struct lx_proc *lx = t->proc->lx;
-	uint64_t mine = t->sigpending & ~t->sigmask, shared = lx->sigpending & ~t->sigmask;
+	uint64_t mine = t->sigpending & ~not_taken(t), shared = lx->sigpending & ~not_taken(t);
 	uint64_t any = mine | shared;
 	if (!any)
 		return 0;
@@ -287,6 +311,11 @@ void signal_exec_reset(struct thread *t)
 	for (int i = 0; i < LX_NSIG; i++)
 		if (lx->act[i].handler != SIG_IGN)
 			lx->act[i] = (struct lx_sigaction){ 0 };
+	/* the new program keeps the ignored signals ignored: what was held is dropped now */
+	uint64_t held = lx->sig_forkign;
+	lx->sig_forkign = 0;
+	lx->sigpending &= ~held;
+	t->sigpending &= ~held;
 	t->altstack_sp = t->altstack_size = 0;
 }
 
@@ -347,6 +376,9 @@ int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t
 	if (uact) {
 		n.mask &= ~UNBLOCKABLE;
 		*a = n;
+		/* no longer held: a signal that came meanwhile acts on this action (taken on the
+		 * way back to user mode if this thread does not block it) or is discarded below */
+		lx->sig_forkign &= ~BIT(sig);
 		if (ignored(lx, (int)sig)) { /* POSIX: pending instances are discarded */
 			lx->sigpending &= ~BIT(sig);
 			for (uint32_t i = 1; i < MAX_THREADS; i++)

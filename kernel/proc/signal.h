@@ -28,6 +28,8 @@ void signal_mask_swap(struct thread *t, uint64_t mask);
 void signal_mask_settle(struct thread *t);
 /* execve: handlers back to default (ignored stay ignored), alternate stack gone. */
 void signal_exec_reset(struct thread *t);
+/* The signals a forked child of lx starts holding (lx_proc.sig_forkign): those lx ignores. */
+uint64_t signal_fork_ignored(const struct lx_proc *lx);
 
 int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t uoact, uint64_t size);
 int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size);

@@ -304,6 +304,20 @@ static void on_chld(int sig)
 	chld++;
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec d = { ms / 1000, (ms % 1000) * 1000000 };
+	while (nanosleep(&d, &d) == -1 && errno == EINTR)
+		;
+}
+
+static volatile sig_atomic_t usr2_seen;
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2_seen++;
+}
+
 static int status_of(pid_t pid)
 {
 	int st = -1;
@@ -344,6 +358,52 @@ static int mode_fork(void)
 	check("kill_child", kill(pid, SIGTERM) == 0);
 	st = status_of(pid);
 	check("status_signaled", WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+
+	/* A signal the child ignores only by inheritance, sent before the child sets its own
+	 * action (a shell's `cmd & kill $!`): it acts on the action the child sets. The child
+	 * sleeps first, so the kill is surely earlier. */
+	signal(SIGTERM, SIG_IGN);
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(100);
+		signal(SIGTERM, SIG_DFL); /* the held SIGTERM ends us here */
+		sleep_ms(300);
+		_exit(3);
+	}
+	check("kill_before_child_restores_default", kill(pid, SIGTERM) == 0);
+	st = status_of(pid);
+	check("held_signal_acts_on_child_action", WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	/* ...but a child that ignores it itself discards it, as POSIX says for any pending one */
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(100);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGTERM, SIG_DFL);
+		sleep_ms(100);
+		_exit(4);
+	}
+	kill(pid, SIGTERM);
+	st = status_of(pid);
+	check("held_signal_discarded_by_sig_ign", WIFEXITED(st) && WEXITSTATUS(st) == 4);
+	signal(SIGTERM, SIG_DFL);
+
+	/* Blocked signals are never dropped as ignored (the action may change before the
+	 * unblock), as on Linux: raised while blocked and ignored, then caught. */
+	sigset_t usr2, old;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, &old);
+	signal(SIGUSR2, SIG_IGN);
+	raise(SIGUSR2);
+	sigset_t pend;
+	sigpending(&pend);
+	int was_pending = sigismember(&pend, SIGUSR2);
+	usr2_seen = 0;
+	set_handler(SIGUSR2, on_usr2, 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	check("blocked_ignored_signal_kept", was_pending == 1 && usr2_seen == 1);
+	signal(SIGUSR2, SIG_DFL);
+
 	pid = fork();
 	if (pid == 0)
 		*(volatile int *)bad_address = 1;
@@ -497,6 +557,19 @@ static int run_wait(char *const argv[])
 static int mode_exec(int rounds)
 {
 	char *argv_true[] = { "/bin/lxproc", "true", NULL };
+	/* A signal held for a child that ignores it by inheritance (see mode_fork) is dropped
+	 * when the child execs: the new program keeps the signal ignored. */
+	signal(SIGTERM, SIG_IGN);
+	pid_t held = fork();
+	if (held == 0) {
+		sleep_ms(100);
+		execv(argv_true[0], argv_true);
+		_exit(127);
+	}
+	kill(held, SIGTERM);
+	int hst = status_of(held);
+	signal(SIGTERM, SIG_DFL);
+	check("held_signal_dropped_at_exec", WIFEXITED(hst) && WEXITSTATUS(hst) == 0);
 	int st = run_wait(argv_true);
 	check("exec_elf", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	/* a script with an interpreter line and an argument */

@@ -44,7 +44,7 @@ def test_signals_handlers_masks_eintr_restart():
 def test_fork_wait_signals_between_processes():
     out, results = run_lxproc("lxfork.conf", ["lxproc fork"])
     tail = out[-3000:]
-    assert len(results) == 24 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 28 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
     assert "panic" not in out.lower(), tail
 
@@ -54,4 +54,4 @@ def test_exec_scripts_errors_and_200_rounds_without_leaks():
     tail = out[-3000:]
     m = re.search(r"^LXTEST exec: 200 rounds, (\d+) ok, free pages (\d+) -> (\d+)$", out, re.M)
     assert m and int(m.group(1)) == 200, tail
-    assert len(results) == 15 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 16 and set(results.values()) == {"PASS"}, (results, tail)

@@ -23,6 +23,9 @@ def test_busybox_shell_on_the_serial_console():
         (PROMPT, "echo hi | cat | wc -c\r"),
         (PROMPT, "sleep 30 &\r"),
         (PROMPT, "kill %1; wait; echo killed=$?\r"),
+        # a signal right after fork is not lost (the child of an interactive shell restores
+        # SIGTERM's default a few calls after fork): issue 22's acceptance line, 20 times
+        (PROMPT, "for i in $(seq 20); do sleep 30 & kill $!; wait $!; echo kill$i=$?; done\r"),
         # ^C once the foreground program runs (it says so itself: ash has made its group
         # the terminal's foreground one before it runs a word of it)
         (PROMPT, "sh -c 'echo started; exec sleep 40'\r"),
@@ -43,6 +46,8 @@ def test_busybox_shell_on_the_serial_console():
     assert re.search(r"^3$", out, re.M), tail  # "hi\n" through two pipes
     # the background job ended by kill: ash reports it
     assert re.search(r"^\[1\]\+ +Terminated +sleep 30$", out, re.M), tail
+    kills = re.findall(r"^kill(\d+)=(\d+)$", out, re.M)
+    assert kills == [(str(i), "143") for i in range(1, 21)], kills
     # ^C ended the foreground program, not the shell: 128 + SIGINT
     assert re.search(r"^back 130$", out, re.M), tail
     assert re.search(r"^done$", out, re.M), tail

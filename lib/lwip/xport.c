@@ -306,7 +306,7 @@ void xport_forget_tx(void)
 /* Messages from ip, while there is room to answer them. */
 static void ip_poll(bool *work)
 {
-	if (!xp.ip_ok || xp.hello_pending)
+	if (!xp.ip_ok || xp.hello_pending || xp.deaf)
 		return;
 	/* After our restart, packets for the restored sockets would be dropped until syscall
 	 * reattaches their buffers: they wait in ip's channel for a short while instead. */
@@ -609,6 +609,20 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 	}
 }
 
+/* `service inject udp|tcp deaf`: the engine runs on, heartbeats included, but no longer
+ * reads what ip sends it (a fault only ip notices; the test that ip's RX pool survives a
+ * transport that stops reading). */
+static void inject(struct ax_evloop *l, const char *word)
+{
+	(void)l;
+	if (!strcmp(word, "deaf")) {
+		xp.deaf = true;
+		ax_printf("%s: injected fault: ip's channel is no longer read\n", xp.ops->name);
+	} else {
+		ax_printf("%s: no injectable fault named %s\n", xp.ops->name, word);
+	}
+}
+
 static void on_message(struct ax_evloop *l, struct kmsg *m)
 {
 	(void)l;
@@ -804,7 +818,7 @@ int xport_run(void)
 	ax_printf("%s: started (restart %u), send pool %#x of %u KiB\n", xp.ops->name, ax_svc.restarts,
 		  xp.pool.v.pool_id, xp.pool.v.buf_size / 1024);
 	xp.ip_wait_from = ax_time_ns();
-	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll,
+	struct ax_evloop l = { .on_message = on_message, .on_notify = on_notify, .poll = poll, .inject = inject,
 			       .restartable = xp.ops->restartable || xp.ops->quiesce,
 			       .quiesce = xp.ops->quiesce ? loop_quiesce : NULL };
 	return (int)ax_evloop_run(&l);

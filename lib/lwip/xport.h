@@ -86,6 +86,7 @@ struct xport {
 	struct spsc in;
 	struct pool_view ip_rx, ip_heap;
 	bool ip_ok;
+	bool deaf;            /* `service inject NAME deaf`: ip's channel is not read (tests) */
 	uint32_t ip_owner;          /* endpoint that exported ip/T.in */
 	struct chan_export out_ex;
 	struct spsc out;

@@ -91,6 +91,7 @@ struct ip_transport {
 	struct ipx_msg pend[64];  /* messages to T waiting for room */
 	uint32_t pend_n;
 	uint64_t c_rx, c_tx, c_tx_bad, c_tx_noroute, c_bad_msg, c_unreach;
+	uint64_t c_rx_full;       /* packets dropped: T held T_RX_HELD of ours already (ipx.c) */
 	uint64_t c_stale_msg;     /* in T/out before T's hello to us: for our predecessor */
 	uint64_t out_queued;      /* messages waiting in T/out when netstat last asked */
 	uint64_t c_rx_csum_hw;    /* delivered with IPXF_L4_CSUM_OK (the NIC checked it) */

@@ -40,20 +40,22 @@ static const uint8_t protos[IP_MAX_T] = { IP_PROTO_UDP, IP_PROTO_TCP };
 static int t_index(const struct ip_transport *t) { return (int)(t - ip.t); }
 
 /* Queues a message to T: into the channel, or behind what already waits. */
-static void send_t(struct ip_transport *t, const struct ipx_msg *m)
+/* false: T does not read its channel and this message is lost (counted). */
+static bool send_t(struct ip_transport *t, const struct ipx_msg *m)
 {
 	int i = t_index(t);
 	if (!x.pend_n[i] && t->in_attached && spsc_push(&t->in, m) == 0) {
 		if (t->peer.ep)
 			chan_kick(&t->in, &t->plat);
-		return;
+		return true;
 	}
 	if (x.pend_n[i] == PEND_MAX) {
 		t->c_bad_msg++; /* T does not read its channel: it loses messages */
-		return;
+		return false;
 	}
 	x.pend[i][(x.pend_head[i] + x.pend_n[i]++) % PEND_MAX] = *m;
 	ip.retry = true;
+	return true;
 }
 
 static bool flush_t(struct ip_transport *t)
@@ -122,6 +124,11 @@ static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uin
 
 /* --- receive: the raw pcb of T's protocol --- */
 
+/* A transport that stops reading (slow, or alive but broken) must not take the RX pool from
+ * the others and the drivers: it holds this many packets at most, and past that its packets
+ * are dropped, as Linux drops past a socket's receive buffer (TCP sends them again). */
+#define T_RX_HELD (RX_NBUFS / 4)
+
 /* Gives T the packet p (IP header first): one rich pointer into the RX pool, or into a
  * contiguous heap copy; held until T's IPX_RX_DONE. Takes p. */
 static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
@@ -129,6 +136,11 @@ static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
 	struct chan_ptr ptr;
 	uint32_t off;
 	uint16_t flags = 0;
+	if (t->rx_db.nused >= T_RX_HELD) {
+		pbuf_free(p);
+		t->c_rx_full++;
+		return;
+	}
 	if (!p->next && ip_rx_offset(p->payload, p->len, &off)) {
 		ptr = (struct chan_ptr){ ip.rx_pool_id, off, p->len };
 		/* One whole frame as the NIC received it: its verdict on the TCP/UDP checksum holds
@@ -157,7 +169,12 @@ static void deliver(struct ip_transport *t, struct pbuf *p, uint16_t type)
 	}
 	t->rx_p[(uint32_t)id] = p;
 	struct ipx_msg m = { .type = type, .flags = flags, .id = id, .pkt = ptr };
-	send_t(t, &m);
+	if (!send_t(t, &m)) { /* never reaches T: its buffer is ours again */
+		reqdb_take(&t->rx_db, id);
+		t->rx_p[(uint32_t)id] = NULL;
+		pbuf_free(p);
+		return;
+	}
 	t->c_rx++;
 	t->c_rx_csum_hw += flags != 0;
 }

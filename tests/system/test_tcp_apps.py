@@ -125,13 +125,14 @@ def wait_until(what, probe, timeout):
     raise AssertionError(f"{what} did not answer within {timeout} s")
 
 
-def boot_apps(conf, name, library=True, smp=2):
-    """Boots conf (with /etc/rc's applications) and yields Apps once they answer."""
+def boot_apps(conf, name, library=True, smp=2, extra_fwds=()):
+    """Boots conf (with /etc/rc's applications) and yields Apps once they answer.
+    extra_fwds: more (proto, host port, guest port) forwards from 127.0.0.1."""
     subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(WWW, ROOT)], check=True)
     write_conf("tcpapps.conf", conf)
     write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
     ports = {g: free_port(socket.SOCK_STREAM) for g in (80, 11211, 5001, 7000)}
-    fwds = [("tcp", h, g) for g, h in ports.items()]
+    fwds = [("tcp", h, g) for g, h in ports.items()] + list(extra_fwds)
     # 1 GiB, as `make run` boots it: memcached's cache, and 128 connections of lighttpd hold
     # 128 socket buffers of 560 KiB each (their pages are all allocated up front)
     with Guest("", modules=MODULES, mem=1024, net=user_net("e1000", fwds), name=name, smp=smp) as g:
@@ -1075,3 +1076,48 @@ def test_rs_hang_is_noticed_by_the_kernel_and_rs_restarted(apps):
     assert not re.search(r"rc: \w+ ended|killed by signal", out), out[-3000:]
     note(f"rs hung {HANG_ROUNDS}x under an 80 MiB stream: the kernel's watchdog restarted it, every "
          f"service adopted, none restarted")
+
+
+def ip_counters(a):
+    """ip's own counters from netstat (name -> value)."""
+    mark = a.g.mark()
+    a.g.type("netstat\r")
+    a.g.wait_for(r"^(?:axolotl> )?pf:$", timeout=30, start=mark)
+    text = a.g.output[mark:].replace("axolotl> ", "")
+    m = re.search(r"^ip:\n((?:[ \t]+.*\n)*)", text, re.M)
+    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_0-9]+) (-?\d+)$", m.group(1), re.M)} if m else {}
+
+
+def test_a_transport_that_stops_reading_leaves_ips_rx_pool_to_the_others():
+    """udp alive but no longer reading ip's channel (`service inject udp deaf`, what a code
+    fault did in the fault campaign): 2000 datagrams from the host, more than ip's 512 RX
+    buffers, must not take the pool. ip holds at most a quarter of it for one transport and
+    drops the rest (udp_rx_full), and TCP segments still reach tcp; a restart of udp gives
+    the buffers back and new connections work."""
+    udp_port = free_port(socket.SOCK_DGRAM)
+    gen = boot_apps(sysconf_variants.default(), "udp-deaf", extra_fwds=[("udp", udp_port, 9999)])
+    a = next(gen)
+    try:
+        a.monitor("service inject udp deaf", r"udp: injected fault: ip's channel is no longer read")
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(2000):
+                s.sendto(b"%06d" % i + b"x" * 58, (HOST, udp_port))
+                if i % 100 == 99:
+                    time.sleep(0.05)  # slirp queues a bounded amount; let the guest take it
+        before = ip_counters(a)
+        try:  # a new connection: its SYN must reach tcp (accepting it is another matter)
+            tcp_tools.tcphash_small(HOST, a.port[7000], 1, timeout=5)
+        except OSError:
+            pass
+        after = ip_counters(a)
+        assert after.get("udp_rx_full", 0) > 1000, after
+        assert 0 < after["udp_rx"] <= 512 // 4 + 8, after  # (+ what came before the fault)
+        assert after["tcp_rx"] > before["tcp_rx"], (before, after)
+        # a restart of udp gives ip its buffers back; new connections work
+        a.monitor("service restart udp", r"^rs: started udp as", timeout=90)
+        wait_until("tcphash after udp's restart",
+                   lambda: tcp_tools.tcphash_small(HOST, a.port[7000], 1, timeout=10), 60)
+        wait_until("lighttpd after udp's restart",
+                   lambda: tcp_tools.http_get(HOST, a.port[80], "/hello.txt", timeout=10)[0] == 200, 60)
+    finally:
+        gen.close()

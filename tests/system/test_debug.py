@@ -10,21 +10,15 @@ import subprocess
 
 import pytest
 
-from conftest import ACCEL, ROOT, iso_for, save_log
+from conftest import ACCEL, ROOT, free_port, iso_for, save_log
 from qemu_cmd import gdb_args, qemu_command
-
-
-def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed (make deps installs it)")
 def test_gdb_stops_at_kmain_and_breaks_in_one_server():
     # utest's ds test sends requests to ds, which it spawns: ds's on_message runs then
     iso = iso_for("qemu_exit", ("init start=utest poweroff", "utest hello ds", "uecho", "ds"))
-    port = free_tcp_port()
+    port = free_port(socket.SOCK_STREAM)
     serial = os.path.join(ROOT, "build", "test-logs", "debug-serial.log")
     os.makedirs(os.path.dirname(serial), exist_ok=True)
     cmd = qemu_command(iso, smp=2, cpu="max", accel=ACCEL, serial=f"file:{serial}", extra=gdb_args(port))

@@ -1078,16 +1078,6 @@ def test_rs_hang_is_noticed_by_the_kernel_and_rs_restarted(apps):
          f"service adopted, none restarted")
 
 
-def ip_counters(a):
-    """ip's own counters from netstat (name -> value)."""
-    mark = a.g.mark()
-    a.g.type("netstat\r")
-    a.g.wait_for(r"^(?:axolotl> )?pf:$", timeout=30, start=mark)
-    text = a.g.output[mark:].replace("axolotl> ", "")
-    m = re.search(r"^ip:\n((?:[ \t]+.*\n)*)", text, re.M)
-    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_0-9]+) (-?\d+)$", m.group(1), re.M)} if m else {}
-
-
 def test_a_transport_that_stops_reading_leaves_ips_rx_pool_to_the_others():
     """udp alive but no longer reading ip's channel (`service inject udp deaf`, what a code
     fault did in the fault campaign): 2000 datagrams from the host, more than ip's 512 RX

@@ -160,6 +160,42 @@ static bool may_defer(struct cpu *c, const struct thread *t, uint32_t to)
 	       c->current->proc && !c->dedicated && cpu_idle(to, t);
 }
 
+/* A thread queued on another CPU that this idle one (me) should run instead: the most urgent
+ * one free to move here, waiting behind a thread that runs there. A thread is queued behind
+ * a busy CPU when no CPU was idle at its wake; without this it would wait there, however
+ * long that CPU stays busy (a server that polls), while this CPU sleeps. A waker's kept
+ * thread (c->deferred) is left for its hand-off; its tick moves it if the waker goes on. */
+static struct thread *steal(uint32_t me)
+{
+	struct thread *best = NULL;
+	for (uint32_t j = 0; j < ncpus; j++) {
+		struct cpu *o = cpus[j];
+		if (j == me || !o || !o->online || !rqs[j].len || o->current == o->idle)
+			continue;
+		for (uint32_t p = 0; p < NPRIO && (!best || p < best->prio); p++)
+			for (struct thread *x = rqs[j].head[p]; x; x = x->rq_next)
+				if (x->pinned < 0 && x != o->deferred && (!cpus[me]->dedicated || cpus[me]->dedicated == x)) {
+					best = x;
+					break;
+				}
+	}
+	if (!best || !sched_remove(best))
+		return NULL;
+	KSTAT_INC(KST_STEALS);
+	best->cpu = (int32_t)me;
+	return best;
+}
+
+/* Whether another CPU has a thread steal() would take (read without the lock: a stale
+ * answer costs one look under it, or one tick's delay). */
+static bool steal_worth_a_look(uint32_t me)
+{
+	for (uint32_t j = 0; j < ncpus; j++)
+		if (j != me && cpus[j] && READ_ONCE(rqs[j].len) && READ_ONCE(cpus[j]->current) != cpus[j]->idle)
+			return true;
+	return false;
+}
+
 void sched_make_ready(struct thread *t)
 {
 	/* New threads go to the least-loaded CPU; a woken one as wake_cpu says. */
@@ -216,6 +252,8 @@ void schedule(void)
 	if (prev->state == T_DEAD)
 		c->last_dead = prev; /* reaped by whoever runs next, once off this stack */
 	struct thread *next = rq_pop(c->index);
+	if (!next && !c->dedicated)
+		next = steal(c->index);
 	if (!next)
 		next = c->idle;
 	if (next == c->deferred)
@@ -359,10 +397,9 @@ __noreturn void sched_idle_loop(void)
 	for (;;) {
 		irq_disable();
 		ipi_poll();
-		if (rqs[c->index].len) {
+		if (rqs[c->index].len || (!c->dedicated && steal_worth_a_look(c->index))) {
 			klock();
-			if (rqs[c->index].len)
-				schedule();
+			schedule(); /* its own queue, else a thread waiting elsewhere (steal) */
 			kunlock();
 		}
 		/* sti takes effect after hlt starts: a wake-up IPI cannot slip in between. */

@@ -11,6 +11,7 @@ const char *const kstat_names[KST_COUNT] = {
 	[KST_WAIT_CALLS] = "wait_calls", [KST_WAIT_SLEEPS] = "wait_sleeps", [KST_IDLE_CYCLES] = "idle_cycles",
 	[KST_IPI_SAVED] = "ipi_saved", [KST_WAKE_MOVES] = "wake_moves",
 	[KST_WAKE_DEFERRED] = "wake_deferred", [KST_DEFER_MOVED] = "defer_moved",
+	[KST_STEALS] = "steals",
 	[KST_DEMAND_PAGES] = "demand_pages", [KST_IPI_CYCLES] = "ipi_cycles", [KST_TSC] = "tsc",
 };
 

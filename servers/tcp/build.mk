@@ -20,12 +20,12 @@ $(B)/user/tcpstand.o: tests/user/tcpstand.c $(B)/kflags
 	$(CC) $(UCFLAGS) -Ilib/chan -Ilib/net -c $< -o $@
 $(B)/user/tcpstand: $(B)/user/tcpstand.o $(NET_SOCKBUF_OBJ) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $< $(NET_SOCKBUF_OBJ)
-# A tcp whose kept state has another layout (TCP_STATE_VERSION 3): a live update to it is
+# A tcp whose kept state has another layout (TCP_STATE_VERSION 4): a live update to it is
 # refused, and the old binary comes back and takes its state again, every connection kept
 # (tests/system/test_tcp_apps.py).
 $(B)/obj/tcp/layout2/tcp.o: servers/tcp/tcp.c $(B)/kflags | $(tcp_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) $(tcp_CFLAGS) -DTCP_STATE_VERSION=3 -c $< -o $@
+	$(CC) $(UCFLAGS) $(tcp_CFLAGS) -DTCP_STATE_VERSION=4 -c $< -o $@
 TCP_LAYOUT2_OBJS := $(filter-out $(B)/obj/tcp/servers/tcp/tcp.o,$(tcp_OBJS)) $(B)/obj/tcp/layout2/tcp.o
 $(B)/user/tcp.layout2: $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS) $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS)

@@ -43,6 +43,8 @@
 #define PBUF_LINK_HLEN 0
 #define PBUF_LINK_ENCAPSULATION_HLEN 0
 
+#define LWIP_HOOK_FILENAME "tcp_hooks.h"
+
 /* TCP */
 #define TCP_MSS 1460
 #define LWIP_WND_SCALE 1

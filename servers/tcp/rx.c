@@ -36,6 +36,29 @@ int ts_rx_fns(uintptr_t *v)
 	return 1;
 }
 
+/* lwIP's inpacket hook (tcp_hooks.h): an ACK war's ACK passes once per TS_OOW_ACK_NS per
+ * connection (lwIP answers it, so a lost window update is still recovered), the others are
+ * dropped. The header is in host order here. */
+err_t ts_inpacket(struct tcp_pcb *pcb, struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len, u8_t *opt2, struct pbuf *p)
+{
+	(void)optlen, (void)opt1len, (void)opt2;
+	struct ts_sock *s = pcb->callback_arg;
+	if (pcb->state < ESTABLISHED || pcb->state == TIME_WAIT || !s || s < ts.s || s >= ts.s + TS_SLOTS)
+		return ERR_OK;
+	struct ts_oow o = { .flags = (uint8_t)TCPH_FLAGS(hdr), .datalen = p->tot_len, .seqno = hdr->seqno,
+			    .ackno = hdr->ackno, .wnd = (uint32_t)hdr->wnd << pcb->snd_scale, .rcv_nxt = pcb->rcv_nxt,
+			    .rcv_wnd = pcb->rcv_wnd, .lastack = pcb->lastack, .snd_wnd = pcb->snd_wnd };
+	if (!ts_oow_dup_ack(&o))
+		return ERR_OK;
+	uint64_t now = ax_time_ns();
+	if (now - s->oow_ack_at >= TS_OOW_ACK_NS) {
+		s->oow_ack_at = now;
+		return ERR_OK;
+	}
+	ts.c.oow_acks++;
+	return ERR_ABRT;
+}
+
 /* A SYN for a connection still in TIME_WAIT here: the peer reused its port, and the
  * TIME_WAIT is ours because our side closed first (lighttpd after "Connection: close").
  * lwIP would answer the SYN with an ACK and keep the old connection for 2 MSL (120 s); the

@@ -48,6 +48,25 @@ uint64_t ts_ring_consumed(struct ts_ring *r, uint64_t released);
  * skip as consumed at once, so the window opens a little early, never late). */
 bool ts_ring_commit(struct ts_ring *r, uint64_t before, uint64_t after, uint32_t len);
 
+/* An ACK war's ACK (rx.c's inpacket hook). lwIP answers every segment without data whose
+ * sequence number lies outside its receive window with an ACK — and with a zero window every
+ * sequence number does. When both ends of a connection have zero windows and one has sent a
+ * window probe (its next sequence number now one past the other's window), each answers the
+ * other's ACK with its own, forever: over loopback, with both applications slow to read, tcp
+ * spent its whole CPU on that. Such a segment is recognised here: flags ACK (PSH allowed)
+ * only, no data, its sequence number outside [rcv_nxt, rcv_nxt + rcv_wnd), and nothing new
+ * in it (its ACK and window are what we know already); the caller lets one through per
+ * TS_OOW_ACK_NS, as Linux rate-limits its answers to out-of-window segments. */
+#define TS_OOW_ACK_NS 500000000ull /* Linux's tcp_invalid_ratelimit default */
+struct ts_oow {
+	uint8_t flags;         /* the TCP header's flags byte */
+	uint32_t datalen;      /* payload bytes */
+	uint32_t seqno, ackno; /* host order */
+	uint32_t wnd;          /* the advertised window, scaled */
+	uint32_t rcv_nxt, rcv_wnd, lastack, snd_wnd; /* the connection's */
+};
+bool ts_oow_dup_ack(const struct ts_oow *o);
+
 /* Dotted quad of a network-order address (buf >= 16 bytes). */
 void ts_fmt_ip4(char *buf, uint32_t addr);
 /* One line of NETQ_SHOW NQ_SOCKETS, at most NETQ_TEXT (56) bytes:

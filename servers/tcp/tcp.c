@@ -15,7 +15,7 @@
  * variable's layout changes (a live update between two layouts is refused). */
 #define TCP_KEEP_MAGIC 0x5043545f5841ull /* "AX_TCP" */
 #ifndef TCP_STATE_VERSION
-#define TCP_STATE_VERSION 2 /* 2: xport_kept.tx_ip */
+#define TCP_STATE_VERSION 3 /* 2: xport_kept.tx_ip; 3: ts_sock.oow_ack_at */
 #endif
 AX_KEPT struct ts_state ts;
 

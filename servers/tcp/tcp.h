@@ -69,6 +69,7 @@ struct ts_sock {
 	bool kept;             /* adopted from a live update's predecessor (adopt.c): a request
 				  syscall asks again is answered as the first time */
 	struct sk_dsrec saved; /* what ds holds for this slot */
+	uint64_t oow_ack_at;   /* when an ACK war's ACK last reached lwIP (rx.c ts_inpacket) */
 };
 #define TO_REUSEADDR 1
 #define TO_KEEPALIVE 2
@@ -81,6 +82,7 @@ struct ts_counters {
 	uint64_t malformed, not_ours, csum_err, rx_nomem, rx_detached, tx_nomem, bad_desc, corrupt_bufs;
 	uint64_t bad_msgs, icmp_err, accept_drops;
 	uint64_t tw_reused; /* SYNs that ended a TIME_WAIT of the same connection (rx.c) */
+	uint64_t oow_acks;  /* ACK war's ACKs dropped (rx.c ts_inpacket) */
 };
 
 struct ts_state {

@@ -7,6 +7,8 @@
  *   data   the data calls and their flags, shutdown, close with unread data, SO_LINGER 0
  *   poll   poll/select/epoll on listeners and connections, edge-triggered epoll
  *   bulk   4 MiB both ways at once, 200 connections, fork, sendfile
+ *   stall  (only when named) both directions of a connection filled and left unread until
+ *          the file STALL_GO exists (at most 10 minutes), then every byte read and checked
  * Prints `TCPTEST PASS|FAIL name` per check and `tcptest: N passed, M failed`. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -601,12 +603,21 @@ static int both_ways(int a, int b, size_t size)
 	static uint8_t buf[65536];
 	struct timeval t0;
 	gettimeofday(&t0, NULL);
+	long polls = 0, longest = 0, slow = 0; /* what the wait cost: printed for issue 19's notes */
 	while ((sent[0] < size || sent[1] < size || got[0] < size || got[1] < size) && ms_since(&t0) < 300000) {
 		struct pollfd p[2];
 		for (int k = 0; k < 2; k++)
 			p[k] = (struct pollfd){ fds[k], (short)((got[k] < size ? POLLIN : 0) | (sent[k] < size ? POLLOUT : 0)), 0 };
-		if (poll(p, 2, 5000) <= 0)
+		long before = ms_since(&t0);
+		int ready = poll(p, 2, 5000);
+		long waited = ms_since(&t0) - before;
+		polls++;
+		slow += waited >= 100;
+		longest = waited > longest ? waited : longest;
+		if (ready <= 0) {
+			printf("  both_ways: poll gave %d after %ld ms (events %#x %#x)\n", ready, waited, p[0].events, p[1].events);
 			break;
+		}
 		for (int k = 0; k < 2; k++) {
 			if ((p[k].revents & POLLOUT) && sent[k] < size) {
 				size_t n = size - sent[k] < sizeof(buf) ? size - sent[k] : sizeof(buf);
@@ -627,6 +638,7 @@ static int both_ways(int a, int b, size_t size)
 			}
 		}
 	}
+	printf("  both_ways: %ld ms, %ld polls, %ld waits of 100 ms or more, longest %ld ms\n", ms_since(&t0), polls, slow, longest);
 	if (got[0] != size || got[1] != size || bad)
 		printf("  both_ways: sent %zu/%zu got %zu/%zu, %d bad bytes\n", sent[0], sent[1], got[0], got[1], bad);
 	return got[0] == size && got[1] == size && !bad;
@@ -707,6 +719,69 @@ static void bulk(void)
 	close(s);
 }
 
+#define STALL_GO "/tmp/tcptest.go"
+
+/* Writes pattern bytes to fd (non-blocking) until it takes no more; the bytes written. */
+static size_t fill(int fd, size_t at, unsigned seed)
+{
+	static uint8_t buf[16384];
+	size_t n = 0;
+	for (;;) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = pattern(at + n + i, seed);
+		ssize_t w = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (w <= 0)
+			return n;
+		n += (size_t)w;
+	}
+}
+
+/* Both directions full and nobody reading: both receive windows closed, both ends probing.
+ * Then everything is read and checked. (A test watches tcp meanwhile: its ACK war guard.) */
+static void stall(void)
+{
+	int c, s;
+	pair(&c, &s);
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	fcntl(s, F_SETFL, O_NONBLOCK);
+	int fds[2] = { c, s };
+	size_t sent[2] = { 0, 0 }, got[2] = { 0, 0 };
+	unlink(STALL_GO);
+	/* until neither takes more for a second (the windows closed; what is queued stays) */
+	for (int quiet = 0; quiet < 10;) {
+		size_t more = 0;
+		for (int k = 0; k < 2; k++) {
+			size_t n = fill(fds[k], sent[k], (unsigned)k);
+			sent[k] += n, more += n;
+		}
+		quiet = more ? 0 : quiet + 1;
+		usleep(100000);
+	}
+	printf("tcptest: both directions full (%zu and %zu bytes sent); waiting for %s\n", sent[0], sent[1], STALL_GO);
+	for (int i = 0; i < 6000 && access(STALL_GO, F_OK) != 0; i++)
+		usleep(100000);
+	int bad = 0;
+	static uint8_t buf[65536];
+	struct timeval t0;
+	gettimeofday(&t0, NULL);
+	while ((got[0] < sent[1] || got[1] < sent[0]) && ms_since(&t0) < 120000) {
+		struct pollfd p[2] = { { c, POLLIN, 0 }, { s, POLLIN, 0 } };
+		if (poll(p, 2, 5000) <= 0)
+			break;
+		for (int k = 0; k < 2; k++) {
+			ssize_t n = (p[k].revents & POLLIN) ? recv(fds[k], buf, sizeof(buf), 0) : 0;
+			for (ssize_t i = 0; i < n; i++)
+				bad += buf[i] != pattern(got[k] + (size_t)i, (unsigned)!k);
+			got[k] += n > 0 ? (size_t)n : 0;
+		}
+	}
+	check("stalled_both_ways_delivered", got[0] == sent[1] && got[1] == sent[0] && !bad);
+	if (got[0] != sent[1] || got[1] != sent[0] || bad)
+		printf("  stall: got %zu/%zu and %zu/%zu, %d bad bytes\n", got[0], sent[1], got[1], sent[0], bad);
+	close(c);
+	close(s);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -716,9 +791,11 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} groups[] = { { "calls", calls }, { "conn", conn }, { "data", data }, { "poll", polls }, { "bulk", bulk } };
+		int named_only;
+	} groups[] = { { "calls", calls, 0 }, { "conn", conn, 0 }, { "data", data, 0 }, { "poll", polls, 0 },
+		       { "bulk", bulk, 0 }, { "stall", stall, 1 } };
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
-		int want = argc < 2;
+		int want = argc < 2 && !groups[g].named_only;
 		for (int i = 1; i < argc; i++)
 			want |= !strcmp(argv[i], groups[g].name);
 		if (want)

@@ -814,7 +814,7 @@ def test_vfs_update_to_another_state_layout_is_refused_and_rolled_back(apps):
 
 
 def test_tcp_update_to_another_state_layout_is_refused_and_keeps_every_connection(apps):
-    """tcp.layout2 keeps its state in another layout (TCP_STATE_VERSION 3): the update is
+    """tcp.layout2 keeps its state in another layout (TCP_STATE_VERSION 4): the update is
     refused, and the old binary comes back and takes over the state its predecessor left at
     rest, lwIP's connections included: a keep-alive connection and a checked stream carry on."""
     ka = KeepAlivePinger(apps.port[80], apps.g)
@@ -1004,6 +1004,37 @@ def test_pf_flow_table_passes_known_flows_and_obeys_rule_changes(apps):
             assert got, "connection closed"
             data += got
         request(s)
+
+
+def test_loopback_connection_with_both_windows_full_leaves_tcp_asleep(apps):
+    """`tcptest stall`: both directions of a connection over 127.0.0.1 filled and left
+    unread, so both receive windows close and both ends probe. lwIP would answer each of the
+    other's ACKs with its own for ever (the ACK war that held a CPU in tcptest's bulk test);
+    tcp lets one such ACK through per 500 ms per connection and drops the rest (its oow_acks
+    counter), so while the windows stay closed tcp sends a few segments a second, not
+    thousands. Then everything is read, every byte checked."""
+    shell(apps, "rm -f /tmp/tcptest.go; tcptest stall > /tmp/stall.out 2>&1 & P=$!; echo started $P", r"^started \d+")
+    shell(apps, "while ! grep -q 'both directions full' /tmp/stall.out; do sleep 1; done; cat /tmp/stall.out",
+          r"^tcptest: both directions full", timeout=180)
+    try:
+        deadline = time.monotonic() + 120
+        c = apps.tcp_counters()
+        while c.get("oow_acks", 0) < 2 and time.monotonic() < deadline:
+            time.sleep(2)
+            c = apps.tcp_counters()
+        assert c.get("oow_acks", 0) >= 2, ("no ACK of a war was dropped", c)
+        first = apps.tcp_counters()
+        time.sleep(5)
+        second = apps.tcp_counters()
+        sent = (second["seg_out"] - first["seg_out"]) % 65536  # (lwIP's counters are 16 bits)
+        # persist probes (backing off), their answers, one war ACK per 500 ms each way:
+        # tens. The war itself: thousands a second, even under TCG.
+        assert sent < 400, (sent, first, second)
+        assert second["oow_acks"] > first["oow_acks"], (first, second)
+    finally:
+        shell(apps, "touch /tmp/tcptest.go; wait $P; cat /tmp/stall.out", r"^tcptest: \d+ passed, \d+ failed", timeout=180)
+    out = apps.out()
+    assert re.search(r"^TCPTEST PASS stalled_both_ways_delivered$", out, re.M), out[-3000:]
 
 
 def test_more_vcpus_than_host_cores_still_serve():

@@ -13,8 +13,6 @@
 static volatile uint32_t panicking;
 static volatile uint32_t halted_cpus;
 
-bool panic_in_progress(void) { return panicking != 0; }
-
 __noreturn static void halt_forever(void)
 {
 	for (;;) {

@@ -484,7 +484,3 @@ void proc_fault(struct trap_frame *f)
 	panic("dead thread resumed");
 }
 
-void proc_init(void)
-{
-}
-

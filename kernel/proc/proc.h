@@ -151,7 +151,6 @@ static inline endpoint_t thread_ep(const struct thread *t) { return (t->gen << 1
 struct thread *ep_lookup(endpoint_t ep);
 
 struct kc_spawn;
-void proc_init(void);
 /* Creates a process from an ELF image in kernel memory; starts its first thread. */
 struct proc *proc_spawn_elf(const void *image, size_t len, const char *name, const char *args,
 			    endpoint_t parent, int32_t cpu, uint8_t prio, bool stopped, int *err);

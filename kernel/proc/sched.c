@@ -22,7 +22,6 @@ static struct runq rqs[MAX_CPUS];
 extern void switch_to(struct thread *prev, struct thread *next);
 
 struct thread *current_thread(void) { return this_cpu()->current; }
-uint32_t sched_queue_len(uint32_t cpu) { return rqs[cpu].len; }
 
 static void rq_push(uint32_t cpu, struct thread *t)
 {

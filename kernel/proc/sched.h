@@ -26,7 +26,6 @@ void sched_release_deferred(void);
 void sched_user_return(void);
 /* Frees the thread this CPU just switched away from, if it was dead. */
 void sched_reap_dead(void);
-uint32_t sched_queue_len(uint32_t cpu);
 void syscall_init_cpu(void);
 /* Gives back every core dedicated to t (placement changed, or t died). */
 void sched_undedicate(struct thread *t);

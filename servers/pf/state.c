@@ -100,8 +100,6 @@ uint32_t pf_state_expire(struct pf_state_table *t, uint64_t now)
 	return n;
 }
 
-void pf_state_flush(struct pf_state_table *t) { pf_state_init(t); }
-
 const struct pf_state *pf_state_nth(const struct pf_state_table *t, uint32_t n)
 {
 	for (int i = 0; i < PF_STATES; i++)

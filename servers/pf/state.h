@@ -54,7 +54,5 @@ struct pf_state *pf_state_insert(struct pf_state_table *t, const struct pf_key *
 				 uint64_t tmo);
 /* Drops every expired entry; returns how many. */
 uint32_t pf_state_expire(struct pf_state_table *t, uint64_t now);
-/* Drops everything. */
-void pf_state_flush(struct pf_state_table *t);
 /* The n-th live entry in table order (for listing), or NULL past the last. */
 const struct pf_state *pf_state_nth(const struct pf_state_table *t, uint32_t n);

@@ -102,8 +102,6 @@ bool vfsside_export_missing(void)
 	return !v.ok;
 }
 
-void vfsside_message(struct kmsg *m) { chan_export_serve(m); }
-
 static uint32_t dgram_ready(struct sock *s)
 {
 	uint32_t bits = 0;

@@ -4,9 +4,8 @@
  * getsockname, setsockopt/getsockopt (stored and returned) behave as on Linux; accept and
  * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
  * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
- * stream). So servers start and sit in their event loops. The network stack (issues 6 and
- * 7) takes these descriptors over: when a `syscall` service runs, an AF_INET SOCK_DGRAM
- * socket is passed: vfs keeps its descriptor and hands every call on it to `syscall` with
+ * stream). So servers start and sit in their event loops. The network stack takes these
+ * descriptors over: when a `syscall` service runs, an AF_INET socket is passed: vfs keeps its descriptor and hands every call on it to `syscall` with
  * KC_LX_PASS (servers/syscall/syscall_proto.h), which answers the application itself
  * (docs/decisions.md). */
 #include "vfs.h"

@@ -163,7 +163,8 @@ static bool may_defer(struct cpu *c, const struct thread *t, uint32_t to)
  * one free to move here, waiting behind a thread that runs there. A thread is queued behind
  * a busy CPU when no CPU was idle at its wake; without this it would wait there, however
  * long that CPU stays busy (a server that polls), while this CPU sleeps. A waker's kept
- * thread (c->deferred) is left for its hand-off; its tick moves it if the waker goes on. */
+ * thread (that CPU's deferred) is left for its hand-off; its tick moves it if the waker
+ * goes on. Callers are never dedicated CPUs (their one thread is pinned there). */
 static struct thread *steal(uint32_t me)
 {
 	struct thread *best = NULL;
@@ -173,7 +174,7 @@ static struct thread *steal(uint32_t me)
 			continue;
 		for (uint32_t p = 0; p < NPRIO && (!best || p < best->prio); p++)
 			for (struct thread *x = rqs[j].head[p]; x; x = x->rq_next)
-				if (x->pinned < 0 && x != o->deferred && (!cpus[me]->dedicated || cpus[me]->dedicated == x)) {
+				if (x->pinned < 0 && x != o->deferred) {
 					best = x;
 					break;
 				}

@@ -39,8 +39,8 @@ static const uint8_t protos[IP_MAX_T] = { IP_PROTO_UDP, IP_PROTO_TCP };
 
 static int t_index(const struct ip_transport *t) { return (int)(t - ip.t); }
 
-/* Queues a message to T: into the channel, or behind what already waits. */
-/* false: T does not read its channel and this message is lost (counted). */
+/* Queues a message to T: into the channel, or behind what already waits; false if T does
+ * not read its channel and the message is lost (counted). */
 static bool send_t(struct ip_transport *t, const struct ipx_msg *m)
 {
 	int i = t_index(t);

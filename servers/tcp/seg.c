@@ -66,8 +66,8 @@ bool ts_ring_commit(struct ts_ring *r, uint64_t before, uint64_t after, uint32_t
 
 bool ts_oow_dup_ack(const struct ts_oow *o)
 {
-	enum { FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10 };
-	if ((o->flags & ~PSH) != ACK || o->datalen)
+	enum { PSH = 0x08, ACK = 0x10 };
+	if ((o->flags & ~PSH) != ACK || o->datalen) /* SYN, FIN, RST, URG or data: lwIP's */
 		return false;
 	/* lwIP's test, in serial-number arithmetic: inside when seqno - rcv_nxt < rcv_wnd */
 	if (o->seqno - o->rcv_nxt < o->rcv_wnd)

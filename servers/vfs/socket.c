@@ -5,8 +5,9 @@
  * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
  * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
  * stream). So servers start and sit in their event loops. The network stack takes these
- * descriptors over: when a `syscall` service runs, an AF_INET socket is passed: vfs keeps its descriptor and hands every call on it to `syscall` with
- * KC_LX_PASS (servers/syscall/syscall_proto.h), which answers the application itself
+ * descriptors over: when a `syscall` service runs, an AF_INET socket is passed: vfs keeps
+ * its descriptor and hands every call on it to `syscall` with KC_LX_PASS
+ * (servers/syscall/syscall_proto.h), which answers the application itself
  * (docs/decisions.md). */
 #include "vfs.h"
 #include "heap.h"

@@ -592,6 +592,22 @@ static void polls(void)
 
 static uint8_t pattern(uint64_t i, unsigned seed) { return (uint8_t)((i * 2654435761u + seed) >> 7); }
 
+/* buf gets the pattern's n bytes from stream offset at. */
+static void fill_pattern(uint8_t *buf, size_t n, uint64_t at, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = pattern(at + i, seed);
+}
+
+/* How many of buf's n bytes differ from the pattern at stream offset at. */
+static int count_bad(const uint8_t *buf, ssize_t n, uint64_t at, unsigned seed)
+{
+	int bad = 0;
+	for (ssize_t i = 0; i < n; i++)
+		bad += buf[i] != pattern(at + (uint64_t)i, seed);
+	return bad;
+}
+
 /* size bytes each way at once between a and b (non-blocking, one poll loop), checked. */
 static int both_ways(int a, int b, size_t size)
 {
@@ -621,8 +637,7 @@ static int both_ways(int a, int b, size_t size)
 		for (int k = 0; k < 2; k++) {
 			if ((p[k].revents & POLLOUT) && sent[k] < size) {
 				size_t n = size - sent[k] < sizeof(buf) ? size - sent[k] : sizeof(buf);
-				for (size_t i = 0; i < n; i++)
-					buf[i] = pattern(sent[k] + i, (unsigned)k);
+				fill_pattern(buf, n, sent[k], (unsigned)k);
 				ssize_t w = send(fds[k], buf, n, MSG_NOSIGNAL);
 				if (w > 0)
 					sent[k] += (size_t)w;
@@ -631,8 +646,7 @@ static int both_ways(int a, int b, size_t size)
 				ssize_t n = recv(fds[k], buf, sizeof(buf), 0);
 				if (n == 0 || (n < 0 && errno != EAGAIN))
 					return 0;
-				for (ssize_t i = 0; i < n; i++)
-					bad += buf[i] != pattern(got[k] + (size_t)i, (unsigned)!k);
+				bad += count_bad(buf, n, got[k], (unsigned)!k);
 				if (n > 0)
 					got[k] += (size_t)n;
 			}
@@ -727,8 +741,7 @@ static size_t fill(int fd, size_t at, unsigned seed)
 	static uint8_t buf[16384];
 	size_t n = 0;
 	for (;;) {
-		for (size_t i = 0; i < sizeof(buf); i++)
-			buf[i] = pattern(at + n + i, seed);
+		fill_pattern(buf, sizeof(buf), at + n, seed);
 		ssize_t w = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
 		if (w <= 0)
 			return n;
@@ -770,8 +783,7 @@ static void stall(void)
 			break;
 		for (int k = 0; k < 2; k++) {
 			ssize_t n = (p[k].revents & POLLIN) ? recv(fds[k], buf, sizeof(buf), 0) : 0;
-			for (ssize_t i = 0; i < n; i++)
-				bad += buf[i] != pattern(got[k] + (size_t)i, (unsigned)!k);
+			bad += count_bad(buf, n, got[k], (unsigned)!k);
 			got[k] += n > 0 ? (size_t)n : 0;
 		}
 	}

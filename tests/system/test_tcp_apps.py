@@ -1017,12 +1017,8 @@ def test_loopback_connection_with_both_windows_full_leaves_tcp_asleep(apps):
     shell(apps, "while ! grep -q 'both directions full' /tmp/stall.out; do sleep 1; done; cat /tmp/stall.out",
           r"^tcptest: both directions full", timeout=180)
     try:
-        deadline = time.monotonic() + 120
-        c = apps.tcp_counters()
-        while c.get("oow_acks", 0) < 2 and time.monotonic() < deadline:
-            time.sleep(2)
-            c = apps.tcp_counters()
-        assert c.get("oow_acks", 0) >= 2, ("no ACK of a war was dropped", c)
+        wait_until("tcp dropping an ACK war's ACKs (oow_acks >= 2)",
+                   lambda: apps.tcp_counters().get("oow_acks", 0) >= 2, 120)
         first = apps.tcp_counters()
         time.sleep(5)
         second = apps.tcp_counters()

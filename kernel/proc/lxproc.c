@@ -266,6 +266,7 @@ int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t s
 	t->fpu[24] = 0x80, t->fpu[25] = 0x1f; /* MXCSR 0x1f80 */
 	t->fs_base = 0;
 	t->clear_tid = t->robust_list = 0;
+	t->proc->lx->wake_va = 0; /* the new program names its own */
 	signal_exec_reset(t);
 	return 0;
 }

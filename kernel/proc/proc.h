@@ -62,6 +62,7 @@ struct lx_proc {
 	struct lx_sigaction act[LX_NSIG];
 	int32_t sigpid[LX_NSIG];              /* si_pid / si_code of each pending signal */
 	int32_t sigcode[LX_NSIG];
+	uint64_t wake_va;                     /* its wake word (KC_WAKE, wakeword.c), 0: none */
 };
 
 struct kmsg_node {

@@ -25,6 +25,7 @@
 #include "lib/string.h"
 #include "smp/percpu.h"
 #include "core/panic.h"
+#include "proc/wakeword.h"
 
 #define MSR_STAR 0xc0000081
 #define MSR_LSTAR 0xc0000082
@@ -448,6 +449,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return root_alive(me, a0);
 	case KC_TEXT:
 		return kc_text(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
+	case KC_WAKE:
+		return kc_wake(me, a0, a1, a2);
 	default:
 		return -KE_NOSYS;
 	}
@@ -467,7 +470,7 @@ static bool keeps_deferred(uint32_t n)
 {
 	switch (n) {
 	case KC_WAIT: case KC_RECEIVE: case KC_CALL:                  /* likely to block */
-	case KC_NOTIFY: case KC_REPLY: case KC_SENDNB: case KC_INFO: /* short steps */
+	case KC_NOTIFY: case KC_REPLY: case KC_SENDNB: case KC_INFO: case KC_WAKE: /* short steps */
 		return true;
 	}
 	return false;

@@ -49,6 +49,8 @@ static inline int64_t ax_receive(endpoint_t s, struct kmsg *m) { return kcall2(K
 static inline int64_t ax_call(endpoint_t d, struct kmsg *m) { return kcall2(KC_CALL, d, (uint64_t)m); }
 static inline int64_t ax_reply(endpoint_t d, const struct kmsg *m) { return kcall2(KC_REPLY, d, (uint64_t)m); }
 static inline int64_t ax_notify(endpoint_t d, uint64_t bits) { return kcall2(KC_NOTIFY, d, bits); }
+/* Adds add to the wake word of Linux process proc (its kernel id) and wakes its waiters. */
+static inline int64_t ax_wake_ring(endpoint_t proc, uint32_t add) { return kcall6(KC_WAKE, WK_RING, proc, add, 0, 0, 0); }
 static inline int64_t ax_kill(endpoint_t ep) { return kcall1(KC_KILL, ep); }
 static inline int64_t ax_module_info(uint32_t i, struct kc_module_info *o) { return kcall2(KC_MODULE_INFO, i, (uint64_t)o); }
 static inline int64_t ax_spawn(const struct kc_spawn *s) { return kcall1(KC_SPAWN, (uint64_t)s); }

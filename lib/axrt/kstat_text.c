@@ -11,7 +11,7 @@ const char *const kstat_names[KST_COUNT] = {
 	[KST_WAIT_CALLS] = "wait_calls", [KST_WAIT_SLEEPS] = "wait_sleeps", [KST_IDLE_CYCLES] = "idle_cycles",
 	[KST_IPI_SAVED] = "ipi_saved", [KST_WAKE_MOVES] = "wake_moves",
 	[KST_WAKE_DEFERRED] = "wake_deferred", [KST_DEFER_MOVED] = "defer_moved",
-	[KST_STEALS] = "steals",
+	[KST_STEALS] = "steals", [KST_WAKE_RINGS] = "wake_rings",
 	[KST_DEMAND_PAGES] = "demand_pages", [KST_IPI_CYCLES] = "ipi_cycles", [KST_TSC] = "tsc",
 };
 
@@ -29,7 +29,7 @@ static const char *const kcall_names[KC_COUNT + 1] = {
 	[KC_LINUX_ROUTE] = "linux_route", [KC_LX_PID] = "lx_pid", [KC_LX_FORK] = "lx_fork",
 	[KC_LX_THREAD] = "lx_thread", [KC_LX_EXEC] = "lx_exec", [KC_LX_SIGNAL] = "lx_signal",
 	[KC_LX_MMAP] = "lx_mmap", [KC_LX_PASS] = "lx_pass", [KC_LEGACY] = "legacy",
-	[KC_ALIVE] = "alive", [KC_COUNT] = "linux",
+	[KC_ALIVE] = "alive", [KC_TEXT] = "text", [KC_WAKE] = "wake", [KC_COUNT] = "linux",
 };
 
 const char *kstat_kcall_name(uint32_t n) { return n <= KC_COUNT ? kcall_names[n] : NULL; }

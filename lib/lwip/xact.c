@@ -14,7 +14,9 @@
 #define XA_PAGES 64 /* processes using the library at once (syscall has as many) */
 
 static struct xa_page {
-	uint32_t pid;              /* 0: a free entry */
+	uint32_t pid;              /* 0: a free entry (else syscall's name of the process: its
+	                              kernel id, which KC_WAKE takes) */
+	bool ring;                 /* an event for one of its sockets this turn (xport_act_ring) */
 	int64_t handle;            /* syscall's grant */
 	struct ax_activity *p;
 	uint64_t seen;             /* our word when we last looked */
@@ -25,6 +27,53 @@ static struct xa_page {
 } pages[XA_PAGES];
 /* Pages are taken lowest first: the per-turn scans stop at the highest ever taken. */
 static int pages_top;
+static bool any_ring;
+
+/* Whose page each library-owned socket is in, by syscall's socket id, for the events we
+ * post (the wake-up of a waiting library): open addressing with linear probing, deletion
+ * by moving the entries after it back. An entry is a hint, checked against the page's
+ * table. syscall has 1024 sockets at most, so the table never fills. */
+#define XA_MAP 4096
+static struct xa_map {
+	uint32_t sock;             /* 0: free */
+	uint16_t page, bit;
+} map[XA_MAP];
+
+static uint32_t map_home(uint32_t sock) { return (sock * 2654435761u) >> 20; }
+
+static struct xa_map *map_find(uint32_t sock)
+{
+	for (uint32_t i = map_home(sock), n = 0; n < XA_MAP && map[i].sock; i = (i + 1) % XA_MAP, n++)
+		if (map[i].sock == sock)
+			return &map[i];
+	return NULL;
+}
+
+static void map_del(uint32_t sock)
+{
+	struct xa_map *e = map_find(sock);
+	if (!e)
+		return;
+	uint32_t hole = (uint32_t)(e - map);
+	map[hole].sock = 0;
+	for (uint32_t i = (hole + 1) % XA_MAP; map[i].sock; i = (i + 1) % XA_MAP) {
+		uint32_t home = map_home(map[i].sock);
+		/* moves back unless its home lies after the hole, up to it (cyclically) */
+		if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
+			map[hole] = map[i], map[i].sock = 0, hole = i;
+		}
+	}
+}
+
+static void map_put(uint32_t sock, uint16_t page, uint16_t bit)
+{
+	map_del(sock);
+	uint32_t i = map_home(sock);
+	for (uint32_t n = 0; n < XA_MAP && map[i].sock; n++)
+		i = (i + 1) % XA_MAP;
+	if (!map[i].sock)
+		map[i] = (struct xa_map){ sock, page, bit };
+}
 
 static struct ax_bell *bell; /* SK_BELL's page, NULL before */
 static int64_t bell_handle;
@@ -122,6 +171,7 @@ void xport_lib(const struct sk_msg *q, int32_t cookie)
 	for (int i = 0; i < pages_top; i++) /* off wherever it was */
 		if (pages[i].bit[bit].sock == q->sock)
 			pages[i].bit[bit].sock = 0;
+	map_del(q->sock);
 	struct xa_page *g = page_of((uint32_t)q->arg);
 	if (!q->arg || cookie < 0)
 		return;
@@ -130,6 +180,7 @@ void xport_lib(const struct sk_msg *q, int32_t cookie)
 		return;
 	}
 	g->bit[bit].sock = q->sock, g->bit[bit].cookie = cookie;
+	map_put(q->sock, (uint16_t)(g - pages), (uint16_t)bit);
 	/* Served now: the library may have moved data already, and a bit we swapped out
 	 * before this message told us whose it is was dropped (an accepted connection's first
 	 * answer sat in TX until lighttpd's idle timeout closed the connection). */
@@ -202,5 +253,35 @@ bool xport_lib_request(const struct sk_msg *q, int32_t cookie)
 		return true;
 	default:
 		return false;
+	}
+}
+
+void xport_act_event(const struct sk_msg *m)
+{
+	if (m->type != SK_EV || !(m->arg & ~(uint64_t)EV_LIB))
+		return; /* served bits alone: nothing the library waits for */
+	const struct xa_map *e = map_find(m->sock);
+	if (!e || pages[e->page].bit[e->bit].sock != m->sock || !pages[e->page].p)
+		return;
+	pages[e->page].ring = any_ring = true;
+}
+
+void xport_act_ring(void)
+{
+	if (!any_ring)
+		return;
+	any_ring = false;
+	/* our writes to the rings before the look at `waiting`; the library counts itself in
+	 * before its last look at the rings (one of the two sees the other's store) */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int i = 0; i < pages_top; i++) {
+		struct xa_page *g = &pages[i];
+		if (!g->ring)
+			continue;
+		g->ring = false;
+		if (g->p && atomic_load_explicit(&g->p->app.waiting, memory_order_relaxed)) {
+			int64_t r = ax_wake_ring(g->pid, AX_RING_STACK);
+			xp.c.lib_rings += r >= 0;
+		}
 	}
 }

@@ -55,6 +55,7 @@ void xport_push_ev(const struct sk_msg *m)
 {
 	spsc_push_part(&xp.evq, m, sizeof(*m));
 	xp.ev_pushed = true;
+	xport_act_event(m);
 }
 
 /* ---- the netifs and the packets lwIP sends ---- */
@@ -694,6 +695,7 @@ static bool poll(struct ax_evloop *l)
 	xp.ops->flush_events();
 	if (xp.out_pushed && xp.ip_ok)
 		chan_kick(&xp.out, &xp.ip_plat);
+	xport_act_ring(); /* the waiting libraries first: they are what a request waits for */
 	if (xp.ev_pushed && xp.sys_ok)
 		chan_kick(&xp.evq, &xp.sys_plat);
 	xp.out_pushed = xp.ev_pushed = false;

@@ -77,6 +77,7 @@ struct xport_kept {
 struct xport_counters {
 	uint64_t bad_ptr, bad_ipx, stale_tx_done;
 	uint64_t bad_act; /* SK_ACT/SK_LIB we could not follow (no room, not a page, bad bit) */
+	uint64_t lib_rings; /* waiting libraries woken through their wake word (KC_WAKE) */
 };
 
 struct xport {
@@ -177,6 +178,10 @@ const volatile uint64_t *xport_act_doorbell(void);
 void xport_act(const struct sk_msg *q);
 void xport_lib(const struct sk_msg *q, int32_t cookie);
 bool xport_act_poll(void);
+/* An event we post (SK_EV) for a library-owned socket marks its process for a wake-up, made
+ * by xport_act_ring once per process at the end of the turn if its library waits. */
+void xport_act_event(const struct sk_msg *m);
+void xport_act_ring(void);
 void xport_act_sleeping(uint32_t v);
 bool xport_act_waiting(void);
 /* Dotted quad of a network-order address (buf >= 16 bytes). */

@@ -21,6 +21,12 @@
 #define AX_BACK_FIN 1
 #define AX_WAKE 3 /* setsockopt(fd, SOL_AXOLOTL, AX_WAKE, NULL, 0) on a UDP socket of the
                      process: it becomes the process's wake socket (ax_activity.app) */
+#define AX_EPOLL_ARM 0x4158 /* epoll_ctl(epfd, AX_EPOLL_ARM, 0, NULL), served by vfs: 1 if a
+                     descriptor of the kernel's set is ready now, else 0 and vfs rings the
+                     caller's wake word (AX_RING_VFS) once, when one becomes ready
+                     ("A library that blocks") */
+#define AX_RING_STACK 1u
+#define AX_RING_VFS 0x10000u
 #define AX_ACCEPT_TAKE 4 /* getsockopt(listener, SOL_AXOLOTL, AX_ACCEPT_TAKE, struct
                      ax_listener *, len): from now on every connection this process accepts
                      from the listener is taken over by its library during the accept (mapped,
@@ -64,11 +70,15 @@ struct ax_listener {
  * The page is AX_ACT_BYTES long: the second page holds each library-owned socket's status
  * as syscall last computed it (by bit): its poll bits POLLERR, POLLHUP, POLLRDHUP (POLLIN and
  * POLLOUT the library reads from the rings itself), AXS_CONNECTED, and its pending error
- * (SO_ERROR) above bit 16. And a library about to block in the kernel (epoll_wait on sockets it answers
- * itself) counts itself in app.waiting, then looks at its sockets once more, then blocks
- * in a call that includes its wake socket (AX_WAKE, registered edge-triggered): syscall,
- * seeing a library socket of a waiting process become ready, bumps app.wakes and makes
- * the wake socket report an arrival. */
+ * (SO_ERROR) above bit 16. And a library about to block (epoll_wait on sockets it answers
+ * itself) counts itself in app.waiting, reads its wake word app.word, looks at its sockets
+ * once more, arms vfs for the kernel's part of the set (AX_EPOLL_ARM) and sleeps on the
+ * word with FUTEX_WAIT. An engine that posts an event for a socket of a waiting process, and
+ * syscall when such a socket's status changes, ring the word (KC_WAKE WK_RING): the kernel
+ * adds to it and wakes the waiters, no server in between. Where it cannot (epoll_pwait with
+ * a signal mask, a kernel without KC_WAKE) the library blocks in vfs in a call that includes
+ * its wake socket (AX_WAKE, registered edge-triggered), and syscall makes the wake socket
+ * report an arrival on every event for a socket of a waiting process. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
 #define AX_ACT_VERSION 2
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
@@ -109,8 +119,11 @@ struct ax_activity {
 	} calls[AXC_N];
 	struct {
 		_Atomic uint32_t waiting; /* library: threads about to block or blocked */
-		uint32_t pad;
-		_Atomic uint64_t wakes;   /* syscall: wake-ups it made */
+		_Atomic uint32_t word;    /* the process's wake word (KC_WAKE): the kernel adds
+		                             AX_RING_STACK for tcp, udp and syscall, AX_RING_VFS for
+		                             vfs; the library sleeps on it with FUTEX_WAIT */
+		_Atomic uint64_t wakes;   /* wake-ups: syscall's through the wake socket, and the
+		                             library's sleeps on its word that were rung */
 		uint8_t pad2[48];
 	} app;
 	/* Connections taken over during accept (AX_ACCEPT_TAKE), newest last, written by

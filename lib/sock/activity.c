@@ -27,6 +27,10 @@ static int wake_fd = -1;
 static _Atomic int wake_state;
 /* a listener's accepts are taken over: the only sockets that reuse spares */
 static bool accept_taking;
+/* The wake word, named to the kernel by the first thread that sleeps on it (a second
+ * naming of the same word is harmless); WORD_NONE where the kernel has no KC_WAKE. */
+enum { WORD_UNSET, WORD_SET, WORD_NONE };
+static _Atomic int word_state;
 
 void axsock_act_forked(void)
 {
@@ -36,6 +40,7 @@ void axsock_act_forked(void)
 		syscall(SYS_close, wake_fd);
 	wake_fd = -1;
 	atomic_store_explicit(&wake_state, WAKE_NONE, memory_order_relaxed);
+	atomic_store_explicit(&word_state, WORD_UNSET, memory_order_relaxed); /* the child has none */
 	accept_taking = false;
 }
 
@@ -163,6 +168,26 @@ int axsock_wake_fd(void)
 	while ((st = atomic_load_explicit(&wake_state, memory_order_acquire)) == WAKE_MAKING)
 		__builtin_ia32_pause();
 	return st == WAKE_READY ? wake_fd : -1;
+}
+
+_Atomic uint32_t *axsock_wake_word(void)
+{
+	if (!have_page)
+		return NULL;
+	int st = atomic_load_explicit(&word_state, memory_order_acquire);
+	if (st == WORD_UNSET) {
+		axsock_nsys++;
+		axsock_counts.syscalls++;
+		st = ax_sys_wake_word(&page->app.word) == 0 ? WORD_SET : WORD_NONE;
+		atomic_store_explicit(&word_state, st, memory_order_release);
+	}
+	return st == WORD_SET ? &page->app.word : NULL;
+}
+
+void axsock_woken(void)
+{
+	if (have_page)
+		atomic_fetch_add_explicit(&page->app.wakes, 1, memory_order_relaxed);
 }
 
 void axsock_waiting(bool on)

@@ -43,6 +43,11 @@ uint32_t axsock_status(uint32_t bit);
  * look at the sockets and the blocking call, (false) after it. */
 int axsock_wake_fd(void);
 void axsock_waiting(bool on);
+/* Sleeping without vfs in between (sock_ax.h app.word): the process's wake word, named to
+ * the kernel at the first call; NULL without a page or where the kernel has no KC_WAKE.
+ * axsock_woken counts a sleep on it that was rung. */
+_Atomic uint32_t *axsock_wake_word(void);
+void axsock_woken(void);
 
 /* Accepts taken over by syscall (AX_ACCEPT_TAKE): asks it for listener lfd (0 and *key, or
  * -errno). Before an accept, axsock_accept_mark(); after it returned a connection from

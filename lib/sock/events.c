@@ -11,9 +11,13 @@
  * epoll: the library keeps a user-space list of the tracked sockets of every epoll set. A
  * socket it owns when registered is in that list only (epoll_ctl makes no system call); one
  * registered before (a connecting socket) is in the kernel's set too. To block, the library
- * puts its wake socket into the kernel's set (edge-triggered, once), counts itself as
- * waiting, looks at its sockets once more and blocks in the kernel: syscall wakes it through
- * the wake socket when one of its sockets becomes ready. Level-triggered entries are
+ * counts itself as waiting, reads its wake word, looks at its sockets once more, arms vfs
+ * for the kernel's part of the set if it has one (AX_EPOLL_ARM) and sleeps on the word
+ * (FUTEX_WAIT): tcp and udp ring it when one of its sockets has an event, syscall when a
+ * status changes, vfs when the kernel's part became ready (then the kernel is asked, with
+ * no wait). With a signal mask to apply (epoll_pwait) or without KC_WAKE it blocks in vfs
+ * instead, with its wake socket in the kernel's set (edge-triggered, once): syscall wakes
+ * it through the wake socket when one of its sockets becomes ready. Level-triggered entries are
  * reported while the rings (and syscall's status: errors, hang-ups) say ready. EPOLLET:
  * reported when the readiness rises between two looks (a sweep that finds it unchanged
  * stays quiet). EPOLLONESHOT: once, then disarmed (in the kernel too if it is there) until
@@ -30,6 +34,7 @@
 #include "activity.h"
 #include "posix.h"
 #include "sock.h"
+#include "sys.h"
 
 int __real_poll(struct pollfd *, nfds_t, int);
 int __real_ppoll(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
@@ -268,6 +273,8 @@ struct eplist {
 	int n, cap;
 	unsigned rr;     /* where the next sweep starts (every entry gets its turn) */
 	bool wake_in;    /* the wake socket is in the kernel's set */
+	int kfds;        /* descriptors we do not track in the kernel's set (added less deleted;
+	                    one closed without a delete stays counted: vfs is armed for nothing) */
 	struct ent *e;
 };
 static struct eplist *eps[AXSOCK_MAX_FDS];
@@ -426,6 +433,17 @@ int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return r;
 	}
 	int r = __real_epoll_ctl(epfd, op, fd, ev);
+	if (r == 0 && !s && (op == EPOLL_CTL_ADD || op == EPOLL_CTL_DEL)) {
+		struct eplist *k = list_of(epfd, op == EPOLL_CTL_ADD);
+		if (k) {
+			ep_lock(k);
+			if (op == EPOLL_CTL_ADD)
+				k->kfds++;
+			else if (k->kfds > 0 && !ent_find(k, fd))
+				k->kfds--;
+			ep_unlock(k);
+		}
+	}
 	if (r != 0 || (!s && op != EPOLL_CTL_DEL))
 		return r;
 	struct eplist *l = list_of(epfd, op != EPOLL_CTL_DEL);
@@ -546,6 +564,72 @@ static int kern_epoll(int epfd, struct epoll_event *ev, int max, int64_t ns, con
 	return __real_epoll_pwait(epfd, ev, max, ns < 0 ? -1 : (int)((ns + 999999) / 1000000), mask);
 }
 
+/* Whether the kernel's set holds descriptors of its own (vfs must be armed for them). */
+static bool ep_kernel_part(struct eplist *l)
+{
+	ep_lock(l);
+	bool k = l->kfds > 0;
+	for (int i = 0; i < l->n && !k; i++)
+		k = l->e[i].kern && !l->e[i].off;
+	ep_unlock(l);
+	return k;
+}
+
+#define FUTEX_WAIT_PRIVATE 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+#define SLEEP_OLD_WAY (-2)
+static _Atomic bool arm_refused; /* vfs does not know AX_EPOLL_ARM: the wake socket's way */
+
+/* One sleep on the wake word (docs/sockets.md, "A library that blocks"): counted in as
+ * waiting, the word read, the owned sockets looked at once more, vfs armed for the kernel's
+ * part of the set, then FUTEX_WAIT until tcp, udp or syscall ring (AX_RING_STACK: an owned
+ * socket may be ready), vfs rings (AX_RING_VFS: ask the kernel), a signal or the timeout.
+ * Returns the events found (0: none, look again), -1 with errno, or SLEEP_OLD_WAY. */
+static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max, int64_t ns)
+{
+	bool kern = ep_kernel_part(l);
+	if (kern && atomic_load_explicit(&arm_refused, memory_order_relaxed))
+		return SLEEP_OLD_WAY;
+	axsock_waiting(true);
+	uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+	int r = ep_sweep(epfd, l, ev, max), err = 0;
+	if (r) {
+		axsock_waiting(false);
+		return r;
+	}
+	bool ask_kernel = false;
+	if (kern) {
+		axsock_nsys++;
+		int a = __real_epoll_ctl(epfd, AX_EPOLL_ARM, 0, NULL);
+		if (a < 0) {
+			axsock_waiting(false);
+			atomic_store_explicit(&arm_refused, true, memory_order_relaxed);
+			return SLEEP_OLD_WAY;
+		}
+		ask_kernel = a > 0; /* ready already: no sleep */
+	}
+	if (!ask_kernel) {
+		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+		axsock_nsys++;
+		if (syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, ns < 0 ? NULL : &ts, NULL, 0) != 0)
+			err = errno;
+	}
+	axsock_waiting(false);
+	uint32_t now = atomic_load_explicit(word, memory_order_acquire);
+	if (now != seen)
+		axsock_woken();
+	if (ask_kernel || now - seen >= AX_RING_VFS) {
+		r = kern_epoll(epfd, ev, max, 0, NULL);
+		r = r > 0 ? ep_filter(l, ev, r) : 0;
+	}
+	if (r < max)
+		r += ep_sweep(epfd, l, ev + r, max - r);
+	if (!r && err == EINTR) {
+		errno = EINTR; /* a signal's handler ran: Linux's epoll_wait ends too */
+		return -1;
+	}
+	return r;
+}
+
 /* epoll_wait with owned sockets in the set: the sweep answers them from their rings and
  * syscall's status; the kernel answers the others, and wakes us through the wake socket
  * when an owned socket became ready while we blocked (docs/sockets.md, "A library that
@@ -578,6 +662,15 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 			r = kern_epoll(epfd, ev, max, 0, mask);
 			r = r > 0 ? ep_filter(l, ev, r) : r;
 			break;
+		}
+		_Atomic uint32_t *word = mask ? NULL : axsock_wake_word();
+		if (word) { /* no signal mask to apply: the wake word */
+			r = ep_sleep(epfd, l, word, ev, max, left(timeout, deadline));
+			if (r != SLEEP_OLD_WAY) {
+				if (r || left(timeout, deadline) == 0)
+					break;
+				continue;
+			}
 		}
 		ep_prepare(epfd, l);
 		/* counted in before the last look: syscall, seeing an owned socket become ready,

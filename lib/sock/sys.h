@@ -22,6 +22,11 @@ static inline int ax_sys_notify(uint32_t ep, uint64_t bits)
 {
 	return (int)syscall((long)KC_NR(KC_NOTIFY), (long)ep, (long)bits);
 }
+/* KC_WAKE WK_SET: the process's wake word is the uint32 at va (sock_ax.h app.word). */
+static inline int ax_sys_wake_word(const volatile void *va)
+{
+	return (int)syscall((long)KC_NR(KC_WAKE), (long)WK_SET, (long)(uintptr_t)va);
+}
 static inline int ax_sys_setsockopt(int fd, int level, int name, const void *v, socklen_t l)
 {
 	return (int)syscall(SYS_setsockopt, fd, level, name, v, l);

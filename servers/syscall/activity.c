@@ -309,7 +309,12 @@ void act_status(struct sock *s, uint32_t bits)
 		return;
 	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (s->connected ? AXS_CONNECTED : 0) |
 		      (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
-	atomic_store_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_release);
+	uint32_t old = atomic_exchange_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_seq_cst);
+	/* A changed status wakes a library sleeping on its wake word (the rings' changes are
+	 * the engines' to ring): the store before the look at `waiting`, as the library counts
+	 * itself in before its last look at the statuses. */
+	if (old != st && atomic_load_explicit(&a->mem->app.waiting, memory_order_seq_cst))
+		ax_wake_ring(s->lib_pid, AX_RING_STACK);
 }
 
 void act_event(struct sock *s)

@@ -133,7 +133,7 @@ bool vfsside_poll(void)
 {
 	if (!v.ndirty || !v.ok)
 		return false;
-	bool pushed = false;
+	bool pushed = false, gained = false, full = false;
 	for (int i = 0; i < MAX_SOCKS && v.ndirty; i++) {
 		if (!dirty[i])
 			continue;
@@ -146,14 +146,20 @@ bool vfsside_poll(void)
 				struct sysp_ready r = { s->id, bits };
 				if (spsc_push(&v.q, &r) != 0) {
 					v.overflows++;
+					full = true;
 					break; /* the rest stay dirty: next turn */
 				}
+				gained |= !s->ready_told || (bits & ~s->ready);
 				s->ready = bits, s->ready_told = true, pushed = true;
 			}
 		}
 		dirty[i] = false, v.ndirty--;
 	}
-	if (pushed && vfs_endpoint())
+	/* Only a socket that gained a bit can end a wait in vfs: one that lost bits (a reader
+	 * took the data) is told without a wake-up, and vfs reads it before its next look at
+	 * readiness (it drains the channel before every poll, select, epoll and retry). A full
+	 * channel wakes vfs too, so that it drains. */
+	if ((gained || full) && vfs_endpoint())
 		ax_notify(v.vfs, SYSCALL_READY_BIT);
 	return pushed;
 }

@@ -8,7 +8,7 @@ static const struct { const char *name; const uint64_t *v; } counters[] = {
 #define X(f) { #f, &xp.c.f }
 	C(rx_dgrams), C(rx_bytes), C(tx_dgrams), C(tx_bytes), C(no_port), C(csum_err), C(malformed),
 	C(not_ours), C(rx_full), C(rx_unattached), X(bad_ptr), C(bad_desc), C(tx_err), C(tx_nomem),
-	C(icmp_err), C(corrupt_bufs), C(bad_msgs), X(bad_ipx), X(stale_tx_done), X(bad_act),
+	C(icmp_err), C(corrupt_bufs), C(bad_msgs), X(bad_ipx), X(stale_tx_done), X(bad_act), X(lib_rings),
 #undef C
 #undef X
 };

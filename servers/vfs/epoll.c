@@ -8,6 +8,7 @@
 #include "vfs.h"
 #include "heap.h"
 #include "lxnr.h"
+#include "../../lib/net/sock_ax.h"
 
 #define EPOLLEXCLUSIVE (1u << 28)
 #define EPOLLONESHOT (1u << 30)
@@ -43,6 +44,15 @@ struct lx_epoll_event {
 } __attribute__((packed));
 
 static VFS_KEPT struct epoll *all;
+/* Sets armed by a socket library about to sleep on its wake word (AX_EPOLL_ARM): each rings
+ * its process once, when a registration becomes ready. Not kept: a new vfs rings every
+ * process instead (epoll_restarted), and their libraries arm it again. */
+#define MAX_ARMED 64
+static struct {
+	const struct epoll *ep;
+	uint64_t pid;
+} armed[MAX_ARMED];
+static uint32_t narmed;
 static int depth; /* of epoll_poll's recursion through nested epoll files */
 static struct lx_epoll_event out[MAX_ITEMS];
 static uint32_t out_index[MAX_ITEMS];
@@ -63,17 +73,64 @@ static uint32_t item_bits(const struct item *it)
 	return bits;
 }
 
-uint32_t epoll_poll(const struct ofile *f)
+static bool any_ready(const struct epoll *ep)
 {
-	struct epoll *ep = epoll_of(f);
 	bool ready = false;
-	if (!ep || depth > MAX_NEST)
-		return 0;
+	if (depth > MAX_NEST)
+		return false;
 	depth++;
 	for (uint32_t i = 0; i < ep->n && !ready; i++)
 		ready = item_bits(&ep->items[i]) != 0;
 	depth--;
-	return ready ? POLLIN | POLLRDNORM : 0;
+	return ready;
+}
+
+uint32_t epoll_poll(const struct ofile *f)
+{
+	struct epoll *ep = epoll_of(f);
+	return ep && any_ready(ep) ? POLLIN | POLLRDNORM : 0;
+}
+
+static void disarm(uint32_t k)
+{
+	armed[k] = armed[--narmed];
+}
+
+/* AX_EPOLL_ARM: 1 if a registration is ready now; else 0, and the caller's process is rung
+ * once when one becomes ready (epoll_rings). The set's last arming wins; when the table is
+ * full the oldest is rung now (a look for nothing), never lost. */
+static int64_t arm(struct client *c, struct epoll *ep)
+{
+	if (any_ready(ep))
+		return 1;
+	for (uint32_t k = 0; k < narmed; k++)
+		if (armed[k].ep == ep) {
+			armed[k].pid = c->pid;
+			return 0;
+		}
+	if (narmed == MAX_ARMED) {
+		ax_wake_ring((endpoint_t)armed[0].pid, AX_RING_VFS);
+		disarm(0);
+	}
+	armed[narmed].ep = ep, armed[narmed++].pid = c->pid;
+	return 0;
+}
+
+void epoll_rings(void)
+{
+	for (uint32_t k = 0; k < narmed;) {
+		if (any_ready(armed[k].ep)) {
+			ax_wake_ring((endpoint_t)armed[k].pid, AX_RING_VFS);
+			disarm(k);
+		} else {
+			k++;
+		}
+	}
+}
+
+void epoll_restarted(void)
+{
+	vfs_ring_clients(AX_RING_VFS);
 }
 
 static void remove_at(struct epoll *ep, uint32_t i)
@@ -96,6 +153,11 @@ void epoll_file_gone(const struct ofile *f)
 void epoll_closed(struct rnode *n)
 {
 	struct epoll *ep = n->priv, **pp = &all;
+	for (uint32_t k = 0; k < narmed;)
+		if (armed[k].ep == ep)
+			disarm(k);
+		else
+			k++;
 	while (*pp && *pp != ep)
 		pp = &(*pp)->link;
 	if (*pp)
@@ -137,6 +199,10 @@ static bool reaches(const struct epoll *from, const struct epoll *to, int level)
 static int64_t ctl(struct client *c, uint64_t epfd, uint64_t op, uint64_t fd, uint64_t uev)
 {
 	struct lx_epoll_event ev = { 0, 0 };
+	if (op == AX_EPOLL_ARM) {
+		struct ofile *af = vfs_file(c, epfd);
+		return !af ? -E_BADF : !epoll_of(af) ? -E_INVAL : arm(c, epoll_of(af));
+	}
 	if (op != EPOLL_CTL_DEL && ax_vcopy(c->ep, (const void *)uev, EP_NONE, &ev, sizeof(ev)) < 0)
 		return -E_FAULT;
 	struct ofile *ef = vfs_file(c, epfd), *f = vfs_file(c, fd);

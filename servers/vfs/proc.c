@@ -111,3 +111,10 @@ int64_t vfs_exec_done(uint64_t pid)
 			vfs_close_fd(c, fd);
 	return 0;
 }
+
+void vfs_ring_clients(uint32_t add)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].used)
+			ax_wake_ring((endpoint_t)clients[i].pid, add); /* -EAGAIN: no library sleeps there */
+}

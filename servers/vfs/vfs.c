@@ -81,6 +81,7 @@ static void retry_held(void)
 		return;
 	}
 	retrying = true;
+	sock_ready_drain(); /* readiness syscall pushed without ringing us (only losses) */
 	for (bool progress = true; progress;) {
 		progress = retry_again = false;
 		/* A thread found alive stays so while no thread anywhere has ended: one kernel
@@ -109,6 +110,7 @@ static void retry_held(void)
 	}
 	retrying = false;
 	held_trim();
+	epoll_rings(); /* the armed sets that became ready meanwhile */
 }
 
 void vfs_kick(void) { retry_held(); }
@@ -129,6 +131,7 @@ static uint64_t held_timer(void)
 			continue;
 		}
 		h->v.expired = true;
+		sock_ready_drain(); /* (losses come without a ring) */
 		int64_t r = serve(h->pid, &h->v);
 		h->pid = 0;
 		if (r != VFS_PASSED)
@@ -368,6 +371,8 @@ int main(int argc, char **argv)
 	dev_init();
 	tty_init(adopted);
 	sock_init(adopted);
+	if (adopted)
+		epoll_restarted(); /* the libraries' armings died with our predecessor */
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
 			       .poll = on_poll, .restartable = true };
 	return (int)ax_evloop_run(&l);

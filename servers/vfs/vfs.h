@@ -99,6 +99,8 @@ uint64_t vfs_now(void);
  * cwd /) if new and make is set; NULL if unknown or the table is full. */
 struct client *vfs_client(uint64_t pid, bool make);
 void vfs_forget(uint64_t pid);
+/* Rings every process's wake word (KC_WAKE) with add: a new vfs knows no armed epoll set. */
+void vfs_ring_clients(uint32_t add);
 char *vfs_strdup(const char *s); /* NULL for NULL or no memory */
 int64_t vfs_fork(uint64_t parent, uint64_t child);
 int64_t vfs_exec_done(uint64_t pid);
@@ -166,6 +168,10 @@ void eventfd_closed(struct rnode *n);
 uint32_t epoll_poll(const struct ofile *f);
 void epoll_file_gone(const struct ofile *f);
 void epoll_closed(struct rnode *n);
+/* Sets armed by a sleeping socket library (AX_EPOLL_ARM) that became ready ring its process
+ * (after every retry of the held calls); a new vfs rings every process once. */
+void epoll_rings(void);
+void epoll_restarted(void);
 
 /* What a poll of any open file sees now (poll.c): POLL* bits. A signal mask given to
  * ppoll, pselect6 or epoll_pwait: 0 or -EINVAL for a bad size (masks are not applied). */

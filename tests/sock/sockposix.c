@@ -4,7 +4,10 @@
  * ends the library takes over by itself, datagrams with sendto/recvfrom/recvmsg (MSG_TRUNC),
  * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; non-blocking connects (a connect
  * descriptor with the library), refused ones too; poll, select and epoll over a socket
- * and a pipe together (readiness both ways, data checked); and through the counters
+ * and a pipe together (readiness both ways, data checked); an epoll_wait that sleeps (on the
+ * process's wake word, with the library) until another thread's data on the socket, or
+ * its byte in the pipe, wakes it, that ends at its timeout, and with EINTR on a signal
+ * whose handler has no SA_RESTART; and through the counters
  * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
  * calls were answered in user space. A child whose library owns two sockets execs the
  * program on them: the new image's library gets them again. Then it runs itself again with
@@ -14,6 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +214,63 @@ static void tcp_checks(void)
 	ck("close", close(ep) == 0 && close(s) == 0 && close(c) == 0 && close(p[0]) == 0 && close(p[1]) == 0);
 }
 
+/* Another thread's doing, after 300 ms: a byte written to fd, or a signal to a thread. */
+struct later {
+	int fd;
+	char byte;
+	pthread_t whom;
+};
+static void *write_later(void *p)
+{
+	struct later *l = p;
+	usleep(300000);
+	if (write(l->fd, &l->byte, 1) != 1)
+		printf("sockposix: write_later: %s\n", strerror(errno));
+	return NULL;
+}
+static void *kill_later(void *p)
+{
+	usleep(300000);
+	pthread_kill(((struct later *)p)->whom, SIGUSR1);
+	return NULL;
+}
+static atomic_int usr1_hits;
+static void on_usr1(int sig) { (void)sig; atomic_fetch_add(&usr1_hits, 1); }
+
+/* epoll_wait that must sleep: with the library it sleeps on the wake word (tcp rings it for
+ * the socket's data, vfs for the pipe: app.wakes counts the rung sleeps), without it in vfs. */
+static void sleep_checks(void)
+{
+	int c, s, p[2], ep = epoll_create1(0);
+	char in[8];
+	bool made = ep >= 0 && tcp_pair(&c, &s) == 0 && pipe(p) == 0 && write(c, "t", 1) == 1 && read(s, in, 1) == 1;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 }, evp = { .events = EPOLLIN, .data.u64 = 2 }, got;
+	made = made && epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev) == 0 && epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &evp) == 0;
+	pthread_t t;
+	struct later ld = { .fd = c, .byte = 'd' }, lp = { .fd = p[1], .byte = 'p' }, lk = { .whom = pthread_self() };
+	uint64_t w0 = axsock_act()->app.wakes;
+	int r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? epoll_wait(ep, &got, 1, 10000) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("epoll_sleep_woken_by_data", r == 1 && got.data.u64 == 1 && read(s, in, 8) == 1 && in[0] == 'd' &&
+	   (!lib || axsock_act()->app.wakes > w0));
+	w0 = axsock_act()->app.wakes;
+	r = made && pthread_create(&t, NULL, write_later, &lp) == 0 ? epoll_wait(ep, &got, 1, 10000) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("epoll_sleep_woken_by_a_pipe", r == 1 && got.data.u64 == 2 && read(p[0], in, 8) == 1 && in[0] == 'p' &&
+	   (!lib || axsock_act()->app.wakes > w0));
+	ck("epoll_sleep_times_out", made && epoll_wait(ep, &got, 1, 200) == 0);
+	struct sigaction sa = { .sa_handler = on_usr1 }; /* no SA_RESTART */
+	sigaction(SIGUSR1, &sa, NULL);
+	r = made && pthread_create(&t, NULL, kill_later, &lk) == 0 ? epoll_wait(ep, &got, 1, 10000) : -2;
+	int e = errno;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("epoll_sleep_ends_on_a_signal", r == -1 && e == EINTR && atomic_load(&usr1_hits) == 1);
+	ck("epoll_sleep_close", close(ep) == 0 && close(s) == 0 && close(c) == 0 && close(p[0]) == 0 && close(p[1]) == 0);
+}
+
 static void udp_checks(void)
 {
 	struct sockaddr_in a1, a2;
@@ -371,6 +434,7 @@ int main(int argc, char **argv)
 	lib = !(e && !strcmp(e, "0"));
 	pre = lib ? "" : "off_";
 	tcp_checks();
+	sleep_checks();
 	udp_checks();
 	nb_connect_checks();
 	if (lib) {

@@ -86,8 +86,14 @@ enum kcall {
 	                        started again (its watchdog; 0 disarms; §5.8); -EPERM for others */
 	KC_TEXT = 44,        /* (endpoint child, op KT_*, va, void *buf, len): a parent reads or
 	                        patches its child's own text (fault injection, proc/text.c) */
+	KC_WAKE = 45,        /* (op WK_*, a, b): a Linux process's wake word (proc/wakeword.c) */
 	KC_COUNT
 };
+/* KC_WAKE operations. */
+#define WK_SET 0  /* (va): the calling Linux process's wake word is the uint32 at va, in memory
+                     mapped writable (0: none); it sleeps there with FUTEX_WAIT */
+#define WK_RING 1 /* (process, add): a server adds add to process's word and wakes every
+                     thread waiting on it; returns how many, -EAGAIN if it named no word */
 /* KC_LEGACY operations. */
 #define LEG_KEEP 1  /* (child, on): at the child's end its handles are kept for us, not released */
 #define LEG_GIVE 2  /* (dead child, stopped child): the kept handles move in, same numbers; count */

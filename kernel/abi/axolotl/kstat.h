@@ -30,6 +30,7 @@ enum kstat {
 	KST_WAKE_DEFERRED,       /* woken threads kept on the waker's CPU, to run when it blocks */
 	KST_DEFER_MOVED,         /* ... sent on to an idle CPU because the waker went on */
 	KST_STEALS,              /* threads an idle CPU took from the queue of a busy one */
+	KST_WAKE_RINGS,          /* wake words rung (KC_WAKE WK_RING) */
 	KST_DEMAND_PAGES,        /* pages of lazy memory objects made at their first touch */
 	KST_IPI_CYCLES,          /* TSC cycles spent sending IPIs (an APIC register access is a
 				  * trap into the hypervisor: the sender pays it) */

@@ -275,6 +275,9 @@ struct eplist {
 	bool wake_in;    /* the wake socket is in the kernel's set */
 	int kfds;        /* descriptors we do not track in the kernel's set (added less deleted;
 	                    one closed without a delete stays counted: vfs is armed for nothing) */
+	bool armed;      /* vfs holds our AX_EPOLL_ARM for the set ... */
+	uint32_t arm_vfs; /* ... made when the wake word's vfs count (>> 16) was this: once
+	                    the count moved vfs may have rung and dropped it (it rings once) */
 	struct ent *e;
 };
 static struct eplist *eps[AXSOCK_MAX_FDS];
@@ -597,7 +600,11 @@ static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct e
 		return r;
 	}
 	bool ask_kernel = false;
-	if (kern) {
+	ep_lock(l);
+	bool arm = kern && (!l->armed || l->arm_vfs != seen / AX_RING_VFS);
+	l->armed = false;
+	ep_unlock(l);
+	if (arm) { /* (an arming vfs still holds costs no call: most sleeps make none) */
 		axsock_nsys++;
 		int a = __real_epoll_ctl(epfd, AX_EPOLL_ARM, 0, NULL);
 		if (a < 0) {
@@ -607,6 +614,9 @@ static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct e
 		}
 		ask_kernel = a > 0; /* ready already: no sleep */
 	}
+	ep_lock(l);
+	l->armed = kern && !ask_kernel, l->arm_vfs = seen / AX_RING_VFS;
+	ep_unlock(l);
 	if (!ask_kernel) {
 		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
 		axsock_nsys++;

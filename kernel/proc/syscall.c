@@ -274,6 +274,14 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	case KI_KCALL_STAT:
 	case KI_CPU_STAT:
 		return kstat_read(what, arg);
+	case KI_LX_STAT: {
+		if (arg >= LX_STAT_NRS)
+			return -KE_INVAL;
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < ncpus; i++)
+			sum += cpus[i] ? cpus[i]->lx_stat[arg] : 0;
+		return (int64_t)(sum & INT64_MAX);
+	}
 	case KI_TSC_HZ:
 		return (int64_t)tsc_hz;
 	case KI_VVAR: {
@@ -514,6 +522,8 @@ void syscall_dispatch(struct trap_frame *f)
 		klock();
 		uint64_t t1 = rdtsc();
 		this_cpu()->klock_call = KC_COUNT + 1;
+		if (nr < LX_STAT_NRS)
+			this_cpu()->lx_stat[nr]++;
 		f->rax = (uint64_t)linux_syscall(me, nr, a);
 		account(KC_COUNT, KST_LINUX_CALLS, t0, t1);
 		kunlock();

@@ -52,6 +52,7 @@ struct cpu {
 	                                            is released (proc/sched.c) */
 	uint64_t stat[KST_COUNT]; /* activity counters (axolotl/kstat.h); only this CPU writes */
 	uint64_t kc_stat[KC_COUNT + 1][3]; /* per kernel call (KC_COUNT: Linux calls): KCS_* */
+	uint64_t lx_stat[LX_STAT_NRS];     /* Linux calls by number (KI_LX_STAT) */
 	struct gdt gdt;
 	struct tss tss __aligned(16);
 	struct idt_entry idt[256] __aligned(16);

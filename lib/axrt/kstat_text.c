@@ -61,6 +61,15 @@ int kstat_format(char *buf, size_t size)
 			return (int)len;
 		len += (size_t)n;
 	}
+	for (uint32_t nr = 0; nr < LX_STAT_NRS; nr++) { /* the Linux calls made, by number */
+		int64_t calls = kcall2(KC_INFO, KI_LX_STAT, nr);
+		if (calls <= 0)
+			continue;
+		int n = ksnprintf(buf + len, size - len, "lx.%u %lld\n", nr, (long long)calls);
+		if (n < 0 || (size_t)n >= size - len)
+			return (int)len;
+		len += (size_t)n;
+	}
 	return (int)len;
 }
 

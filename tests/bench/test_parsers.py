@@ -222,6 +222,8 @@ tsc 10000000
 kcall.send 120 30 400
 kcall.time 80 0 50
 kcall.linux 400 1000 90000
+lx.0 25
+lx.232 70
 @@
 """
 
@@ -245,7 +247,13 @@ def test_kstat_lines_and_the_noise_around_them():
     assert c["kcalls"] == 1000 and c["tsc"] == 10000000 and c["ipi_kick"] == 1
     assert "wakes" not in c  # cut by a log line: left out, not misread
     assert c["kcall.send"] == (120, 30, 400) and c["kcall.linux"] == (400, 1000, 90000)
-    assert len(c) == 15, c  # 12 counters, 3 kernel calls: no prompt, echo or log line
+    assert len(c) == 17, c  # 12 counters, 3 kernel calls, 2 Linux calls: no prompt, echo or log line
+    names = loads.linux_call_names()
+    assert c["lx." + names.get(0, "0")] == 25 and c["lx." + names.get(232, "232")] == 70
+    if names:  # the host's headers name them
+        assert names[0] == "read" and names[232] == "epoll_wait"
+    assert loads.top_lx_calls({"lx.read": 2.5, "lx.futex": 0.5, "lx.close": 0, "kcalls": 9}) == \
+        [["read", 2.5], ["futex", 0.5]]
     try:
         loads.kstat_counters("/ # cat /proc/axolotl/kstat; echo @@\ncat: can't open\n@@\n")
     except loads.LoadError:
@@ -348,8 +356,10 @@ def test_tables_with_and_without_accounting():
     assert lines[2].split()[:3] == ["w", "request", "axolotl"]
     assert ax["insns"] == "4000" and ax["kcalls"] == "2" and ax["ipis"] == "0.026" and ax["ctxt"] == "-"
     assert lines[3].split(": ")[1:] == ["linux 0.8, send 0.24, time 0.16"], lines[3]
-    lx = dict(zip(head[3:], lines[4].split()[3:]))
-    assert lines[4].split()[2] == "linux" and lx["ctxt"] == "80" and lx["kcalls"] == "-" and lx["insns"] == "-"
+    names = loads.linux_call_names()
+    assert lines[4].split(": ")[1:] == [f"{names.get(232, '232')} 0.14, {names.get(0, '0')} 0.05"], lines[4]
+    lx = dict(zip(head[3:], lines[5].split()[3:]))
+    assert lines[5].split()[2] == "linux" and lx["ctxt"] == "80" and lx["kcalls"] == "-" and lx["insns"] == "-"
     assert bench.tables(res).startswith(bench.table(res) + "\n\n")
 
 
@@ -376,4 +386,4 @@ def test_threads_runs_per_process_and_in_the_accounting_table():
     bench.measure(res, FakeMachine("axolotl", [ax0, _grown(ax0, 1)]), [w], 0)
     assert res["accounting"]["w"]["axolotl"][0]["top_runs"][0] == ["vfs", 1.2]
     lines = bench.accounting_table(res).splitlines()
-    assert lines[4].split(": ")[1:] == ["vfs 1.2, memcached 0.4, rs 0.04"], lines
+    assert lines[5].split(": ")[1:] == ["vfs 1.2, memcached 0.4, rs 0.04"], lines

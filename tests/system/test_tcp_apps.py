@@ -940,6 +940,11 @@ def test_perf_and_proc_kstat_count_the_kernels_work(apps):
         assert k in kst, (k, text[-3000:])
     assert int(kst["ctxt"]) >= int(kst["switches"]), kst  # /proc/stat was read after
     assert re.search(r"^kcall\.wait \d+ \d+ \d+$", text, re.M), text[-3000:]
+    # the Linux calls by number: read (0) by cat at least, futex (202) by lighttpd's library
+    # sleeping on its wake word; together no more than every Linux call counted before
+    lx = {int(n): int(v) for n, v in re.findall(r"^lx\.(\d+) (\d+)$", text, re.M)}
+    assert lx.get(0, 0) > 0 and lx.get(202, 0) > 0, lx
+    assert sum(lx.values()) <= int(kst["linux_calls"]) + 1000, (lx, kst["linux_calls"])
     # the lock's hold is the time it was held: within the CPUs' time since boot (the TSC
     # summed over them), which counting a blocked call's sleep as its hold overran many times
     assert 0 < int(kst["klock_hold_cycles"]) <= int(kst["tsc"]), kst

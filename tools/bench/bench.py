@@ -366,6 +366,7 @@ def account(res, m, w, before, after, value, took, icount):
     if m.system != "linux":
         rec["top_kcalls"] = loads.top_kcalls(per)
         rec["top_runs"] = loads.top_runs(per)
+        rec["top_lx"] = loads.top_lx_calls(per)
     if icount:
         insns = loads.guest_instructions(before, after)
         rec["insns"] = insns / units if insns is not None else None
@@ -507,6 +508,14 @@ def top_kcalls_median(recs, n=6):
     return sorted(med, key=lambda c: -c[1])[:n]
 
 
+def top_lx_median(recs, n=6):
+    """The n Linux calls made most per unit over the records recs: [(name, median calls per
+    unit)] (a call missing from a record: 0; records from before the count: none)."""
+    names = {c[0] for r in recs for c in r.get("top_lx", ())}
+    med = [(k, median_of([r["per_unit"].get("lx." + k, 0) for r in recs])) for k in names]
+    return sorted(med, key=lambda c: -c[1])[:n]
+
+
 def top_runs_median(recs, n=8):
     """The n processes switched to most per unit over the records recs: [(name, median runs
     per unit)] (a process missing from a record: 0)."""
@@ -541,6 +550,9 @@ def accounting_table(res):
             top = top_kcalls_median(recs)
             if top:
                 lines.append(f"{'':36s}top kernel calls: " + ", ".join(f"{k} {num(x)}" for k, x in top))
+            lx = top_lx_median(recs)
+            if lx:
+                lines.append(f"{'':36s}Linux calls: " + ", ".join(f"{k} {num(x)}" for k, x in lx))
             runs = top_runs_median(recs)
             if runs:
                 lines.append(f"{'':36s}switched to: " + ", ".join(f"{k} {num(x)}" for k, x in runs))

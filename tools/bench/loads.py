@@ -86,6 +86,9 @@ def memcached_reply_ok(kind, data):
 # the command, its prompt, log lines) match neither
 KSTAT_LINE = r"^([a-z_][a-z0-9_]*) (\d+)$"
 KCALL_LINE = r"^(kcall\.[a-z0-9_]+) (\d+) (\d+) (\d+)$"
+LXCALL_LINE = r"^lx\.(\d+) (\d+)$"  # Linux calls by number (`lx.232 50`)
+# where the host's C headers name the x86-64 Linux calls (for `lx.NAME`; else the number)
+UNISTD_64 = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
 # the `cpu ` line of Linux's /proc/stat in USER_HZ ticks: user nice system idle iowait irq
 # softirq steal (guest and guest_nice, already in user and nice, follow)
 LINUX_CPU_BUSY = (0, 1, 2, 5, 6, 7)
@@ -95,12 +98,29 @@ LINUX_CPU_IDLE = (3, 4)
 LINUX_TICK_INSNS = 10 ** 7
 
 
+def linux_call_names(path=UNISTD_64):
+    """{number: name} of the x86-64 Linux calls from the host's headers ({} without them)."""
+    try:
+        with open(path) as f:
+            return {int(n): name for name, n in re.findall(r"^#define __NR_(\w+) (\d+)$", f.read(), re.M)}
+    except OSError:
+        return {}
+
+
+_LX_NAMES = None
+
+
 def kstat_counters(text):
     """{name: total} from `cat /proc/axolotl/kstat` (lib/axrt/kstat_text.c): every
-    `NAME VALUE` line, and (calls, wait cycles, hold cycles) for each `kcall.NAME ...`
-    line; raises LoadError when there is no counter at all."""
+    `NAME VALUE` line, (calls, wait cycles, hold cycles) for each `kcall.NAME ...` line, and
+    `lx.NAME` (the call's name from the host's headers, else its number) for each Linux
+    call's `lx.NR COUNT` line; raises LoadError when there is no counter at all."""
+    global _LX_NAMES
+    if _LX_NAMES is None:
+        _LX_NAMES = linux_call_names()
     c = {m[0]: int(m[1]) for m in re.findall(KSTAT_LINE, text, re.M)}
     c.update({m[0]: (int(m[1]), int(m[2]), int(m[3])) for m in re.findall(KCALL_LINE, text, re.M)})
+    c.update({"lx." + _LX_NAMES.get(int(m[0]), m[0]): int(m[1]) for m in re.findall(LXCALL_LINE, text, re.M)})
     if not c:
         raise LoadError("no kernel counters in: " + text[-300:])
     return c
@@ -161,6 +181,13 @@ def top_kcalls(unit_counts, n=6):
     """The n kernel calls made most per unit of work: [[name, calls], ...] from per_unit's
     `kcall.NAME` entries (`linux` is all Linux system calls together)."""
     calls = [[k[len("kcall."):], v[0]] for k, v in unit_counts.items() if k.startswith("kcall.")]
+    return sorted(calls, key=lambda c: -c[1])[:n]
+
+
+def top_lx_calls(unit_counts, n=6):
+    """The n Linux calls that entered the kernel most per unit of work: [[name, calls], ...]
+    from per_unit's `lx.NAME` entries."""
+    calls = [[k[len("lx."):], v] for k, v in unit_counts.items() if k.startswith("lx.") and v > 0]
     return sorted(calls, key=lambda c: -c[1])[:n]
 
 

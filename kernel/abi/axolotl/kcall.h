@@ -177,6 +177,9 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_HANDLE 20       /* the caller's handle arg: its rights (KP_*) | 0x100 if it created the
                               object, -EINVAL for a free slot, -ESRCH past the table's end (a
                               restarted server sorts what its legacy gave it, KC_LEGACY) */
+#define KI_LX_STAT 22      /* Linux system calls numbered arg (< LX_STAT_NRS) that entered the
+                              kernel, summed over every CPU (kstat's lx.NR lines) */
+#define LX_STAT_NRS 512
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

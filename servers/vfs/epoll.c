@@ -98,7 +98,8 @@ static void disarm(uint32_t k)
 
 /* AX_EPOLL_ARM: 1 if a registration is ready now; else 0, and the caller's process is rung
  * once when one becomes ready (epoll_rings). The set's last arming wins; when the table is
- * full the oldest is rung now (a look for nothing), never lost. */
+ * full another set's process is rung now and that arming dropped (a look for nothing, and
+ * its library arms again), never lost. */
 static int64_t arm(struct client *c, struct epoll *ep)
 {
 	if (any_ready(ep))
@@ -201,7 +202,8 @@ static int64_t ctl(struct client *c, uint64_t epfd, uint64_t op, uint64_t fd, ui
 	struct lx_epoll_event ev = { 0, 0 };
 	if (op == AX_EPOLL_ARM) {
 		struct ofile *af = vfs_file(c, epfd);
-		return !af ? -E_BADF : !epoll_of(af) ? -E_INVAL : arm(c, epoll_of(af));
+		struct epoll *aep = epoll_of(af);
+		return !af ? -E_BADF : !aep ? -E_INVAL : arm(c, aep);
 	}
 	if (op != EPOLL_CTL_DEL && ax_vcopy(c->ep, (const void *)uev, EP_NONE, &ev, sizeof(ev)) < 0)
 		return -E_FAULT;

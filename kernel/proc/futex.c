@@ -47,6 +47,17 @@ int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
 	return woken;
 }
 
+/* A signal ended the wait. As Linux: a wait without a timeout is made again after a handler
+ * with SA_RESTART (or when none ran), else EINTR; a timed one always ends with EINTR (Linux
+ * restarts it only when no handler ran: a spurious EINTR is the futex's right). The library's
+ * blocking reads rely on this (lib/sock: a read must not end with EINTR under SA_RESTART). */
+static int64_t interrupted(struct thread *me, uint64_t utimeout)
+{
+	if (!utimeout)
+		me->lx_restart = true; /* (lx_nr: linux_syscall set it) */
+	return -LX_EINTR;
+}
+
 static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t utimeout, bool absolute,
 			  uint64_t clk, uint32_t bits)
 {
@@ -66,7 +77,7 @@ static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t
 	if (cur != val)
 		return -LX_EAGAIN;
 	if (signal_pending(me))
-		return -LX_EINTR;
+		return interrupted(me, utimeout);
 	int slot = -1;
 	if (utimeout && (slot = wait_timer_add(me, ns)) < 0)
 		return -LX_EAGAIN; /* no timer slot: a spurious return the caller retries */
@@ -75,7 +86,7 @@ static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t
 	me->futex_seq = ++seq;
 	int64_t r = ipc_block(me, B_FUTEX, EP_NONE);
 	wait_timer_del(slot, me);
-	return r == -KE_INTR ? -LX_EINTR : r;
+	return r == -KE_INTR ? interrupted(me, utimeout) : r;
 }
 
 /* Wakes up to n waiters of va and moves up to n2 more to va2. */

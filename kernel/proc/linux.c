@@ -40,6 +40,9 @@
 #define LX_RT_SIGPROCMASK 14
 #define LX_RT_SIGRETURN 15
 #define LX_GETPID 39
+#define LX_POLL 7
+#define LX_SELECT 23
+#define LX_EPOLL_WAIT 232
 #define LX_PSELECT6 270
 #define LX_PPOLL 271
 #define LX_EPOLL_PWAIT 281
@@ -162,6 +165,14 @@ static int64_t wait_mask(struct thread *me, uint64_t nr, const uint64_t a[6], bo
 	return 0;
 }
 
+/* poll, select, epoll_wait and their variants: a handler ends them with EINTR even under
+ * SA_RESTART (Linux's ERESTARTNOHAND); they are made again only when no handler ran. */
+static bool waits_for_events(uint64_t nr)
+{
+	return nr == LX_POLL || nr == LX_SELECT || nr == LX_EPOLL_WAIT || nr == LX_PPOLL || nr == LX_PSELECT6 ||
+	       nr == LX_EPOLL_PWAIT || nr == LX_EPOLL_PWAIT2;
+}
+
 /* One call to the POSIX server; the caller blocks until it answers. */
 static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
@@ -172,7 +183,7 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	int64_t r = forward_call(me, server, nr, a);
 	if (swapped)
 		signal_mask_settle(me); /* no handler to run first: the old mask now */
-	if (swapped && me->lx_restart) /* Linux never restarts these after a handler */
+	if (me->lx_restart && waits_for_events(nr)) /* Linux never restarts these after a handler */
 		me->lx_restart_nohand = true;
 	return r;
 }
@@ -193,7 +204,6 @@ static int64_t server_died(struct thread *me, endpoint_t server, uint64_t nr)
 	if (r && r != -KE_INTR)
 		return -LX_EINTR;
 	me->lx_restart = true; /* a signal meanwhile: its handler's SA_RESTART decides, as for any call */
-	me->lx_nr = nr;
 	return -LX_EINTR;
 }
 
@@ -215,7 +225,6 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 	if (r == -LX_ERESTARTSYS) {
 		/* Given back for a signal: signal_user_return makes it EINTR or runs it again. */
 		me->lx_restart = true;
-		me->lx_nr = nr;
 		return -LX_EINTR;
 	}
 	return r;
@@ -277,6 +286,7 @@ static int64_t lx_getcpu(uint64_t ucpu, uint64_t unode)
 int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 {
 	me->proc->linux_calls++;
+	me->lx_nr = nr; /* what a restart runs again (a call that sets lx_restart) */
 	if (me->proc->lx) {
 		bool served;
 		int64_t r = linux_process_call(me, nr, a, &served);

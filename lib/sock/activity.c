@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sock.h"
@@ -188,6 +189,37 @@ void axsock_woken(void)
 {
 	if (have_page)
 		atomic_fetch_add_explicit(&page->app.wakes, 1, memory_order_relaxed);
+}
+
+int64_t axsock_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int64_t axsock_left(int64_t timeout, int64_t deadline)
+{
+	if (timeout < 0)
+		return -1;
+	int64_t l = deadline - axsock_now_ns();
+	return l > 0 ? l : 0;
+}
+
+#define FUTEX_WAIT_PRIVATE 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+
+int axsock_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ns, bool restart)
+{
+	/* The kernel restarts only a FUTEX_WAIT without a timeout: a sleep a handler must end
+	 * gets one, a year when the caller has none (its loop sleeps again after it). */
+	if (ns < 0 && !restart)
+		ns = 365ll * 86400 * 1000000000;
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+	axsock_nsys++;
+	int e = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, ns < 0 ? NULL : &ts, NULL, 0) == 0 ? 0 : errno;
+	if (atomic_load_explicit(word, memory_order_acquire) != seen)
+		axsock_woken();
+	return e == EINTR || e == ETIMEDOUT ? e : 0;
 }
 
 void axsock_waiting(bool on)

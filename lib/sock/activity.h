@@ -48,6 +48,16 @@ void axsock_waiting(bool on);
  * axsock_woken counts a sleep on it that was rung. */
 _Atomic uint32_t *axsock_wake_word(void);
 void axsock_woken(void);
+/* One sleep on the wake word while it still reads `seen` (read after axsock_waiting(true),
+ * before the last look): until a ring, ns nanoseconds (< 0: no limit) or a signal. restart:
+ * a handler with SA_RESTART does not end it (the kernel makes the FUTEX_WAIT again, as
+ * Linux makes a blocking read again); otherwise every handler ends it, as poll and
+ * epoll_wait end. 0 (rung, or the word had moved already), ETIMEDOUT or EINTR; a rung
+ * sleep is counted (app.wakes). */
+int axsock_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ns, bool restart);
+/* CLOCK_MONOTONIC in ns; what is left of a timeout (ns, -1: none) that ends at deadline. */
+int64_t axsock_now_ns(void);
+int64_t axsock_left(int64_t timeout, int64_t deadline);
 
 /* Accepts taken over by syscall (AX_ACCEPT_TAKE): asks it for listener lfd (0 and *key, or
  * -errno). Before an accept, axsock_accept_mark(); after it returned a connection from

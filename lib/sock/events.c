@@ -47,22 +47,6 @@ int __real_epoll_pwait(int, struct epoll_event *, int, int, const sigset_t *);
 #define FAIR 8 /* every FAIR-th call answered from the rings also asks the kernel */
 static _Thread_local unsigned fair;
 
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* What is left of a timeout (ns, -1: none) that ends at deadline. */
-static int64_t left(int64_t timeout, int64_t deadline)
-{
-	if (timeout < 0)
-		return -1;
-	int64_t l = deadline - now_ns();
-	return l > 0 ? l : 0;
-}
-
 /* The kernel's poll on f with timeout ns (-1: none), with the caller's signal mask if any. */
 static int kern_poll(struct pollfd *f, nfds_t n, int64_t ns, const sigset_t *mask, bool masked)
 {
@@ -93,10 +77,40 @@ static int count_ready(struct pollfd *f, nfds_t n)
 	return c;
 }
 
+/* Whether every descriptor of f is an owned socket (negative ones are skipped by poll). */
+static bool all_owned(const struct pollfd *f, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (f[i].fd >= 0 && !axsock_owned(f[i].fd))
+			return false;
+	return true;
+}
+
+/* A poll of owned sockets alone sleeps on the wake word (tcp, udp and syscall ring it), not
+ * in the kernel's poll (which vfs would hand to syscall): the sockets ready after the sleep
+ * (0: none yet), or -1 with EINTR when a handler ran. */
+static int owned_sleep(struct pollfd *f, nfds_t n, _Atomic uint32_t *word, int64_t ns)
+{
+	axsock_waiting(true);
+	uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+	int r = sweep(f, n), err = 0;
+	if (!r)
+		err = axsock_sleep(word, seen, ns, false);
+	axsock_waiting(false);
+	if (!r)
+		r = sweep(f, n);
+	if (!r && err == EINTR) {
+		errno = EINTR;
+		return -1;
+	}
+	return r;
+}
+
 /* poll with owned sockets in f (the rules above). */
 static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked)
 {
-	int64_t deadline = timeout < 0 ? 0 : now_ns() + timeout;
+	int64_t deadline = timeout < 0 ? 0 : axsock_now_ns() + timeout;
+	_Atomic uint32_t *word = !masked && timeout != 0 && all_owned(f, n) ? axsock_wake_word() : NULL;
 	for (;;) {
 		for (nfds_t i = 0; i < n; i++)
 			f[i].revents = 0;
@@ -117,7 +131,13 @@ static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t 
 			sweep(f, n);
 			return count_ready(f, n);
 		}
-		int r = kern_poll(f, n, left(timeout, deadline), mask, masked);
+		if (word) {
+			int r = owned_sleep(f, n, word, axsock_left(timeout, deadline));
+			if (r || axsock_left(timeout, deadline) == 0)
+				return r;
+			continue;
+		}
+		int r = kern_poll(f, n, axsock_left(timeout, deadline), mask, masked);
 		if (r <= 0)
 			return r;
 		bool stale = false;
@@ -136,7 +156,7 @@ static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t 
 			f[i].revents = truth | rings;
 		}
 		int c = count_ready(f, n);
-		if (c || !stale || left(timeout, deadline) == 0)
+		if (c || !stale || axsock_left(timeout, deadline) == 0)
 			return c;
 	}
 }
@@ -578,7 +598,6 @@ static bool ep_kernel_part(struct eplist *l)
 	return k;
 }
 
-#define FUTEX_WAIT_PRIVATE 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
 #define SLEEP_OLD_WAY (-2)
 static _Atomic bool arm_refused; /* vfs does not know AX_EPOLL_ARM: the wake socket's way */
 
@@ -617,16 +636,10 @@ static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct e
 	ep_lock(l);
 	l->armed = kern && !ask_kernel, l->arm_vfs = seen / AX_RING_VFS;
 	ep_unlock(l);
-	if (!ask_kernel) {
-		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-		axsock_nsys++;
-		if (syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, ns < 0 ? NULL : &ts, NULL, 0) != 0)
-			err = errno;
-	}
+	if (!ask_kernel)
+		err = axsock_sleep(word, seen, ns, false);
 	axsock_waiting(false);
 	uint32_t now = atomic_load_explicit(word, memory_order_acquire);
-	if (now != seen)
-		axsock_woken();
 	if (ask_kernel || now - seen >= AX_RING_VFS) {
 		r = kern_epoll(epfd, ev, max, 0, NULL);
 		r = r > 0 ? ep_filter(l, ev, r) : 0;
@@ -656,7 +669,7 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 		return l && r > 0 && l->wake_in ? ep_filter(l, ev, r) : r;
 	}
 	uint64_t n0 = axsock_nsys;
-	int64_t timeout = ms < 0 ? -1 : (int64_t)ms * 1000000, deadline = timeout < 0 ? 0 : now_ns() + timeout;
+	int64_t timeout = ms < 0 ? -1 : (int64_t)ms * 1000000, deadline = timeout < 0 ? 0 : axsock_now_ns() + timeout;
 	int r;
 	for (;;) {
 		r = ep_sweep(epfd, l, ev, max);
@@ -675,9 +688,9 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 		}
 		_Atomic uint32_t *word = mask ? NULL : axsock_wake_word();
 		if (word) { /* no signal mask to apply: the wake word */
-			r = ep_sleep(epfd, l, word, ev, max, left(timeout, deadline));
+			r = ep_sleep(epfd, l, word, ev, max, axsock_left(timeout, deadline));
 			if (r != SLEEP_OLD_WAY) {
-				if (r || left(timeout, deadline) == 0)
+				if (r || axsock_left(timeout, deadline) == 0)
 					break;
 				continue;
 			}
@@ -691,14 +704,14 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 			axsock_waiting(false);
 			break;
 		}
-		r = kern_epoll(epfd, ev, max, left(timeout, deadline), mask);
+		r = kern_epoll(epfd, ev, max, axsock_left(timeout, deadline), mask);
 		axsock_waiting(false);
 		if (r < 0)
 			break;
 		r = r > 0 ? ep_filter(l, ev, r) : 0;
 		if (r < max)
 			r += ep_sweep(epfd, l, ev + r, max - r);
-		if (r || left(timeout, deadline) == 0)
+		if (r || axsock_left(timeout, deadline) == 0)
 			break;
 	}
 	axsock_count(AXC_EPOLL_WAIT, axsock_nsys == n0);

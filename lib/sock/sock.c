@@ -295,6 +295,33 @@ static int wait_for(int fd, short ev, int ms)
 	return 0;
 }
 
+/* wait_for for a blocking call on a socket we own (ms: its timeout, 0: none): asleep on the
+ * process's wake word (activity.h), which tcp and udp ring when they post an event for one
+ * of its sockets while it waits, and syscall when a status changes; no poll through vfs.
+ * The kernel is asked (with no wait) only when the status shows an error or a hang-up, whose
+ * details it keeps. A handler with SA_RESTART does not end a wait without a timeout (the
+ * kernel makes the sleep again); any handler ends a timed one with EINTR, as on Linux. */
+static int wait_owned(int fd, short ev, int ms)
+{
+	_Atomic uint32_t *word = axsock_wake_word();
+	if (!word)
+		return wait_for(fd, ev, ms);
+	int64_t timeout = ms ? (int64_t)ms * 1000000 : -1, deadline = ms ? axsock_now_ns() + timeout : 0;
+	for (;;) {
+		axsock_waiting(true);
+		uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+		short r = axsock_ready(fd, ev);
+		int e = r ? 0 : axsock_sleep(word, seen, axsock_left(timeout, deadline), !ms);
+		axsock_waiting(false);
+		if (r)
+			return (r & (POLLERR | POLLHUP)) ? wait_for(fd, ev, -1) : 0;
+		if (e == EINTR)
+			return -EINTR;
+		if (ms && axsock_left(timeout, deadline) == 0)
+			return -EAGAIN;
+	}
+}
+
 /* An iovec cursor: where the next byte goes to or comes from. */
 struct cur {
 	const struct iovec *iov;
@@ -415,7 +442,7 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 			axsock_counts.user++;
 			return got ? (ssize_t)got : empty_nowait(fd, s);
 		}
-		int w = wait_for(fd, POLLIN, ms);
+		int w = wait_owned(fd, POLLIN, ms);
 		if (w < 0)
 			return got ? (ssize_t)got : w;
 		if (w > 0 && !sockbuf_ready(&s->sb.rx))
@@ -476,7 +503,7 @@ static ssize_t stream_send(int fd, struct axsock *s, struct cur *c, size_t len, 
 			axsock_counts.user++;
 			return done ? (ssize_t)done : -EAGAIN;
 		}
-		int w = wait_for(fd, POLLOUT, ms);
+		int w = wait_owned(fd, POLLOUT, ms);
 		if (w)
 			return done ? (ssize_t)done : w < 0 ? w : -EPIPE;
 	}
@@ -523,7 +550,7 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 			axsock_counts.user++;
 			return empty_nowait(fd, s);
 		}
-		int w = wait_for(fd, POLLIN, ms);
+		int w = wait_owned(fd, POLLIN, ms);
 		if (w)
 			return w < 0 ? w : 0; /* hung up without an error: nothing more comes */
 	}
@@ -578,7 +605,7 @@ static ssize_t dgram_send(int fd, struct axsock *s, struct cur *c, size_t len, i
 			axsock_counts.user++;
 			return -EAGAIN;
 		}
-		int w = wait_for(fd, POLLOUT, ms);
+		int w = wait_owned(fd, POLLOUT, ms);
 		if (w)
 			return w < 0 ? w : -EPIPE;
 	}
@@ -739,7 +766,7 @@ ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count)
 			kick(out, s);
 		if (done == count || s->nonblock)
 			break;
-		int w = wait_for(out, POLLOUT, s->sndtimeo_ms);
+		int w = wait_owned(out, POLLOUT, s->sndtimeo_ms);
 		if (w) {
 			ferr = w < 0 ? w : -EPIPE;
 			break;

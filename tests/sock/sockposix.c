@@ -7,7 +7,9 @@
  * and a pipe together (readiness both ways, data checked); an epoll_wait that sleeps (on the
  * process's wake word, with the library) until another thread's data on the socket, or
  * its byte in the pipe, wakes it, that ends at its timeout, and with EINTR on a signal
- * whose handler has no SA_RESTART; and through the counters
+ * whose handler has no SA_RESTART; a blocking read and a poll of the socket alone that sleep
+ * the same way, a read that a handler without SA_RESTART ends with EINTR and one that goes
+ * on after a handler with SA_RESTART (poll ends even then, as on Linux); and through the counters
  * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
  * calls were answered in user space. A child whose library owns two sockets execs the
  * program on them: the new image's library gets them again. Then it runs itself again with
@@ -236,6 +238,12 @@ static void *kill_later(void *p)
 }
 static atomic_int usr1_hits;
 static void on_usr1(int sig) { (void)sig; atomic_fetch_add(&usr1_hits, 1); }
+/* A signal after 300 ms, then (300 ms later) the byte. */
+static void *kill_then_write(void *p)
+{
+	kill_later(p);
+	return write_later(p);
+}
 
 /* epoll_wait that must sleep: with the library it sleeps on the wake word (tcp rings it for
  * the socket's data, vfs for the pipe: app.wakes counts the rung sleeps), without it in vfs. */
@@ -268,6 +276,37 @@ static void sleep_checks(void)
 	if (r != -2)
 		pthread_join(t, NULL);
 	ck("epoll_sleep_ends_on_a_signal", r == -1 && e == EINTR && atomic_load(&usr1_hits) == 1);
+	/* a blocking read and a poll of the socket alone sleep on the word too */
+	w0 = axsock_act()->app.wakes;
+	r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? (int)read(s, in, 8) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("read_sleep_woken_by_data", r == 1 && in[0] == 'd' && (!lib || axsock_act()->app.wakes > w0));
+	struct pollfd pf = { s, POLLIN, 0 };
+	w0 = axsock_act()->app.wakes;
+	r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? poll(&pf, 1, 10000) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("poll_sleep_woken_by_data", r == 1 && (pf.revents & POLLIN) && read(s, in, 8) == 1 && in[0] == 'd' &&
+	   (!lib || axsock_act()->app.wakes > w0));
+	r = made && pthread_create(&t, NULL, kill_later, &lk) == 0 ? (int)read(s, in, 8) : -2;
+	e = errno;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("read_sleep_ends_on_a_signal", r == -1 && e == EINTR && atomic_load(&usr1_hits) == 2);
+	/* with SA_RESTART the read goes on after the handler and gets the byte; poll ends */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	struct later lkw = { .fd = c, .byte = 'r', .whom = pthread_self() };
+	r = made && pthread_create(&t, NULL, kill_then_write, &lkw) == 0 ? (int)read(s, in, 8) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("read_sleep_restarts_after_sa_restart", r == 1 && in[0] == 'r' && atomic_load(&usr1_hits) == 3);
+	r = made && pthread_create(&t, NULL, kill_later, &lk) == 0 ? poll(&pf, 1, 10000) : -2;
+	e = errno;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("poll_sleep_ends_on_a_signal_even_with_sa_restart", r == -1 && e == EINTR && atomic_load(&usr1_hits) == 4);
 	ck("epoll_sleep_close", close(ep) == 0 && close(s) == 0 && close(c) == 0 && close(p[0]) == 0 && close(p[1]) == 0);
 }
 

@@ -3,7 +3,8 @@
  * the real call untouched. Otherwise the owned sockets are answered from their rings; when
  * one is ready the call returns without a system call, except that every 8th such call of a
  * thread also asks the kernel (timeout 0) about the other descriptors, so they do not
- * starve. When none is ready the kernel gets the whole set (vfs answers owned sockets from
+ * starve. When none is ready, a poll or select of owned sockets alone (no signal mask) sleeps
+ * on the wake word as epoll does (below); otherwise the kernel gets the whole set (vfs answers owned sockets from
  * syscall's view): for an owned socket its POLLERR/POLLHUP are the truth (a reset is known
  * only that way: the socket's next receive asks the kernel), but its POLLIN/POLLOUT are
  * checked against the rings; a report the rings do not confirm is stale: syscall is told to

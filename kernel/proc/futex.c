@@ -3,7 +3,7 @@
  * thread joins (CLONE_CHILD_CLEARTID) and barriers use. A futex is named by its process and
  * user address, so futexes are private to a process (FUTEX_PRIVATE_FLAG or not); one shared
  * between processes through MAP_SHARED memory is not supported (docs/posix.md). Waiters are
- * found by a scan of the thread table and woken oldest first. */
+ * found among the threads in a futex wait (a bitmap of slots) and woken oldest first. */
 #include "proc/futex.h"
 #include "proc/ipc.h"
 #include "proc/lxtime.h"
@@ -25,17 +25,28 @@
 #define LX_ENOSYS 38
 
 static uint64_t seq;
+/* Threads that blocked in a futex wait, by slot: a wake looks at these alone, not the whole
+ * thread table (1024 slots, thousands of loads per wake: it was a third of the kernel lock's
+ * hold time under memcached). A bit may outlive its wait (a thread killed while it slept,
+ * its slot reused); the state check below skips such a bit and clears it. */
+static uint64_t in_wait[MAX_THREADS / 64];
 
 /* The oldest thread of p waiting on va with a bit of bits, or NULL. */
 static struct thread *oldest_waiter(struct proc *p, uint64_t va, uint32_t bits)
 {
 	struct thread *best = NULL;
-	for (uint32_t i = 1; i < MAX_THREADS; i++) {
-		struct thread *t = &threads[i];
-		if (t->proc == p && t->state == T_BLOCKED && t->blocked_on == B_FUTEX && t->futex_va == va &&
-		    (t->futex_bits & bits) && (!best || t->futex_seq < best->futex_seq))
-			best = t;
-	}
+	for (uint32_t w = 0; w < MAX_THREADS / 64; w++)
+		for (uint64_t m = in_wait[w]; m; m &= m - 1) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+			struct thread *t = &threads[i];
+			if (t->state != T_BLOCKED || t->blocked_on != B_FUTEX) {
+				in_wait[w] &= ~(1ull << (i % 64)); /* stale */
+				continue;
+			}
+			if (t->proc == p && t->futex_va == va && (t->futex_bits & bits) &&
+			    (!best || t->futex_seq < best->futex_seq))
+				best = t;
+		}
 	return best;
 }
 
@@ -84,7 +95,10 @@ static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t
 	me->futex_va = va;
 	me->futex_bits = bits;
 	me->futex_seq = ++seq;
+	uint32_t i = (uint32_t)(me - threads);
+	in_wait[i / 64] |= 1ull << (i % 64);
 	int64_t r = ipc_block(me, B_FUTEX, EP_NONE);
+	in_wait[i / 64] &= ~(1ull << (i % 64));
 	wait_timer_del(slot, me);
 	return r == -KE_INTR ? interrupted(me, utimeout) : r;
 }

@@ -256,14 +256,21 @@ bool xport_lib_request(const struct sk_msg *q, int32_t cookie)
 	}
 }
 
-void xport_act_event(const struct sk_msg *m)
+bool xport_act_event(const struct sk_msg *m)
 {
-	if (m->type != SK_EV || !(m->arg & ~(uint64_t)EV_LIB))
-		return; /* served bits alone: nothing the library waits for */
+	if (m->type != SK_EV)
+		return false;
 	const struct xa_map *e = map_find(m->sock);
 	if (!e || pages[e->page].bit[e->bit].sock != m->sock || !pages[e->page].p)
-		return;
-	pages[e->page].ring = any_ring = true;
+		return false; /* not library-owned: syscall serves it */
+	struct xa_page *g = &pages[e->page];
+	if (m->arg & ~(uint64_t)EV_LIB) /* (served bits alone: nothing the library waits for) */
+		g->ring = any_ring = true;
+	if (m->arg & ~(uint64_t)(EV_RX | EV_TXSPACE | EV_LIB))
+		return false; /* a status (error, hang-up, FIN, connect): syscall must know now */
+	atomic_store_explicit(&g->p->app.lazy, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst); /* the flag before the look (sock_ax.h) */
+	return atomic_load_explicit(&g->p->app.kwaiting, memory_order_relaxed) == 0;
 }
 
 void xport_act_ring(void)

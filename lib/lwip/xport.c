@@ -54,8 +54,10 @@ uint32_t xport_ev_space(void)
 void xport_push_ev(const struct sk_msg *m)
 {
 	spsc_push_part(&xp.evq, m, sizeof(*m));
-	xp.ev_pushed = true;
-	xport_act_event(m);
+	/* syscall is woken at the end of the turn unless every event was one it may read later
+	 * (and the queue has room for many more: it must not fill while syscall sleeps) */
+	if (!xport_act_event(m) || xport_ev_space() < xp.evq.nslots / 2)
+		xp.ev_pushed = true;
 }
 
 /* ---- the netifs and the packets lwIP sends ---- */

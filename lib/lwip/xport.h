@@ -101,7 +101,7 @@ struct xport {
 	uint32_t sys_owner;
 	struct chan_axolotl_peer sys_peer;
 	struct chan_platform sys_plat;
-	bool ev_pushed;
+	bool ev_pushed;              /* syscall must be woken for what we posted this turn */
 	uint64_t hello_at;          /* when SK_HELLO went to syscall */
 	bool awaiting_reattach;     /* restored sockets wait for syscall: hold ip's packets */
 	/* the send pool: lwIP's heap */
@@ -179,8 +179,10 @@ void xport_act(const struct sk_msg *q);
 void xport_lib(const struct sk_msg *q, int32_t cookie);
 bool xport_act_poll(void);
 /* An event we post (SK_EV) for a library-owned socket marks its process for a wake-up, made
- * by xport_act_ring once per process at the end of the turn if its library waits. */
-void xport_act_event(const struct sk_msg *m);
+ * by xport_act_ring once per process at the end of the turn if its library waits. True: a
+ * data-only event of an owned socket whose library blocks in no kernel call on it: syscall
+ * need not be woken for it (sock_ax.h, app.lazy). */
+bool xport_act_event(const struct sk_msg *m);
 void xport_act_ring(void);
 void xport_act_sleeping(uint32_t v);
 bool xport_act_waiting(void);

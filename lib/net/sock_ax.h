@@ -78,9 +78,18 @@ struct ax_listener {
  * adds to it and wakes the waiters, no server in between. Where it cannot (epoll_pwait with
  * a signal mask, a kernel without KC_WAKE) the library blocks in vfs in a call that includes
  * its wake socket (AX_WAKE, registered edge-triggered), and syscall makes the wake socket
- * report an arrival on every event for a socket of a waiting process. */
+ * report an arrival on every event for a socket of a waiting process.
+ *
+ * syscall's view of an owned socket (its readiness records for vfs, the wake socket) matters
+ * only while the library blocks in the kernel on it (a poll mixing owned sockets with other
+ * descriptors, the wake socket's way, an epoll set whose kernel part holds one). The library
+ * counts those waits in app.kwaiting; an engine posts data-only events (EV_RX, EV_TXSPACE,
+ * EV_LIB) for owned sockets of a process with none without waking syscall (it reads them at
+ * its next turn), and sets app.lazy. A library that starts such a wait with `lazy` set clears
+ * it and wakes syscall itself (AX_KICK). Both sides fence between their store and their
+ * load, so one of them sees the other. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
-#define AX_ACT_VERSION 2
+#define AX_ACT_VERSION 3
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
 #define AX_ACT_BYTES 8192
 #define AX_ACT_ACCEPTS 32
@@ -124,7 +133,11 @@ struct ax_activity {
 		                             vfs; the library sleeps on it with FUTEX_WAIT */
 		_Atomic uint64_t wakes;   /* wake-ups: syscall's through the wake socket, and the
 		                             library's sleeps on its word that were rung */
-		uint8_t pad2[48];
+		_Atomic uint32_t kwaiting; /* library: threads blocked in a kernel call (vfs) whose
+		                              answer depends on syscall's view of owned sockets */
+		_Atomic uint32_t lazy;    /* an engine: it posted data events for owned sockets
+		                             without waking syscall (no kwaiting then) */
+		uint8_t pad2[40];
 	} app;
 	/* Connections taken over during accept (AX_ACCEPT_TAKE), newest last, written by
 	 * syscall before accept returns: the library finds its new descriptor's entry by the

@@ -18,6 +18,7 @@ static struct ax_activity *page = &own;
 static bool have_page;
 static struct ax_bell *bell; /* the engines' bell (sock_ax.h), NULL: none */
 uint64_t axsock_rings;
+uint64_t axsock_lazy_kicks;
 
 /* The process's one wake socket, made by the first thread that blocks (wake_state:
  * WAKE_NONE, WAKE_MAKING while that thread makes it, WAKE_READY). Every thread must use
@@ -233,6 +234,26 @@ void axsock_waiting(bool on)
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
 		atomic_fetch_sub_explicit(&page->app.waiting, 1, memory_order_relaxed);
+	}
+}
+
+void axsock_kernel_wait(int fd, bool on)
+{
+	if (!have_page)
+		return;
+	if (!on) {
+		atomic_fetch_sub_explicit(&page->app.kwaiting, 1, memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&page->app.kwaiting, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst); /* counted in before the look at `lazy` */
+	if (atomic_load_explicit(&page->app.lazy, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&page->app.lazy, 0, memory_order_relaxed)) {
+		/* events syscall has not read yet may be what this wait waits for */
+		axsock_nsys++;
+		axsock_counts.syscalls++;
+		axsock_lazy_kicks++;
+		ax_sys_setsockopt(fd, SOL_AXOLOTL, AX_KICK, NULL, 0);
 	}
 }
 

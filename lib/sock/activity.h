@@ -43,6 +43,13 @@ uint32_t axsock_status(uint32_t bit);
  * look at the sockets and the blocking call, (false) after it. */
 int axsock_wake_fd(void);
 void axsock_waiting(bool on);
+/* A blocking kernel call (through vfs) whose answer depends on syscall's view of an owned
+ * socket, fd (a poll mixing owned sockets with other descriptors, the wake socket's way, an
+ * epoll set whose kernel part holds one): (true) before the last look at the sockets, wakes
+ * syscall (AX_KICK on fd) if an engine left events for it unannounced meanwhile (sock_ax.h
+ * app.lazy); (false) after the call. */
+void axsock_kernel_wait(int fd, bool on);
+extern uint64_t axsock_lazy_kicks; /* the kicks it made */
 /* Sleeping without vfs in between (sock_ax.h app.word): the process's wake word, named to
  * the kernel at the first call; NULL without a page or where the kernel has no KC_WAKE.
  * axsock_woken counts a sleep on it that was rung. */

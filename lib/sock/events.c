@@ -107,11 +107,12 @@ static int owned_sleep(struct pollfd *f, nfds_t n, _Atomic uint32_t *word, int64
 	return r;
 }
 
-/* poll with owned sockets in f (the rules above). */
-static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked)
+/* lib_poll's rounds: the rings, then a sleep on the wake word (word: owned sockets alone) or
+ * the kernel's poll of the whole set. */
+static int poll_loop(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked,
+		     _Atomic uint32_t *word, int kfd)
 {
 	int64_t deadline = timeout < 0 ? 0 : axsock_now_ns() + timeout;
-	_Atomic uint32_t *word = !masked && timeout != 0 && all_owned(f, n) ? axsock_wake_word() : NULL;
 	for (;;) {
 		for (nfds_t i = 0; i < n; i++)
 			f[i].revents = 0;
@@ -138,7 +139,17 @@ static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t 
 				return r;
 			continue;
 		}
+		if (kfd >= 0) { /* counted in, then the last look */
+			axsock_kernel_wait(kfd, true);
+			int r = sweep(f, n);
+			if (r) {
+				axsock_kernel_wait(kfd, false);
+				return r;
+			}
+		}
 		int r = kern_poll(f, n, axsock_left(timeout, deadline), mask, masked);
+		if (kfd >= 0)
+			axsock_kernel_wait(kfd, false);
 		if (r <= 0)
 			return r;
 		bool stale = false;
@@ -160,6 +171,19 @@ static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t 
 		if (c || !stale || axsock_left(timeout, deadline) == 0)
 			return c;
 	}
+}
+
+/* poll with owned sockets in f (the rules above). One that blocks in the kernel counts
+ * itself there first (activity.h axsock_kernel_wait, kfd: an owned socket of f): syscall's
+ * view of the owned ones counts then. */
+static int lib_poll(struct pollfd *f, nfds_t n, int64_t timeout, const sigset_t *mask, bool masked)
+{
+	_Atomic uint32_t *word = !masked && timeout != 0 && all_owned(f, n) ? axsock_wake_word() : NULL;
+	int kfd = -1;
+	for (nfds_t i = 0; i < n && !word && timeout != 0 && kfd < 0; i++)
+		if (axsock_owned(f[i].fd))
+			kfd = f[i].fd;
+	return poll_loop(f, n, timeout, mask, masked, word, kfd);
 }
 
 static bool any_owned(const struct pollfd *f, nfds_t n, bool *tracked)
@@ -589,6 +613,20 @@ static int kern_epoll(int epfd, struct epoll_event *ev, int max, int64_t ns, con
 }
 
 /* Whether the kernel's set holds descriptors of its own (vfs must be armed for them). */
+/* An entry's descriptor that the library owns now, -1 if none (kern_only: among those in
+ * the kernel's set too, registered before the library owned them): a wait in the kernel
+ * on the set then depends on syscall's view of it (axsock_kernel_wait). */
+static int ep_owned_fd(struct eplist *l, bool kern_only)
+{
+	int fd = -1;
+	ep_lock(l);
+	for (int i = 0; i < l->n && fd < 0; i++)
+		if ((!kern_only || l->e[i].kern) && !l->e[i].off && axsock_owned(l->e[i].fd))
+			fd = l->e[i].fd;
+	ep_unlock(l);
+	return fd;
+}
+
 static bool ep_kernel_part(struct eplist *l)
 {
 	ep_lock(l);
@@ -607,11 +645,27 @@ static _Atomic bool arm_refused; /* vfs does not know AX_EPOLL_ARM: the wake soc
  * part of the set, then FUTEX_WAIT until tcp, udp or syscall ring (AX_RING_STACK: an owned
  * socket may be ready), vfs rings (AX_RING_VFS: ask the kernel), a signal or the timeout.
  * Returns the events found (0: none, look again), -1 with errno, or SLEEP_OLD_WAY. */
+static int word_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max,
+		      int64_t ns, bool kern);
+
 static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max, int64_t ns)
 {
 	bool kern = ep_kernel_part(l);
 	if (kern && atomic_load_explicit(&arm_refused, memory_order_relaxed))
 		return SLEEP_OLD_WAY;
+	/* vfs, armed, watches the kernel's part through syscall's view of what is there */
+	int kfd = kern ? ep_owned_fd(l, true) : -1;
+	if (kfd >= 0)
+		axsock_kernel_wait(kfd, true);
+	int r = word_sleep(epfd, l, word, ev, max, ns, kern);
+	if (kfd >= 0)
+		axsock_kernel_wait(kfd, false);
+	return r;
+}
+
+static int word_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max,
+		      int64_t ns, bool kern)
+{
 	axsock_waiting(true);
 	uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
 	int r = ep_sweep(epfd, l, ev, max), err = 0;
@@ -698,15 +752,18 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 		}
 		ep_prepare(epfd, l);
 		/* counted in before the last look: syscall, seeing an owned socket become ready,
-		 * wakes us if we are in (activity.h) */
+		 * wakes us if we are in (activity.h); it must hear of their events meanwhile */
+		int kfd = ep_owned_fd(l, false);
+		if (kfd >= 0)
+			axsock_kernel_wait(kfd, true);
 		axsock_waiting(true);
-		r = ep_sweep(epfd, l, ev, max);
-		if (r) {
-			axsock_waiting(false);
-			break;
-		}
-		r = kern_epoll(epfd, ev, max, axsock_left(timeout, deadline), mask);
+		int swept = ep_sweep(epfd, l, ev, max);
+		r = swept ? swept : kern_epoll(epfd, ev, max, axsock_left(timeout, deadline), mask);
 		axsock_waiting(false);
+		if (kfd >= 0)
+			axsock_kernel_wait(kfd, false);
+		if (swept)
+			break;
 		if (r < 0)
 			break;
 		r = r > 0 ? ep_filter(l, ev, r) : 0;

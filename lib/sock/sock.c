@@ -272,8 +272,12 @@ static void kick(int fd, struct axsock *s)
 static int wait_for(int fd, short ev, int ms)
 {
 	struct pollfd p = { fd, ev, 0 };
+	if (ms >= 0)
+		axsock_kernel_wait(fd, true);
 	made_syscall();
 	int r = ax_sys_poll(&p, 1, ms < 0 ? 0 : ms ? ms : -1);
+	if (ms >= 0)
+		axsock_kernel_wait(fd, false);
 	if (r < 0)
 		return -errno;
 	if (r == 0)

@@ -9,7 +9,9 @@
  * its byte in the pipe, wakes it, that ends at its timeout, and with EINTR on a signal
  * whose handler has no SA_RESTART; a blocking read and a poll of the socket alone that sleep
  * the same way, a read that a handler without SA_RESTART ends with EINTR and one that goes
- * on after a handler with SA_RESTART (poll ends even then, as on Linux); and through the counters
+ * on after a handler with SA_RESTART (poll ends even then, as on Linux); a poll mixing the
+ * socket with a pipe and an epoll_pwait with a mask (both block in the kernel) woken by the
+ * socket's data, which otherwise reaches syscall lazily (app.lazy); and through the counters
  * (axsock_act()->calls) and the kernel's count of this process's Linux calls that the data
  * calls were answered in user space. A child whose library owns two sockets execs the
  * program on them: the new image's library gets them again. Then it runs itself again with
@@ -276,6 +278,21 @@ static void sleep_checks(void)
 	if (r != -2)
 		pthread_join(t, NULL);
 	ck("epoll_sleep_ends_on_a_signal", r == -1 && e == EINTR && atomic_load(&usr1_hits) == 1);
+	/* data events of owned sockets reach syscall lazily while nothing waits in the kernel
+	 * on them; a poll mixing the socket with a pipe does, and is woken by the data */
+	ck("data_events_lazy", !lib || atomic_load(&axsock_act()->app.lazy) == 1);
+	struct pollfd mix[2] = { { p[0], POLLIN, 0 }, { s, POLLIN, 0 } };
+	r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? poll(mix, 2, 10000) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("mixed_poll_woken_by_data", r == 1 && (mix[1].revents & POLLIN) && !mix[0].revents && read(s, in, 8) == 1 &&
+	   in[0] == 'd');
+	sigset_t none;
+	sigemptyset(&none);
+	r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? epoll_pwait(ep, &got, 1, 10000, &none) : -2;
+	if (r != -2)
+		pthread_join(t, NULL);
+	ck("epoll_pwait_masked_woken_by_data", r == 1 && got.data.u64 == 1 && read(s, in, 8) == 1 && in[0] == 'd');
 	/* a blocking read and a poll of the socket alone sleep on the word too */
 	w0 = axsock_act()->app.wakes;
 	r = made && pthread_create(&t, NULL, write_later, &ld) == 0 ? (int)read(s, in, 8) : -2;

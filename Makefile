@@ -92,7 +92,7 @@ URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/u
 	$(B)/user/rt/service.o $(B)/user/rt/heap.o $(B)/user/dslib/ds_client.o $(B)/user/rt/printf.o \
 	$(B)/user/rt/string.o $(B)/user/rt/kstat_text.o $(B)/user/rt/keep.o
 URT_OBJS += $(patsubst lib/chan/%.c,$(B)/user/chan/%.o,$(wildcard lib/chan/*.c))
-USER_PROGS := $(B)/user/init $(B)/user/ds $(B)/user/rs $(B)/user/console $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
+USER_PROGS := $(patsubst tests/user/%.c,$(B)/user/%,$(wildcard tests/user/*.c))
 
 $(B)/user/rt/crt0.o: lib/axrt/crt0.S $(B)/kflags
 	@mkdir -p $(dir $@)
@@ -111,71 +111,12 @@ $(B)/user/rt/keep.o: lib/axrt/kept.ld
 $(B)/user/rt/%.o: kernel/lib/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -Ikernel -c $< -o $@
-$(B)/user/%.o: servers/%/$$*.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
 $(B)/user/%.o: tests/user/%.c $(B)/kflags
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -Ilib/chan -c $< -o $@
 $(B)/user/%: $(B)/user/%.o $(URT_OBJS)
 	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $<
 
-# Servers made of more than one file.
-$(B)/user/ds_store.o: servers/ds/store.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/ds: $(B)/user/ds.o $(B)/user/ds_store.o $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(B)/user/ds.o $(B)/user/ds_store.o
-$(B)/user/sysconf.o: lib/sysconf/sysconf.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-RS_OBJS := $(B)/user/rs.o $(B)/user/rs_ds.o $(B)/user/rs_ctl.o $(B)/user/rs_hang.o $(B)/user/sysconf.o
-$(B)/user/rs_%.o: servers/rs/rs_%.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/rs: $(RS_OBJS) $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(RS_OBJS)
-CONSOLE_OBJS := $(B)/user/console.o $(B)/user/console_lineed.o $(B)/user/console_commands.o \
-	$(B)/user/console_service_cmd.o $(B)/user/console_term.o $(B)/user/console_net_cmd.o \
-	$(B)/user/console_perf_cmd.o
-$(B)/user/console_%.o: servers/console/%.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/console: $(CONSOLE_OBJS) $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(CONSOLE_OBJS)
-
-# pm: the POSIX personality's process manager; its table of Linux system call names is
-# generated from the host's kernel headers.
-$(B)/gen/linux_syscalls.h: tools/gen-linux-syscalls.sh
-	@mkdir -p $(dir $@)
-	tools/gen-linux-syscalls.sh > $@
-PM_OBJS := $(B)/user/pm.o $(B)/user/pm_syscalls.o $(B)/user/pm_sysinfo.o $(B)/user/pm_ptable.o \
-	$(B)/user/pm_fork.o $(B)/user/pm_wait.o
-$(B)/user/pm_sysinfo.o $(B)/user/pm_ptable.o $(B)/user/pm_fork.o $(B)/user/pm_wait.o: $(B)/user/pm_%.o: servers/pm/%.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/pm_syscalls.o: servers/pm/syscalls.c $(B)/gen/linux_syscalls.h $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -I$(B)/gen -c $< -o $@
-$(B)/user/pm: $(PM_OBJS) $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(PM_OBJS)
-USER_PROGS += $(B)/user/pm
-# lxstart: the Linux program pm starts to exec a file (pm run=/PATH); built with musl-gcc.
-$(B)/user/lxstart: servers/pm/lxstart.c
-	@mkdir -p $(dir $@)
-	musl-gcc -std=c11 -O2 -Wall -Wextra -Werror -static -o $@ $<
-USER_PROGS += $(B)/user/lxstart
-
-# vfs: the file server, and its initrd (a cpio of rootfs/).
-VFS_OBJS := $(B)/user/vfs.o $(B)/user/vfs_calls.o $(B)/user/vfs_ramfs.o $(B)/user/vfs_cpio.o $(B)/user/vfs_pipe.o \
-	$(B)/user/vfs_tty.o $(B)/user/vfs_ldisc.o $(B)/user/vfs_proc.o $(B)/user/vfs_exec.o $(B)/user/vfs_path.o \
-	$(B)/user/vfs_meta.o $(B)/user/vfs_dev.o $(B)/user/vfs_procfs.o $(B)/user/vfs_eventfd.o $(B)/user/vfs_poll.o \
-	$(B)/user/vfs_epoll.o $(B)/user/vfs_socket.o
-$(B)/user/vfs_%.o: servers/vfs/%.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -c $< -o $@
-$(B)/user/vfs: $(VFS_OBJS) $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(VFS_OBJS)
 include lib/sock/axsock.mk
 include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
@@ -195,7 +136,7 @@ $(B)/user/initrd.cpio: tools/mkcpio.py $(shell find rootfs) $(PORTS_INITRD_DEPS)
 	@mkdir -p $(dir $@)
 	tools/mkcpio.py rootfs $@ $(PORTS_INITRD_ARGS) $(foreach t,$(INITRD_TESTS),--file /bin/$(notdir $(t))=$(t)) \
 		$(foreach f,$(WWW_FILES),--file /srv/www/$(notdir $(f))=$(f))
-USER_PROGS += $(B)/user/vfs $(B)/user/initrd.cpio
+USER_PROGS += $(B)/user/initrd.cpio
 
 # Linux programs (tests/linux): unmodified static binaries built with musl-gcc, run under pm.
 LXCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -static -D_GNU_SOURCE
@@ -264,10 +205,6 @@ include $(sort $(wildcard lib/*/build.mk servers/*/build.mk drivers/*/build.mk))
 # Second versions for live update (tests/system/test_tcp_apps.py): each server that updates
 # as a restart, linked again with the build tag "v2" (lib/axrt/build_v2.c): a binary that
 # differs, and says so when it takes over.
-ds_OBJS := $(B)/user/ds.o $(B)/user/ds_store.o
-console_OBJS := $(CONSOLE_OBJS)
-pm_OBJS := $(PM_OBJS)
-vfs_OBJS := $(VFS_OBJS)
 UPDATE_V2 := e1000 ip pf udp tcp syscall ds console pm vfs
 define v2_prog
 $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/build_v2.o
@@ -275,14 +212,6 @@ $(B)/user/$(1).v2: $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS) $(B)/user/rt/b
 USER_PROGS += $(B)/user/$(1).v2
 endef
 $(foreach p,$(UPDATE_V2),$(eval $(call v2_prog,$(p))))
-# A vfs whose kept state has another layout (VFS_STATE_VERSION 2): a live update to it must
-# be refused and rolled back (tests/system/test_tcp_apps.py).
-$(B)/user/vfs_layout2.o: servers/vfs/vfs.c $(B)/kflags
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -DVFS_STATE_VERSION=2 -c $< -o $@
-$(B)/user/vfs.layout2: $(filter-out $(B)/user/vfs.o,$(VFS_OBJS)) $(B)/user/vfs_layout2.o $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(filter-out $(B)/user/vfs.o,$(VFS_OBJS)) $(B)/user/vfs_layout2.o
-USER_PROGS += $(B)/user/vfs.layout2
 
 user: $(USER_PROGS)
 

@@ -1,10 +1,7 @@
-# rs's own rules are in the top Makefile (RS_OBJS); it also links lib/pci to resolve
-# `pci=VENDOR:DEVICE` services (rs_pci.c). RS_OBJS is expanded when rs is linked, so adding
-# to it here is enough.
-RS_OBJS += $(B)/user/rs_pci.o $(PCI_OBJS)
-$(B)/user/rs: $(B)/user/rs_pci.o $(PCI_OBJS)
-$(B)/user/rs_pci.o: UCFLAGS += -Ilib/pci
-# Code-mutating fault injection (rs_swifi.c) on lib/swifi.
-RS_OBJS += $(B)/user/rs_swifi.o $(SWIFI_OBJS)
-$(B)/user/rs: $(B)/user/rs_swifi.o $(SWIFI_OBJS)
-$(B)/user/rs_swifi.o $(B)/user/rs_ctl.o: UCFLAGS += -Ilib/swifi
+# rs: the reincarnation server (servers/rs/README.md). lib/pci resolves `pci=VENDOR:DEVICE`
+# services (rs_pci.c); lib/swifi mutates a server's code for fault injection (rs_swifi.c).
+rs_SRCS := servers/rs/rs.c servers/rs/rs_ds.c servers/rs/rs_ctl.c servers/rs/rs_hang.c servers/rs/rs_pci.c \
+	servers/rs/rs_swifi.c lib/sysconf/sysconf.c
+rs_CFLAGS := -Ilib/pci -Ilib/swifi
+rs_EXTRA_OBJS := $(PCI_OBJS) $(SWIFI_OBJS)
+$(eval $(call native_prog,rs))

@@ -32,7 +32,8 @@ static bool any_ring;
 /* Whose page each library-owned socket is in, by syscall's socket id, for the events we
  * post (the wake-up of a waiting library): open addressing with linear probing, deletion
  * by moving the entries after it back. An entry is a hint, checked against the page's
- * table. syscall has 1024 sockets at most, so the table never fills. */
+ * table. An entry leaves when its bit (syscall's table slot) gets another socket or its
+ * page goes: at most one per slot, 1024, so the table never fills. */
 #define XA_MAP 4096
 static struct xa_map {
 	uint32_t sock;             /* 0: free */
@@ -73,6 +74,8 @@ static void map_put(uint32_t sock, uint16_t page, uint16_t bit)
 		i = (i + 1) % XA_MAP;
 	if (!map[i].sock)
 		map[i] = (struct xa_map){ sock, page, bit };
+	else
+		xp.c.bad_act++; /* full (cannot be: one entry per syscall slot): no rings for it */
 }
 
 static struct ax_bell *bell; /* SK_BELL's page, NULL before */
@@ -123,6 +126,9 @@ static struct xa_page *page_of(uint32_t pid)
 
 static void drop(struct xa_page *g)
 {
+	for (int b = 0; b < AX_ACT_SOCKS; b++) /* its sockets leave the map with it */
+		if (g->bit[b].sock)
+			map_del(g->bit[b].sock);
 	if (g->p)
 		ax_mo_unmap((uint64_t)g->p);
 	if (g->handle > 0)
@@ -168,9 +174,16 @@ void xport_lib(const struct sk_msg *q, int32_t cookie)
 		xp.c.bad_act++;
 		return;
 	}
-	for (int i = 0; i < pages_top; i++) /* off wherever it was */
-		if (pages[i].bit[bit].sock == q->sock)
+	/* The bit is syscall's table slot: whoever held it, in any page, is this socket (moving
+	 * to another process) or one that closed since. Either leaves the map: entries of
+	 * closed sockets left there filled it after 4096 sockets, and later sockets found no
+	 * room, so their waiting libraries were never rung (connections stalled until
+	 * epoll_wait's timeout). */
+	for (int i = 0; i < pages_top; i++)
+		if (pages[i].bit[bit].sock) {
+			map_del(pages[i].bit[bit].sock);
 			pages[i].bit[bit].sock = 0;
+		}
 	map_del(q->sock);
 	struct xa_page *g = page_of((uint32_t)q->arg);
 	if (!q->arg || cookie < 0)

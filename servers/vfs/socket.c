@@ -7,13 +7,13 @@
  * stream). So servers start and sit in their event loops. The network stack takes these
  * descriptors over: when a `syscall` service runs, an AF_INET socket is passed: vfs keeps
  * its descriptor and hands every call on it to `syscall` with KC_LX_PASS
- * (servers/syscall/syscall_proto.h), which answers the application itself
+ * (lib/net/syscall_proto.h), which answers the application itself
  * (docs/decisions.md). */
 #include "vfs.h"
 #include "heap.h"
 #include "lxnr.h"
 #include "service.h"
-#include "../syscall/syscall_proto.h"
+#include "syscall_proto.h"
 #include "chan_name.h"
 #include "spsc.h"
 

@@ -12,7 +12,7 @@
 #include "keep.h"
 #include "tty.h"
 #include "tty_proto.h"
-#include "../syscall/syscall_proto.h"
+#include "syscall_proto.h"
 
 VFS_KEPT struct rnode *vfs_root;
 

@@ -612,7 +612,6 @@ static int kern_epoll(int epfd, struct epoll_event *ev, int max, int64_t ns, con
 	return __real_epoll_pwait(epfd, ev, max, ns < 0 ? -1 : (int)((ns + 999999) / 1000000), mask);
 }
 
-/* Whether the kernel's set holds descriptors of its own (vfs must be armed for them). */
 /* An entry's descriptor that the library owns now, -1 if none (kern_only: among those in
  * the kernel's set too, registered before the library owned them): a wait in the kernel
  * on the set then depends on syscall's view of it (axsock_kernel_wait). */
@@ -627,6 +626,7 @@ static int ep_owned_fd(struct eplist *l, bool kern_only)
 	return fd;
 }
 
+/* Whether the kernel's set holds descriptors of its own (vfs must be armed for them). */
 static bool ep_kernel_part(struct eplist *l)
 {
 	ep_lock(l);
@@ -645,24 +645,6 @@ static _Atomic bool arm_refused; /* vfs does not know AX_EPOLL_ARM: the wake soc
  * part of the set, then FUTEX_WAIT until tcp, udp or syscall ring (AX_RING_STACK: an owned
  * socket may be ready), vfs rings (AX_RING_VFS: ask the kernel), a signal or the timeout.
  * Returns the events found (0: none, look again), -1 with errno, or SLEEP_OLD_WAY. */
-static int word_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max,
-		      int64_t ns, bool kern);
-
-static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max, int64_t ns)
-{
-	bool kern = ep_kernel_part(l);
-	if (kern && atomic_load_explicit(&arm_refused, memory_order_relaxed))
-		return SLEEP_OLD_WAY;
-	/* vfs, armed, watches the kernel's part through syscall's view of what is there */
-	int kfd = kern ? ep_owned_fd(l, true) : -1;
-	if (kfd >= 0)
-		axsock_kernel_wait(kfd, true);
-	int r = word_sleep(epfd, l, word, ev, max, ns, kern);
-	if (kfd >= 0)
-		axsock_kernel_wait(kfd, false);
-	return r;
-}
-
 static int word_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max,
 		      int64_t ns, bool kern)
 {
@@ -708,10 +690,27 @@ static int word_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct
 	return r;
 }
 
+/* The wake word's sleep for an epoll set (word_sleep), or SLEEP_OLD_WAY when vfs refuses
+ * arming; counted as a kernel wait while vfs watches an owned socket in the kernel's part. */
+static int ep_sleep(int epfd, struct eplist *l, _Atomic uint32_t *word, struct epoll_event *ev, int max, int64_t ns)
+{
+	bool kern = ep_kernel_part(l);
+	if (kern && atomic_load_explicit(&arm_refused, memory_order_relaxed))
+		return SLEEP_OLD_WAY;
+	/* vfs, armed, watches the kernel's part through syscall's view of what is there */
+	int kfd = kern ? ep_owned_fd(l, true) : -1;
+	if (kfd >= 0)
+		axsock_kernel_wait(kfd, true);
+	int r = word_sleep(epfd, l, word, ev, max, ns, kern);
+	if (kfd >= 0)
+		axsock_kernel_wait(kfd, false);
+	return r;
+}
+
 /* epoll_wait with owned sockets in the set: the sweep answers them from their rings and
- * syscall's status; the kernel answers the others, and wakes us through the wake socket
- * when an owned socket became ready while we blocked (docs/sockets.md, "A library that
- * blocks"). */
+ * syscall's status; the kernel answers the others. To block: the wake word (ep_sleep), or
+ * with a signal mask the kernel's epoll with the wake socket in the set (docs/sockets.md,
+ * "A library that blocks"). */
 int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
 	struct eplist *l = list_of(epfd, false);

@@ -197,6 +197,18 @@ $(B)/user/$(1): $$($(1)_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS)
 	$$(CC) $$(ULDFLAGS) -o $$@ $$(URT_OBJS) $$($(1)_OBJS) $$($(1)_EXTRA_OBJS)
 USER_PROGS += $(B)/user/$(1)
 endef
+# $(call layout2_prog,NAME,FILE,DEFINE): NAME.layout2, NAME linked again with FILE (the one
+# that declares its kept state) built with -DDEFINE: a binary whose kept state has another
+# layout, which a live update must refuse and roll back (tests/system/test_tcp_apps.py).
+define layout2_prog
+$(B)/obj/$(1)/layout2/$(notdir $(2:.c=.o)): $(2) $(B)/kflags | $$($(1)_DEPS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UCFLAGS) $$($(1)_CFLAGS) -D$(3) -c $$< -o $$@
+$(1)_LAYOUT2_OBJS := $$(filter-out $(B)/obj/$(1)/$(2:.c=.o),$$($(1)_OBJS)) $(B)/obj/$(1)/layout2/$(notdir $(2:.c=.o))
+$(B)/user/$(1).layout2: $$($(1)_LAYOUT2_OBJS) $$($(1)_EXTRA_OBJS) $$(URT_OBJS)
+	$$(CC) $$(ULDFLAGS) -o $$@ $$(URT_OBJS) $$($(1)_LAYOUT2_OBJS) $$($(1)_EXTRA_OBJS)
+USER_PROGS += $(B)/user/$(1).layout2
+endef
 UNIT_EXTRA_SRCS :=
 UNIT_EXTRA_HDRS :=
 UNIT_EXTRA_CFLAGS :=

@@ -23,10 +23,4 @@ $(B)/user/tcpstand: $(B)/user/tcpstand.o $(NET_SOCKBUF_OBJ) $(URT_OBJS)
 # A tcp whose kept state has another layout (TCP_STATE_VERSION 4): a live update to it is
 # refused, and the old binary comes back and takes its state again, every connection kept
 # (tests/system/test_tcp_apps.py).
-$(B)/obj/tcp/layout2/tcp.o: servers/tcp/tcp.c $(B)/kflags | $(tcp_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) $(tcp_CFLAGS) -DTCP_STATE_VERSION=4 -c $< -o $@
-TCP_LAYOUT2_OBJS := $(filter-out $(B)/obj/tcp/servers/tcp/tcp.o,$(tcp_OBJS)) $(B)/obj/tcp/layout2/tcp.o
-$(B)/user/tcp.layout2: $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS) $(URT_OBJS)
-	$(CC) $(ULDFLAGS) -o $@ $(URT_OBJS) $(TCP_LAYOUT2_OBJS) $(tcp_EXTRA_OBJS)
-USER_PROGS += $(B)/user/tcp.layout2
+$(eval $(call layout2_prog,tcp,servers/tcp/tcp.c,TCP_STATE_VERSION=4))

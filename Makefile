@@ -122,7 +122,7 @@ include apps/ports/ports.mk
 # Our own Linux test programs go in too, so tests can execve them from the file system.
 INITRD_TESTS := $(B)/user/lxproc $(B)/user/lxvdso $(B)/user/udpecho $(B)/user/udptest $(B)/user/tcptest \
 	$(B)/user/tcphash $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix \
-	$(B)/user/tcptest-lib $(B)/user/udptest-lib $(B)/user/netmicro
+	$(B)/user/fileview $(B)/user/tcptest-lib $(B)/user/udptest-lib $(B)/user/netmicro
 # lighttpd's larger files, /srv/www/{11kib,512kib,4mib}.bin (the tests' 4 MiB and the
 # benchmarks' sizes): made at build time (deterministic, not committed); the small one is
 # rootfs/srv/www/hello.txt.
@@ -150,15 +150,15 @@ USER_PROGS += $(LINUX_PROGS)
 # which runs the socket buffers' ring code (lib/net/sockbuf.c, lib/chan/spsc.c) in the
 # application.
 # sockbench, sockevil and sockwake call the library explicitly (no --wrap: the C library's
-# calls stay system calls); sockposix is an unmodified program linked with the wrap flags
+# calls stay system calls); sockposix and fileview are unmodified programs linked with the wrap flags
 # (lib/sock/axsock.mk), as the ports are.
 $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake: $(B)/user/%: tests/sock/%.c $(AXSOCK_MUSL) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h lib/chan/*.h)
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -Ilib/chan -o $@ $< $(AXSOCK_MUSL)
-$(B)/user/sockposix: tests/sock/sockposix.c $(AXSOCK_MUSL) $(AXSOCK_SYMS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h)
+$(B)/user/sockposix $(B)/user/fileview: $(B)/user/%: tests/sock/%.c $(AXSOCK_MUSL) $(AXSOCK_SYMS) $(wildcard tests/sock/*.h lib/sock/*.h lib/net/*.h)
 	@mkdir -p $(dir $@)
 	musl-gcc $(LXCFLAGS) -Ilib/sock -Ilib/net -o $@ $< $(AXSOCK_LDFLAGS) $(AXSOCK_MUSL)
-USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix
+USER_PROGS += $(B)/user/sockbench $(B)/user/sockevil $(B)/user/sockwake $(B)/user/sockposix $(B)/user/fileview
 # tcptest and udptest once more, linked with the library (ld --wrap): the socket checks of
 # issues 6 and 7 through lib/sock (tests/system/test_tcp.py and test_udp.py run both).
 $(B)/user/tcptest-lib $(B)/user/udptest-lib: $(B)/user/%-lib: tests/linux/%.c tests/linux/libcount.h $(AXSOCK_MUSL) $(AXSOCK_SYMS)

@@ -5,11 +5,11 @@
 # AXSOCK_LDFLAGS: the ld --wrap flags made from lib/sock/wrap.syms (one name a line). A
 # program links with $(AXSOCK_LDFLAGS) and the library after its own objects and libraries.
 comma := ,
-AXSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/sock/posix.c lib/sock/events.c lib/sock/lfs64.c \
+AXSOCK_SRCS := lib/sock/sock.c lib/sock/activity.c lib/sock/posix.c lib/sock/events.c lib/sock/lfs64.c lib/sock/file.c \
 	lib/net/sockbuf.c lib/chan/spsc.c
 AXSOCK_HDRS := $(wildcard lib/sock/*.h lib/net/*.h lib/chan/*.h)
 AXSOCK_SYMS := lib/sock/wrap.syms
-AXSOCK_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/sock -Ilib/net -Ilib/chan -Ikernel/abi
+AXSOCK_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/sock -Ilib/net -Ilib/posix -Ilib/chan -Ikernel/abi
 AXSOCK_LDFLAGS := $(foreach s,$(shell sed -e 's/\#.*//' $(AXSOCK_SYMS)),-Wl$(comma)--wrap=$(s))
 AXSOCK_CC_musl := musl-gcc
 AXSOCK_CC_glibc := gcc

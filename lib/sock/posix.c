@@ -87,6 +87,7 @@ static void track(int fd, bool stream, bool connected, bool nonblock)
 
 static void forget(int fd)
 {
+	axfile_forget(fd);
 	struct axsock *s = axsock_slot(fd);
 	if (s)
 		s->tracked = s->taken = false;
@@ -256,6 +257,7 @@ int __wrap_close(int fd)
 	if (s && s->tracked)
 		s->tracked = false; /* (even with AXOLOTL_SOCK=0 nothing was tracked) */
 	axsock_events_forget(fd);
+	axfile_forget(fd);
 	if (had) /* its buffer is unmapped or kept as a spare too */
 		return (int)ret(axsock_close(fd));
 	if (s)
@@ -297,6 +299,12 @@ int __wrap_dup3(int fd, int to, int flags)
 		forget(to);
 	}
 	return __real_dup3(fd, to, flags);
+}
+
+/* A regular file's pread from its view (file.c); everything else as the system call. */
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
+{
+	return ret(axfile_pread(fd, buf, n, off, axsock_on() && !axsock_tracked(fd)));
 }
 
 int __wrap_fcntl(int fd, int cmd, ...)

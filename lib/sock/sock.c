@@ -345,7 +345,7 @@ static size_t iov_total(const struct iovec *iov, int n)
  * offsets from it, the usual bad pointer), not past the canonical lower half. A call given
  * such a buffer fails with EFAULT as the system call would; other unmapped addresses fault
  * in the program (the library cannot probe them without a system call: README.md). */
-static bool user_range(const void *p, size_t len)
+bool axsock_user_range(const void *p, size_t len)
 {
 	uintptr_t a = (uintptr_t)p;
 	return len == 0 || (a >= 4096 && a + len >= a && a + len <= 0x7ffffffff000ull);
@@ -353,10 +353,10 @@ static bool user_range(const void *p, size_t len)
 
 static bool iov_ok(const struct iovec *iov, int n)
 {
-	if (n && !user_range(iov, (size_t)n * sizeof(*iov)))
+	if (n && !axsock_user_range(iov, (size_t)n * sizeof(*iov)))
 		return false;
 	for (int i = 0; i < n; i++)
-		if (!user_range(iov[i].iov_base, iov[i].iov_len))
+		if (!axsock_user_range(iov[i].iov_base, iov[i].iov_len))
 			return false;
 	return true;
 }
@@ -571,7 +571,7 @@ static ssize_t dgram_send(int fd, struct axsock *s, struct cur *c, size_t len, i
 		const struct sockaddr_in *a = (const void *)to;
 		if (tolen < sizeof(*a))
 			return -EINVAL;
-		if (!user_range(to, sizeof(*a)))
+		if (!axsock_user_range(to, sizeof(*a)))
 			return -EFAULT;
 		if (a->sin_family != AF_INET)
 			return -EAFNOSUPPORT;
@@ -626,7 +626,7 @@ ssize_t axsock_recvmsg(int fd, struct msghdr *m, int flags)
 	if (!s)
 		return -EBADF;
 	struct cur c = { m->msg_iov, (int)m->msg_iovlen, 0, 0 };
-	if (!iov_ok(m->msg_iov, (int)m->msg_iovlen) || (m->msg_name && !user_range(m->msg_name, m->msg_namelen)))
+	if (!iov_ok(m->msg_iov, (int)m->msg_iovlen) || (m->msg_name && !axsock_user_range(m->msg_name, m->msg_namelen)))
 		return -EFAULT;
 	size_t len = iov_total(m->msg_iov, (int)m->msg_iovlen);
 	flags = flags_of(s, flags);
@@ -746,11 +746,17 @@ ssize_t axsock_sendfile(int out, int in, off_t *off, size_t count)
 			void *p = n ? sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err) : NULL;
 			if (!p)
 				break;
-			/* the file's bytes straight into TX */
-			made_syscall();
-			ssize_t r = off ? pread(in, p, n, *off + (off_t)done) : read(in, p, n);
+			/* the file's bytes straight into TX (from its view, if it has one) */
+			ssize_t r;
+			if (off) {
+				r = axfile_pread(in, p, n, *off + (off_t)done, true);
+			} else {
+				made_syscall();
+				r = read(in, p, n);
+				r = r < 0 ? -errno : r;
+			}
 			if (r <= 0) {
-				ferr = r < 0 ? -errno : 0;
+				ferr = r;
 				count = done; /* the file ended (or failed) */
 				break;
 			}

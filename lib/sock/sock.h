@@ -8,6 +8,7 @@
  * a receive that moved data tells the stack (activity.h). Counters say how many calls were
  * resolved without a system call. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -66,6 +67,22 @@ uint64_t axsock_rx_seq(int fd);
 /* FIONREAD: the next datagram's size, or a stream's bytes in its oldest RX piece (a lower
  * bound of what is buffered, 0 only when nothing is). */
 int axsock_nread(int fd);
+
+/* pread of a file from its view (file.c, lib/posix/fview.h): the byte count or -errno,
+ * as the system call, which it makes when the view cannot answer or views is false (the
+ * library is off, fd is a socket). */
+ssize_t axfile_pread(int fd, void *buf, size_t n, off_t off, bool views);
+/* fd is closed or replaced: its view goes. */
+void axfile_forget(int fd);
+struct axfile_counts {
+	_Atomic uint64_t user;  /* preads answered from a view */
+	_Atomic uint64_t vfs;   /* preads that went to vfs */
+	_Atomic uint64_t views; /* views mapped */
+};
+extern struct axfile_counts axfile_counts;
+/* Whether [p, p+len) can be user memory at all (not the first page, not past the canonical
+ * lower half): the calls give EFAULT otherwise, as the system call would. */
+bool axsock_user_range(const void *p, size_t len);
 
 struct axsock_counts {
 	uint64_t user;     /* calls answered from the buffers alone */

@@ -5,6 +5,7 @@
 #include "vfs_proto.h"
 #include "tty.h"
 #include "lxnr.h"
+#include "fview.h"
 
 #define NR_READ 0
 #define NR_WRITE 1
@@ -385,7 +386,7 @@ static int64_t call(struct client *c, struct vcall *v)
 	case NR_DUP3:
 		return dup_to(c, a[0], a[1], a[2], true);
 	case NR_FCNTL:
-		return fcntl_call(c, a[0], a[1], a[2]);
+		return a[1] == AX_F_VIEW ? fview_map(c, v, f) : fcntl_call(c, a[0], a[1], a[2]);
 	case NR_PIPE:
 		return pipe_create(c, a[0], 0);
 	case NR_PIPE2:

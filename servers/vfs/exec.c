@@ -23,7 +23,7 @@ static void drop(struct image *im)
 	im->node = NULL;
 }
 
-static void node_changed(struct rnode *n)
+void exec_node_changed(struct rnode *n)
 {
 	for (int i = 0; i < EXEC_CACHE; i++)
 		if (cache[i].node == n)
@@ -33,7 +33,6 @@ static void node_changed(struct rnode *n)
 /* adopted: the cache is a predecessor's, its objects ours again (handed on by rs). */
 void exec_init(bool adopted)
 {
-	ramfs_hooks.changed = node_changed;
 	for (int i = 0; adopted && i < EXEC_CACHE; i++)
 		if (cache[i].node)
 			ax_keep_claim(cache[i].mo);

@@ -340,6 +340,13 @@ static bool build_root(const char *initrd)
 	return true;
 }
 
+/* Before a node's bytes change or it is freed: what was copied of them goes. */
+static void node_changed(struct rnode *n)
+{
+	exec_node_changed(n);
+	fview_node_changed(n);
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
@@ -347,6 +354,7 @@ int main(int argc, char **argv)
 	 * state) is kept across a restart or a live update (README.md, "Recovery"). */
 	bool adopted = ax_keep_image(VFS_KEEP_MAGIC, VFS_STATE_VERSION, 0);
 	exec_init(adopted); /* claims the cached images' objects */
+	fview_init(adopted); /* and the file views' */
 	if (ax_svc.restarts)
 		ax_keep_sweep(); /* before we make objects: the predecessor's that nobody took go */
 	if (!ax_can_vcopy())
@@ -367,6 +375,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* Code pointers and per-instance links, set by every instance. */
 	ramfs_hooks.now = vfs_now;
+	ramfs_hooks.changed = node_changed;
 	procfs_hooks();
 	dev_init();
 	tty_init(adopted);

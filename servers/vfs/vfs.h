@@ -125,8 +125,16 @@ int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uin
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
 int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
 void exec_init(bool adopted);
+/* n's bytes are about to change, or n is freed: its cached image goes. */
+void exec_node_changed(struct rnode *n);
 /* mmap of a file: a private copy through the kernel (KC_LX_MMAP). */
 int64_t file_mmap(struct client *c, struct vcall *v);
+/* File views (fview.c): fcntl AX_F_VIEW of f, answered with the view's address in the
+ * caller or -errno; the ramfs hook's part (before n's bytes change or n is freed); the
+ * table's objects claimed after a restart. */
+int64_t fview_map(struct client *c, struct vcall *call, struct ofile *f);
+void fview_node_changed(struct rnode *n);
+void fview_init(bool adopted);
 
 /* Paths (path.c). A NUL-terminated path from ep's memory at uptr into buf
  * (RAMFS_PATH_MAX bytes): 0 or -EFAULT, -ENAMETOOLONG. */

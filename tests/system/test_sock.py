@@ -96,6 +96,20 @@ def test_an_unmodified_program_uses_the_library_through_ld_wrap():
     print(calls.group(0))
 
 
+def test_pread_of_files_from_views_without_vfs():
+    """tests/sock/fileview.c, linked with lib/sock by ld --wrap: preads of a regular file
+    past the second come from vfs's file view with no Linux call, every byte compared;
+    writes, truncations and growth through another descriptor and by a forked child are
+    seen by the next pread; EOF, EINVAL, EFAULT, EBADF, EISDIR, ESPIPE as the system call;
+    dup2 onto a descriptor with a view; 40 files round-robin (views taken back); a 5 MiB
+    file through vfs; then the same checks with AXOLOTL_SOCK=0 and no view used."""
+    out = run_program("fileview", "FILEVIEW", 29)
+    assert re.search(r"^FILEVIEW PASS off_preads_are_linux_calls$", out, re.M), out[-4000:]
+    m = re.search(r"^fileview: preads from views (\d+), to vfs (\d+), views mapped (\d+)$", out, re.M)
+    assert m and int(m.group(1)) >= 100 and int(m.group(3)) >= 1, out[-4000:]
+    print(m.group(0))
+
+
 def test_udp_on_a_dedicated_mwait_core_is_woken_by_a_store():
     """sockbench with udp on a core of its own (`cpu=1 dedicated`): the library's datagram
     sends wake udp with a store to the bell when it sleeps, never with a system call

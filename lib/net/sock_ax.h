@@ -89,7 +89,7 @@ struct ax_listener {
  * it and wakes syscall itself (AX_KICK). Both sides fence between their store and their
  * load, so one of them sees the other. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
-#define AX_ACT_VERSION 3
+#define AX_ACT_VERSION 4
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
 #define AX_ACT_BYTES 8192
 #define AX_ACT_ACCEPTS 32
@@ -137,7 +137,10 @@ struct ax_activity {
 		                              answer depends on syscall's view of owned sockets */
 		_Atomic uint32_t lazy;    /* an engine: it posted data events for owned sockets
 		                             without waking syscall (no kwaiting then) */
-		uint8_t pad2[40];
+		_Atomic uint32_t arrivals; /* syscall: bumped whenever tcp tells it of connections
+		                              queued on a listener whose accepts are taken over for
+		                              this process (EV_ACCEPT) */
+		uint8_t pad2[36];
 	} app;
 	/* Connections taken over during accept (AX_ACCEPT_TAKE), newest last, written by
 	 * syscall before accept returns: the library finds its new descriptor's entry by the
@@ -151,6 +154,10 @@ struct ax_activity {
 		uint32_t addr;       /* the peer, network order */
 		uint16_t port, pad;
 		struct ax_sockbuf b; /* as AX_SOCKBUF would answer it */
+		uint32_t arrivals;   /* app.arrivals when the accept was answered */
+		uint32_t more;       /* connections still queued on the listener then: with 0, and
+		                        app.arrivals unchanged since, the library answers the next
+		                        non-blocking accept EAGAIN itself (once) */
 	} accepted[AX_ACT_ACCEPTS];
 	/* Spare buffers (thesis §5.5.5, lazy closing): closing a socket it owned, the library
 	 * may keep its mapping of the buffer for a later socket of the process instead of

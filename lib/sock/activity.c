@@ -278,7 +278,13 @@ uint64_t axsock_accept_mark(void)
 	return have_page ? atomic_load_explicit(&page->accepted_n, memory_order_acquire) : 0;
 }
 
-int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b)
+uint32_t axsock_arrivals(void)
+{
+	return have_page ? atomic_load_explicit(&page->app.arrivals, memory_order_acquire) : 0;
+}
+
+int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b,
+		    uint32_t *arrivals, uint32_t *more)
 {
 	if (!have_page)
 		return -ENOENT;
@@ -292,12 +298,14 @@ int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, s
 			uint32_t l = e->listener, a = e->addr;
 			uint16_t p = e->port;
 			struct ax_sockbuf c = e->b;
+			uint32_t arr = e->arrivals, m = e->more;
 			atomic_thread_fence(memory_order_acquire);
 			if (atomic_load_explicit(&e->seq, memory_order_relaxed) != s1)
 				continue;
 			if (l != key || a != addr || p != port)
 				break;
 			*b = c;
+			*arrivals = arr, *more = m;
 			return 0;
 		}
 	}

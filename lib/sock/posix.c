@@ -82,6 +82,7 @@ static void track(int fd, bool stream, bool connected, bool nonblock)
 	s->stream = stream, s->connected = connected, s->nonblock = nonblock;
 	s->broadcast = false;
 	s->accept_take = 0;
+	s->drained = false;
 	s->tracked = true;
 }
 
@@ -172,6 +173,17 @@ static int lib_accept(int l, struct sockaddr *a, socklen_t *al, int flags, bool 
 		return four ? __real_accept4(l, a, al, flags) : __real_accept(l, a, al);
 	if (!ls->accept_take)
 		ls->accept_take = axsock_listener_key(l, &ls->accept_key) == 0 ? 1 : 2;
+	/* the queue was empty at our last accept and syscall has heard of no connection since:
+	 * the answer would be EAGAIN (once: a connection it has not heard of yet makes the
+	 * listener readable, and the accept after this one asks) */
+	bool drained = ls->drained;
+	ls->drained = false;
+	if (drained && ls->nonblock && !(four && (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))) &&
+	    axsock_arrivals() == ls->drained_at) {
+		axsock_count(AXC_ACCEPT, true);
+		errno = EAGAIN;
+		return -1;
+	}
 	uint64_t mark = axsock_accept_mark();
 	struct sockaddr_in peer = { 0 };
 	socklen_t pl = sizeof(peer);
@@ -182,9 +194,12 @@ static int lib_accept(int l, struct sockaddr *a, socklen_t *al, int flags, bool 
 	}
 	fd = accepted(l, fd, flags);
 	struct ax_sockbuf b;
+	uint32_t arrivals, more;
 	if (fd >= 0 && ls->accept_take == 1 && peer.sin_family == AF_INET &&
-	    axsock_accepted(ls->accept_key, peer.sin_addr.s_addr, peer.sin_port, mark, &b) == 0)
+	    axsock_accepted(ls->accept_key, peer.sin_addr.s_addr, peer.sin_port, mark, &b, &arrivals, &more) == 0) {
 		axsock_adopt(fd, &b);
+		ls->drained = more == 0, ls->drained_at = arrivals;
+	}
 	return fd;
 }
 

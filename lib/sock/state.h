@@ -33,6 +33,10 @@ struct axsock {
 	/* a listener: syscall takes its accepted connections over for us (AX_ACCEPT_TAKE) */
 	uint8_t accept_take; /* 0: not asked yet, 1: yes (accept_key), 2: no */
 	uint32_t accept_key;
+	/* its last accept emptied the queue (the entry's `more` 0): the next non-blocking one
+	 * is EAGAIN with no system call if the page's app.arrivals is still drained_at */
+	bool drained;
+	uint32_t drained_at;
 };
 
 /* fd's record (NULL when out of range). */

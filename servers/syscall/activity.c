@@ -358,7 +358,16 @@ void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n)
 	e->addr = n->peer.addr, e->port = n->peer.port;
 	e->b = (struct ax_sockbuf){ .va = (uint64_t)va, .bytes = n->bytes, .rx_off = 0, .stream = 1,
 				    .act_va = a->app_va, .bit = (uint32_t)(n - socks), .eng = n->eng };
+	e->arrivals = atomic_load_explicit(&a->mem->app.arrivals, memory_order_relaxed);
+	e->more = l->pending;
 	atomic_store_explicit(&e->seq, seq + 1, memory_order_release);
+}
+
+void act_arrival(const struct sock *l)
+{
+	struct act *a = find(l->accept_take_pid);
+	if (a)
+		atomic_fetch_add_explicit(&a->mem->app.arrivals, 1, memory_order_release);
 }
 
 void act_forget_sock(struct sock *s)

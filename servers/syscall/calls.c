@@ -656,8 +656,12 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result)
 		s->ready_told = false; /* an arrival: vfs hears of it even if the bits stay (EPOLLET) */
 	if (ev & EV_HUP)
 		s->hup = true;
-	if (ev & EV_ACCEPT)
+	if (ev & EV_ACCEPT) { /* tcp's count of the queue (it also changes when one is taken) */
+		uint32_t was = s->pending;
 		s->pending = result > 0 && result < (1 << 20) ? (uint32_t)result : 0;
+		if (s->pending > was && s->accept_take_pid)
+			act_arrival(s); /* a connection came: the library's next EAGAIN is ours again */
+	}
 	calls_retry(s->id);
 	ready_changed(s);
 	if (s->lib_pid && (ev & ~(uint64_t)EV_LIB))

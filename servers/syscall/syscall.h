@@ -217,6 +217,9 @@ uint32_t sock_ready_bits(struct sock *s);
 /* An accept of listener l by c's process made n: taken over for its library if l asked
  * (AX_ACCEPT_TAKE), and announced in the page. */
 void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n);
+/* tcp told us of connections queued on l, whose accepts are taken over: the process's
+ * app.arrivals moves (the library may answer EAGAIN itself only while it stays). */
+void act_arrival(const struct sock *l);
 /* s is freed or given back: not the wake socket any more, its status cleared. */
 void act_forget_sock(struct sock *s);   /* NETQ_SHOW NQ_SOCKLIB: the library's counters, for `socklib` */
 extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */

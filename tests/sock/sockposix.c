@@ -1,7 +1,9 @@
 /* sockposix: an unmodified program (no axsock_* call) linked with lib/sock by ld --wrap
  * (lib/sock/wrap.syms), as lighttpd, memcached and iperf are. Over tcp's and udp's
  * loopbacks: read/write/readv/writev/send/recv/sendmsg/recvmsg on a TCP connection whose two
- * ends the library takes over by itself, datagrams with sendto/recvfrom/recvmsg (MSG_TRUNC),
+ * ends the library takes over by itself, a non-blocking accept loop (its EAGAIN after an
+ * accept that emptied the queue answered without a Linux call, a connection heard of since
+ * accepted), datagrams with sendto/recvfrom/recvmsg (MSG_TRUNC),
  * O_NONBLOCK, FIONREAD, MSG_PEEK, the peer's shutdown; non-blocking connects (a connect
  * descriptor with the library), refused ones too; poll, select and epoll over a socket
  * and a pipe together (readiness both ways, data checked); an epoll_wait that sleeps (on the
@@ -372,6 +374,52 @@ static void churn_checks(void)
 	close(ep), close(s), close(c);
 }
 
+/* A non-blocking listener's accept loop, as lighttpd's: accept until EAGAIN. With the
+ * library the EAGAIN after an accept that emptied the queue is answered without a Linux
+ * call; a connection syscall has heard of since (the listener polls readable) is accepted,
+ * never answered EAGAIN; and the shortcut is taken once, not twice in a row. */
+static void accept_checks(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	bool ok = l >= 0 && !bind(l, (struct sockaddr *)&la, sizeof(la)) && !listen(l, 8) &&
+		  !getsockname(l, (struct sockaddr *)&la, &ll);
+	int c[3] = { -1, -1, -1 }, s[3] = { -1, -1, -1 };
+	struct pollfd p = { .fd = l, .events = POLLIN };
+	bool fresh_ok = true, again_ok = true, quiet = true;
+	for (int i = 0; ok && i < 3; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM, 0);
+		ok &= c[i] >= 0 && !connect(c[i], (struct sockaddr *)&la, sizeof(la)) && poll(&p, 1, 10000) == 1;
+		/* readable: syscall has heard of it, so this accept must get it */
+		s[i] = accept4(l, NULL, NULL, SOCK_NONBLOCK);
+		fresh_ok &= s[i] >= 0;
+		long k0 = linux_calls();
+		errno = 0;
+		again_ok &= accept4(l, NULL, NULL, SOCK_NONBLOCK) == -1 && errno == EAGAIN;
+		quiet &= linux_calls() == k0;
+		errno = 0; /* the second in a row asks the kernel: still EAGAIN */
+		again_ok &= accept4(l, NULL, NULL, SOCK_NONBLOCK) == -1 && errno == EAGAIN;
+	}
+	ck("accept_loop_setup", ok);
+	ck("accept_of_a_heard_connection", fresh_ok);
+	ck("accept_then_eagain", again_ok);
+	if (lib)
+		ck("accept_eagain_without_linux_call", quiet);
+	bool data = ok && fresh_ok && write(c[2], "a", 1) == 1;
+	char b = 0;
+	p.fd = s[2];
+	data = data && poll(&p, 1, 10000) == 1 && read(s[2], &b, 1) == 1 && b == 'a';
+	ck("accepted_connection_carries_data", data);
+	for (int i = 0; i < 3; i++) {
+		if (c[i] >= 0)
+			close(c[i]);
+		if (s[i] >= 0)
+			close(s[i]);
+	}
+	close(l);
+}
+
 static void udp_checks(void)
 {
 	struct sockaddr_in a1, a2;
@@ -535,6 +583,7 @@ int main(int argc, char **argv)
 	lib = !(e && !strcmp(e, "0"));
 	pre = lib ? "" : "off_";
 	tcp_checks();
+	accept_checks();
 	sleep_checks();
 	udp_checks();
 	nb_connect_checks();

@@ -49,12 +49,12 @@ def symbols(elf):
 
 def address_spaces(threads_text):
     """{cr3: process name} from the text of /proc/axolotl/threads (or the console's
-    `threads`): the columns endpoint, cpu, state, runs, cpu_ms, as, name."""
+    `threads`): the columns endpoint, cpu, state, runs, cpu_ms, kcalls, notifies, as, name."""
     spaces = {}
     for line in threads_text.splitlines():
         f = line.split()
-        if len(f) >= 7 and f[3].isdigit() and re.fullmatch(r"[0-9a-f]+", f[5]) and int(f[5], 16):
-            spaces[int(f[5], 16)] = f[6]
+        if len(f) >= 9 and f[3].isdigit() and f[6].isdigit() and re.fullmatch(r"[0-9a-f]+", f[7]) and int(f[7], 16):
+            spaces[int(f[7], 16)] = f[8]
     return spaces
 
 

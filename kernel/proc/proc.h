@@ -125,6 +125,7 @@ struct thread {
 	uint64_t fs_base;          /* user FS base (Linux arch_prctl: thread-local storage) */
 	uint64_t cpu_us;           /* CPU time used before its current run (sched.c) */
 	uint64_t runs;             /* times a CPU switched to it (KI_THREAD_STAT) */
+	uint64_t kcalls, notifies; /* native kernel calls it made, and of them KC_NOTIFY */
 	/* Linux thread state (proc/lxproc.c, proc/signal.c, proc/futex.c). */
 	int32_t tid;
 	uint64_t clear_tid;        /* CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */

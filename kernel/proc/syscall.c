@@ -206,6 +206,10 @@ static int64_t thread_stat(uint32_t slot, uint64_t field)
 		return (int64_t)((uint64_t)t->state | (uint64_t)t->blocked_on << 8);
 	case KTS_AS:
 		return t->proc->as ? (int64_t)t->proc->as->cr3 : 0;
+	case KTS_KCALLS:
+		return (int64_t)(t->kcalls & INT64_MAX);
+	case KTS_NOTIFIES:
+		return (int64_t)(t->notifies & INT64_MAX);
 	}
 	uint64_t v = 0;
 	const char *n = t->proc->name + (field - KTS_NAME) * 8;
@@ -505,6 +509,8 @@ void syscall_dispatch(struct trap_frame *f)
 			if (this_cpu()->deferred && !keeps_deferred(n))
 				sched_release_deferred();
 			text_sample(me->proc, f->rip);
+			me->kcalls++;
+			me->notifies += n == KC_NOTIFY;
 			f->rax = (uint64_t)dispatch(me, n, a);
 			/* a call that was to block came back at once (a wait whose doorbell had
 			 * rung, a message already there), or an application's notify (a doorbell:

@@ -90,8 +90,8 @@ static const char *state_word(int64_t st)
 
 int threads_format(char *buf, size_t size)
 {
-	int len = ksnprintf(buf, size, "%-10s %-4s %-8s %10s %10s %-10s %s\n", "endpoint", "cpu", "state", "runs", "cpu_ms", "as",
-			   "name");
+	int len = ksnprintf(buf, size, "%-10s %-4s %-8s %10s %10s %10s %10s %-10s %s\n", "endpoint", "cpu", "state", "runs",
+			    "cpu_ms", "kcalls", "notifies", "as", "name");
 	if (len < 0 || (size_t)len >= size)
 		return -1;
 	for (uint32_t slot = 0;; slot++) {
@@ -111,8 +111,9 @@ int threads_format(char *buf, size_t size)
 				name[(k - KTS_NAME) * 8 + b] = (char)(f[k] >> (8 * b));
 		char cpu[8];
 		ksnprintf(cpu, sizeof(cpu), "%lld%s", (long long)(f[KTS_CPU] & 0xff), (f[KTS_CPU] & 0x100) ? "p" : "");
-		int n = ksnprintf(buf + len, size - (size_t)len, "%-10llx %-4s %-8s %10lld %10lld %-10llx %s\n", (long long)ep,
-				  cpu, state_word(f[KTS_STATE]), (long long)f[KTS_RUNS], (long long)(f[KTS_CPU_US] / 1000),
+		int n = ksnprintf(buf + len, size - (size_t)len, "%-10llx %-4s %-8s %10lld %10lld %10lld %10lld %-10llx %s\n",
+				  (long long)ep, cpu, state_word(f[KTS_STATE]), (long long)f[KTS_RUNS],
+				  (long long)(f[KTS_CPU_US] / 1000), (long long)f[KTS_KCALLS], (long long)f[KTS_NOTIFIES],
 				  (long long)f[KTS_AS], name[0] ? name : "?");
 		if (n < 0 || n >= (int)size - len)
 			break; /* cut: what fits */

@@ -364,19 +364,21 @@ def test_tables_with_and_without_accounting():
 
 
 THREADS = """/ # cat /proc/axolotl/threads
-endpoint   cpu  state          runs     cpu_ms as         name
-10001      0    receive          40          6 3fc1000    rs
-10004      1    receive        1200        116 3fca3000   vfs
-10020      0p   wait            300         40 3e000000   memcached
-10021      1    futex           100         41 3e000000   memcached
-[  12.345678] a log line 10022 0 run 5 5 0 x
+endpoint   cpu  state          runs     cpu_ms     kcalls   notifies as         name
+10001      0    receive          40          6        300          2 3fc1000    rs
+10004      1    receive        1200        116       5000        700 3fca3000   vfs
+10020      0p   wait            300         40        900        100 3e000000   memcached
+10021      1    futex           100         41        100         10 3e000000   memcached
+[  12.345678] a log line 10022 0 run 5 5 1 1 0 x
 @@
 """
 
 
 def test_threads_runs_per_process_and_in_the_accounting_table():
     c = loads.threads_counters(THREADS)
-    assert c == {"runs.rs": 40, "runs.vfs": 1200, "runs.memcached": 400}, c
+    assert {k: v for k, v in c.items() if k.startswith("runs.")} == {"runs.rs": 40, "runs.vfs": 1200,
+                                                                    "runs.memcached": 400}, c
+    assert c["notifies.vfs"] == 700 and c["notifies.memcached"] == 110 and c["kcalls.memcached"] == 1000, c
     assert loads.threads_counters("/ # cat /proc/axolotl/threads\n@@\n") == {}
     per = loads.per_unit(c, _grown(c, 1), 100)
     assert loads.top_runs(per, 2) == [["vfs", 12.0], ["memcached", 4.0]]
@@ -387,3 +389,4 @@ def test_threads_runs_per_process_and_in_the_accounting_table():
     assert res["accounting"]["w"]["axolotl"][0]["top_runs"][0] == ["vfs", 1.2]
     lines = bench.accounting_table(res).splitlines()
     assert lines[5].split(": ")[1:] == ["vfs 1.2, memcached 0.4, rs 0.04"], lines
+    assert lines[6].split(": ") == [" " * 36 + "notifies by", "vfs 0.7, memcached 0.11, rs 0.002"], lines

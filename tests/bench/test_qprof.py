@@ -52,9 +52,9 @@ def test_symbols_of_the_built_kernel():
 
 
 def test_threads_name_address_spaces_and_user_functions():
-    text = ("endpoint   cpu  state          runs     cpu_ms as         name\n"
-            "10004      1    receive        1200        116 3fca3000   vfs\n"
-            "10005      0p   wait             90         12 2000       e1000\n")
+    text = ("endpoint   cpu  state          runs     cpu_ms     kcalls   notifies as         name\n"
+            "10004      1    receive        1200        116       5000        700 3fca3000   vfs\n"
+            "10005      0p   wait             90         12        400         30 2000       e1000\n")
     spaces = qprof.address_spaces(text)
     assert spaces == {0x3fca3000: "vfs", 0x2000: "e1000"}
     r = qprof.Resolver([(0xffffffff80100000, "sched_idle_loop")], spaces,

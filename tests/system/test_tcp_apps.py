@@ -950,20 +950,24 @@ def test_perf_and_proc_kstat_count_the_kernels_work(apps):
     assert 0 < int(kst["klock_hold_cycles"]) <= int(kst["tsc"]), kst
     holds = re.findall(r"^kcall\.[a-z_]+ \d+ \d+ (\d+)$", text, re.M)
     assert sum(int(h) for h in holds) <= int(kst["klock_hold_cycles"]), (holds, kst)
-    # every thread, with how often it ran: the servers on the requests' path ran, and each
-    # process's address space is named
-    rows = re.findall(r"^([0-9a-f]+) +(\d+)p? +([a-z]+) +(\d+) +(\d+) +([0-9a-f]+) +(\S+)$", text, re.M)
+    # every thread, with how often it ran and its kernel calls and notifies: the servers on
+    # the requests' path ran and rang their peers, and each process's address space is named
+    rows = re.findall(r"^([0-9a-f]+) +(\d+)p? +([a-z]+) +(\d+) +(\d+) +(\d+) +(\d+) +([0-9a-f]+) +(\S+)$",
+                      text, re.M)
     by = {}
-    for ep, cpu, state, runs, ms, space, name in rows:
+    for ep, cpu, state, runs, ms, kcalls, notifies, space, name in rows:
         by.setdefault(name, []).append((int(runs), state, int(space, 16)))
+        assert int(notifies) <= int(kcalls), (name, kcalls, notifies)
     for name in ("e1000", "ip", "tcp", "syscall", "vfs", "lighttpd"):
         assert name in by and max(r for r, _, _ in by[name]) >= 10, (name, rows)
+    rang = {name: sum(int(r[6]) for r in rows if r[8] == name) for name in ("e1000", "ip", "tcp")}
+    assert all(v > 0 for v in rang.values()), rang  # the stack's servers kick each other
     assert all(space for v in by.values() for _, _, space in v), rows
     assert len({by[n][0][2] for n in ("ip", "tcp", "vfs")}) == 3, by  # one address space each
     assert by["vfs"][0][1] == "run", by["vfs"]  # vfs made the text: it ran then
     mark = apps.g.mark()
     apps.g.type("threads\r")
-    m = apps.g.wait_for(r"^[0-9a-f]+ +\d+p? +run +\d+ +\d+ +[0-9a-f]+ +console$", timeout=30, start=mark)
+    m = apps.g.wait_for(r"^[0-9a-f]+ +\d+p? +run +\d+ +\d+ +\d+ +\d+ +[0-9a-f]+ +console$", timeout=30, start=mark)
     assert m, "the console's threads lists itself running"
 
 

@@ -366,6 +366,7 @@ def account(res, m, w, before, after, value, took, icount):
     if m.system != "linux":
         rec["top_kcalls"] = loads.top_kcalls(per)
         rec["top_runs"] = loads.top_runs(per)
+        rec["top_notifies"] = loads.top_runs(per, what="notifies.")
         rec["top_lx"] = loads.top_lx_calls(per)
     if icount:
         insns = loads.guest_instructions(before, after)
@@ -516,11 +517,12 @@ def top_lx_median(recs, n=6):
     return sorted(med, key=lambda c: -c[1])[:n]
 
 
-def top_runs_median(recs, n=8):
-    """The n processes switched to most per unit over the records recs: [(name, median runs
-    per unit)] (a process missing from a record: 0)."""
-    names = {c[0] for r in recs for c in r.get("top_runs", ())}
-    med = [(k, median_of([r["per_unit"].get("runs." + k, 0) for r in recs])) for k in names]
+def top_runs_median(recs, n=8, what="runs"):
+    """The n processes switched to most (what="notifies": that made the most KC_NOTIFYs) per
+    unit over the records recs: [(name, median per unit)] (a process missing from a record:
+    0; records from before the count: none)."""
+    names = {c[0] for r in recs for c in r.get("top_" + what, ())}
+    med = [(k, median_of([r["per_unit"].get(what + "." + k, 0) for r in recs])) for k in names]
     return sorted(med, key=lambda c: -c[1])[:n]
 
 
@@ -556,6 +558,9 @@ def accounting_table(res):
             runs = top_runs_median(recs)
             if runs:
                 lines.append(f"{'':36s}switched to: " + ", ".join(f"{k} {num(x)}" for k, x in runs))
+            rings = top_runs_median(recs, what="notifies")
+            if rings:
+                lines.append(f"{'':36s}notifies by: " + ", ".join(f"{k} {num(x)}" for k, x in rings))
     return "\n".join(lines)
 
 

@@ -126,23 +126,25 @@ def kstat_counters(text):
     return c
 
 
-THREAD_LINE = r"^[0-9a-f]+ +\d+p? +[a-z]+ +(\d+) +\d+ +[0-9a-f]+ +(\S+)$"
+THREAD_LINE = r"^[0-9a-f]+ +\d+p? +[a-z]+ +(\d+) +\d+ +(\d+) +(\d+) +[0-9a-f]+ +(\S+)$"
 
 
 def threads_counters(text):
-    """{"runs.NAME": times switched to} from `cat /proc/axolotl/threads`
-    (lib/axrt/kstat_text.c), summed over each process name's threads (the four memcached
-    workers are one line); {} when the text has no thread line."""
+    """{"runs.NAME": times switched to, "kcalls.NAME": kernel calls made, "notifies.NAME":
+    KC_NOTIFYs made} from `cat /proc/axolotl/threads` (lib/axrt/kstat_text.c), summed over
+    each process name's threads (the four memcached workers are one line); {} when the text
+    has no thread line."""
     c = {}
-    for runs, name in re.findall(THREAD_LINE, text, re.M):
-        c["runs." + name] = c.get("runs." + name, 0) + int(runs)
+    for runs, kcalls, notifies, name in re.findall(THREAD_LINE, text, re.M):
+        for k, v in (("runs.", runs), ("kcalls.", kcalls), ("notifies.", notifies)):
+            c[k + name] = c.get(k + name, 0) + int(v)
     return c
 
 
-def top_runs(unit_counts, n=8):
-    """The n processes switched to most per unit of work: [[name, runs], ...] from
-    per_unit's `runs.NAME` entries."""
-    runs = [[k[len("runs."):], v] for k, v in unit_counts.items() if k.startswith("runs.") and v > 0]
+def top_runs(unit_counts, n=8, what="runs."):
+    """The n processes with the most of `what` per unit of work (runs: switched to;
+    notifies: KC_NOTIFYs made): [[name, count], ...] from per_unit's `WHAT.NAME` entries."""
+    runs = [[k[len(what):], v] for k, v in unit_counts.items() if k.startswith(what) and v > 0]
     return sorted(runs, key=lambda c: -c[1])[:n]
 
 

@@ -191,6 +191,8 @@ enum {
 	KTS_STATE,    /* T_* (1 ready, 2 running, 3 blocked) | why blocked << 8 */
 	KTS_AS,       /* its address space's page-table root (CR3): names the samples of
 		       * tools/qprof.py, which sees only CR3 and RIP */
+	KTS_KCALLS,   /* kernel calls it made (native ones, not Linux calls) */
+	KTS_NOTIFIES, /* of them, KC_NOTIFY: who rings whom (make bench's "notified by") */
 	KTS_NAME,     /* its process's name, bytes 0-7 (little-endian; NUL-padded) */
 	KTS_NAME_END = KTS_NAME + 3, /* ... bytes 24-31 */
 };

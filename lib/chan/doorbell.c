@@ -29,7 +29,13 @@ int chan_kick(struct spsc *q, const struct chan_platform *p)
 {
 	struct spsc_shared *sh = q->sh;
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with the fence in chan_sleep */
-	if (!atomic_load_explicit(&sh->sleeping, memory_order_relaxed))
+	/* Ring once per sleep: the flag comes down with the ring, so the pushes that follow
+	 * before the consumer runs (a burst, or a consumer that cannot run until we block on
+	 * its CPU) do not notify it again and again. It wakes for this ring and drains them
+	 * all; then it raises the flag again before it sleeps. The load first: a consumer that
+	 * is awake costs no write to its line. */
+	if (!atomic_load_explicit(&sh->sleeping, memory_order_relaxed) ||
+	    !atomic_exchange_explicit(&sh->sleeping, 0, memory_order_relaxed))
 		return 0;
 	/* Only the producer writes the bell: no read-modify-write needed. Release, so a
 	 * consumer that reads the new value also sees the pushes before it. */

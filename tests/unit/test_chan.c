@@ -271,11 +271,21 @@ static void doorbell_decisions(void)
 	/* Not empty: no wait. */
 	CHECK_EQ_I64(chan_sleep(&c, &plat), 0);
 	CHECK_EQ_I64(wait_calls, 1);
-	/* Consumer going to sleep: the producer rings once per kick. */
+	/* Consumer going to sleep: the producer rings once and takes the flag down, so more
+	 * pushes before the consumer runs do not ring again; once it sleeps again, they do. */
 	atomic_store(&sh->sleeping, 1);
 	CHECK_EQ_I64(chan_kick(&p, &plat), 1);
 	CHECK_EQ_I64(wake_calls, 1);
 	CHECK_EQ_U64(atomic_load(&sh->bell), 42);
+	CHECK_EQ_U64(atomic_load(&sh->sleeping), 0);
+	CHECK_EQ_I64(spsc_push(&p, m), 0);
+	CHECK_EQ_I64(chan_kick(&p, &plat), 0);
+	CHECK_EQ_I64(wake_calls, 1);
+	CHECK_EQ_I64(spsc_pop(&c, out), 0);
+	atomic_store(&sh->sleeping, 1);
+	CHECK_EQ_I64(chan_kick(&p, &plat), 1);
+	CHECK_EQ_I64(wake_calls, 2);
+	CHECK_EQ_U64(atomic_load(&sh->bell), 43);
 	CHECK_EQ_I64(spsc_pop(&c, out), 0);
 	/* A corrupted head is reported, not slept on. */
 	atomic_store(&sh->head, 100);

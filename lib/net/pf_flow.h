@@ -6,9 +6,11 @@
  *   by pf alone (read-write); pf imports it with the channels. When a pf imports it, ip
  *   clears it first, so a new pf starts from an empty table. Each side uses its own
  *   compile-time size (PF_FLOW_SLOTS) and never a size read from the shared page.
- * - Which packets may take it: IPv4, not a fragment, UDP, or TCP without SYN, FIN or RST
- *   (a connection's opening and closing always reach pf, which tracks its phases). ICMP
- *   and everything else always goes to pf.
+ * - Which packets may take it: IPv4, not a fragment, UDP, or TCP without SYN, FIN or RST.
+ *   A connection's opening always waits for pf. Its closing (FIN or RST, no SYN) of a flow
+ *   in the table passes at once too, and pf hears of it by a note it does not answer
+ *   (pf_proto.h PF_REQ_NOTE), so it still tracks the connection's phases. ICMP and
+ *   everything else always goes to pf.
  * - An entry says: pf passed a packet of exactly this key (direction, interface, protocol,
  *   addresses, ports) under rule generation `gen`, and ip may pass that key's packets until
  *   `expires_ns` (ax_time_ns). pf gives PF_FLOW_TTL_NS, below the shortest lifetime of a
@@ -55,10 +57,14 @@ struct pf_flow_table {
 _Static_assert(sizeof(struct pf_flow_table) == 64 + PF_FLOW_SLOTS * 32, "a cache line of header");
 
 
-/* The flow key of an IPv4 packet whose first n bytes are h, if it may take the fast path:
- * not a fragment, UDP or TCP without SYN/FIN/RST, with its ports in h. */
-static inline bool pf_flow_key_of(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
-				  struct pf_flow_key *k)
+#define PF_FLOW_FIN 0x01
+#define PF_FLOW_SYN 0x02
+#define PF_FLOW_RST 0x04
+
+/* The flow key of an IPv4 packet whose first n bytes are h, UDP or TCP, not a fragment, with
+ * its ports in h; *tcp_flags its TCP flags (0 for UDP). */
+static inline bool pf_flow_key_any(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
+				   struct pf_flow_key *k, uint8_t *tcp_flags)
 {
 	if (n < 20 || (h[0] >> 4) != 4)
 		return false;
@@ -66,9 +72,11 @@ static inline bool pf_flow_key_of(const uint8_t *h, uint32_t n, uint8_t dir, uin
 	if (ihl < 20 || (((uint32_t)h[6] << 8 | h[7]) & 0x3fff)) /* MF or an offset: a fragment */
 		return false;
 	uint8_t proto = h[9];
+	*tcp_flags = 0;
 	if (proto == 6) {
-		if (n < ihl + 14 || (h[ihl + 13] & 0x07)) /* FIN, SYN, RST */
+		if (n < ihl + 14)
 			return false;
+		*tcp_flags = h[ihl + 13];
 	} else if (proto != 17 || n < ihl + 8) {
 		return false;
 	}
@@ -78,6 +86,24 @@ static inline bool pf_flow_key_of(const uint8_t *h, uint32_t n, uint8_t dir, uin
 	__builtin_memcpy(&k->sport, h + ihl, 2);
 	__builtin_memcpy(&k->dport, h + ihl + 2, 2);
 	return true;
+}
+
+/* The key of a packet that may take the fast path: UDP, or TCP without SYN/FIN/RST. */
+static inline bool pf_flow_key_of(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
+				  struct pf_flow_key *k)
+{
+	uint8_t f;
+	return pf_flow_key_any(h, n, dir, ifindex, k, &f) && !(f & (PF_FLOW_FIN | PF_FLOW_SYN | PF_FLOW_RST));
+}
+
+/* The key of a TCP packet that closes its connection (FIN or RST, no SYN): ip passes it at
+ * once when its flow is in the table and tells pf with a note (pf_proto.h PF_REQ_NOTE). */
+static inline bool pf_flow_key_closing(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
+				       struct pf_flow_key *k)
+{
+	uint8_t f;
+	return pf_flow_key_any(h, n, dir, ifindex, k, &f) && k->proto == 6 &&
+	       (f & (PF_FLOW_FIN | PF_FLOW_RST)) && !(f & PF_FLOW_SYN);
 }
 
 static inline uint32_t pf_flow_hash(const struct pf_flow_key *k)

@@ -22,6 +22,9 @@
 
 enum { PF_IN = 0, PF_OUT = 1 };
 enum { PF_PASS = 1, PF_BLOCK = 2 };
+/* A note, not a question: ip passed this packet already (a FIN or RST of a flow pf's flow
+ * table passes, lib/net/pf_flow.h) and pf only updates its connection state; no answer. */
+#define PF_REQ_NOTE 1
 
 struct pf_req {
 	uint64_t id;
@@ -29,7 +32,7 @@ struct pf_req {
 	uint8_t ifindex;   /* ip's interface number (0 = first NIC) */
 	uint16_t hdr_len;  /* bytes valid in hdr (min(packet length, PF_HDR_MAX)) */
 	uint32_t pkt_len;  /* whole IP packet length */
-	uint64_t reserved;
+	uint64_t flags;    /* PF_REQ_NOTE, else 0 */
 	uint8_t hdr[PF_HDR_MAX];
 };
 _Static_assert(sizeof(struct pf_req) == PF_REQ_SLOT, "one slot");

@@ -36,14 +36,38 @@ static struct {
 	struct pf_flow_table *flows;
 } pf;
 
-/* Whether pf's flow table passes the packet p (first bytes h[0..n)) without asking. */
-static bool flows_pass(const uint8_t *h, uint32_t n, struct netif *nif, uint8_t dir)
+/* A closing packet passed by the table: pf hears of it (no answer); false if it cannot. */
+static bool note(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex, uint32_t pkt_len)
+{
+	if (!pf.peer.ep || pf.unsent)
+		return false; /* (notes go in order behind what waits to be sent) */
+	struct pf_req r = { .dir = dir, .ifindex = ifindex, .pkt_len = pkt_len, .flags = PF_REQ_NOTE };
+	r.hdr_len = (uint16_t)(n < PF_HDR_MAX ? n : PF_HDR_MAX);
+	memcpy(r.hdr, h, r.hdr_len);
+	if (spsc_push(&pf.req, &r) != 0)
+		return false;
+	chan_kick(&pf.req, &pf.plat);
+	return true;
+}
+
+/* Whether pf's flow table passes the packet p (first bytes h[0..n)) without asking: a
+ * packet of a passed flow, or its FIN or RST, which pf is told of by a note. */
+static bool flows_pass(const uint8_t *h, uint32_t n, struct netif *nif, uint8_t dir, uint32_t pkt_len)
 {
 	struct pf_flow_key k;
-	if (!pf.flows || !pf_flow_key_of(h, n, dir, ip_if_of(nif)->index, &k) ||
-	    !pf_flow_passes(pf.flows, &k, ax_time_ns()))
+	uint8_t ifindex = ip_if_of(nif)->index;
+	if (!pf.flows)
 		return false;
-	ip.c_pf_fast++;
+	if (pf_flow_key_of(h, n, dir, ifindex, &k)) {
+		if (!pf_flow_passes(pf.flows, &k, ax_time_ns()))
+			return false;
+		ip.c_pf_fast++;
+		return true;
+	}
+	if (!pf_flow_key_closing(h, n, dir, ifindex, &k) || !pf_flow_passes(pf.flows, &k, ax_time_ns()) ||
+	    !note(h, n, dir, ifindex, pkt_len))
+		return false;
+	ip.c_pf_noted++;
 	return true;
 }
 
@@ -185,7 +209,7 @@ int ip_hook_ip4_input(struct pbuf *p, struct netif *inp)
 		pbuf_free(p);
 		return 1;
 	}
-	if (!ip.pf_on || flows_pass(h, n, inp, PF_IN))
+	if (!ip.pf_on || flows_pass(h, n, inp, PF_IN, p->tot_len))
 		return 0;
 	if (!hold(p, inp, NULL, PF_IN))
 		pbuf_free(p);
@@ -196,7 +220,7 @@ err_t ip_pf_output(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 {
 	uint8_t h[60];
 	u16_t len = pf.flows ? pbuf_copy_partial(p, h, sizeof(h), 0) : 0;
-	if (!ip.pf_on || (len && flows_pass(h, len, n, PF_OUT)))
+	if (!ip.pf_on || (len && flows_pass(h, len, n, PF_OUT, p->tot_len)))
 		return etharp_output(n, p, dst);
 	pbuf_ref(p); /* the caller frees its own reference when we return */
 	if (!hold(p, n, dst, PF_OUT))

@@ -22,6 +22,7 @@ struct pf_counters {
 	uint64_t state_pass;            /* passed by a connection-table entry */
 	uint64_t states_made, state_full;
 	uint64_t frag_follow, frag_unknown; /* later fragments: by their first's verdict / passed unseen */
+	uint64_t notes;                 /* closing packets ip passed by the flow table and told us of */
 };
 
 struct pf_filter {

@@ -31,11 +31,15 @@ void pf_flows_detach(void)
 	table = NULL;
 }
 
+/* Any passed UDP or TCP packet, its SYN too: our verdict depends on the key alone (no rule
+ * matches TCP flags; a connection's state is found by its key), so the packets after it
+ * with that key would pass as well. The SYN itself always comes here (pf_flow.h). */
 void pf_flows_judged(const struct pf_req *req, uint32_t verdict, uint64_t now)
 {
 	struct pf_flow_key k;
+	uint8_t flags;
 	if (table && verdict == PF_PASS && req->hdr_len <= PF_HDR_MAX &&
-	    pf_flow_key_of(req->hdr, req->hdr_len, req->dir, req->ifindex, &k))
+	    pf_flow_key_any(req->hdr, req->hdr_len, req->dir, req->ifindex, &k, &flags))
 		pf_flow_put(table, &k, now);
 }
 

@@ -159,6 +159,13 @@ static bool poll(struct ax_evloop *l)
 			detach(l, NEVER);
 			return false;
 		}
+		if (req.flags & PF_REQ_NOTE) { /* ip passed it already: the state moves, no answer */
+			uint32_t rule;
+			pf_filter_judge(&pf_f, &req, now, &rule);
+			pf_f.c.notes++;
+			spsc_pop(&s.req, &req);
+			continue;
+		}
 		if (!s.held) {
 			uint32_t rule;
 			uint32_t v = pf_filter_judge(&pf_f, &req, now, &rule);

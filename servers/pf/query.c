@@ -61,6 +61,7 @@ static bool counters_item(uint32_t i, char *out, size_t cap)
 		{ "states_made", c->states_made }, { "state_table_full", c->state_full },
 		{ "passed_by_state", c->state_pass }, { "frags_following_first", c->frag_follow },
 		{ "frags_first_unseen", c->frag_unknown }, { "rules", (uint64_t)pf_f.nrules },
+		{ "notes", c->notes },
 	};
 	if (i >= sizeof(rows) / sizeof(rows[0]))
 		return false;

@@ -41,6 +41,19 @@ static void which_packets_qualify(void)
 	CHECK(!pf_flow_key_of(h, packet(h, 1, 0, 0), 0, 0, &k));           /* ICMP */
 	CHECK(!pf_flow_key_of(h, packet(h, 17, 0, 0x2000), 0, 0, &k));     /* MF */
 	CHECK(!pf_flow_key_of(h, packet(h, 17, 0, 0x0010), 0, 0, &k));     /* a later fragment */
+	/* closing packets: FIN or RST without SYN, TCP only, with the same key as the flow's */
+	struct pf_flow_key d;
+	uint8_t f;
+	CHECK(pf_flow_key_closing(h, packet(h, 6, 0x11, 0), 0, 0, &k));    /* FIN ACK */
+	CHECK(pf_flow_key_of(h, packet(h, 6, 0x10, 0), 0, 0, &d) && pf_flow_key_eq(&k, &d));
+	CHECK(pf_flow_key_closing(h, packet(h, 6, 0x04, 0), 0, 0, &k));    /* RST */
+	CHECK(!pf_flow_key_closing(h, packet(h, 6, 0x03, 0), 0, 0, &k));   /* SYN FIN */
+	CHECK(!pf_flow_key_closing(h, packet(h, 6, 0x10, 0), 0, 0, &k));   /* ACK */
+	CHECK(!pf_flow_key_closing(h, packet(h, 17, 0, 0), 0, 0, &k));     /* UDP */
+	CHECK(!pf_flow_key_closing(h, packet(h, 6, 0x11, 0x2000), 0, 0, &k)); /* a fragment */
+	/* any flags: pf records the SYN it passed */
+	CHECK(pf_flow_key_any(h, packet(h, 6, 0x02, 0), 0, 0, &k, &f) && f == 0x02 && pf_flow_key_eq(&k, &d));
+	CHECK(!pf_flow_key_any(h, packet(h, 1, 0, 0), 0, 0, &k, &f));      /* ICMP */
 	packet(h, 6, 0x10, 0);
 	CHECK(pf_flow_key_of(h, 34, 0, 0, &k) && !pf_flow_key_of(h, 33, 0, 0, &k)); /* TCP flags cut */
 	packet(h, 17, 0, 0);

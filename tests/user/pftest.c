@@ -38,6 +38,7 @@ struct pending {
 	uint32_t expect;  /* PF_PASS or PF_BLOCK */
 	uint32_t check;   /* the check it belongs to, 0 = the stream */
 	int kase;
+	bool resubmitted; /* sent again to a restarted pf */
 	struct pf_req req;
 };
 
@@ -88,7 +89,7 @@ static bool send(struct pf_req r, uint32_t expect, uint32_t check, int kase)
 	struct pending *p = &t.p[r.id % PENDING];
 	if (p->used)
 		return false;
-	*p = (struct pending){ true, expect, check, kase, r };
+	*p = (struct pending){ .used = true, .expect = expect, .check = check, .kase = kase, .req = r };
 	t.npending++;
 	if (t.attached && spsc_push(&t.req, &r) != 0)
 		ax_printf("PFTEST pf.req full\n");
@@ -166,7 +167,7 @@ static void answered(const struct pf_ans *a)
 	} else if (a->verdict != PF_PASS) {
 		t.wrong_stream++;
 	}
-	if (p->req.reserved == 1 && t.resub_left && --t.resub_left == 0 && !t.resub_reported) {
+	if (p->resubmitted && t.resub_left && --t.resub_left == 0 && !t.resub_reported) {
 		t.resub_reported = true;
 		ax_printf("PFTEST restart: %u pending answered\n", t.resub_total);
 	}
@@ -211,7 +212,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 		struct pending *p = &t.p[id % PENDING];
 		if (!p->used || p->req.id != id)
 			continue;
-		p->req.reserved = t.attaches > 1; /* marks a resubmission */
+		p->resubmitted = t.attaches > 1;
 		if (spsc_push(&t.req, &p->req) == 0)
 			n++;
 	}

@@ -23,7 +23,8 @@
 enum { PF_IN = 0, PF_OUT = 1 };
 enum { PF_PASS = 1, PF_BLOCK = 2 };
 /* A note, not a question: ip passed this packet already (a FIN or RST of a flow pf's flow
- * table passes, lib/net/pf_flow.h) and pf only updates its connection state; no answer. */
+ * table passes, lib/net/pf_flow.h) and pf only updates its connection state; no answer.
+ * ip does not ring pf for a note: pf reads it with the next request. */
 #define PF_REQ_NOTE 1
 
 struct pf_req {

@@ -36,7 +36,10 @@ static struct {
 	struct pf_flow_table *flows;
 } pf;
 
-/* A closing packet passed by the table: pf hears of it (no answer); false if it cannot. */
+/* A closing packet passed by the table: pf hears of it (no answer); false if it cannot.
+ * Not rung for it: pf reads the note before the next packet that waits for it, which every
+ * new connection's SYN is, so its connection table is up to date before it grows, and a
+ * connection's close costs pf no wake-up of its own. */
 static bool note(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex, uint32_t pkt_len)
 {
 	if (!pf.peer.ep || pf.unsent)
@@ -44,10 +47,7 @@ static bool note(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex, uin
 	struct pf_req r = { .dir = dir, .ifindex = ifindex, .pkt_len = pkt_len, .flags = PF_REQ_NOTE };
 	r.hdr_len = (uint16_t)(n < PF_HDR_MAX ? n : PF_HDR_MAX);
 	memcpy(r.hdr, h, r.hdr_len);
-	if (spsc_push(&pf.req, &r) != 0)
-		return false;
-	chan_kick(&pf.req, &pf.plat);
-	return true;
+	return spsc_push(&pf.req, &r) == 0;
 }
 
 /* Whether pf's flow table passes the packet p (first bytes h[0..n)) without asking: a

@@ -1018,9 +1018,9 @@ def test_pf_flow_table_passes_known_flows_and_obeys_rule_changes(apps):
     # once and tells pf with a note, which pf counts without answering
     wait_until("ip passing the closing FIN by a note to pf",
                lambda: netstat_counter(apps, "ip", "pf_noted") > noted, 60)
-    wait_until("pf hearing the note", lambda: netstat_counter(apps, "pf", "notes") > notes, 60)
     with socket.create_connection((HOST, apps.port[80]), timeout=120) as s:
-        request(s)  # and new connections are served as before
+        request(s)  # new connections are served as before; their SYN has pf read the notes
+    wait_until("pf hearing the note", lambda: netstat_counter(apps, "pf", "notes") > notes, 60)
 
 
 def test_loopback_connection_with_both_windows_full_leaves_tcp_asleep(apps):

@@ -278,9 +278,12 @@ uint64_t axsock_accept_mark(void)
 	return have_page ? atomic_load_explicit(&page->accepted_n, memory_order_acquire) : 0;
 }
 
-uint32_t axsock_arrivals(void)
+bool axsock_arrivals(uint32_t *v)
 {
-	return have_page ? atomic_load_explicit(&page->app.arrivals, memory_order_acquire) : 0;
+	if (!have_page)
+		return false; /* (a fork's child before its first call: its parent's counts mean nothing) */
+	*v = atomic_load_explicit(&page->app.arrivals, memory_order_acquire);
+	return true;
 }
 
 int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b,

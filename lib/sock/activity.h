@@ -75,10 +75,10 @@ int axsock_listener_key(int lfd, uint32_t *key);
 uint64_t axsock_accept_mark(void);
 int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b,
 		    uint32_t *arrivals, uint32_t *more);
-/* The page's app.arrivals (sock_ax.h); what an accept's entry said of it and of the
- * connections still queued (axsock_accepted's *arrivals and *more) tells whether the
- * listener's next non-blocking accept may be answered EAGAIN here. */
-uint32_t axsock_arrivals(void);
+/* The page's app.arrivals (sock_ax.h) into *v; false without a page. What an accept's entry
+ * said of it and of the connections still queued (axsock_accepted's *arrivals and *more)
+ * tells whether the listener's next non-blocking accept may be answered EAGAIN here. */
+bool axsock_arrivals(uint32_t *v);
 
 /* In a fork's child: no page, bell or wake socket (the parent's are the parent's). */
 void axsock_act_forked(void);

@@ -178,8 +178,9 @@ static int lib_accept(int l, struct sockaddr *a, socklen_t *al, int flags, bool 
 	 * listener readable, and the accept after this one asks) */
 	bool drained = ls->drained;
 	ls->drained = false;
+	uint32_t arrived;
 	if (drained && ls->nonblock && !(four && (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))) &&
-	    axsock_arrivals() == ls->drained_at) {
+	    axsock_arrivals(&arrived) && arrived == ls->drained_at) {
 		axsock_count(AXC_ACCEPT, true);
 		errno = EAGAIN;
 		return -1;
@@ -385,6 +386,7 @@ int __wrap_shutdown(int fd, int how)
 	struct axsock *s = axsock_tracked(fd);
 	if (!s)
 		return __real_shutdown(fd, how);
+	s->drained = false; /* a listener shut down: its next accept is the kernel's (EINVAL) */
 	if (s->taken && axsock_shutdown(fd, how) == 0) { /* in user space: the FIN piece queued */
 		axsock_count(AXC_SHUTDOWN, true);
 		return 0;

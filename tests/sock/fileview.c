@@ -255,17 +255,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)axfile_counts.user, (unsigned long long)axfile_counts.vfs,
 	       (unsigned long long)axfile_counts.views);
 	if (lib) {
-		fflush(stdout);
-		pid_t kid = fork();
-		if (kid == 0) {
-			char *env[] = { "AXOLOTL_SOCK=0", NULL };
-			char *args[] = { argv[0], NULL };
-			execve(argv[0], args, env);
-			_exit(127);
-		}
-		int st = -1;
-		waitpid(kid, &st, 0);
-		ck("without_library_all_passed", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		ck("without_library_all_passed", rerun_without_library(argv[0]));
 		printf("fileview: %d passed, %d failed\n", passed, failed);
 	} else {
 		ck("without_library_no_views", axfile_counts.user == 0 && axfile_counts.views == 0);

@@ -600,17 +600,7 @@ int main(int argc, char **argv)
 		churn_checks(); /* (with the library only: the engines' map is its) */
 		exec_checks(argv[0]);
 		/* the same program without the library */
-		fflush(stdout);
-		pid_t kid = fork();
-		if (kid == 0) {
-			char *env[] = { "AXOLOTL_SOCK=0", NULL };
-			char *args[] = { argv[0], NULL };
-			execve(argv[0], args, env);
-			_exit(127);
-		}
-		int st = -1;
-		waitpid(kid, &st, 0);
-		ck("without_library_all_passed", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		ck("without_library_all_passed", rerun_without_library(argv[0]));
 		printf("sockposix: %d passed, %d failed\n", passed, failed);
 	} else {
 		ck("without_library_counters_zero", total() == 0);

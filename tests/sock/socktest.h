@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int passed, failed;
 static const char *check_tag;
@@ -16,6 +18,23 @@ static void check(const char *name, int ok)
 	printf("%s %s %s\n", check_tag, ok ? "PASS" : "FAIL", name);
 	fflush(stdout);
 	ok ? passed++ : failed++;
+}
+
+/* The program at self run again with AXOLOTL_SOCK=0 (the same checks through system calls):
+ * whether it exited 0. */
+static inline int rerun_without_library(const char *self)
+{
+	fflush(stdout);
+	pid_t kid = fork();
+	if (kid == 0) {
+		char *env[] = { "AXOLOTL_SOCK=0", NULL };
+		char *args[] = { (char *)self, NULL };
+		execve(self, args, env);
+		_exit(127);
+	}
+	int st = -1;
+	waitpid(kid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 static inline int udp_bound(struct sockaddr_in *a)

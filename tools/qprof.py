@@ -125,10 +125,14 @@ class Monitor:
         self.s.settimeout(5)
         self.s.connect(path)
         self.buf = b""
-        self.cmd("")  # the banner and the first prompt
+        self._prompt()  # the banner and the first prompt (sending anything first would leave
+        # a second prompt behind, which the next command would take for its own answer)
 
     def cmd(self, line):
         self.s.sendall(line.encode() + b"\n")
+        return self._prompt()
+
+    def _prompt(self):
         while b"(qemu)" not in self.buf:
             chunk = self.s.recv(65536)
             if not chunk:

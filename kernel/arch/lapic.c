@@ -13,6 +13,7 @@ enum {
 };
 #define LVT_MASKED (1u << 16)
 #define LVT_PERIODIC (1u << 17)
+#define LVT_DELIVERY_NMI (4u << 8)
 #define APIC_BASE_EN (1u << 11)
 #define APIC_BASE_EXTD (1u << 10)
 
@@ -63,6 +64,10 @@ void lapic_init_cpu(void)
 	wr(REG_ESR, 0);
 	wr(REG_ESR, 0);
 	wr(REG_LVT_TIMER, LVT_MASKED);
+	/* LINT1 is the platform's NMI line on every CPU (what firmware's MADT "local APIC NMI"
+	 * entries say on PCs, and where QEMU's monitor `nmi` arrives): delivered as an NMI, the
+	 * hang report (core/hang_report.c). Reset leaves it masked on the APs. */
+	wr(REG_LVT_LINT1, LVT_DELIVERY_NMI);
 	wr(REG_SVR, 0x100 | VEC_SPURIOUS);
 	lapic_eoi();
 }

@@ -13,6 +13,7 @@ static enum log_level max_level = LOG_INFO;
 void log_set_level(enum log_level lvl) { max_level = lvl; }
 
 void console_break_locks(void) { locks_broken = true; }
+void console_mend_locks(void) { locks_broken = false; }
 
 static uint64_t console_lock_acquire(void)
 {

@@ -11,6 +11,8 @@ void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void console_write(const char *s, size_t n);
 /* Called on panic: later output must never wait for a lock another CPU may hold. */
 void console_break_locks(void);
+/* Ends console_break_locks (the NMI hang report, which goes on afterwards). */
+void console_mend_locks(void);
 
 #define pr_err(...) klog(LOG_ERR, __VA_ARGS__)
 #define pr_warn(...) klog(LOG_WARN, __VA_ARGS__)

@@ -1,5 +1,6 @@
 #include "core/panic.h"
 #include "core/backtrace.h"
+#include "core/hang_report.h"
 #include "console/log.h"
 #include "arch/x86.h"
 #include "arch/lapic.h"
@@ -32,7 +33,7 @@ __noreturn void qemu_exit(uint32_t v)
 void nmi_handler(struct trap_frame *f)
 {
 	if (!panicking) {
-		pr_warn("NMI at %#llx ignored", (unsigned long long)f->rip);
+		hang_report(f);
 		return;
 	}
 	/* CPUs take turns so their dumps do not interleave; the wait is bounded because a

@@ -8,14 +8,17 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import weakref
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from qemu_cmd import qemu_command  # noqa: E402
+from qprof import Monitor  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "build", "axolotl.elf")
 ISO_DIR = os.path.join(ROOT, "build", "test-iso")
@@ -227,6 +230,22 @@ def tap_net(model="e1000", mac="52:54:00:12:34:56"):
     return ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no", "-device", f"{model},netdev=n0,mac={mac}"]
 
 
+LIVE_GUESTS = weakref.WeakSet()  # for the hang report after a failed test
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that failed while a guest runs (a client's timeout, not only wait_for's) gets
+    that guest's hang report in the log and in its failure text."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call" and rep.failed:
+        for g in list(LIVE_GUESTS):
+            report = g.hang_report()
+            if report:
+                rep.sections.append((f"hang report of {g.name}", report))
+
+
 class Guest:
     """A running Axolotl for tests that act on it while it runs (network clients, typing):
     wait_for(regex) blocks until the serial log matches, type(text) types into the serial
@@ -234,7 +253,11 @@ class Guest:
 
     def __init__(self, cmdline, modules=(), smp=2, cpu="max", mem=512, net=(), name=None, netns=None):
         iso = iso_for(cmdline, modules)
-        cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", net=net)
+        # A monitor socket for the hang report (hang_report): our own, removed in close()
+        self._monitor = os.path.join(tempfile.gettempdir(), f"axolotl-monitor-{os.getpid()}-{id(self)}.sock")
+        cmd = qemu_command(iso, smp=smp, mem=mem, cpu=cpu, accel=ACCEL, serial="stdio", net=net,
+                           extra=("-monitor", f"unix:{self._monitor},server,nowait"))
+        self._reported = False
         if netns:  # QEMU inside a network namespace the test made (its NIC on tap_net())
             cmd = ["ip", "netns", "exec", netns] + cmd
         self.name = name or re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{cmdline}-{'-'.join(modules)}")[:150]
@@ -244,6 +267,7 @@ class Guest:
                                      stderr=subprocess.STDOUT)
         self._th = threading.Thread(target=self._reader, daemon=True)
         self._th.start()
+        LIVE_GUESTS.add(self)
 
     def _reader(self):
         for raw in iter(lambda: self.proc.stdout.read1(4096), b""):
@@ -274,9 +298,33 @@ class Guest:
                 if m:
                     return m
                 left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None:
+                if self.proc.poll() is not None:
                     raise AssertionError(f"{regex!r} not seen; log tail:\n{text[-3000:]}")
+                if left <= 0:
+                    break
                 self._cond.wait(min(left, 0.5))
+        report = self.hang_report()
+        raise AssertionError(f"{regex!r} not seen; log tail:\n{text[-3000:]}\n{report}")
+
+    def hang_report(self):
+        """Once per boot, on the first wait that times out: an NMI through QEMU's monitor,
+        which makes the kernel print what every CPU runs and every thread's state
+        (kernel/core/hang_report.c), and that report, for the log and the failure."""
+        if self._reported or self.proc.poll() is not None:
+            return ""
+        self._reported = True
+        mark = self.mark()
+        try:
+            Monitor(self._monitor).cmd("nmi")
+        except (OSError, SystemExit) as e:
+            return f"(no hang report: {e})"
+        deadline = time.monotonic() + 30
+        with self._cond:
+            while "hang-report: end" not in "".join(self._chunks)[mark:] and time.monotonic() < deadline:
+                self._cond.wait(0.5)
+            text = "".join(self._chunks)[mark:]
+        lines = [ln for ln in text.splitlines() if "hang-report" in ln]
+        return "hang report (NMI):\n" + "\n".join(lines[:400])
 
     def mark(self):
         """Offset of the end of the log now, for wait_for(start=...)."""
@@ -289,12 +337,17 @@ class Guest:
             time.sleep(delay)
 
     def close(self):
+        LIVE_GUESTS.discard(self)
         if self.proc.poll() is None:
             self.proc.kill()  # our own QEMU, by PID
         self.proc.wait()
         self._th.join(5)
         try:
             self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self._monitor)
         except OSError:
             pass
         save_log(self.name, self.output)

@@ -53,3 +53,28 @@ def test_gdb_stops_at_kmain_and_breaks_in_one_server():
     assert rows.get("ds") == "T_RUNNING", rows
     assert rows.get("utest") in ("T_BLOCKED", "T_READY"), rows
     assert "init" in rows, rows
+
+
+def test_nmi_hang_report_lists_every_cpu_and_thread_and_the_system_goes_on():
+    """The harness's hang report (Guest.hang_report, sent when a wait times out): an NMI
+    from QEMU's monitor makes each CPU name what it runs and one list every thread
+    (kernel/core/hang_report.c); afterwards the system runs on as before."""
+    from conftest import Guest
+    from test_console import CONF, MODULES
+    from test_rs import write_conf
+    write_conf("contest.conf", CONF)
+    with Guest("", modules=MODULES, smp=2, name="hang-report") as g:
+        g.wait_for(r"^console: ready$", timeout=120)
+        report = g.hang_report()
+        assert g.hang_report() == "", "a second report in the same boot"
+        for cpu in (0, 1):
+            assert re.search(r"^hang-report cpu%d: .* at (user|kernel) 0x[0-9a-f]+ " % cpu, report, re.M), report
+        assert re.search(r"^hang-report: 2 of 2 CPUs answered", report, re.M), report
+        threads = re.findall(r"^hang-report thread \d+ (\S+): (\w+)", report, re.M)
+        names = {n for n, _ in threads}
+        assert {"rs", "console", "uecho"} <= names, threads
+        assert all(s in ("ready", "running", "blocked", "dead") for _, s in threads), threads
+        # and the console still answers
+        mark = g.mark()
+        g.type("service list\r")
+        g.wait_for(r"^echo1 +running ", timeout=60, start=mark)

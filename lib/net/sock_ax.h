@@ -54,7 +54,8 @@ struct ax_sockbuf {
 struct ax_listener {
 	uint64_t act_va; /* the process's activity page (0: none: accepts are not taken over) */
 	uint32_t key;    /* the listener's key in `accepted` entries */
-	uint32_t pad;
+	uint32_t slot;   /* its entry in the page's `listen` table + 1 (0: none: epoll asks the
+	                    kernel about it) */
 };
 
 /* The activity page (docs/sockets.md, "Telling the stack"; thesis §5.6.1): one per process
@@ -89,11 +90,12 @@ struct ax_listener {
  * it and wakes syscall itself (AX_KICK). Both sides fence between their store and their
  * load, so one of them sees the other. */
 #define AX_ACT_MAGIC 0x54434158u /* "XACT" */
-#define AX_ACT_VERSION 4
+#define AX_ACT_VERSION 5
 #define AX_ACT_SOCKS 1024        /* bits per engine: syscall's socket table slots */
 #define AX_ACT_BYTES 8192
 #define AX_ACT_ACCEPTS 32
 #define AX_ACT_SPARES 32
+#define AX_ACT_LISTENERS 8
 enum { AX_SPARE_FREE, AX_SPARE_WRITING, AX_SPARE_KEEP, AX_SPARE_PARKED, AX_SPARE_CLAIMED };
 enum { AXE_UDP, AXE_TCP, AXE_N };
 /* The calls the library counts (thesis table 5.2), by the C library's name. */
@@ -174,6 +176,20 @@ struct ax_activity {
 		uint32_t bit;           /* the closed socket's bit */
 		uint64_t va, bytes;     /* the library's mapping of its buffer */
 	} spares[AX_ACT_SPARES];
+	/* Listeners whose accepts are taken over for this process (AX_ACCEPT_TAKE): their
+	 * readiness, so the library's epoll answers them from here and sleeps on its wake word
+	 * with no listener in the kernel's set (no AX_EPOLL_ARM, no kernel epoll_wait per
+	 * connection). syscall writes `bits` whenever the listener's readiness may have changed
+	 * (a connection queued or accepted, an error, a shutdown), bumps `seq` at each arrival
+	 * (EPOLLET reports each, as Linux), then rings the wake word if the library waits. An
+	 * entry whose key is no longer the listener's (its accepts went to another process, it
+	 * closed) is gone: the library puts the listener into the kernel's set. */
+	struct ax_listen {
+		_Atomic uint32_t key;  /* the listener's key + 1, 0: a free entry */
+		_Atomic uint32_t bits; /* its poll bits: POLLIN while connections wait, POLLERR, POLLHUP */
+		_Atomic uint32_t seq;  /* arrivals */
+		uint32_t rung;         /* syscall's: `seq` when it last rang for this entry */
+	} listen[AX_ACT_LISTENERS];
 };
 _Static_assert(sizeof(struct ax_activity) <= 4096, "one page");
 /* The `sleeping` flag's values: an engine on a dedicated core with MONITOR sleeps in

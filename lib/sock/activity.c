@@ -257,7 +257,7 @@ void axsock_kernel_wait(int fd, bool on)
 	}
 }
 
-int axsock_listener_key(int lfd, uint32_t *key)
+int axsock_listener_key(int lfd, uint32_t *key, uint8_t *slot)
 {
 	struct ax_listener l;
 	socklen_t len = sizeof(l);
@@ -270,7 +270,19 @@ int axsock_listener_key(int lfd, uint32_t *key)
 	axsock_act_page(l.act_va);
 	accept_taking = true;
 	*key = l.key;
+	*slot = l.slot <= AX_ACT_LISTENERS ? (uint8_t)l.slot : 0;
 	return have_page ? 0 : -ENOENT;
+}
+
+bool axsock_listen_read(uint8_t slot, uint32_t key, uint32_t *bits, uint32_t *seq)
+{
+	if (!have_page || !slot || slot > AX_ACT_LISTENERS)
+		return false;
+	struct ax_listen *e = &page->listen[slot - 1];
+	*bits = atomic_load_explicit(&e->bits, memory_order_acquire);
+	*seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	/* the key after the bits: a drop (key 0) comes before the entry's reuse */
+	return atomic_load_explicit(&e->key, memory_order_acquire) == key + 1;
 }
 
 uint64_t axsock_accept_mark(void)

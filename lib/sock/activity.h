@@ -71,7 +71,11 @@ int64_t axsock_left(int64_t timeout, int64_t deadline);
  * peer addr:port, its entry among those written since the mark (0 and *b, or -ENOENT: the
  * library takes the socket over with AX_SOCKBUF instead). Entries older than the mark are
  * never taken: a peer that reconnects from the same port must not get an old buffer. */
-int axsock_listener_key(int lfd, uint32_t *key);
+int axsock_listener_key(int lfd, uint32_t *key, uint8_t *slot);
+/* Listener readiness from the page (sock_ax.h `listen`): entry slot (+ 1) of the listener
+ * with key. True and its poll bits and arrival count, or false: the entry is gone (no page,
+ * a fork's child, its accepts went elsewhere, a shutdown): the kernel answers for it. */
+bool axsock_listen_read(uint8_t slot, uint32_t key, uint32_t *bits, uint32_t *seq);
 uint64_t axsock_accept_mark(void);
 int axsock_accepted(uint32_t key, uint32_t addr, uint16_t port, uint64_t mark, struct ax_sockbuf *b,
 		    uint32_t *arrivals, uint32_t *more);

@@ -310,6 +310,7 @@ struct ent {
 	epoll_data_t data;
 	bool off;        /* EPOLLONESHOT fired: disarmed until EPOLL_CTL_MOD */
 	bool kern;       /* registered in the kernel's set too (not owned when added) */
+	bool lis;        /* a listener answered from the page (its `listen` entry), not the kernel */
 	uint32_t last;   /* EPOLLET: the readiness last seen */
 	uint64_t seq;    /* EPOLLET: RX pieces produced when last seen */
 };
@@ -433,7 +434,7 @@ void axsock_events_to_kernel(int fd)
 
 /* epoll_ctl on a socket the library owns: the user-space list alone (the kernel's set never
  * hears of it; the wake socket stands for it when the library blocks). */
-static int ctl_owned(int epfd, int op, int fd, struct epoll_event *ev)
+static int ctl_owned(int epfd, int op, int fd, struct epoll_event *ev, bool lis)
 {
 	struct eplist *l = list_of(epfd, op == EPOLL_CTL_ADD);
 	if (!l) {
@@ -450,7 +451,7 @@ static int ctl_owned(int epfd, int op, int fd, struct epoll_event *ev)
 	if (op == EPOLL_CTL_ADD) {
 		if (x)
 			e = EEXIST;
-		else if (!ent_add(l, &(struct ent){ .fd = fd, .events = ev->events, .data = ev->data }))
+		else if (!ent_add(l, &(struct ent){ .fd = fd, .events = ev->events, .data = ev->data, .lis = lis }))
 			e = ENOMEM;
 	} else if (!x) {
 		e = ENOENT;
@@ -471,12 +472,38 @@ static int ctl_owned(int epfd, int op, int fd, struct epoll_event *ev)
 	return 0;
 }
 
+/* Whether listener s (fd) is answered from the page (asking syscall to take its accepts
+ * over first if it has not yet: the first accept would ask anyway). */
+static bool listener_in_page(struct axsock *s, int fd)
+{
+	if (!s->listening || s->never)
+		return false;
+	axsock_listener_take(s, fd);
+	uint32_t bits, seq;
+	return s->accept_take == 1 && axsock_listen_read(s->listen_slot, s->accept_key, &bits, &seq);
+}
+
+/* Whether fd has a listener's entry in epfd's list (its page entry may be gone since). */
+static bool listener_entry(int epfd, int fd)
+{
+	struct eplist *l = list_of(epfd, false);
+	if (!l)
+		return false;
+	ep_lock(l);
+	struct ent *x = ent_find(l, fd);
+	bool lis = x && x->lis;
+	ep_unlock(l);
+	return lis;
+}
+
 int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct axsock *s = axsock_tracked(fd);
-	if (s && axsock_owned(fd) && (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD || op == EPOLL_CTL_DEL)) {
+	bool lis = false;
+	if (s && (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD || op == EPOLL_CTL_DEL) &&
+	    (axsock_owned(fd) || (lis = listener_in_page(s, fd)) || (op != EPOLL_CTL_ADD && listener_entry(epfd, fd)))) {
 		uint64_t n0 = axsock_nsys;
-		int r = ctl_owned(epfd, op, fd, ev);
+		int r = ctl_owned(epfd, op, fd, ev, lis);
 		axsock_count(AXC_EPOLL_CTL, axsock_nsys == n0);
 		return r;
 	}
@@ -508,10 +535,41 @@ int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 }
 
 /* The rings' readiness of an entry as epoll bits (EPOLLIN/EPOLLOUT are POLLIN/POLLOUT;
- * EPOLLERR/EPOLLHUP from syscall's status are reported whatever was asked). */
-static uint32_t ent_ready(const struct ent *x)
+ * EPOLLERR/EPOLLHUP from syscall's status are reported whatever was asked); a listener's
+ * from the page (*seq: its arrivals, for EPOLLET). */
+static uint32_t ent_ready(const struct ent *x, uint64_t *seq)
 {
+	if (x->lis) {
+		struct axsock *s = axsock_slot(x->fd);
+		uint32_t bits = 0, n = 0;
+		axsock_listen_read(s->listen_slot, s->accept_key, &bits, &n);
+		*seq = n;
+		return bits & (x->events | EPOLLERR | EPOLLHUP);
+	}
+	*seq = axsock_rx_seq(x->fd);
 	return (uint32_t)axsock_ready(x->fd, (short)(x->events & (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM | EPOLLRDHUP)));
+}
+
+/* Whether entry x is answered here (an owned socket, a listener in the page). A listener
+ * whose page entry is gone goes into the kernel's set now, with what it was registered
+ * for (the caller holds the list's lock). */
+static bool ent_here(int epfd, struct ent *x)
+{
+	if (!x->lis)
+		return axsock_owned(x->fd) != NULL;
+	struct axsock *s = axsock_slot(x->fd);
+	uint32_t bits, seq;
+	if (s && s->tracked && axsock_listen_read(s->listen_slot, s->accept_key, &bits, &seq))
+		return true;
+	if (s)
+		s->listen_slot = 0; /* asked again only after a new AX_ACCEPT_TAKE (never, here) */
+	x->lis = false;
+	if (!x->kern) {
+		struct epoll_event ev = { .events = x->off ? 0 : x->events, .data = x->data };
+		axsock_nsys++;
+		x->kern = __real_epoll_ctl(epfd, EPOLL_CTL_ADD, x->fd, &ev) == 0 || errno == EEXIST;
+	}
+	return false;
 }
 
 /* Entries ready by their rings into ev (at most max), fairly from rr on. */
@@ -521,11 +579,11 @@ static int ep_sweep(int epfd, struct eplist *l, struct epoll_event *ev, int max)
 	ep_lock(l);
 	for (int k = 0; k < l->n && got < max; k++) {
 		struct ent *x = &l->e[(l->rr + (unsigned)k) % (unsigned)l->n];
-		if (x->off || !axsock_owned(x->fd))
+		if (x->off || !ent_here(epfd, x))
 			continue;
-		uint32_t bits = ent_ready(x), report = bits;
+		uint64_t seq;
+		uint32_t bits = ent_ready(x, &seq), report = bits;
 		if (x->events & EPOLLET) { /* a new bit, or new data (each arrival, as Linux) */
-			uint64_t seq = axsock_rx_seq(x->fd);
 			bool arrived = (bits & EPOLLIN) && seq != x->seq;
 			report = (bits & ~x->last) || arrived ? bits : 0;
 			x->last = bits, x->seq = seq;
@@ -560,7 +618,7 @@ static int ep_filter(struct eplist *l, struct epoll_event *ev, int n)
 			continue;
 		bool owned = false;
 		for (int k = 0; k < l->n && !owned; k++)
-			owned = l->e[k].data.u64 == ev[i].data.u64 && axsock_owned(l->e[k].fd);
+			owned = l->e[k].data.u64 == ev[i].data.u64 && (l->e[k].lis || axsock_owned(l->e[k].fd));
 		if (!owned)
 			ev[kept++] = ev[i];
 	}
@@ -575,7 +633,7 @@ static bool ep_owned(struct eplist *l, bool *tracked)
 	ep_lock(l);
 	for (int i = 0; i < l->n; i++) {
 		*tracked |= axsock_tracked(l->e[i].fd) != NULL;
-		owned |= axsock_owned(l->e[i].fd) != NULL;
+		owned |= l->e[i].lis || axsock_owned(l->e[i].fd) != NULL;
 	}
 	ep_unlock(l);
 	return owned && axsock_on();
@@ -728,7 +786,8 @@ int __wrap_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const 
 	for (;;) {
 		r = ep_sweep(epfd, l, ev, max);
 		if (r) {
-			if (++fair % FAIR == 0 && r < max) {
+			/* (a set whose every entry is answered here has nothing for the kernel) */
+			if (++fair % FAIR == 0 && r < max && ep_kernel_part(l)) {
 				int k = kern_epoll(epfd, ev + r, max - r, 0, mask);
 				if (k > 0)
 					r += ep_filter(l, ev + r, k);

@@ -37,6 +37,7 @@ int __real_fcntl(int, int, ...);
 int __real_ioctl(int, unsigned long, ...);
 int __real_setsockopt(int, int, int, const void *, socklen_t);
 int __real_shutdown(int, int);
+int __real_listen(int, int);
 ssize_t __real_read(int, void *, size_t);
 ssize_t __real_write(int, const void *, size_t);
 ssize_t __real_readv(int, const struct iovec *, int);
@@ -82,7 +83,8 @@ static void track(int fd, bool stream, bool connected, bool nonblock)
 	s->stream = stream, s->connected = connected, s->nonblock = nonblock;
 	s->broadcast = false;
 	s->accept_take = 0;
-	s->drained = false;
+	s->drained = s->listening = false;
+	s->listen_slot = 0;
 	s->tracked = true;
 }
 
@@ -161,6 +163,21 @@ static int accepted(int l, int fd, int flags)
 	return fd;
 }
 
+void axsock_listener_take(struct axsock *ls, int l)
+{
+	if (!ls->accept_take)
+		ls->accept_take = axsock_listener_key(l, &ls->accept_key, &ls->listen_slot) == 0 ? 1 : 2;
+}
+
+int __wrap_listen(int fd, int backlog)
+{
+	int r = __real_listen(fd, backlog);
+	struct axsock *s = axsock_tracked(fd);
+	if (s && r == 0 && s->stream)
+		s->listening = true;
+	return r;
+}
+
 /* accept on a tracked listener: syscall takes the connection over during the accept
  * (AX_ACCEPT_TAKE, asked once per listener) and announces it in the activity page, where
  * the library finds it by the peer's address and adopts it without a system call
@@ -171,8 +188,7 @@ static int lib_accept(int l, struct sockaddr *a, socklen_t *al, int flags, bool 
 	struct axsock *ls = axsock_tracked(l);
 	if (!ls)
 		return four ? __real_accept4(l, a, al, flags) : __real_accept(l, a, al);
-	if (!ls->accept_take)
-		ls->accept_take = axsock_listener_key(l, &ls->accept_key) == 0 ? 1 : 2;
+	axsock_listener_take(ls, l);
 	/* the queue was empty at our last accept and syscall has heard of no connection since:
 	 * the answer would be EAGAIN (once: a connection it has not heard of yet makes the
 	 * listener readable, and the accept after this one asks) */

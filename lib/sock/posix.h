@@ -12,5 +12,8 @@ struct axsock *axsock_tracked(int fd);
 void axsock_events_forget(int fd);
 /* A socket given back to syscall: registered in the kernel's epoll sets it is in here. */
 void axsock_events_to_kernel(int fd);
+/* A listener ls (descriptor l): asks syscall once to take its accepted connections over
+ * (AX_ACCEPT_TAKE), which also gives its readiness entry in the page. */
+void axsock_listener_take(struct axsock *ls, int l);
 /* Tells syscall to look at a socket again (a stale readiness report): one system call. */
 void axsock_resync(int fd);

@@ -33,6 +33,9 @@ struct axsock {
 	/* a listener: syscall takes its accepted connections over for us (AX_ACCEPT_TAKE) */
 	uint8_t accept_take; /* 0: not asked yet, 1: yes (accept_key), 2: no */
 	uint32_t accept_key;
+	bool listening;      /* listen() succeeded on it */
+	uint8_t listen_slot; /* its readiness in the page's `listen` table (+ 1; 0: none): epoll
+	                        answers it from there (events.c) */
 	/* its last accept emptied the queue (the entry's `more` 0): the next non-blocking one
 	 * is EAGAIN with no system call if the page's app.arrivals is still drained_at */
 	bool drained;

@@ -317,6 +317,20 @@ void act_status(struct sock *s, uint32_t bits)
 		ax_wake_ring(s->lib_pid, AX_RING_STACK);
 }
 
+/* A library blocked in vfs with its wake socket in the set (AX_WAKE) hears of an event:
+ * the socket reports an arrival. */
+static void wake_socket(struct act *a)
+{
+	if (!atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+		return;
+	struct sock *w = sock_find(a->wake_sock);
+	if (!w)
+		return;
+	atomic_fetch_add_explicit(&a->mem->app.wakes, 1, memory_order_relaxed);
+	w->ready_told = false; /* an arrival: vfs reports it to the edge-triggered registration */
+	ready_changed(w);
+}
+
 void act_event(struct sock *s)
 {
 	struct act *a = find(s->lib_pid);
@@ -328,14 +342,69 @@ void act_event(struct sock *s)
 	 * a waiting library, whatever we last computed: the library's own moves (which we
 	 * see late) may have hidden a change, and a needless wake-up costs one more look. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+	wake_socket(a);
+}
+
+/* ---- listeners in the page (sock_ax.h `listen`) ---- */
+
+static struct ax_listen *listen_entry(struct act *a, const struct sock *l)
+{
+	uint32_t key = (uint32_t)(l - socks) + 1;
+	for (int i = 0; i < AX_ACT_LISTENERS; i++)
+		if (atomic_load_explicit(&a->mem->listen[i].key, memory_order_relaxed) == key)
+			return &a->mem->listen[i];
+	return NULL;
+}
+
+uint32_t act_listen_open(const struct sock *l)
+{
+	struct act *a = find(l->accept_take_pid);
+	if (!a)
+		return 0;
+	struct ax_listen *e = listen_entry(a, l);
+	for (int i = 0; i < AX_ACT_LISTENERS && !e; i++)
+		if (!atomic_load_explicit(&a->mem->listen[i].key, memory_order_relaxed))
+			e = &a->mem->listen[i];
+	if (!e)
+		return 0; /* a full table: the kernel's set serves it */
+	atomic_store_explicit(&e->bits, 0, memory_order_relaxed);
+	e->rung = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	atomic_store_explicit(&e->key, (uint32_t)(l - socks) + 1, memory_order_release);
+	act_listen_state(l);
+	return (uint32_t)(e - a->mem->listen) + 1;
+}
+
+void act_listen_state(const struct sock *l)
+{
+	struct act *a = find(l->accept_take_pid);
+	struct ax_listen *e = a ? listen_entry(a, l) : NULL;
+	if (!e)
 		return;
-	struct sock *w = sock_find(a->wake_sock);
-	if (!w)
+	uint32_t bits = l->error ? POLLIN | POLLRDNORM | POLLERR : l->pending ? POLLIN | POLLRDNORM : 0;
+	uint32_t old = atomic_exchange_explicit(&e->bits, bits, memory_order_seq_cst);
+	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	if (!(bits & ~old) && seq == e->rung)
 		return;
-	atomic_fetch_add_explicit(&a->mem->app.wakes, 1, memory_order_relaxed);
-	w->ready_told = false; /* an arrival: vfs reports it to the edge-triggered registration */
-	ready_changed(w);
+	e->rung = seq;
+	/* the bits before the look at `waiting` (the library counts itself in before its last
+	 * look at the page: one of the two sees the other's store) */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+		ax_wake_ring(l->accept_take_pid, AX_RING_STACK);
+	wake_socket(a);
+}
+
+void act_listen_drop(const struct sock *l)
+{
+	struct act *a = find(l->accept_take_pid);
+	struct ax_listen *e = a ? listen_entry(a, l) : NULL;
+	if (!e)
+		return;
+	atomic_store_explicit(&e->key, 0, memory_order_seq_cst);
+	/* a waiting library must look: the listener goes to the kernel's set */
+	if (atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+		ax_wake_ring(l->accept_take_pid, AX_RING_STACK);
+	wake_socket(a);
 }
 
 void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n)
@@ -366,12 +435,18 @@ void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n)
 void act_arrival(const struct sock *l)
 {
 	struct act *a = find(l->accept_take_pid);
-	if (a)
-		atomic_fetch_add_explicit(&a->mem->app.arrivals, 1, memory_order_release);
+	if (!a)
+		return;
+	atomic_fetch_add_explicit(&a->mem->app.arrivals, 1, memory_order_release);
+	struct ax_listen *e = listen_entry(a, l);
+	if (e)
+		atomic_fetch_add_explicit(&e->seq, 1, memory_order_relaxed); /* rung by act_listen_state */
 }
 
 void act_forget_sock(struct sock *s)
 {
+	if (s->accept_take_pid)
+		act_listen_drop(s);
 	if (s->wake)
 		for (int i = 0; i < MAX_ACT; i++)
 			if (acts[i].wake_sock == s->id)

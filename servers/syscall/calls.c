@@ -537,7 +537,10 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 		if (!s->listening)
 			return -E_INVAL;
 		struct ax_listener l = { .act_va = act_va, .key = (uint32_t)(s - socks) };
+		if (s->accept_take_pid && s->accept_take_pid != c->pid)
+			act_listen_drop(s); /* the other process's epoll asks the kernel from now on */
 		s->accept_take_pid = l.act_va ? c->pid : 0;
+		l.slot = l.act_va ? act_listen_open(s) : 0;
 		return put_int_opt(c->thread, &l, sizeof(l), c->a[3], c->a[4]);
 	}
 	if (s->lib_pid && s->lib_pid != c->pid)
@@ -664,6 +667,8 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result)
 	}
 	calls_retry(s->id);
 	ready_changed(s);
+	if (s->accept_take_pid)
+		act_listen_state(s);
 	if (s->lib_pid && (ev & ~(uint64_t)EV_LIB))
 		act_event(s);
 }

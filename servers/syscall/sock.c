@@ -185,8 +185,10 @@ void sock_forget_process(uint32_t pid)
 		for (int j = 0; j < MAX_MAPPED; j++)
 			if (s->mapped_pid[j] == pid)
 				s->mapped_pid[j] = 0, s->mapped_va[j] = 0;
-		if (s->accept_take_pid == pid)
+		if (s->accept_take_pid == pid) {
+			act_listen_drop(s);
 			s->accept_take_pid = 0; /* the new image's accepts stay ours unless it asks */
+		}
 		if (s->lib_pid != pid)
 			continue;
 		/* its library went with the old image: ours again, from the published indices */

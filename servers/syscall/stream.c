@@ -62,6 +62,8 @@ static int64_t do_accept(struct lcall *c, struct sock *s)
 		n->rcvtimeo_ns = s->rcvtimeo_ns, n->sndtimeo_ns = s->sndtimeo_ns;
 	}
 	s->pending--;
+	if (s->accept_take_pid)
+		act_listen_state(s);
 	struct held *h = calls_hold_for_answer(c);
 	if (!h) {
 		stream_cancelled(c, 0);
@@ -442,6 +444,8 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 		return -E_NOTCONN;
 	s->shut_rd |= how != 1;
 	s->shut_wr |= how != 0;
+	if (s->listening && s->accept_take_pid)
+		act_listen_drop(s); /* the kernel's answers from now on (accept: EINVAL) */
 	if (s->shut_wr && !s->lib_pid)
 		queue_fin(s); /* a library-owned socket's TX is the library's to fill (its FIN too) */
 	calls_retry(s->id); /* blocked receives now see the end */

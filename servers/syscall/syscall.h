@@ -220,6 +220,13 @@ void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n);
 /* tcp told us of connections queued on l, whose accepts are taken over: the process's
  * app.arrivals moves (the library may answer EAGAIN itself only while it stays). */
 void act_arrival(const struct sock *l);
+/* Listener l's entry in the page of the process its accepts are taken over for
+ * (AX_ACCEPT_TAKE; sock_ax.h `listen`): made (its number + 1, or 0 when there is no room),
+ * brought up to date after a change of its queue or error (a wake-up if the library waits),
+ * and dropped (its accepts go to another process, it is shut down or freed). */
+uint32_t act_listen_open(const struct sock *l);
+void act_listen_state(const struct sock *l);
+void act_listen_drop(const struct sock *l);
 /* s is freed or given back: not the wake socket any more, its status cleared. */
 void act_forget_sock(struct sock *s);   /* NETQ_SHOW NQ_SOCKLIB: the library's counters, for `socklib` */
 extern bool sys_map_apps;   /* `map` argument: map buffers into applications (for lib/sock) */

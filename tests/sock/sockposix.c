@@ -574,6 +574,83 @@ static void exec_checks(const char *self)
 		printf("  exec child: status %#x\n", st);
 }
 
+/* A connection made by another thread after 300 ms to the address in p. */
+static void *connect_later(void *p)
+{
+	usleep(300000);
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)p, sizeof(struct sockaddr_in)) != 0)
+		printf("sockposix: connect_later: %s\n", strerror(errno));
+	return (void *)(intptr_t)c;
+}
+
+/* An epoll set holding a listener: with the library the listener's readiness comes from
+ * the activity page (syscall writes it; sock_ax.h `listen`), so the set needs no kernel
+ * epoll: a queued connection is reported with no system call, a sleep on the wake word is
+ * rung by syscall when one arrives, level- and edge-triggered as Linux, and a deleted
+ * listener is not reported. */
+static void listener_epoll_checks(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), ep = epoll_create1(0);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 9 }, got;
+	bool ok = l >= 0 && ep >= 0 && !bind(l, (struct sockaddr *)&la, sizeof(la)) && !listen(l, 8) &&
+		  !getsockname(l, (struct sockaddr *)&la, &ll) && epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev) == 0;
+	ck("listener_epoll_setup", ok && epoll_wait(ep, &got, 1, 0) == 0);
+	/* a sleep ended by a connection */
+	uint64_t w0 = lib ? axsock_act()->app.wakes : 0;
+	pthread_t t;
+	int r = ok && pthread_create(&t, NULL, connect_later, &la) == 0 ? epoll_wait(ep, &got, 1, 10000) : -2;
+	void *c1 = (void *)(intptr_t)-1;
+	if (r != -2)
+		pthread_join(t, &c1);
+	ck("listener_epoll_woken_by_a_connection", r == 1 && got.data.u64 == 9 && (got.events & EPOLLIN) &&
+	   (!lib || axsock_act()->app.wakes > w0));
+	/* level-triggered: reported again while the connection waits, from the page */
+	uint64_t u0 = lib ? user(AXC_EPOLL_WAIT) : 0;
+	long k0 = linux_calls();
+	r = epoll_wait(ep, &got, 1, 0);
+	long k1 = linux_calls(); /* (before ck, whose line is a write) */
+	ck("listener_epoll_level_triggered", r == 1 && got.data.u64 == 9);
+	if (lib)
+		ck("listener_epoll_from_the_page", user(AXC_EPOLL_WAIT) == u0 + 1 && k1 == k0);
+	int s1 = accept4(l, NULL, NULL, SOCK_NONBLOCK);
+	ck("listener_epoll_quiet_once_accepted", s1 >= 0 && epoll_wait(ep, &got, 1, 0) == 0);
+	/* edge-triggered: each arrival once */
+	struct epoll_event et = { .events = EPOLLIN | EPOLLET, .data.u64 = 10 };
+	r = epoll_ctl(ep, EPOLL_CTL_MOD, l, &et) == 0 && pthread_create(&t, NULL, connect_later, &la) == 0
+		    ? epoll_wait(ep, &got, 1, 10000) : -2;
+	void *c2 = (void *)(intptr_t)-1;
+	if (r != -2)
+		pthread_join(t, &c2);
+	ck("listener_epollet_reports_an_arrival", r == 1 && got.data.u64 == 10);
+	ck("listener_epollet_once", epoll_wait(ep, &got, 1, 0) == 0);
+	/* deleted: an arrival is not reported */
+	ck("listener_epoll_del", epoll_ctl(ep, EPOLL_CTL_DEL, l, NULL) == 0);
+	r = pthread_create(&t, NULL, connect_later, &la) == 0 ? epoll_wait(ep, &got, 1, 1000) : -2;
+	void *c3 = (void *)(intptr_t)-1;
+	if (r != -2)
+		pthread_join(t, &c3);
+	ck("listener_epoll_deleted_is_quiet", r == 0);
+	int n = 0;
+	for (int i = 0; i < 2; i++) {
+		struct pollfd p = { .fd = l, .events = POLLIN };
+		int s = poll(&p, 1, 10000) == 1 ? accept4(l, NULL, NULL, SOCK_NONBLOCK) : -1;
+		n += s >= 0;
+		if (s >= 0)
+			close(s);
+	}
+	ck("listener_epoll_connections_accepted", n == 2);
+	for (void **c = (void *[]){ c1, c2, c3 }, **e = c + 3; c < e; c++)
+		if ((intptr_t)*c >= 0)
+			close((int)(intptr_t)*c);
+	if (s1 >= 0)
+		close(s1);
+	close(ep);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	check_tag = "SOCKPOSIX";
@@ -584,6 +661,7 @@ int main(int argc, char **argv)
 	pre = lib ? "" : "off_";
 	tcp_checks();
 	accept_checks();
+	listener_epoll_checks();
 	sleep_checks();
 	udp_checks();
 	nb_connect_checks();

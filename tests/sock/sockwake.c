@@ -157,14 +157,23 @@ int main(void)
 	static char out[262144], in[262144];
 	struct sockaddr_in la;
 	int l = listener(&la);
-	uint32_t key = 0;
-	check("listener_key", axsock_listener_key(l, &key) == 0);
+	uint32_t key = 0, lbits = 1, lseq = 0;
+	uint8_t slot = 0;
+	check("listener_key", axsock_listener_key(l, &key, &slot) == 0);
+	/* the listener's readiness in the page: nothing queued yet */
+	check("listen_entry_idle", slot != 0 && axsock_listen_read(slot, key, &lbits, &lseq) && lbits == 0);
+	uint32_t seq0 = lseq;
 	int c = socket(AF_INET, SOCK_STREAM, 0);
 	check("connect", connect(c, (struct sockaddr *)&la, sizeof(la)) == 0);
+	/* connected: the connection is queued, and syscall says so in the page (soon) */
+	for (int i = 0; i < 20000 && axsock_listen_read(slot, key, &lbits, &lseq) && !(lbits & POLLIN); i++)
+		sched_yield();
+	check("listen_entry_readable", (lbits & POLLIN) && lseq != seq0);
 	uint64_t mark = axsock_accept_mark();
 	struct sockaddr_in peer;
 	socklen_t pl = sizeof(peer);
 	int a = accept(l, (struct sockaddr *)&peer, &pl);
+	check("listen_entry_drained", axsock_listen_read(slot, key, &lbits, &lseq) && lbits == 0);
 	struct ax_sockbuf b;
 	int found = axsock_accepted(key, peer.sin_addr.s_addr, peer.sin_port, mark, &b, &arr_, &more_);
 	check("accepted_entry_found", a >= 0 && found == 0 && b.stream == 1 && b.va != 0);

@@ -63,7 +63,7 @@ def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
     AX_KICK when the page names a dead endpoint; a 1-byte read leaves a sleeping tcp asleep
     (below the mark tcp set beside `released`) and an 8 KiB read wakes it; a reset shows in
     the socket's status in the page."""
-    out = run_program("sockwake", "SOCKWAKE", 15)
+    out = run_program("sockwake", "SOCKWAKE", 18)
     for server in ("tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
 

@@ -173,7 +173,8 @@ static void adopt(void)
 static int serve(void)
 {
 	/* restartable: the tables are kept memory, so a live update replaces us as a restart */
-	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .restartable = true };
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .poll = lx_itimer_poll,
+			       .restartable = true };
 	return (int)ax_evloop_run(&l);
 }
 

@@ -31,6 +31,7 @@ struct lxproc {
 	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
+	uint64_t alarm_at_ns, alarm_every_ns; /* ITIMER_REAL (itimer.c): deadline (0: off), reload */
 };
 
 #define PM_HOLD INT64_MIN /* lx_serve's "no answer now": the caller stays blocked */
@@ -94,6 +95,13 @@ int64_t lx_getrandom(struct lxproc *p, uint64_t buf, uint64_t len);
 void lx_limits_init(struct lxproc *p);
 int64_t lx_prlimit(struct lxproc *p, uint64_t pid, uint64_t res, uint64_t newp, uint64_t oldp);
 int64_t lx_sched_getaffinity(struct lxproc *p, uint64_t pid, uint64_t len, uint64_t mask);
+/* itimer.c: alarm, setitimer, getitimer; the loop's look at the deadlines (sends SIGALRM,
+ * sets the loop's longest sleep; never reports work). */
+int64_t lx_alarm(struct lxproc *p, uint64_t secs);
+int64_t lx_setitimer(struct lxproc *p, int64_t which, uint64_t new_va, uint64_t old_va);
+int64_t lx_getitimer(struct lxproc *p, int64_t which, uint64_t cur_va);
+struct ax_evloop;
+bool lx_itimer_poll(struct ax_evloop *l);
 /* pm.c */
 int lx_nprocs(void);
 extern uint64_t lx_total_frames;

@@ -44,6 +44,9 @@
 #define LX_GETRESUID 118
 #define LX_SETRESGID 119
 #define LX_GETRESGID 120
+#define LX_GETITIMER 36
+#define LX_ALARM 37
+#define LX_SETITIMER 38
 
 
 const char *lx_name(uint32_t nr)
@@ -207,6 +210,12 @@ int64_t lx_serve(struct lxcall *c)
 	case LX_SETREUID:
 	case LX_SETREGID:
 		return 0; /* everything runs as root; accepted so daemons that drop privileges start */
+	case LX_ALARM:
+		return lx_alarm(p, a[0]);
+	case LX_SETITIMER:
+		return lx_setitimer(p, (int64_t)a[0], a[1], a[2]);
+	case LX_GETITIMER:
+		return lx_getitimer(p, (int64_t)a[0], a[1]);
 	case LX_GETRESUID:
 	case LX_GETRESGID: {
 		static const uint32_t zero;

@@ -7,6 +7,7 @@
  *                         between processes, groups and sessions, vfork
  *   lxproc exec N         execve (ELF, #! script, errors) and N fork+exec+wait rounds
  *                         that must leave free memory where it was
+ *   lxproc timers         alarm, setitimer, getitimer: EINTR, periodic, fork, errors
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/times.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -643,6 +645,81 @@ static int mode_exec(int rounds)
 	return failures;
 }
 
+/* ---- timers: alarm, setitimer, getitimer (ITIMER_REAL) ---- */
+static volatile sig_atomic_t alrm;
+static siginfo_t alrm_info;
+static void on_alrm(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	alrm_info = *si;
+	alrm++;
+}
+
+static int mode_timers(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_alrm, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	check("alrm_handler", sigaction(SIGALRM, &sa, NULL) == 0);
+	/* alarm: the seconds left of the one before */
+	unsigned a0 = alarm(5), a1 = alarm(3), a2 = alarm(0);
+	check("alarm_returns_left", a0 == 0 && (a1 == 5 || a1 == 4) && (a2 == 3 || a2 == 2));
+	check("alarm_cancelled_quiet", (sleep_ms(300), alrm == 0));
+	/* an alarm interrupts a blocking read (no SA_RESTART): EINTR, SIGALRM from the kernel */
+	int p[2];
+	check("pipe", pipe(p) == 0);
+	double t0 = now_ms();
+	alarm(1);
+	char c;
+	ssize_t r = read(p[0], &c, 1);
+	double took = now_ms() - t0;
+	check("alarm_interrupts_read", r == -1 && errno == EINTR && alrm == 1 && took >= 900 && took < 10000);
+	check("alarm_si_code_kernel", alrm_info.si_signo == SIGALRM && alrm_info.si_code == SI_KERNEL);
+	/* setitimer: periodic every 50 ms, read back, then disarmed */
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } }, old, cur;
+	alrm = 0;
+	check("setitimer", setitimer(ITIMER_REAL, &it, &old) == 0 && old.it_value.tv_sec == 0 &&
+			   old.it_value.tv_usec == 0);
+	check("getitimer_armed", getitimer(ITIMER_REAL, &cur) == 0 && cur.it_interval.tv_usec == 50000 &&
+				 cur.it_value.tv_sec == 0 && cur.it_value.tv_usec <= 50000);
+	t0 = now_ms();
+	while (alrm < 3 && now_ms() - t0 < 20000)
+		pause();
+	took = now_ms() - t0;
+	check("setitimer_periodic", alrm >= 3 && took >= 90);
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	check("setitimer_off_returns_old", setitimer(ITIMER_REAL, &off, &old) == 0 && old.it_interval.tv_usec == 50000);
+	int seen = alrm;
+	sleep_ms(300);
+	check("setitimer_off_quiet", alrm == seen && getitimer(ITIMER_REAL, &cur) == 0 && cur.it_value.tv_sec == 0 &&
+					 cur.it_value.tv_usec == 0);
+	/* errors */
+	struct itimerval bad = { { 0, 0 }, { 0, 1000000 } };
+	check("setitimer_einval_usec", setitimer(ITIMER_REAL, &bad, NULL) == -1 && errno == EINVAL);
+	check("setitimer_einval_which", setitimer(7, &it, NULL) == -1 && errno == EINVAL);
+	check("getitimer_efault", syscall(SYS_getitimer, ITIMER_REAL, (void *)8) == -1 && errno == EFAULT);
+	/* not inherited by fork; kept by the parent; the default action ends a process */
+	alarm(30);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct itimerval ch;
+		_exit(getitimer(ITIMER_REAL, &ch) == 0 && ch.it_value.tv_sec == 0 && ch.it_value.tv_usec == 0 ? 0 : 1);
+	}
+	int st = status_of(pid);
+	check("fork_child_has_no_timer", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unsigned left = alarm(0);
+	check("parent_keeps_its_alarm", left >= 28 && left <= 30);
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(1);
+		for (;;)
+			pause();
+	}
+	st = status_of(pid);
+	check("alarm_default_action_kills", WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -663,6 +740,8 @@ int main(int argc, char **argv)
 		return mode_fork();
 	if (!strcmp(mode, "exec"))
 		return mode_exec(argc > 2 ? atoi(argv[2]) : 200);
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]\n");
+	if (!strcmp(mode, "timers"))
+		return mode_timers();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers\n");
 	return 2;
 }

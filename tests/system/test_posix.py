@@ -49,6 +49,18 @@ def test_fork_wait_signals_between_processes():
     assert "panic" not in out.lower(), tail
 
 
+def test_alarm_and_interval_timers():
+    """alarm, setitimer and getitimer (ITIMER_REAL, pm's itimer.c): SIGALRM from the kernel
+    ends a blocking read with EINTR, a 50 ms interval timer fires again and again until
+    disarmed, the old values come back, errors as Linux, a fork's child has no timer while
+    the parent keeps its own, and the default action ends a process."""
+    out, results = run_lxproc("lxtimers.conf", ["lxproc timers"])
+    tail = out[-3000:]
+    assert len(results) == 17 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+    assert "unsupported system call" not in out, tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

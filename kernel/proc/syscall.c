@@ -248,6 +248,10 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		const struct mo_handle *hd = &p->handles[arg - 1];
 		return hd->mo ? (int64_t)(hd->rights | (hd->creator ? 0x100u : 0)) : -KE_INVAL;
 	}
+	case KI_LX_PID: {
+		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
+		return p && p->lx ? p->lx->pid : -KE_SRCH;
+	}
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
 		return p ? (int64_t)proc_cpu_us_now(p, time_us_since_boot()) : -KE_SRCH;

@@ -34,7 +34,7 @@
  * getsockname, getpeername, socketpair, setsockopt, getsockopt, accept4, recvmmsg,
  * sendmmsg (sockets with no network yet: servers/vfs/socket.c), sendfile; mmap of files
  * (the kernel serves anonymous mmap itself). */
-static const uint16_t vfs_calls[] = { 0, 1, 2, 3, 4, 5, 6, 8, 16, 17, 18, 19, 20, 21, 32, 33, 72, 77, 79, 80,
+static const uint16_t vfs_calls[] = { 0, 1, 2, 3, 4, 5, 6, 8, 16, 17, 18, 19, 20, 21, 32, 33, 72, 73, 77, 79, 80,
 				      83, 84, 87, 217, 257, 258, 262, 263, 269, 292, 22, 293, 82, 264, 316,
 				      76, 81, 86, 88, 89, 265, 266, 267, 439,
 				      74, 75, 90, 91, 92, 93, 94, 95, 132, 137, 138, 162, 235, 260, 261, 268, 280, 306, 332,

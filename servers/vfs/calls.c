@@ -17,6 +17,7 @@
 #define NR_DUP 32
 #define NR_DUP2 33
 #define NR_FCNTL 72
+#define NR_FLOCK 73
 #define NR_FTRUNCATE 77
 #define NR_GETDENTS64 217
 #define NR_DUP3 292
@@ -53,6 +54,7 @@ static void drop(struct ofile *f)
 {
 	if (--f->refs)
 		return;
+	lock_file_gone(f);
 	epoll_file_gone(f);
 	if (kind(f->node) == S_IFIFO_)
 		pipe_end_closed(f);
@@ -104,6 +106,7 @@ static int64_t close_fd(struct client *c, uint64_t fd)
 	if (!f)
 		return -E_BADF;
 	c->fd[fd] = NULL;
+	lock_closed(c, f); /* POSIX: any close of the file drops the process's record locks */
 	drop(f);
 	return 0;
 }
@@ -263,6 +266,13 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 	case 4: /* F_SETFL: only O_APPEND and O_NONBLOCK change */
 		f->flags = (f->flags & ~(uint32_t)(O_APPEND | 04000)) | ((uint32_t)arg & (O_APPEND | 04000));
 		return 0;
+	case LX_F_GETLK:
+	case LX_F_SETLK:
+	case LX_F_SETLKW:
+	case LX_F_OFD_GETLK:
+	case LX_F_OFD_SETLK:
+	case LX_F_OFD_SETLKW:
+		return lock_fcntl(c, f, cmd, arg);
 	}
 	return -E_INVAL;
 }
@@ -387,6 +397,8 @@ static int64_t call(struct client *c, struct vcall *v)
 		return dup_to(c, a[0], a[1], a[2], true);
 	case NR_FCNTL:
 		return a[1] == AX_F_VIEW ? fview_map(c, v, f) : fcntl_call(c, a[0], a[1], a[2]);
+	case NR_FLOCK:
+		return f ? lock_flock(c, f, a[1]) : -E_BADF;
 	case NR_PIPE:
 		return pipe_create(c, a[0], 0);
 	case NR_PIPE2:

@@ -86,3 +86,10 @@
 #define NR_EVENTFD2 290
 #define NR_EPOLL_CREATE1 291
 #define NR_EPOLL_PWAIT2 441
+/* fcntl's lock commands (x86-64: the 64-bit struct flock is the only one) */
+#define LX_F_GETLK 5
+#define LX_F_SETLK 6
+#define LX_F_SETLKW 7
+#define LX_F_OFD_GETLK 36
+#define LX_F_OFD_SETLK 37
+#define LX_F_OFD_SETLKW 38

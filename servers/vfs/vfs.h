@@ -91,6 +91,13 @@ int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */
 void vfs_kick(void);
+/* lock.c: fcntl's record and OFD locks (cmd LX_F_*LK*, arg: the caller's struct flock) and
+ * flock; their release when process c closes a descriptor of f (record locks) and at f's
+ * last close (OFD and flock locks). */
+int64_t lock_fcntl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg);
+int64_t lock_flock(struct client *c, struct ofile *f, uint64_t op);
+void lock_closed(struct client *c, struct ofile *f);
+void lock_file_gone(struct ofile *f);
 
 /* The wall clock, ns since 1970 (vfs.c). */
 uint64_t vfs_now(void);

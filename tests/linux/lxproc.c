@@ -8,6 +8,8 @@
  *   lxproc exec N         execve (ELF, #! script, errors) and N fork+exec+wait rounds
  *                         that must leave free memory where it was
  *   lxproc timers         alarm, setitimer, getitimer: EINTR, periodic, fork, errors
+ *   lxproc locks          fcntl record and OFD locks, flock: conflicts, waits, release
+ *                         at close and exit, EINTR, errors
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -720,6 +723,127 @@ static int mode_timers(void)
 	return failures;
 }
 
+/* ---- locks: fcntl record locks, OFD locks, flock ---- */
+static int setlk(int fd, int cmd, short type, off_t start, off_t len)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
+	return fcntl(fd, cmd, &fl);
+}
+
+static struct flock getlk(int fd, int cmd, short type, off_t start, off_t len)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
+	if (fcntl(fd, cmd, &fl) != 0)
+		fl.l_type = -1;
+	return fl;
+}
+
+/* A child's verdict as its exit status: 0 when ok. */
+static int child_status(pid_t pid)
+{
+	int st = status_of(pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static int mode_locks(void)
+{
+	const char *path = "/tmp/lxproc-locks";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	check("locks_open", fd >= 0 && write(fd, "0123456789", 10) == 10);
+	pid_t me = getpid();
+	/* record locks between processes */
+	check("setlk_write", setlk(fd, F_SETLK, F_WRLCK, 0, 100) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int f = open(path, O_RDWR);
+		int bad = 0;
+		bad |= !(setlk(f, F_SETLK, F_WRLCK, 50, 10) == -1 && (errno == EAGAIN || errno == EACCES)) << 0;
+		bad |= !(setlk(f, F_SETLK, F_RDLCK, 99, 1) == -1) << 1;
+		struct flock g = getlk(f, F_GETLK, F_RDLCK, 10, 5);
+		bad |= !(g.l_type == F_WRLCK && g.l_start == 0 && g.l_len == 100 && g.l_pid == me) << 2;
+		bad |= !(setlk(f, F_SETLK, F_WRLCK, 100, 100) == 0) << 3; /* next to it: free */
+		g = getlk(f, F_GETLK, F_WRLCK, 300, 0);
+		bad |= !(g.l_type == F_UNLCK) << 4;
+		double t0 = now_ms(); /* waits until the parent unlocks 0..9 */
+		bad |= !(setlk(f, F_SETLKW, F_WRLCK, 0, 10) == 0 && now_ms() - t0 >= 200) << 5;
+		_exit(bad);
+	}
+	sleep_ms(500);
+	struct flock g = getlk(fd, F_GETLK, F_WRLCK, 150, 10);
+	check("getlk_sees_the_childs_lock", g.l_type == F_WRLCK && g.l_start == 100 && g.l_len == 100 && g.l_pid == pid);
+	check("unlock_part", setlk(fd, F_SETLK, F_UNLCK, 0, 10) == 0);
+	int cs = child_status(pid);
+	if (cs)
+		printf("LXTEST INFO locks child: %#x\n", cs);
+	check("records_conflict_wait_and_report", cs == 0);
+	check("exit_drops_the_childs_locks", getlk(fd, F_GETLK, F_WRLCK, 0, 0).l_type == F_UNLCK);
+	/* any close of the file drops the process's record locks */
+	int dupfd = dup(fd);
+	check("relock", setlk(fd, F_SETLK, F_WRLCK, 0, 0) == 0);
+	close(dupfd);
+	pid = fork();
+	if (pid == 0) {
+		int f = open(path, O_RDWR);
+		_exit(setlk(f, F_SETLK, F_WRLCK, 0, 0) == 0 ? 0 : 1);
+	}
+	check("close_drops_record_locks", child_status(pid) == 0);
+	/* OFD locks: owned by the open file, conflicting with record locks */
+	int a = open(path, O_RDWR), b = open(path, O_RDWR);
+	struct flock ofd = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	check("ofd_setlk", fcntl(a, F_OFD_SETLK, &ofd) == 0);
+	check("ofd_conflicts_between_open_files", fcntl(b, F_OFD_SETLK, &ofd) == -1 && errno == EAGAIN);
+	check("ofd_conflicts_with_record_lock", setlk(b, F_SETLK, F_RDLCK, 5, 1) == -1 && errno == EAGAIN);
+	struct flock q = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	check("ofd_getlk_pid_minus_1", fcntl(b, F_OFD_GETLK, &q) == 0 && q.l_type == F_WRLCK && q.l_pid == -1);
+	close(a);
+	check("ofd_last_close_drops", fcntl(b, F_OFD_SETLK, &ofd) == 0);
+	close(b);
+	/* flock: whole file, by open file, separate from record locks */
+	int f1 = open(path, O_RDWR), f2 = open(path, O_RDWR);
+	check("flock_ex", flock(f1, LOCK_EX) == 0);
+	check("flock_conflict_nb", flock(f2, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK &&
+				   flock(f2, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK);
+	check("flock_apart_from_records", setlk(f2, F_SETLK, F_WRLCK, 0, 0) == 0 && setlk(f2, F_SETLK, F_UNLCK, 0, 0) == 0);
+	pid = fork();
+	if (pid == 0) { /* the same open file: its own lock, converted */
+		_exit(flock(f1, LOCK_SH | LOCK_NB) == 0 ? 0 : 1);
+	}
+	check("flock_inherited_open_file", child_status(pid) == 0);
+	check("flock_shared_by_two", flock(f2, LOCK_SH | LOCK_NB) == 0);
+	check("flock_unlock", flock(f2, LOCK_UN) == 0 && flock(f1, LOCK_UN) == 0 && flock(f2, LOCK_EX | LOCK_NB) == 0);
+	pid = fork();
+	if (pid == 0) { /* blocks until the parent's unlock */
+		int f = open(path, O_RDWR);
+		double t0 = now_ms();
+		_exit(flock(f, LOCK_EX) == 0 && now_ms() - t0 >= 200 ? 0 : 1);
+	}
+	sleep_ms(500);
+	check("flock_unlock_wakes", flock(f2, LOCK_UN) == 0 && child_status(pid) == 0);
+	/* a signal ends a lock wait */
+	check("flock_again", flock(f1, LOCK_EX) == 0);
+	struct sigaction sa = { .sa_sigaction = on_alrm, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	int r = flock(f2, LOCK_EX);
+	check("flock_wait_eintr", r == -1 && errno == EINTR);
+	/* errors */
+	check("setlk_einval_type", setlk(f1, F_SETLK, 7, 0, 1) == -1 && errno == EINVAL);
+	struct flock w = { .l_type = F_WRLCK, .l_whence = 9, .l_start = 0, .l_len = 1 };
+	check("setlk_einval_whence", fcntl(f1, F_SETLK, &w) == -1 && errno == EINVAL);
+	check("setlk_einval_negative", setlk(f1, F_SETLK, F_WRLCK, -5, 1) == -1 && errno == EINVAL);
+	struct flock op = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_pid = 1 };
+	check("ofd_einval_pid", fcntl(f1, F_OFD_SETLK, &op) == -1 && errno == EINVAL);
+	int ro = open(path, O_RDONLY);
+	check("setlk_ebadf_mode", setlk(ro, F_SETLK, F_WRLCK, 0, 1) == -1 && errno == EBADF);
+	check("setlk_efault", fcntl(f1, F_SETLK, (void *)8) == -1 && errno == EFAULT);
+	check("flock_einval", flock(f1, 0) == -1 && errno == EINVAL);
+	check("flock_ebadf", flock(999, LOCK_SH) == -1 && errno == EBADF);
+	close(ro), close(f1), close(f2), close(fd);
+	unlink(path);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -742,6 +866,8 @@ int main(int argc, char **argv)
 		return mode_exec(argc > 2 ? atoi(argv[2]) : 200);
 	if (!strcmp(mode, "timers"))
 		return mode_timers();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers\n");
+	if (!strcmp(mode, "locks"))
+		return mode_locks();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks\n");
 	return 2;
 }

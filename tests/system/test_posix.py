@@ -61,6 +61,18 @@ def test_alarm_and_interval_timers():
     assert "unsupported system call" not in out, tail
 
 
+def test_file_locks_records_ofd_and_flock():
+    """fcntl record locks, OFD locks and flock (vfs's lock.c) between processes: conflicts,
+    F_GETLK naming the holder's pid, F_SETLKW and a blocking flock that wait for the unlock,
+    release at close (any descriptor, for record locks), at the last close (OFD, flock) and
+    at exit, flock apart from record locks, EINTR from a signal, and the errors."""
+    out, results = run_lxproc("lxlocks.conf", ["lxproc locks"])
+    tail = out[-3000:]
+    assert len(results) == 30 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+    assert "unsupported system call" not in out, tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

@@ -266,6 +266,9 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 	case 4: /* F_SETFL: only O_APPEND and O_NONBLOCK change */
 		f->flags = (f->flags & ~(uint32_t)(O_APPEND | 04000)) | ((uint32_t)arg & (O_APPEND | 04000));
 		return 0;
+	case 1031: /* F_SETPIPE_SZ */
+	case 1032: /* F_GETPIPE_SZ */
+		return kind(f->node) == S_IFIFO_ && f->node->priv ? pipe_size(f, arg, cmd == 1031) : -E_BADF;
 	case LX_F_GETLK:
 	case LX_F_SETLK:
 	case LX_F_SETLKW:

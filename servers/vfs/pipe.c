@@ -1,17 +1,24 @@
-/* Pipes: a 64 KiB ring per pipe, a read end and a write end (open files on one node outside
- * the tree). A read of an empty pipe whose write end is open, or a write to a full one,
- * answers VFS_BLOCK: vfs.c keeps the caller waiting (it does not reply) and tries the call
- * again after every call it serves, so the answer comes when the other side has acted. */
+/* Pipes: a ring per pipe (64 KiB, F_SETPIPE_SZ makes it 4 KiB to 1 MiB), a read end and a
+ * write end (open files on one node outside the tree). A read of an empty pipe whose write
+ * end is open, or a write to a full one, answers VFS_BLOCK: vfs.c keeps the caller waiting
+ * (it does not reply) and tries the call again after every call it serves, so the answer
+ * comes when the other side has acted. A write of at most PIPE_BUF bytes goes in whole or
+ * waits (POSIX's atomic writes: writers sharing a pipe never interleave such writes). */
 #include "vfs.h"
 #include "heap.h"
 
 #define PIPE_SIZE 65536u
+#define PIPE_MIN 4096u
+#define PIPE_MAX (1u << 20) /* Linux's /proc/sys/fs/pipe-max-size */
+#define PIPE_BUF 4096u
 #define O_NONBLOCK 04000
 #define O_CLOEXEC 02000000
 #define E_PIPE 32
+#define E_BUSY 16
 
 struct pipe {
-	uint8_t buf[PIPE_SIZE];
+	uint8_t *buf;
+	uint32_t cap;             /* a power of two */
 	uint64_t rd, wr;          /* bytes ever read and written */
 	uint32_t readers, writers;
 };
@@ -22,13 +29,15 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 		return -E_INVAL;
 	struct rnode *n = ramfs_anon(S_IFIFO_ | 0600);
 	struct pipe *p = ax_calloc(1, sizeof(*p));
+	uint8_t *buf = ax_malloc(PIPE_SIZE);
 	struct ofile *r = ax_calloc(1, sizeof(*r)), *w = ax_calloc(1, sizeof(*w));
-	if (!n || !p || !r || !w) {
-		ax_free(p), ax_free(r), ax_free(w);
+	if (!n || !p || !buf || !r || !w) {
+		ax_free(p), ax_free(buf), ax_free(r), ax_free(w);
 		if (n)
 			ramfs_release(n);
 		return -E_NOMEM;
 	}
+	p->buf = buf, p->cap = PIPE_SIZE;
 	n->priv = p;
 	*r = (struct ofile){ n, 0, (uint32_t)(flags & O_NONBLOCK), 0 };
 	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & O_NONBLOCK), 0 };
@@ -72,6 +81,7 @@ void pipe_end_closed(struct ofile *f)
 	p->writers -= (f->flags & 3) != 0;
 	f->node->events++;
 	if (!p->readers && !p->writers) {
+		ax_free(p->buf);
 		ax_free(p);
 		f->node->priv = NULL;
 	}
@@ -90,7 +100,7 @@ uint32_t pipe_poll(const struct ofile *f)
 	if ((f->flags & 3) != 1) /* a read end */
 		bits |= (p->wr != p->rd ? POLLIN | POLLRDNORM : 0) | (p->writers ? 0 : POLLHUP);
 	if ((f->flags & 3) != 0) /* a write end */
-		bits |= (p->wr - p->rd < PIPE_SIZE ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
+		bits |= (p->wr - p->rd < p->cap ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
 	return bits;
 }
 
@@ -103,12 +113,12 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 	if (write) {
 		if (!p->readers)
 			return -E_PIPE; /* (SIGPIPE comes with signals) */
-		uint64_t room = PIPE_SIZE - (p->wr - p->rd);
-		if (!room)
+		uint64_t room = p->cap - (p->wr - p->rd);
+		if (!room || (len <= PIPE_BUF && room < len)) /* (small writes go in whole) */
 			return nonblock ? -E_AGAIN : VFS_BLOCK;
 		uint64_t n = len < room ? len : room, done = 0;
 		while (done < n) {
-			uint64_t at = (p->wr + done) % PIPE_SIZE, k = n - done < PIPE_SIZE - at ? n - done : PIPE_SIZE - at;
+			uint64_t at = (p->wr + done) % p->cap, k = n - done < p->cap - at ? n - done : p->cap - at;
 			if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, p->buf + at, k) < 0)
 				break;
 			done += k;
@@ -122,7 +132,7 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0; /* 0: end of file */
 	uint64_t n = len < avail ? len : avail, done = 0;
 	while (done < n) {
-		uint64_t at = (p->rd + done) % PIPE_SIZE, k = n - done < PIPE_SIZE - at ? n - done : PIPE_SIZE - at;
+		uint64_t at = (p->rd + done) % p->cap, k = n - done < p->cap - at ? n - done : p->cap - at;
 		if (ax_vcopy(EP_NONE, p->buf + at, c->ep, (void *)(ubuf + done), k) < 0)
 			break;
 		done += k;
@@ -130,4 +140,30 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 	p->rd += done;
 	f->node->events++;
 	return done ? (int64_t)done : -E_FAULT;
+}
+
+int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
+{
+	struct pipe *p = f->node->priv;
+	if (!set)
+		return p->cap;
+	if (want > PIPE_MAX)
+		return -E_PERM; /* past pipe-max-size */
+	uint32_t cap = PIPE_MIN;
+	while (cap < want)
+		cap <<= 1;
+	uint64_t unread = p->wr - p->rd;
+	if (unread > cap)
+		return -E_BUSY;
+	if (cap == p->cap)
+		return cap;
+	uint8_t *buf = ax_malloc(cap);
+	if (!buf)
+		return -E_NOMEM;
+	for (uint64_t i = 0; i < unread; i++) /* the unread bytes where the new ring has them */
+		buf[(p->rd + i) % cap] = p->buf[(p->rd + i) % p->cap];
+	ax_free(p->buf);
+	p->buf = buf, p->cap = cap;
+	f->node->events++;
+	return cap;
 }

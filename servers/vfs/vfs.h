@@ -171,6 +171,8 @@ void pipe_end_closed(struct ofile *f);
 void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/fd/N) */
 uint32_t pipe_poll(const struct ofile *f);
 uint64_t pipe_unread(const struct ofile *f); /* bytes waiting in it */
+/* F_GETPIPE_SZ (set false) and F_SETPIPE_SZ: the ring's size, or -errno. */
+int64_t pipe_size(struct ofile *f, uint64_t want, bool set);
 
 /* eventfd (eventfd.c): the call, reads and writes, what a poll sees, the last close. */
 int64_t eventfd_create(struct client *c, uint64_t initval, uint64_t flags);

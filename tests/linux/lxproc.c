@@ -10,6 +10,7 @@
  *   lxproc timers         alarm, setitimer, getitimer: EINTR, periodic, fork, errors
  *   lxproc locks          fcntl record and OFD locks, flock: conflicts, waits, release
  *                         at close and exit, EINTR, errors
+ *   lxproc pipes          F_GETPIPE_SZ, F_SETPIPE_SZ, writes of at most PIPE_BUF whole
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
@@ -844,6 +845,54 @@ static int mode_locks(void)
 	return failures;
 }
 
+/* ---- pipes: F_GETPIPE_SZ, F_SETPIPE_SZ, atomic small writes ---- */
+static int mode_pipes(void)
+{
+	int p[2];
+	static char out[1 << 15], in[1 << 15];
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (char)(i * 7 + (i >> 8));
+	check("pipe2", pipe2(p, O_NONBLOCK) == 0);
+	check("getpipe_sz_default", fcntl(p[0], F_GETPIPE_SZ) == 65536 && fcntl(p[1], F_GETPIPE_SZ) == 65536);
+	check("setpipe_sz_rounds_up", fcntl(p[1], F_SETPIPE_SZ, 5000) == 8192 && fcntl(p[0], F_GETPIPE_SZ) == 8192);
+	check("setpipe_sz_minimum", fcntl(p[1], F_SETPIPE_SZ, 1) == 4096 && fcntl(p[1], F_SETPIPE_SZ, 8192) == 8192);
+	ssize_t w = write(p[1], out, 10000);
+	struct pollfd pf = { .fd = p[1], .events = POLLOUT };
+	check("full_at_the_new_size", w == 8192 && poll(&pf, 1, 0) == 0);
+	check("setpipe_sz_ebusy", fcntl(p[1], F_SETPIPE_SZ, 4096) == -1 && errno == EBUSY);
+	check("setpipe_sz_keeps_data", fcntl(p[1], F_SETPIPE_SZ, 1 << 20) == 1 << 20 && read(p[0], in, sizeof(in)) == 8192 &&
+					  !memcmp(in, out, 8192));
+	check("setpipe_sz_eperm", fcntl(p[1], F_SETPIPE_SZ, 2 << 20) == -1 && errno == EPERM);
+	int fd = open("/tmp/lxproc-pipes", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	check("getpipe_sz_ebadf", fcntl(fd, F_GETPIPE_SZ) == -1 && errno == EBADF);
+	close(fd);
+	unlink("/tmp/lxproc-pipes");
+	/* a write of at most PIPE_BUF bytes goes in whole or not at all */
+	check("small_ring", fcntl(p[1], F_SETPIPE_SZ, 4096) == 4096 && write(p[1], out, 4000) == 4000);
+	check("small_write_eagain_not_partial", write(p[1], out, 200) == -1 && errno == EAGAIN);
+	check("big_write_partial", write(p[1], out + 4000, 5000) == 96);
+	pid_t pid = fork();
+	if (pid == 0) { /* blocking: waits for room for all 200 */
+		int fl = fcntl(p[1], F_GETFL);
+		fcntl(p[1], F_SETFL, fl & ~O_NONBLOCK);
+		_exit(write(p[1], out + 4096, 200) == 200 ? 0 : 1);
+	}
+	sleep_ms(300);
+	ssize_t r1 = read(p[0], in, 150); /* room 150: not yet enough */
+	sleep_ms(300);
+	int st = -1;
+	int waiting = waitpid(pid, &st, WNOHANG) == 0;
+	ssize_t r2 = read(p[0], in + 150, 3946);
+	st = status_of(pid);
+	ssize_t r3 = read(p[0], in + 4096, 200);
+	check("blocking_small_write_whole", r1 == 150 && waiting && r2 == 3946 && WIFEXITED(st) &&
+					    WEXITSTATUS(st) == 0 && r3 == 200 && !memcmp(in, out, 4096) &&
+					    !memcmp(in + 4096, out + 4096, 200));
+	close(p[0]);
+	close(p[1]);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -868,6 +917,8 @@ int main(int argc, char **argv)
 		return mode_timers();
 	if (!strcmp(mode, "locks"))
 		return mode_locks();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks\n");
+	if (!strcmp(mode, "pipes"))
+		return mode_pipes();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes\n");
 	return 2;
 }

@@ -73,6 +73,17 @@ def test_file_locks_records_ofd_and_flock():
     assert "unsupported system call" not in out, tail
 
 
+def test_pipe_sizes_and_atomic_small_writes():
+    """F_GETPIPE_SZ and F_SETPIPE_SZ (rounded up, 4 KiB at least, 1 MiB at most: EPERM,
+    EBUSY below what the pipe holds, data kept across a resize, EBADF on a file), and a
+    write of at most PIPE_BUF bytes that goes in whole: EAGAIN rather than a part, and a
+    blocking one that waits for room for all of it."""
+    out, results = run_lxproc("lxpipes.conf", ["lxproc pipes"])
+    tail = out[-3000:]
+    assert len(results) == 13 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

@@ -47,6 +47,13 @@
 #define LX_GETITIMER 36
 #define LX_ALARM 37
 #define LX_SETITIMER 38
+#define LX_PERSONALITY 135
+#define LX_CAPGET 125
+#define LX_CAPSET 126
+#define LX_CLOCK_SETTIME 227
+#define LX_SETXATTR 188
+#define LX_REMOVEXATTR_LAST 199 /* setxattr 188 .. fremovexattr 199 */
+#define LX_EOPNOTSUPP 95
 
 
 const char *lx_name(uint32_t nr)
@@ -83,6 +90,27 @@ static int64_t id_of(struct lxproc *me, int64_t pid, bool session)
 	if (!q)
 		return -LX_ESRCH;
 	return session ? q->sid : q->pgid;
+}
+
+/* capget/capset: everything runs as root, so every capability (Linux's 41) is there. */
+#define CAP_V3 0x20080522u
+static int64_t capget(struct lxproc *p, uint64_t hdr, uint64_t data, bool set)
+{
+	uint32_t h[2];
+	if (ax_vcopy(p->ep, (const void *)hdr, EP_NONE, h, sizeof(h)) < 0)
+		return -LX_EFAULT;
+	if (h[0] != CAP_V3 && h[0] != 0x19980330u && h[0] != 0x20071026u) {
+		h[0] = CAP_V3; /* the version the kernel prefers, as Linux answers */
+		return ax_vcopy(EP_NONE, h, p->ep, (void *)hdr, sizeof(h)) < 0 ? -LX_EFAULT : -LX_EINVAL;
+	}
+	if (h[1] && h[1] != (uint32_t)p->pid && !lx_find_pid((int32_t)h[1]))
+		return -LX_ESRCH;
+	if (set || !data)
+		return 0; /* (capset: root keeps what it has) */
+	const uint32_t all[2] = { 0xffffffffu, 0x1ffu };
+	uint32_t d[6] = { all[0], all[0], 0, all[1], all[1], 0 }; /* effective, permitted, inheritable x2 */
+	size_t n = h[0] == 0x19980330u ? 3 : 6;
+	return ax_vcopy(EP_NONE, d, p->ep, (void *)data, n * 4) < 0 ? -LX_EFAULT : 0;
 }
 
 static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
@@ -210,6 +238,13 @@ int64_t lx_serve(struct lxcall *c)
 	case LX_SETREUID:
 	case LX_SETREGID:
 		return 0; /* everything runs as root; accepted so daemons that drop privileges start */
+	case LX_PERSONALITY: /* PER_LINUX only; 0xffffffff asks */
+		return a[0] == 0 || (uint32_t)a[0] == 0xffffffffu ? 0 : -LX_EINVAL;
+	case LX_CAPGET:
+	case LX_CAPSET:
+		return capget(p, a[0], a[1], nr == LX_CAPSET);
+	case LX_CLOCK_SETTIME: /* the clock is the machine's: not settable from a program */
+		return -LX_EPERM;
 	case LX_ALARM:
 		return lx_alarm(p, a[0]);
 	case LX_SETITIMER:
@@ -225,6 +260,8 @@ int64_t lx_serve(struct lxcall *c)
 		return 0;
 	}
 	}
+	if (nr >= LX_SETXATTR && nr <= LX_REMOVEXATTR_LAST)
+		return -LX_EOPNOTSUPP; /* extended attributes: the file system has none */
 	static uint8_t logged[1024];
 	if (nr < sizeof(logged) && !logged[nr]) {
 		logged[nr] = 1;

@@ -755,6 +755,19 @@ int main(int argc, char **argv)
 		cpu_set_t set;
 		check("affinity", sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 1 &&
 			sysconf(_SC_NPROCESSORS_ONLN) == CPU_COUNT(&set));
+		/* the smaller calls programs make at start */
+		check("personality", syscall(SYS_personality, 0xffffffffUL) == 0 && syscall(SYS_personality, 0UL) == 0 &&
+			syscall(SYS_personality, 0x0400000UL) == -1 && errno == EINVAL);
+		uint32_t hdr[2] = { 0x20080522u, 0 }, caps[6] = { 0 };
+		check("capget_root", syscall(SYS_capget, hdr, caps) == 0 && caps[0] == 0xffffffffu && caps[1] == 0xffffffffu);
+		uint32_t old_hdr[2] = { 0x12345678u, 0 };
+		check("capget_version_einval", syscall(SYS_capget, old_hdr, caps) == -1 && errno == EINVAL &&
+			old_hdr[0] == 0x20080522u);
+		struct timespec ts = { 1, 0 };
+		check("clock_settime_eperm", clock_settime(CLOCK_REALTIME, &ts) == -1 && errno == EPERM);
+		char xv[8];
+		check("xattr_enotsup", syscall(SYS_getxattr, "/", "user.x", xv, sizeof(xv)) == -1 && errno == EOPNOTSUPP &&
+			syscall(SYS_fsetxattr, 1, "user.x", "v", 1, 0) == -1 && errno == EOPNOTSUPP);
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

@@ -19,6 +19,7 @@
 #define NR_FCNTL 72
 #define NR_FLOCK 73
 #define NR_FTRUNCATE 77
+#define NR_FALLOCATE 285
 #define NR_GETDENTS64 217
 #define NR_DUP3 292
 #define NR_PIPE 22
@@ -280,6 +281,29 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 	return -E_INVAL;
 }
 
+/* fallocate: the RAM file system has no blocks to reserve, so mode 0 makes the file at least
+ * off + len long (zeros) and FALLOC_FL_KEEP_SIZE changes nothing; hole punching and the
+ * other modes are EOPNOTSUPP, as on a file system without them. */
+static int64_t fallocate(struct ofile *f, uint64_t mode, int64_t off, int64_t len)
+{
+	if (off < 0 || len <= 0)
+		return -E_INVAL;
+	if (!writable(f))
+		return -E_BADF;
+	if (kind(f->node) == S_IFIFO_)
+		return -E_SPIPE;
+	if (kind(f->node) == S_IFDIR_)
+		return -21; /* EISDIR */
+	if (kind(f->node) != S_IFREG_)
+		return -19; /* ENODEV */
+	if (mode & ~(uint64_t)1)
+		return -95; /* EOPNOTSUPP */
+	if ((uint64_t)off > RAMFS_MAX_FILE || (uint64_t)len > RAMFS_MAX_FILE - (uint64_t)off)
+		return -E_FBIG;
+	uint64_t end = (uint64_t)off + (uint64_t)len;
+	return (mode & 1) || end <= f->node->size ? 0 : ramfs_truncate(f->node, end);
+}
+
 /* The ioctls every kind of file has; VFS_NOT_MINE for the others. */
 static int64_t generic_ioctl(struct client *c, uint64_t fd, struct ofile *f, uint64_t req, uint64_t arg)
 {
@@ -384,6 +408,8 @@ static int64_t call(struct client *c, struct vcall *v)
 		if ((int64_t)a[1] < 0 || kind(f->node) != S_IFREG_ || !writable(f))
 			return -E_INVAL;
 		return ramfs_truncate(f->node, a[1]);
+	case NR_FALLOCATE:
+		return f ? fallocate(f, a[1], (int64_t)a[2], (int64_t)a[3]) : -E_BADF;
 	case NR_IOCTL:
 		if (!f)
 			return -E_BADF;

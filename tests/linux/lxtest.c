@@ -851,6 +851,23 @@ int main(int argc, char **argv)
 		errno = 0;
 		ok = ok && rename("/tmp/rd/moved", "/tmp") == -1 && errno == EISDIR;
 		check("rename", ok);
+		/* fallocate: mode 0 grows the file (zeros), KEEP_SIZE changes nothing, holes are not offered */
+		int fal = open("/tmp/falloc", O_CREAT | O_RDWR | O_TRUNC, 0644);
+		char z[4] = { 1, 1, 1, 1 };
+		ok = fal >= 0 && write(fal, "ab", 2) == 2 && fallocate(fal, 0, 0, 1000) == 0 && fstat(fal, &st) == 0 &&
+		     st.st_size == 1000 && pread(fal, z, 4, 500) == 4 && !memcmp(z, "\0\0\0\0", 4) &&
+		     fallocate(fal, FALLOC_FL_KEEP_SIZE, 0, 5000) == 0 && fstat(fal, &st) == 0 && st.st_size == 1000 &&
+		     fallocate(fal, 0, 0, 10) == 0 && fstat(fal, &st) == 0 && st.st_size == 1000;
+		errno = 0;
+		ok = ok && fallocate(fal, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 10) == -1 && errno == EOPNOTSUPP;
+		errno = 0;
+		ok = ok && fallocate(fal, 0, 0, 0) == -1 && errno == EINVAL;
+		int pf[2];
+		errno = 0;
+		ok = ok && pipe(pf) == 0 && fallocate(pf[1], 0, 0, 10) == -1 && errno == ESPIPE;
+		close(pf[0]), close(pf[1]), close(fal);
+		unlink("/tmp/falloc");
+		check("fallocate", ok);
 		/* file descriptors run out cleanly, at vfs's 1024 per process (RLIMIT_NOFILE) */
 		int opened = 0, last_errno = 0;
 		for (int i = 0; i < 2000; i++) {

@@ -64,7 +64,7 @@ def test_files_on_vfs_ramfs_from_the_initrd():
     tail = out[-4000:]
     assert re.search(r"^vfs: \d+ entries from initrd.cpio$", out, re.M), tail
     assert "hello from musl: through vfs (argc 4, tls 42)" in out, tail
-    assert len(results) == 26 + 10 and set(results.values()) == {"PASS"}, results
+    assert len(results) == 27 + 10 and set(results.values()) == {"PASS"}, results
     assert out.count("LXTEST DONE 0 failures") == 2, tail
     # random calls, the file calls among them served by vfs: vfs, pm and the kernel survive
     assert re.search(r"^LXTEST fuzz: 20000 calls, \d+ ENOSYS, pid \d+ still answers$", out, re.M), tail

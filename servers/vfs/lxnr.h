@@ -37,6 +37,8 @@
 #define NR_UNLINK 87
 #define NR_OPENAT 257
 #define NR_MKDIRAT 258
+#define NR_MKNOD 133
+#define NR_MKNODAT 259
 #define NR_NEWFSTATAT 262
 #define NR_UNLINKAT 263
 #define NR_FACCESSAT 269

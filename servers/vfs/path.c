@@ -76,8 +76,24 @@ static int dot_last(const char *p)
 	return end - start == 2 && p[start] == '.' && p[start + 1] == '.' ? 2 : 0;
 }
 
-static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
+/* A named pipe's open that waits for its other side (fifo_partner) is held with the
+ * descriptor made (v->fifo_fd), so the other side's open sees this end and goes on; the
+ * retry answers with it once the other side is there. */
+static int64_t fifo_wait(struct client *c, struct vcall *v, int64_t fd)
 {
+	struct ofile *f = fd >= 0 && fd < MAX_FDS ? c->fd[fd] : NULL;
+	if (!f)
+		return v->fifo_fd = 0, -E_BADF; /* (closed by another thread meanwhile) */
+	if (fifo_partner(f))
+		return v->fifo_fd = 0, fd;
+	v->fifo_fd = fd + 1;
+	return VFS_BLOCK;
+}
+
+static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
+{
+	if (v->fifo_fd)
+		return fifo_wait(c, v, v->fifo_fd - 1);
 	struct rnode *n, *parent;
 	const char *last;
 	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
@@ -97,6 +113,9 @@ static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 		return r;
 	if (n->ro && (flags & (O_ACCMODE | O_TRUNC)))
 		return -E_ACCES; /* /proc */
+	bool named_fifo = vfs_kind(n) == S_IFIFO_ && n->name[0];
+	if (named_fifo && (r = fifo_prepare(n, flags)))
+		return r;
 	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv))
 		return -E_NXIO; /* an eventfd or epoll through /proc/self/fd; a pipe both ends closed */
 	if ((flags & O_DIRECTORY) && vfs_kind(n) != S_IFDIR_)
@@ -120,7 +139,29 @@ static int64_t do_open(struct client *c, int64_t dirfd, uint64_t upath, uint64_t
 		pipe_end_opened(f);
 	if (n->magic)
 		procfs_refresh(n);
+	if (named_fifo && !(flags & O_NONBLOCK))
+		return fifo_wait(c, v, r);
 	return r;
+}
+
+/* mknod: a named pipe or a regular file; device nodes EPERM (the devices are vfs's own). */
+static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+{
+	uint32_t type = (uint32_t)mode & S_IFMT_;
+	if (!type)
+		type = S_IFREG_;
+	if (type == S_IFCHR_ || type == 0060000 /* S_IFBLK */ || type == 0140000 /* S_IFSOCK */)
+		return -E_PERM;
+	if (type != S_IFREG_ && type != S_IFIFO_)
+		return -E_INVAL;
+	struct rnode *n, *parent;
+	const char *last;
+	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, &parent, &last, path);
+	if (r == 0)
+		return -E_EXIST;
+	if (r != -E_NOENT || !parent)
+		return r;
+	return ramfs_create(parent, last, name_len(last), type | ((uint32_t)mode & 07777 & ~c->umask), &n);
 }
 
 static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
@@ -306,9 +347,13 @@ int64_t path_call(struct client *c, struct vcall *v)
 	int64_t r;
 	switch (v->nr) {
 	case NR_OPEN:
-		return do_open(c, AT_FDCWD, a[0], a[1], a[2]);
+		return do_open(c, v, AT_FDCWD, a[0], a[1], a[2]);
 	case NR_OPENAT:
-		return do_open(c, (int64_t)a[0], a[1], a[2], a[3]);
+		return do_open(c, v, (int64_t)a[0], a[1], a[2], a[3]);
+	case NR_MKNOD:
+		return make_node(c, AT_FDCWD, a[0], a[1]);
+	case NR_MKNODAT:
+		return make_node(c, (int64_t)a[0], a[1], a[2]);
 	case NR_ACCESS:
 		return access_at(c, AT_FDCWD, a[0], a[1], 0);
 	case NR_FACCESSAT:

@@ -167,3 +167,42 @@ int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
 	f->node->events++;
 	return cap;
 }
+
+int64_t fifo_prepare(struct rnode *n, uint64_t flags)
+{
+	if (!n->priv) {
+		struct pipe *p = ax_calloc(1, sizeof(*p));
+		uint8_t *buf = ax_malloc(PIPE_SIZE);
+		if (!p || !buf) {
+			ax_free(p), ax_free(buf);
+			return -E_NOMEM;
+		}
+		p->buf = buf, p->cap = PIPE_SIZE;
+		n->priv = p;
+	}
+	struct pipe *p = n->priv;
+	if ((flags & 3) == 1 && (flags & O_NONBLOCK) && !p->readers) {
+		if (!p->writers) { /* nobody has it open: the ring goes again */
+			ax_free(p->buf);
+			ax_free(p);
+			n->priv = NULL;
+		}
+		return -E_NXIO;
+	}
+	return 0;
+}
+
+bool fifo_partner(const struct ofile *f)
+{
+	const struct pipe *p = f->node->priv;
+	uint32_t acc = f->flags & 3;
+	return acc == 2 || (acc == 0 ? p->writers > 0 : p->readers > 0);
+}
+
+void fifo_open_cancelled(uint64_t pid, struct vcall *v)
+{
+	struct client *c = v->fifo_fd ? vfs_client(pid, false) : NULL;
+	if (c)
+		vfs_close_fd(c, (uint64_t)(v->fifo_fd - 1));
+	v->fifo_fd = 0;
+}

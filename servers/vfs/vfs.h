@@ -82,6 +82,8 @@ struct vcall {
 	bool again;              /* served before and kept: its timeout has started */
 	bool expired;            /* the deadline passed: answer with what is ready now */
 	uint64_t syscall_gone_at; /* a socket call found no syscall to pass it to: since when */
+	int64_t fifo_fd;         /* an open of a named pipe waiting for its other side: the
+	                            descriptor it made + 1 (path.c), closed if a signal ends it */
 };
 
 /* For a call that waits with a timeout (ns; < 0: none) and has nothing to report yet:
@@ -171,6 +173,13 @@ void pipe_end_closed(struct ofile *f);
 void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/fd/N) */
 uint32_t pipe_poll(const struct ofile *f);
 uint64_t pipe_unread(const struct ofile *f); /* bytes waiting in it */
+/* Named pipes (mknod S_IFIFO): their ring, made at the first open of the node (0 or
+ * -E_NOMEM), -E_NXIO for a non-blocking write-only open with no reader; whether an open
+ * file's other side is there (a blocking open of one end waits for it); the descriptor of
+ * a waiting open that a signal ended, closed. */
+int64_t fifo_prepare(struct rnode *n, uint64_t flags);
+bool fifo_partner(const struct ofile *f);
+void fifo_open_cancelled(uint64_t pid, struct vcall *v);
 /* F_GETPIPE_SZ (set false) and F_SETPIPE_SZ: the ring's size, or -errno. */
 int64_t pipe_size(struct ofile *f, uint64_t want, bool set);
 

@@ -11,6 +11,7 @@
  *   lxproc locks          fcntl record and OFD locks, flock: conflicts, waits, release
  *                         at close and exit, EINTR, errors
  *   lxproc pipes          F_GETPIPE_SZ, F_SETPIPE_SZ, writes of at most PIPE_BUF whole
+ *   lxproc fifos          mkfifo, mknod, opens that wait for the other side, EINTR
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/times.h>
 #include <sys/syscall.h>
@@ -893,6 +895,73 @@ static int mode_pipes(void)
 	return failures;
 }
 
+/* ---- named pipes: mkfifo, mknod, the opens that wait for the other side ---- */
+static int mode_fifos(void)
+{
+	const char *path = "/tmp/lxproc-fifo";
+	unlink(path);
+	struct stat st;
+	check("mkfifo", mkfifo(path, 0600) == 0 && stat(path, &st) == 0 && S_ISFIFO(st.st_mode) &&
+			(st.st_mode & 0777) == 0600);
+	check("mkfifo_eexist", mkfifo(path, 0600) == -1 && errno == EEXIST);
+	check("mknod_chr_eperm", mknod("/tmp/lxproc-chr", S_IFCHR | 0600, makedev(1, 3)) == -1 && errno == EPERM);
+	check("mknod_regular", mknod("/tmp/lxproc-reg", S_IFREG | 0600, 0) == 0 && stat("/tmp/lxproc-reg", &st) == 0 &&
+			       S_ISREG(st.st_mode) && unlink("/tmp/lxproc-reg") == 0);
+	check("wronly_nonblock_enxio", open(path, O_WRONLY | O_NONBLOCK) == -1 && errno == ENXIO);
+	int r = open(path, O_RDONLY | O_NONBLOCK);
+	char b[16];
+	check("rdonly_nonblock_opens", r >= 0 && read(r, b, sizeof(b)) == 0); /* no writer: end of file */
+	close(r);
+	/* a blocking reader waits for a writer that comes 300 ms later */
+	pid_t pid = fork();
+	if (pid == 0) {
+		sleep_ms(300);
+		int w = open(path, O_WRONLY);
+		_exit(w >= 0 && write(w, "fifo!", 5) == 5 && close(w) == 0 ? 0 : 1);
+	}
+	double t0 = now_ms();
+	r = open(path, O_RDONLY);
+	double waited = now_ms() - t0;
+	ssize_t n = r >= 0 ? read(r, b, sizeof(b)) : -1;
+	int st2 = status_of(pid);
+	ssize_t eof = r >= 0 ? read(r, b + 8, 8) : -1;
+	check("reader_waits_for_writer", r >= 0 && waited >= 200 && n == 5 && !memcmp(b, "fifo!", 5) &&
+					 WIFEXITED(st2) && WEXITSTATUS(st2) == 0 && eof == 0);
+	close(r);
+	/* a blocking writer waits for a reader */
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(300);
+		int rr = open(path, O_RDONLY);
+		char c[4];
+		_exit(rr >= 0 && read(rr, c, 4) == 4 && !memcmp(c, "back", 4) ? 0 : 1);
+	}
+	t0 = now_ms();
+	int w = open(path, O_WRONLY);
+	waited = now_ms() - t0;
+	check("writer_waits_for_reader", w >= 0 && waited >= 200 && write(w, "back", 4) == 4 && close(w) == 0 &&
+					 child_status(pid) == 0);
+	/* O_RDWR opens at once; what is left when the last end closes is gone */
+	int rw = open(path, O_RDWR);
+	check("rdwr_opens", rw >= 0 && write(rw, "left", 4) == 4 && close(rw) == 0);
+	r = open(path, O_RDONLY | O_NONBLOCK);
+	check("emptied_after_last_close", r >= 0 && read(r, b, sizeof(b)) == 0);
+	close(r);
+	/* a signal ends a waiting open, with no descriptor left behind */
+	struct sigaction sa = { .sa_sigaction = on_alrm, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	int probe = dup(0);
+	close(probe);
+	alarm(1);
+	r = open(path, O_RDONLY);
+	int e = errno, next = dup(0);
+	check("open_wait_eintr", r == -1 && e == EINTR && next == probe);
+	close(next);
+	check("unlink_fifo", unlink(path) == 0);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -919,6 +988,8 @@ int main(int argc, char **argv)
 		return mode_locks();
 	if (!strcmp(mode, "pipes"))
 		return mode_pipes();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes\n");
+	if (!strcmp(mode, "fifos"))
+		return mode_fifos();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos\n");
 	return 2;
 }

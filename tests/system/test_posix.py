@@ -84,6 +84,17 @@ def test_pipe_sizes_and_atomic_small_writes():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_named_pipes():
+    """mkfifo and mknod (vfs): a named pipe whose blocking opens wait for the other side (a
+    reader for a writer, a writer for a reader, each arriving 300 ms later), O_NONBLOCK's
+    ENXIO and end of file, O_RDWR at once, data gone after the last close, a waiting open
+    ended by a signal with no descriptor left behind, device nodes EPERM."""
+    out, results = run_lxproc("lxfifos.conf", ["lxproc fifos"])
+    tail = out[-3000:]
+    assert len(results) == 12 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

@@ -1,9 +1,11 @@
 /* Linux futexes, served by the kernel: wait, wake, their bitset variants, requeue,
  * compare-and-requeue and wake-op — what musl's and glibc's mutexes, condition variables,
- * thread joins (CLONE_CHILD_CLEARTID) and barriers use. A futex is named by its process and
- * user address, so futexes are private to a process (FUTEX_PRIVATE_FLAG or not); one shared
- * between processes through MAP_SHARED memory is not supported (docs/posix.md). Waiters are
- * found among the threads in a futex wait (a bitmap of slots) and woken oldest first. */
+ * thread joins (CLONE_CHILD_CLEARTID) and barriers use. A futex is named by a key: with
+ * FUTEX_PRIVATE_FLAG, or in memory no other process shares, its process and user address;
+ * without the flag in a shared mapping (MAP_SHARED, shared by fork), the memory object and
+ * the offset in it, so processes sharing the memory share the futex (process-shared
+ * mutexes, condition variables and semaphores), as Linux. Waiters are found among the
+ * threads in a futex wait (a bitmap of slots) and woken oldest first. */
 #include "proc/futex.h"
 #include "proc/ipc.h"
 #include "proc/lxtime.h"
@@ -31,8 +33,25 @@ static uint64_t seq;
  * its slot reused); the state check below skips such a bit and clears it. */
 static uint64_t in_wait[MAX_THREADS / 64];
 
-/* The oldest thread of p waiting on va with a bit of bits, or NULL. */
-static struct thread *oldest_waiter(struct proc *p, uint64_t va, uint32_t bits)
+/* A futex's name: the process or the shared memory object, and the address or offset. */
+struct fkey {
+	const void *space;
+	uint64_t off;
+};
+
+static struct fkey key_of(struct proc *p, uint64_t va, bool shared)
+{
+	for (uint32_t i = 0; shared && i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (va >= m->va && va - m->va < m->npages * PAGE_SIZE)
+			return m->shared && m->mo ? (struct fkey){ m->mo, m->first_page * PAGE_SIZE + (va - m->va) }
+						  : (struct fkey){ p, va };
+	}
+	return (struct fkey){ p, va };
+}
+
+/* The oldest thread waiting on futex k with a bit of bits, or NULL. */
+static struct thread *oldest_waiter(struct fkey k, uint32_t bits)
 {
 	struct thread *best = NULL;
 	for (uint32_t w = 0; w < MAX_THREADS / 64; w++)
@@ -43,19 +62,24 @@ static struct thread *oldest_waiter(struct proc *p, uint64_t va, uint32_t bits)
 				in_wait[w] &= ~(1ull << (i % 64)); /* stale */
 				continue;
 			}
-			if (t->proc == p && t->futex_va == va && (t->futex_bits & bits) &&
+			if (t->futex_space == k.space && t->futex_va == k.off && (t->futex_bits & bits) &&
 			    (!best || t->futex_seq < best->futex_seq))
 				best = t;
 		}
 	return best;
 }
 
-int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
+static int64_t wake_key(struct fkey k, uint64_t n, uint32_t bits)
 {
 	int64_t woken = 0;
-	for (struct thread *t; (uint64_t)woken < n && (t = oldest_waiter(p, va, bits)); woken++)
+	for (struct thread *t; (uint64_t)woken < n && (t = oldest_waiter(k, bits)); woken++)
 		ipc_wake(t, 0);
 	return woken;
+}
+
+int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
+{
+	return wake_key((struct fkey){ p, va }, n, bits);
 }
 
 /* A signal ended the wait. As Linux: a wait without a timeout is made again after a handler
@@ -69,8 +93,8 @@ static int64_t interrupted(struct thread *me, uint64_t utimeout)
 	return -LX_EINTR;
 }
 
-static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t utimeout, bool absolute,
-			  uint64_t clk, uint32_t bits)
+static int64_t futex_wait(struct thread *me, uint64_t va, bool shared, uint32_t val, uint64_t utimeout,
+			  bool absolute, uint64_t clk, uint32_t bits)
 {
 	uint32_t cur;
 	uint64_t ns = 0;
@@ -92,7 +116,9 @@ static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t
 	int slot = -1;
 	if (utimeout && (slot = wait_timer_add(me, ns)) < 0)
 		return -LX_EAGAIN; /* no timer slot: a spurious return the caller retries */
-	me->futex_va = va;
+	struct fkey k = key_of(me->proc, va, shared);
+	me->futex_space = k.space;
+	me->futex_va = k.off;
 	me->futex_bits = bits;
 	me->futex_seq = ++seq;
 	uint32_t i = (uint32_t)(me - threads);
@@ -103,18 +129,18 @@ static int64_t futex_wait(struct thread *me, uint64_t va, uint32_t val, uint64_t
 	return r == -KE_INTR ? interrupted(me, utimeout) : r;
 }
 
-/* Wakes up to n waiters of va and moves up to n2 more to va2. */
-static int64_t requeue(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, uint64_t n2)
+/* Wakes up to n waiters of k and moves up to n2 more to k2. */
+static int64_t requeue(struct fkey k, uint64_t n, struct fkey k2, uint64_t n2)
 {
-	int64_t done = futex_wake(p, va, n, ~0u);
-	for (struct thread *t; n2 && (t = oldest_waiter(p, va, ~0u)); n2--, done++)
-		t->futex_va = va2;
+	int64_t done = wake_key(k, n, ~0u);
+	for (struct thread *t; n2 && (t = oldest_waiter(k, ~0u)); n2--, done++)
+		t->futex_space = k2.space, t->futex_va = k2.off;
 	return done;
 }
 
 /* FUTEX_WAKE_OP: *va2 = *va2 OP arg (old value kept), wake n on va, and n2 on va2 if
  * old CMP cmparg. */
-static int64_t wake_op(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, uint64_t n2, uint32_t op)
+static int64_t wake_op(struct fkey k, uint64_t va2, struct fkey k2, uint64_t n, uint64_t n2, uint32_t op)
 {
 	uint32_t kind = (op >> 28) & 7, cmp = (op >> 24) & 15, arg = (op >> 12) & 0xfff, cmparg = op & 0xfff;
 	if (op & (8u << 28))
@@ -135,7 +161,7 @@ static int64_t wake_op(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, ui
 	 * versions older than the ones we run use WAKE_OP; good enough for them. */
 	if (copy_to_user((void *)va2, &nv, 4))
 		return -KE_FAULT;
-	int64_t done = futex_wake(p, va, n, ~0u);
+	int64_t done = wake_key(k, n, ~0u);
 	bool hit;
 	switch (cmp) {
 	case 0: hit = old == cmparg; break;
@@ -146,7 +172,7 @@ static int64_t wake_op(struct proc *p, uint64_t va, uint64_t n, uint64_t va2, ui
 	case 5: hit = (int32_t)old >= (int32_t)cmparg; break;
 	default: return -LX_ENOSYS;
 	}
-	return done + (hit ? futex_wake(p, va2, n2, ~0u) : 0);
+	return done + (hit ? wake_key(k2, n2, ~0u) : 0);
 }
 
 int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint64_t utimeout, uint64_t va2,
@@ -157,16 +183,18 @@ int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint
 	if ((va & 3) || va >= USER_TOP)
 		return -KE_INVAL;
 	struct proc *p = me->proc;
+	bool shared = !(op & FUTEX_PRIVATE_FLAG);
+	struct fkey k = key_of(p, va, shared), k2 = key_of(p, va2, shared);
 	uint64_t n2 = utimeout; /* the requeue calls pass a count where the timeout goes */
 	switch (cmd) {
 	case FUTEX_WAIT:
-		return futex_wait(me, va, (uint32_t)val, utimeout, false, 1, ~0u);
+		return futex_wait(me, va, shared, (uint32_t)val, utimeout, false, 1, ~0u);
 	case FUTEX_WAIT_BITSET:
-		return futex_wait(me, va, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
+		return futex_wait(me, va, shared, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
 	case FUTEX_WAKE:
-		return futex_wake(p, va, (uint32_t)val, ~0u);
+		return wake_key(k, (uint32_t)val, ~0u);
 	case FUTEX_WAKE_BITSET:
-		return val3 ? futex_wake(p, va, (uint32_t)val, (uint32_t)val3) : -KE_INVAL;
+		return val3 ? wake_key(k, (uint32_t)val, (uint32_t)val3) : -KE_INVAL;
 	case FUTEX_CMP_REQUEUE: {
 		uint32_t cur;
 		if ((va2 & 3) || va2 >= USER_TOP)
@@ -175,16 +203,16 @@ int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint
 			return -KE_FAULT;
 		if (cur != (uint32_t)val3)
 			return -LX_EAGAIN;
-		return requeue(p, va, (uint32_t)val, va2, (uint32_t)n2);
+		return requeue(k, (uint32_t)val, k2, (uint32_t)n2);
 	}
 	case FUTEX_REQUEUE:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
-		return requeue(p, va, (uint32_t)val, va2, (uint32_t)n2);
+		return requeue(k, (uint32_t)val, k2, (uint32_t)n2);
 	case FUTEX_WAKE_OP:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
-		return wake_op(p, va, (uint32_t)val, va2, (uint32_t)n2, (uint32_t)val3);
+		return wake_op(k, va2, k2, (uint32_t)val, (uint32_t)n2, (uint32_t)val3);
 	default:
 		return -LX_ENOSYS; /* PI futexes and FUTEX_WAITV are not offered */
 	}

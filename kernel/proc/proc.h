@@ -140,7 +140,9 @@ struct thread {
 	bool lx_restart;           /* that call answered -LX_ERESTARTSYS: EINTR or run again */
 	bool lx_restart_nohand;    /* ...but EINTR after a handler even with SA_RESTART (ppoll...) */
 	uint64_t lx_nr;            /* the Linux call being served (for a restart) */
-	uint64_t futex_va;         /* B_FUTEX: the word waited on, and the wake bitset */
+	const void *futex_space;   /* B_FUTEX: the futex's key (futex.c): the process or the shared
+	                              memory object, and the address or offset in it; the bitset */
+	uint64_t futex_va;
 	uint32_t futex_bits;
 	uint64_t futex_seq;        /* wait order: the oldest waiter is woken first */
 	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */

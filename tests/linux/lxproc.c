@@ -12,11 +12,13 @@
  *                         at close and exit, EINTR, errors
  *   lxproc pipes          F_GETPIPE_SZ, F_SETPIPE_SZ, writes of at most PIPE_BUF whole
  *   lxproc fifos          mkfifo, mknod, opens that wait for the other side, EINTR
+ *   lxproc shfutex        futexes in MAP_SHARED memory between processes, a pshared semaphore
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -962,6 +964,64 @@ static int mode_fifos(void)
 	return failures;
 }
 
+/* ---- futexes shared between processes (MAP_SHARED memory) ---- */
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+static long futex_call(volatile int *w, int op, int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+static int mode_shared_futex(void)
+{
+	volatile int *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	check("shared_map", w != MAP_FAILED);
+	/* a wait woken by another process's wake */
+	w[0] = 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		sleep_ms(300);
+		w[0] = 1;
+		long n = 0;
+		for (int i = 0; i < 100 && n == 0; i++, sleep_ms(20)) /* (until the parent waits) */
+			n = futex_call(w, FUTEX_WAKE, 1, NULL);
+		_exit(n == 1 ? 0 : 1);
+	}
+	struct timespec ten = { 10, 0 };
+	double t0 = now_ms();
+	long r = futex_call(w, FUTEX_WAIT, 0, &ten);
+	check("shared_wait_woken_by_other_process", r == 0 && w[0] == 1 && now_ms() - t0 < 9000 && child_status(pid) == 0);
+	/* a private futex is the process's own: another process's wake does not reach it */
+	w[1] = 0;
+	pid = fork();
+	if (pid == 0) {
+		long n = 0;
+		for (int i = 0; i < 20; i++, sleep_ms(20))
+			n += futex_call(w + 1, FUTEX_WAKE_PRIVATE, 1, NULL);
+		_exit(n == 0 ? 0 : 1);
+	}
+	struct timespec half = { 0, 600000000 };
+	errno = 0;
+	r = futex_call(w + 1, FUTEX_WAIT_PRIVATE, 0, &half);
+	check("private_wait_not_woken_by_other_process", r == -1 && errno == ETIMEDOUT && child_status(pid) == 0);
+	/* a process-shared semaphore in shared memory */
+	sem_t *sem = (sem_t *)(w + 16);
+	check("sem_init_pshared", sem_init(sem, 1, 0) == 0);
+	pid = fork();
+	if (pid == 0) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		_exit(sem_timedwait(sem, &until) == 0 ? 0 : 1);
+	}
+	sleep_ms(300);
+	check("sem_post_wakes_other_process", sem_post(sem) == 0 && child_status(pid) == 0);
+	munmap((void *)w, 4096);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -990,6 +1050,8 @@ int main(int argc, char **argv)
 		return mode_pipes();
 	if (!strcmp(mode, "fifos"))
 		return mode_fifos();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos\n");
+	if (!strcmp(mode, "shfutex"))
+		return mode_shared_futex();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex\n");
 	return 2;
 }

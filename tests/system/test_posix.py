@@ -95,6 +95,16 @@ def test_named_pipes():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_futexes_shared_between_processes():
+    """A futex in MAP_SHARED memory (the kernel keys it by memory object and offset): a wait
+    woken by another process's wake, a private futex another process cannot wake, and a
+    process-shared semaphore."""
+    out, results = run_lxproc("lxshfutex.conf", ["lxproc shfutex"])
+    tail = out[-3000:]
+    assert len(results) == 5 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

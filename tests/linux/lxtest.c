@@ -322,6 +322,24 @@ static int devs(void)
 	check("mounts", slurp("/proc/mounts", buf, sizeof(buf)) > 0 && strstr(buf, " / ramfs rw") && strstr(buf, " /proc proc ro"));
 	double up = 0;
 	check("uptime", slurp("/proc/uptime", buf, sizeof(buf)) > 0 && sscanf(buf, "%lf", &up) == 1 && up > 0);
+	/* cpuinfo: a block per CPU online; /proc/sys: Linux's names, our values */
+	static char ci[32768];
+	int blocks = 0;
+	if (slurp("/proc/cpuinfo", ci, sizeof(ci)) > 0)
+		for (char *q = ci; (q = strstr(q, "processor\t: ")); q++)
+			blocks++;
+	check("cpuinfo", blocks == sysconf(_SC_NPROCESSORS_ONLN) && strstr(ci, "model name\t: ") &&
+		strstr(ci, "vendor_id\t: ") && strstr(ci, "flags\t\t: fpu"));
+	struct utsname un;
+	char want[80];
+	uname(&un);
+	snprintf(want, sizeof(want), "%s\n", un.release);
+	long somax = 0;
+	check("proc_sys", slurp("/proc/sys/kernel/ostype", buf, sizeof(buf)) == 6 && !strcmp(buf, "Linux\n") &&
+		slurp("/proc/sys/kernel/osrelease", buf, sizeof(buf)) > 0 && !strcmp(buf, want) &&
+		slurp("/proc/sys/net/core/somaxconn", buf, sizeof(buf)) > 0 && sscanf(buf, "%ld", &somax) == 1 && somax > 0 &&
+		slurp("/proc/sys/fs/pipe-max-size", buf, sizeof(buf)) > 0 && !strcmp(buf, "1048576\n") &&
+		FAILS(open("/proc/sys/kernel/hostname", O_WRONLY), EACCES));
 	/* read-only */
 	check("proc_write_eacces", FAILS(open("/proc/meminfo", O_WRONLY), EACCES));
 	check("proc_create_erofs", FAILS(open("/proc/new", O_CREAT | O_WRONLY, 0644), EROFS) && FAILS(mkdir("/proc/d", 0755), EROFS) &&

@@ -82,7 +82,7 @@ service pmpoll binary=pm kcalls=vcopy args="run=lxtest poll" restart=never
 service pmepoll binary=pm kcalls=vcopy args="run=lxtest epoll" restart=never
 service pmioctl binary=pm kcalls=vcopy args="run=lxtest ioctl" restart=never
 """
-MORE_CHECKS = {"links": 38, "meta": 37, "devs": 27, "eventfd": 12, "poll": 21, "epoll": 23, "ioctl": 9}
+MORE_CHECKS = {"links": 38, "meta": 37, "devs": 29, "eventfd": 12, "poll": 21, "epoll": 23, "ioctl": 9}
 
 
 def test_vfs_links_metadata_devices_and_polling():

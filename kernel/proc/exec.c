@@ -167,13 +167,16 @@ uint64_t stack_build(struct proc *p, const struct strvec *sv, const char *execfn
 
 	uint64_t n = 0;
 	vec[n++] = sv->argc;
-	uint64_t at = strings;
+	uint64_t at = strings, arg_end = strings;
 	for (uint32_t i = 0; i < nstr; i++) {
 		if (i == sv->argc)
 			vec[n++] = 0; /* end of argv */
 		vec[n++] = at;
 		at += strnlen(sv->buf + (at - strings), sv->len - (at - strings)) + 1;
+		if (i + 1 == sv->argc)
+			arg_end = at;
 	}
+	p->arg_start = strings, p->arg_end = arg_end, p->env_end = at;
 	if (sv->envc == 0)
 		vec[n++] = 0; /* end of argv */
 	vec[n++] = 0;     /* end of envp */

@@ -131,6 +131,7 @@ int64_t kc_lx_fork(struct thread *me, endpoint_t ep, uint64_t pid, uint64_t stac
 	memcpy(c->lx->act, p->lx->act, sizeof(c->lx->act)); /* pending signals are not inherited */
 	c->lx->sig_forkign = signal_fork_ignored(p->lx);
 	c->lx->pid = (int32_t)pid;
+	c->arg_start = p->arg_start, c->arg_end = p->arg_end, c->env_end = p->env_end;
 	if ((r = copy_mappings(c, p)))
 		goto fail;
 	struct thread *nt = thread_alloc(c);

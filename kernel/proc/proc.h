@@ -83,6 +83,8 @@ struct proc {
 	uint32_t handles_cap;
 	uint64_t kcalls_allowed;   /* bit per native call number (bit 63: all above 62) */
 	struct devpriv dev;        /* device privileges (proc/devpriv.c) */
+	uint64_t arg_start, arg_end, env_end; /* where its image's argv and envp strings were put
+	                                         on the stack (KI_LX_ARGS: /proc/PID/cmdline) */
 	endpoint_t linux_servers[LINUX_SERVERS]; /* its POSIX servers (KPRIV_LINUX), 0: none */
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
 	struct lx_proc *lx;        /* Linux process state, or NULL */

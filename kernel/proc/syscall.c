@@ -252,6 +252,13 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
 		return p && p->lx ? p->lx->pid : -KE_SRCH;
 	}
+	case KI_LX_ARGS: {
+		struct proc *p = proc_of(me, (endpoint_t)(arg & 0xffffffffu));
+		uint64_t f = arg >> 32;
+		if (!p)
+			return -KE_SRCH;
+		return f == 0 ? (int64_t)p->arg_start : f == 1 ? (int64_t)p->arg_end : f == 2 ? (int64_t)p->env_end : -KE_INVAL;
+	}
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
 		return p ? (int64_t)proc_cpu_us_now(p, time_us_since_boot()) : -KE_SRCH;

@@ -50,6 +50,8 @@ int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, s
 		   struct rnode **parent, const char **last, char *buf)
 {
 	int64_t r = vfs_get_path(c->ep, upath, buf);
+	if (!r && !strncmp(buf, "/proc/", 6))
+		procfs_sync(); /* /proc/PID names follow the processes */
 	return r ? r : vfs_resolve_at(c, dirfd, buf, flags, out, parent, last);
 }
 

@@ -34,6 +34,17 @@ static struct client *slot(uint64_t pid)
 	return NULL;
 }
 
+struct client *vfs_client_at(int i) { return i >= 0 && i < MAX_CLIENTS ? &clients[i] : NULL; }
+
+int32_t vfs_client_lxpid(struct client *c)
+{
+	if (c->used && c->lxpid <= 0) {
+		int64_t p = kcall2(KC_INFO, KI_LX_PID, c->pid);
+		c->lxpid = p > 0 ? (int32_t)p : 0;
+	}
+	return c->used ? c->lxpid : 0;
+}
+
 /* A process we have not seen starts with 0, 1 and 2 on the console, in /. */
 struct client *vfs_client(uint64_t pid, bool make)
 {
@@ -92,6 +103,7 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 	c->cwd->opens++;
 	c->umask = p->umask;
 	c->exe = vfs_strdup(p->exe);
+	c->parent = parent;
 	return 0;
 }
 

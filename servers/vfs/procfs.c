@@ -1,4 +1,5 @@
-/* /proc, read-only: meminfo, mounts, uptime, stat, cpuinfo, sys/ (fixed values programs
+/* /proc, read-only: meminfo, mounts, uptime, stat, cpuinfo, PID/ and self/ {stat, status,
+ * cmdline, comm}, sys/ (fixed values programs
  * read: kernel/ostype, osrelease, hostname, pid_max, ..., net/core/somaxconn,
  * fs/pipe-max-size, vm/overcommit_memory), axolotl/kstat (the kernel's activity
  * counters) and axolotl/threads (every thread's CPU, state, runs and CPU time; both made
@@ -12,7 +13,13 @@
 #include "kstat_text.h"
 
 enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT, PROC_THREADS,
-       PROC_CPUINFO };
+       PROC_CPUINFO, PROC_PIDDIR, PROC_PID_STAT, PROC_PID_STATUS, PROC_PID_CMDLINE, PROC_PID_COMM };
+#define SELF_SLOT 0xffffffffu /* rnode.dev of /proc/self's per-process files: the caller */
+
+/* /proc/PID: a directory per slot of vfs's process table, named by the Linux pid of the
+ * process in the slot (procfs_sync renames them; an empty slot's is hidden and named
+ * "#slot" so no stale name shadows a live one). */
+static VFS_KEPT struct rnode *pid_dirs[MAX_CLIENTS];
 
 struct client *vfs_current;
 static VFS_KEPT uint64_t total_frames;
@@ -84,7 +91,116 @@ static struct ofile *fd_file(const struct rnode *n)
 	return vfs_current ? vfs_file(vfs_current, fd_number(n)) : NULL;
 }
 
-static bool hidden(const struct rnode *n) { return n->magic == PROC_FD && !fd_file(n); }
+static bool hidden(const struct rnode *n)
+{
+	if (n->magic == PROC_PIDDIR) {
+		struct client *c = vfs_client_at((int)n->dev);
+		return !c || !c->used || c->lxpid <= 0;
+	}
+	return n->magic == PROC_FD && !fd_file(n);
+}
+
+void procfs_sync(void)
+{
+	char name[16];
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct rnode *d = pid_dirs[i];
+		struct client *c = vfs_client_at(i);
+		if (!d)
+			continue;
+		int32_t pid = vfs_client_lxpid(c);
+		ksnprintf(name, sizeof(name), pid > 0 ? "%d" : "#%d", pid > 0 ? pid : i);
+		if (!strcmp(d->name, name))
+			continue;
+		char *nn = vfs_strdup(name);
+		if (nn) {
+			ax_free(d->name);
+			d->name = nn;
+		}
+	}
+}
+
+/* The process a per-process file is about: the caller's for /proc/self, else its slot's. */
+static struct client *file_client(const struct rnode *n)
+{
+	if (n->dev == SELF_SLOT)
+		return vfs_current;
+	struct client *c = vfs_client_at((int)n->dev);
+	return c && c->used ? c : NULL;
+}
+
+/* Its command name: the file it runs, else (a program pm started from a boot module) its
+ * argv[0], last component, at most 15 characters as Linux keeps. */
+static void comm_of(const struct client *c, char comm[16])
+{
+	char a0[64] = "?";
+	if (!c->exe) {
+		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);
+		uint64_t n = a > 0 && e > a ? (uint64_t)(e - a) : 0;
+		if (n > sizeof(a0) - 1)
+			n = sizeof(a0) - 1;
+		if (n && ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, a0, n) == 0)
+			a0[n] = 0;
+	}
+	const char *e = c->exe ? c->exe : a0, *b = e;
+	for (const char *p = e; *p; p++)
+		if (*p == '/' && p[1])
+			b = p + 1;
+	ksnprintf(comm, 16, "%s", b);
+}
+
+static int32_t ppid_of(const struct client *c)
+{
+	struct client *p = c->parent ? vfs_client(c->parent, false) : NULL;
+	return p ? vfs_client_lxpid(p) : c->parent ? 1 : 0; /* (its parent ended: pm gave it to pid 1) */
+}
+
+static char state_of(const struct client *c)
+{
+	if (c == vfs_current)
+		return 'R'; /* it is reading this (its thread waits for us only for that) */
+	/* its first thread, by the table any process may read (KI_THREAD_STAT), if still it */
+	uint64_t slot = c->pid & 0xffff;
+	if (kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)KTS_ENDPOINT << 32) != (int64_t)(c->pid & 0xffffffffu))
+		return 'Z';
+	int64_t st = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)KTS_STATE << 32);
+	return st < 0 ? 'Z' : (st & 0xff) == 3 ? 'S' : 'R';
+}
+
+/* The text of /proc/PID/{stat,status,cmdline,comm} into buf: its length. */
+static int pid_file(const struct rnode *n, char *buf, size_t size)
+{
+	struct client *c = file_client(n);
+	if (!c)
+		return 0;
+	int32_t pid = vfs_client_lxpid(c), ppid = ppid_of(c);
+	char comm[16];
+	comm_of(c, comm);
+	int64_t cpu_us = kcall2(KC_INFO, KI_PROC_CPU_US, c->pid);
+	unsigned long long ticks = cpu_us > 0 ? (unsigned long long)cpu_us / 10000 : 0;
+	switch (n->magic) {
+	case PROC_PID_COMM:
+		return ksnprintf(buf, size, "%s\n", comm);
+	case PROC_PID_STATUS:
+		return ksnprintf(buf, size,
+				 "Name:\t%s\nUmask:\t%04o\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"
+				 "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n",
+				 comm, c->umask, state_of(c), pid, pid, ppid, MAX_FDS);
+	case PROC_PID_STAT: /* Linux's 52 fields; what vfs does not know is 0 */
+		return ksnprintf(buf, size,
+				 "%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0 0 0 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+				 "0 0 0 0 0 0 0 0 0 0 0\n",
+				 pid, comm, state_of(c), ppid, ticks, 18446744073709551615ull);
+	case PROC_PID_CMDLINE: { /* argv's strings, read from the process as Linux does */
+		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);
+		if (a <= 0 || e <= a)
+			return 0;
+		uint64_t len = (uint64_t)(e - a) < size ? (uint64_t)(e - a) : size;
+		return ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, buf, len) < 0 ? 0 : (int)len;
+	}
+	}
+	return 0;
+}
 
 static int follow(const struct rnode *link, struct rnode **direct, const char **target)
 {
@@ -173,6 +289,12 @@ void procfs_refresh(struct rnode *n)
 	case PROC_CPUINFO:
 		len = cpuinfo(text, sizeof(text));
 		break;
+	case PROC_PID_STAT:
+	case PROC_PID_STATUS:
+	case PROC_PID_CMDLINE:
+	case PROC_PID_COMM:
+		len = pid_file(n, text, 4096);
+		break;
 	default:
 		return;
 	}
@@ -229,6 +351,38 @@ static int sysctl_init(struct rnode *proc)
 	return r;
 }
 
+/* stat, status, cmdline and comm in dir, about the process in slot (SELF_SLOT: the caller). */
+static int pid_files(struct rnode *dir, uint32_t slot)
+{
+	static const struct { const char *name; uint16_t magic; } files[] = {
+		{ "stat", PROC_PID_STAT }, { "status", PROC_PID_STATUS }, { "cmdline", PROC_PID_CMDLINE }, { "comm", PROC_PID_COMM },
+	};
+	struct rnode *n;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int r = make(dir, files[i].name, S_IFREG_ | 0444, files[i].magic, &n);
+		if (r)
+			return r;
+		n->dev = slot, n->ro = true;
+	}
+	dir->ro = true;
+	return 0;
+}
+
+static int pid_dirs_init(struct rnode *proc)
+{
+	char name[16];
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		ksnprintf(name, sizeof(name), "#%d", i);
+		int r = make(proc, name, S_IFDIR_ | 0555, PROC_PIDDIR, &pid_dirs[i]);
+		if (r)
+			return r;
+		pid_dirs[i]->dev = (uint32_t)i;
+		if ((r = pid_files(pid_dirs[i], (uint32_t)i)))
+			return r;
+	}
+	return 0;
+}
+
 int procfs_init(struct rnode *root)
 {
 	struct rnode *proc, *self, *fd, *ax, *n;
@@ -248,6 +402,8 @@ int procfs_init(struct rnode *root)
 	r = r ? r : make(self, "exe", S_IFLNK_, PROC_EXE, &n);
 	r = r ? r : make(self, "cwd", S_IFLNK_, PROC_CWD, &n);
 	r = r ? r : make(self, "fd", S_IFDIR_ | 0500, 0, &fd);
+	r = r ? r : pid_files(self, SELF_SLOT);
+	r = r ? r : pid_dirs_init(proc);
 	for (int i = MAX_FDS - 1; i >= 0 && !r; i--) { /* made last first: listed in order */
 		ksnprintf(name, sizeof(name), "%d", i);
 		r = make(fd, name, S_IFLNK_, PROC_FD, &n);

@@ -57,6 +57,8 @@ struct client {
 	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
 	char *exe, *exe_next;    /* the file it runs (/proc/self/exe), the one execve opened */
 	bool used;
+	int32_t lxpid;           /* its Linux pid, asked of the kernel when /proc needs it (0: not yet) */
+	uint64_t parent;         /* the process id of the one that forked it (VFS_FORK), 0: none */
 };
 
 extern struct rnode *vfs_root;
@@ -107,6 +109,11 @@ uint64_t vfs_now(void);
 /* Processes (proc.c): the client of a process id, made (descriptors 0-2 on the console,
  * cwd /) if new and make is set; NULL if unknown or the table is full. */
 struct client *vfs_client(uint64_t pid, bool make);
+/* The client in table slot i (used or not), and its Linux pid (asked once; 0 if none). */
+struct client *vfs_client_at(int i);
+int32_t vfs_client_lxpid(struct client *c);
+/* /proc/PID: the directories' names brought up to date with the processes (procfs.c). */
+void procfs_sync(void);
 void vfs_forget(uint64_t pid);
 /* Rings every process's wake word (KC_WAKE) with add: a new vfs knows no armed epoll set. */
 void vfs_ring_clients(uint32_t add);

@@ -13,7 +13,9 @@
  *   lxproc pipes          F_GETPIPE_SZ, F_SETPIPE_SZ, writes of at most PIPE_BUF whole
  *   lxproc fifos          mkfifo, mknod, opens that wait for the other side, EINTR
  *   lxproc shfutex        futexes in MAP_SHARED memory between processes, a pshared semaphore
+ *   lxproc procfs         /proc/self and /proc/PID: stat, status, cmdline, comm, the listing
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1022,6 +1024,82 @@ static int mode_shared_futex(void)
 	return failures;
 }
 
+/* ---- /proc/self and /proc/PID: stat, status, cmdline, comm, the directory listing ---- */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+static int listed_in_proc(pid_t pid)
+{
+	char want[16];
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	DIR *d = opendir("/proc");
+	int found = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		found |= !strcmp(e->d_name, want);
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int mode_procfs(int argc, char **argv)
+{
+	char buf[4096], path[64], want[512];
+	pid_t me = getpid();
+	/* stat: pid, (comm), state, ppid, then Linux's other fields (52 in all) */
+	int pid = 0, ppid = -1, fields = 0;
+	char comm[32] = "", state = 0;
+	if (read_file("/proc/self/stat", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%d (%31[^)]) %c %d", &pid, comm, &state, &ppid) == 4) {
+		for (char *q = strrchr(buf, ')') + 1; *q; q++)
+			fields += q[0] == ' ' && q[1] && q[1] != '\n';
+	}
+	check("self_stat", pid == me && !strcmp(comm, "lxproc") && state == 'R' && ppid == getppid() && fields + 2 == 52);
+	snprintf(want, sizeof(want), "Pid:\t%d\nPPid:\t%d\n", (int)me, (int)getppid());
+	check("self_status", read_file("/proc/self/status", buf, sizeof(buf)) > 0 && strstr(buf, "Name:\tlxproc\n") &&
+			     strstr(buf, want) && strstr(buf, "Uid:\t0"));
+	size_t wl = 0;
+	for (int i = 0; i < argc; i++)
+		wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "%s", argv[i]) + 1; /* with its NUL */
+	ssize_t n = read_file("/proc/self/cmdline", buf, sizeof(buf));
+	check("self_cmdline", n == (ssize_t)wl && !memcmp(buf, want, wl));
+	check("self_comm", read_file("/proc/self/comm", buf, sizeof(buf)) > 0 && !strcmp(buf, "lxproc\n"));
+	/* another process: its directory by pid, while it lives */
+	int p[2];
+	check("procfs_pipe", pipe(p) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1); /* blocked until the parent writes */
+	}
+	close(p[0]);
+	sleep_ms(300);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+	pid = 0, ppid = -1, state = 0;
+	n = read_file(path, buf, sizeof(buf));
+	check("child_stat", n > 0 &&
+			    sscanf(buf, "%d (%31[^)]) %c %d", &pid, comm, &state, &ppid) == 4 && pid == child && ppid == me &&
+			    state == 'S');
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)child);
+	n = read_file(path, buf, sizeof(buf));
+	check("child_cmdline_inherited", n == (ssize_t)wl && !memcmp(buf, want, wl));
+	check("proc_lists_both", listed_in_proc(me) && listed_in_proc(child));
+	check("child_ends", write(p[1], "x", 1) == 1 && child_status(child) == 0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+	check("ended_child_gone", read_file(path, buf, sizeof(buf)) == -1 && errno == ENOENT && !listed_in_proc(child));
+	close(p[1]);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1052,6 +1130,8 @@ int main(int argc, char **argv)
 		return mode_fifos();
 	if (!strcmp(mode, "shfutex"))
 		return mode_shared_futex();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex\n");
+	if (!strcmp(mode, "procfs"))
+		return mode_procfs(argc, argv);
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs\n");
 	return 2;
 }

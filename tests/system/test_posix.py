@@ -105,6 +105,18 @@ def test_futexes_shared_between_processes():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_proc_pid_files():
+    """/proc/self and /proc/PID (vfs procfs.c): stat (pid, comm, state, ppid; 52 fields),
+    status, cmdline read from the process's memory (the kernel's KI_LX_ARGS), comm; a
+    child's directory by its pid while it lives (state S while blocked, its parent's pid, the
+    inherited command line), both pids in the listing of /proc, and the child's gone once
+    it is reaped."""
+    out, results = run_lxproc("lxprocfs.conf", ["lxproc procfs"])
+    tail = out[-3000:]
+    assert len(results) == 10 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

@@ -181,6 +181,8 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
                               kernel, summed over every CPU (kstat's lx.NR lines) */
 #define LX_STAT_NRS 512
 #define KI_LX_PID 23        /* the Linux pid of the process of endpoint arg (KC_LX_PID), -KE_SRCH if none */
+#define KI_LX_ARGS 24       /* the process of endpoint (arg & 0xffffffff): where exec put its strings,
+                              field arg >> 32: 0 argv's start, 1 argv's end, 2 envp's end */
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

@@ -61,6 +61,8 @@ static void drop(struct ofile *f)
 		pipe_end_closed(f);
 	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_EVENTFD)
 		eventfd_closed(f->node);
+	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_TIMERFD)
+		timerfd_closed(f->node);
 	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET)
 		sock_closed(f->node);
 	else if (kind(f->node) == S_IFANON_)
@@ -138,6 +140,8 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
 	if (kind(n) == S_IFANON_ && n->dev == ANON_SOCKET)
 		return pos != &f->off ? -E_SPIPE : sock_transfer(f, write);
+	if (kind(n) == S_IFANON_ && n->dev == ANON_TIMERFD)
+		return pos != &f->off ? -E_SPIPE : timerfd_read(c, f, ubuf, len, write);
 	if (kind(n) == S_IFANON_) /* an eventfd; an epoll file has no bytes */
 		return pos != &f->off ? -E_SPIPE : n->dev == ANON_EVENTFD ? eventfd_transfer(c, f, ubuf, len, write) : -E_INVAL;
 	if (kind(n) == S_IFCHR_) {
@@ -440,6 +444,12 @@ static int64_t call(struct client *c, struct vcall *v)
 		return file_mmap(c, v);
 	case NR_EVENTFD2:
 		return eventfd_create(c, a[0], a[1]);
+	case NR_TIMERFD_CREATE:
+		return timerfd_create(c, a[0], a[1]);
+	case NR_TIMERFD_SETTIME:
+		return timerfd_settime(c, a[0], a[1], a[2], a[3]);
+	case NR_TIMERFD_GETTIME:
+		return timerfd_gettime(c, a[0], a[1]);
 	}
 	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
 	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call, poll_call, epoll_call,

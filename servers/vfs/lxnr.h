@@ -86,6 +86,9 @@
 #define NR_EPOLL_PWAIT 281
 #define NR_EVENTFD 284
 #define NR_EVENTFD2 290
+#define NR_TIMERFD_CREATE 283
+#define NR_TIMERFD_SETTIME 286
+#define NR_TIMERFD_GETTIME 287
 #define NR_EPOLL_CREATE1 291
 #define NR_EPOLL_PWAIT2 441
 /* fcntl's lock commands (x86-64: the 64-bit struct flock is the only one) */

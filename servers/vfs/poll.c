@@ -21,7 +21,8 @@ uint32_t vfs_poll(const struct ofile *f)
 	case S_IFIFO_:
 		return pipe_poll(f);
 	case S_IFANON_:
-		return n->dev == ANON_EVENTFD ? eventfd_poll(f) : n->dev == ANON_SOCKET ? sock_poll(f) : epoll_poll(f);
+		return n->dev == ANON_EVENTFD ? eventfd_poll(f) : n->dev == ANON_SOCKET ? sock_poll(f)
+		       : n->dev == ANON_TIMERFD ? timerfd_poll(f) : epoll_poll(f);
 	case S_IFCHR_:
 		if (n->dev == DEV_CONSOLE)
 			return tty_poll((struct ofile *)f);

@@ -234,7 +234,8 @@ static int64_t file_name(const struct rnode *n, char *buf, size_t size)
 	if (vfs_kind(n) == 0 && n->dev == ANON_SOCKET)
 		return ksnprintf(buf, size, "socket:[%llu]", (unsigned long long)n->ino);
 	if (vfs_kind(n) == 0)
-		return ksnprintf(buf, size, "anon_inode:[%s]", n->dev == ANON_EPOLL ? "eventpoll" : "eventfd");
+		return ksnprintf(buf, size, "anon_inode:[%s]",
+				 n->dev == ANON_EPOLL ? "eventpoll" : n->dev == ANON_TIMERFD ? "timerfd" : "eventfd");
 	if (n->unlinked)
 		return ksnprintf(buf, size, "/%s (deleted)", n->name); /* its old directory may be gone */
 	return vfs_node_path(n, buf, size);

@@ -276,8 +276,12 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
  * timers), and the next deadline says how long we may sleep. */
 static bool on_poll(struct ax_evloop *l)
 {
-	uint64_t a = held_timer(), b = tty_timer();
+	bool fired = false;
+	uint64_t a = held_timer(), b = tty_timer(), t = timerfd_timer(&fired);
+	if (fired)
+		retry_held(); /* a timerfd expired: its readers, polls and armed sets */
 	l->wait_ns = !a ? b : !b ? a : a < b ? a : b;
+	l->wait_ns = !t ? l->wait_ns : !l->wait_ns || t < l->wait_ns ? t : l->wait_ns;
 	if (sock_flush_closes() && (!l->wait_ns || l->wait_ns > 2000000))
 		l->wait_ns = 2000000; /* syscall was busy: tell it again soon */
 	if (sock_syscall_awaited()) {

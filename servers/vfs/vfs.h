@@ -12,7 +12,7 @@
 enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO, DEV_FULL, DEV_RANDOM, DEV_URANDOM };
 /* Nodes with no file type (Linux's anonymous inodes), rnode.dev says which. */
 #define S_IFANON_ 0
-enum { ANON_EVENTFD = 1, ANON_EPOLL, ANON_SOCKET };
+enum { ANON_EVENTFD = 1, ANON_EPOLL, ANON_SOCKET, ANON_TIMERFD };
 
 #define E_PERM 1
 #define E_INTR 4
@@ -95,6 +95,16 @@ int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */
 void vfs_kick(void);
+/* timerfd.c: timerfd_create, timerfd_settime, timerfd_gettime; a read of one; its poll
+ * bits; its end; the loop's look at the deadlines (ns to the nearest, 0: none; *fired when
+ * one expired, so the held calls are tried again). */
+int64_t timerfd_create(struct client *c, uint64_t clock, uint64_t flags);
+int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t new_va, uint64_t old_va);
+int64_t timerfd_gettime(struct client *c, uint64_t fd, uint64_t cur_va);
+int64_t timerfd_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
+uint32_t timerfd_poll(const struct ofile *f);
+void timerfd_closed(struct rnode *n);
+uint64_t timerfd_timer(bool *fired);
 /* lock.c: fcntl's record and OFD locks (cmd LX_F_*LK*, arg: the caller's struct flock) and
  * flock; their release when process c closes a descriptor of f (record locks) and at f's
  * last close (OFD and flock locks). */

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
+#include <sys/epoll.h>
 #include <sys/times.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -727,6 +729,46 @@ static int mode_timers(void)
 	}
 	st = status_of(pid);
 	check("alarm_default_action_kills", WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM);
+	/* timerfd */
+	uint64_t ticks = 0;
+	int tn = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	check("timerfd_create", tn >= 0 && read(tn, &ticks, 8) == -1 && errno == EAGAIN);
+	struct itimerspec ts = { { 0, 50000000 }, { 0, 100000000 } }, got;
+	check("timerfd_settime", timerfd_settime(tn, 0, &ts, NULL) == 0 && timerfd_gettime(tn, &got) == 0 &&
+				 got.it_interval.tv_nsec == 50000000 && got.it_value.tv_sec == 0 && got.it_value.tv_nsec > 0 &&
+				 got.it_value.tv_nsec <= 100000000);
+	struct pollfd pf = { .fd = tn, .events = POLLIN };
+	t0 = now_ms();
+	int pr = poll(&pf, 1, 5000);
+	took = now_ms() - t0;
+	check("timerfd_poll_waits", pr == 1 && (pf.revents & POLLIN) && took >= 50 && took < 5000);
+	sleep_ms(300);
+	check("timerfd_periodic_count", read(tn, &ticks, 8) == 8 && ticks >= 3 && read(tn, &ticks, 8) == -1 && errno == EAGAIN);
+	int ep = epoll_create1(0);
+	struct epoll_event ee = { .events = EPOLLIN, .data.u64 = 77 };
+	check("timerfd_epoll", ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, tn, &ee) == 0 && epoll_wait(ep, &ee, 1, 5000) == 1 &&
+			       ee.data.u64 == 77);
+	struct itimerspec zero = { { 0, 0 }, { 0, 0 } };
+	check("timerfd_disarm", timerfd_settime(tn, 0, &zero, &got) == 0 && got.it_interval.tv_nsec == 50000000 &&
+				timerfd_gettime(tn, &got) == 0 && got.it_value.tv_sec == 0 && got.it_value.tv_nsec == 0 &&
+				(sleep_ms(120), read(tn, &ticks, 8) == -1 && errno == EAGAIN));
+	int tb = timerfd_create(CLOCK_REALTIME, 0); /* blocking, an absolute time on the wall clock */
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	struct itimerspec abs = { { 0, 0 }, { wall.tv_sec, wall.tv_nsec } };
+	abs.it_value.tv_nsec += 200000000;
+	if (abs.it_value.tv_nsec >= 1000000000)
+		abs.it_value.tv_sec++, abs.it_value.tv_nsec -= 1000000000;
+	t0 = now_ms();
+	check("timerfd_abstime_blocking_read", tb >= 0 && timerfd_settime(tb, TFD_TIMER_ABSTIME, &abs, NULL) == 0 &&
+					       read(tb, &ticks, 8) == 8 && ticks == 1 && now_ms() - t0 >= 150);
+	struct itimerspec badv = { { 0, 0 }, { 0, 1000000000 } };
+	int pp[2];
+	check("timerfd_errors", timerfd_create(42, 0) == -1 && errno == EINVAL && timerfd_create(CLOCK_MONOTONIC, 0x40) == -1 &&
+				errno == EINVAL && timerfd_settime(tn, 0, &badv, NULL) == -1 && errno == EINVAL &&
+				pipe(pp) == 0 && timerfd_settime(pp[0], 0, &ts, NULL) == -1 && errno == EINVAL &&
+				timerfd_gettime(999, &got) == -1 && errno == EBADF && read(tn, &ticks, 4) == -1 && errno == EINVAL);
+	close(tn), close(tb), close(ep), close(pp[0]), close(pp[1]);
 	return failures;
 }
 

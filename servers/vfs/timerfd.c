@@ -1,0 +1,171 @@
+/* timerfd: a timer behind a descriptor. A read takes the count of expirations since the last
+ * read (8 bytes) and waits while it is 0; poll and epoll see it readable then. The deadline
+ * is on the monotonic clock whatever clock was asked (CLOCK_REALTIME's absolute times are
+ * turned into it when set, so a later change of the wall clock does not move them: there is
+ * none, clock_settime is EPERM). Expirations are counted when someone looks, and vfs's loop
+ * sleeps no longer than the nearest deadline (timerfd_timer): at one, it tries the held
+ * calls again (reads, polls, epoll waits, armed sets), as after any other event. The list
+ * of timers is kept memory, like every open file. */
+#include "vfs.h"
+#include "heap.h"
+#include "lxnr.h"
+
+#define TFD_TIMER_ABSTIME 1
+#define TFD_TIMER_CANCEL_ON_SET 2
+#define NS 1000000000ull
+
+struct tfd {
+	struct tfd *next;
+	struct rnode *node;
+	int32_t clock;
+	uint64_t expiry;   /* ax_time_ns of the next expiration, 0: disarmed */
+	uint64_t interval; /* ns between expirations, 0: once */
+	uint64_t ticks;    /* expirations not read yet */
+};
+static VFS_KEPT struct tfd *tfds;
+
+struct lx_itimerspec {
+	int64_t isec, insec, vsec, vnsec;
+};
+
+static void advance(struct tfd *t, uint64_t now)
+{
+	if (!t->expiry || now < t->expiry)
+		return;
+	uint64_t n = 1 + (t->interval ? (now - t->expiry) / t->interval : 0);
+	t->ticks += n;
+	t->expiry = t->interval ? t->expiry + n * t->interval : 0;
+}
+
+static struct tfd *tfd_of(struct client *c, uint64_t fd, int64_t *err)
+{
+	struct ofile *f = vfs_file(c, fd);
+	*err = f ? -E_INVAL : -E_BADF;
+	return f && vfs_kind(f->node) == S_IFANON_ && f->node->dev == ANON_TIMERFD ? f->node->priv : NULL;
+}
+
+int64_t timerfd_create(struct client *c, uint64_t clock, uint64_t flags)
+{
+	if (clock != 0 && clock != 1 && clock != 7 && clock != 8 && clock != 9) /* REALTIME, MONOTONIC, BOOTTIME (+ALARM) */
+		return -E_INVAL;
+	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
+		return -E_INVAL;
+	struct tfd *t = ax_calloc(1, sizeof(*t));
+	if (!t)
+		return -E_NOMEM;
+	t->clock = (int32_t)clock;
+	struct rnode *n = NULL;
+	int64_t fd = vfs_anon_fd(c, ANON_TIMERFD, t, O_RDWR | (uint32_t)(flags & O_NONBLOCK), flags & O_CLOEXEC, &n);
+	if (fd >= 0) {
+		t->node = n;
+		t->next = tfds;
+		tfds = t;
+	}
+	return fd;
+}
+
+void timerfd_closed(struct rnode *n)
+{
+	for (struct tfd **p = &tfds; *p; p = &(*p)->next)
+		if (*p == n->priv) {
+			*p = (*p)->next;
+			break;
+		}
+	ax_free(n->priv);
+	n->priv = NULL;
+}
+
+static struct lx_itimerspec current(struct tfd *t, uint64_t now)
+{
+	uint64_t left = t->expiry ? t->expiry - now : 0;
+	return (struct lx_itimerspec){ (int64_t)(t->interval / NS), (int64_t)(t->interval % NS), (int64_t)(left / NS),
+				       (int64_t)(left % NS) };
+}
+
+int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t new_va, uint64_t old_va)
+{
+	int64_t err;
+	struct tfd *t = tfd_of(c, fd, &err);
+	if (!t)
+		return err;
+	if (flags & ~(uint64_t)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+		return -E_INVAL;
+	struct lx_itimerspec nv;
+	if (ax_vcopy(c->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
+		return -E_FAULT;
+	if (nv.isec < 0 || nv.insec < 0 || nv.insec >= (int64_t)NS || nv.vsec < 0 || nv.vnsec < 0 || nv.vnsec >= (int64_t)NS)
+		return -E_INVAL;
+	uint64_t now = ax_time_ns();
+	advance(t, now);
+	struct lx_itimerspec old = current(t, now);
+	if (old_va && ax_vcopy(EP_NONE, &old, c->ep, (void *)old_va, sizeof(old)) < 0)
+		return -E_FAULT;
+	uint64_t value = (uint64_t)nv.vsec * NS + (uint64_t)nv.vnsec;
+	t->interval = (uint64_t)nv.isec * NS + (uint64_t)nv.insec;
+	t->ticks = 0;
+	if (!value) {
+		t->expiry = t->interval = 0; /* disarmed */
+	} else if (flags & TFD_TIMER_ABSTIME) {
+		bool wall = t->clock == 0 || t->clock == 8;
+		uint64_t base = wall ? ax_wall_ns() : now;
+		t->expiry = value > base ? now + (value - base) : now; /* (in the past: due at once) */
+	} else {
+		t->expiry = now + value;
+	}
+	t->node->events++; /* (the held calls are tried again after this call) */
+	return 0;
+}
+
+int64_t timerfd_gettime(struct client *c, uint64_t fd, uint64_t cur_va)
+{
+	int64_t err;
+	struct tfd *t = tfd_of(c, fd, &err);
+	if (!t)
+		return err;
+	uint64_t now = ax_time_ns();
+	advance(t, now);
+	struct lx_itimerspec cur = current(t, now);
+	return ax_vcopy(EP_NONE, &cur, c->ep, (void *)cur_va, sizeof(cur)) < 0 ? -E_FAULT : 0;
+}
+
+int64_t timerfd_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
+{
+	struct tfd *t = f->node->priv;
+	if (write || len < 8)
+		return -E_INVAL;
+	advance(t, ax_time_ns());
+	if (!t->ticks)
+		return f->flags & O_NONBLOCK ? -E_AGAIN : VFS_BLOCK;
+	if (ax_vcopy(EP_NONE, &t->ticks, c->ep, (void *)ubuf, 8) < 0)
+		return -E_FAULT;
+	t->ticks = 0;
+	f->node->events++;
+	return 8;
+}
+
+uint32_t timerfd_poll(const struct ofile *f)
+{
+	struct tfd *t = f->node->priv;
+	advance(t, ax_time_ns());
+	return t->ticks ? POLLIN | POLLRDNORM : 0;
+}
+
+uint64_t timerfd_timer(bool *fired)
+{
+	uint64_t now = 0, next = 0;
+	for (struct tfd *t = tfds; t; t = t->next) {
+		if (!t->expiry)
+			continue;
+		if (!now)
+			now = ax_time_ns();
+		uint64_t before = t->ticks;
+		advance(t, now);
+		if (t->ticks != before) {
+			t->node->events++; /* (EPOLLET sees a new expiration) */
+			*fired = true;
+		}
+		if (t->expiry && (!next || t->expiry - now < next))
+			next = t->expiry - now;
+	}
+	return next;
+}

@@ -51,6 +51,7 @@
 #define LX_GETRUSAGE 98
 #define LX_RT_SIGPENDING 127
 #define LX_RT_SIGSUSPEND 130
+#define LX_RT_SIGTIMEDWAIT 128
 #define LX_SIGALTSTACK 131
 #define LX_GETTID 186
 #define LX_FUTEX 202
@@ -221,7 +222,7 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 	if (r == 0)
 		r = (int64_t)me->ipc_msg.w[0];
 	if (r == -LX_EPIPE && raises_sigpipe(nr, a))
-		signal_post(me->proc, me, LX_SIGPIPE, me->proc->lx ? me->proc->lx->pid : 0, 0);
+		signal_post(me->proc, me, LX_SIGPIPE, me->proc->lx ? me->proc->lx->pid : 0, 0, 0);
 	if (r == -LX_ERESTARTSYS) {
 		/* Given back for a signal: signal_user_return makes it EINTR or runs it again. */
 		me->lx_restart = true;
@@ -255,6 +256,8 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 		return lx_rt_sigreturn(me, me->uframe);
 	case LX_RT_SIGPENDING:
 		return lx_rt_sigpending(me, a[0], a[1]);
+	case LX_RT_SIGTIMEDWAIT:
+		return lx_rt_sigtimedwait(me, a[0], a[1], a[2], a[3]);
 	case LX_RT_SIGSUSPEND:
 		return lx_rt_sigsuspend(me, a[0], a[1]);
 	case LX_SIGALTSTACK:

@@ -60,8 +60,9 @@ struct lx_proc {
 	 * their action or execs: held pending then, not dropped (signal.c, signal_post). */
 	uint64_t sig_forkign;
 	struct lx_sigaction act[LX_NSIG];
-	int32_t sigpid[LX_NSIG];              /* si_pid / si_code of each pending signal */
+	int32_t sigpid[LX_NSIG];              /* si_pid / si_code / si_value of each pending signal */
 	int32_t sigcode[LX_NSIG];
+	uint64_t sigval[LX_NSIG];
 	uint64_t wake_va;                     /* its wake word (KC_WAKE, wakeword.c), 0: none */
 };
 
@@ -136,6 +137,8 @@ struct thread {
 	uint64_t saved_mask;       /* rt_sigsuspend: the mask to restore after the handler */
 	bool has_saved_mask;
 	int32_t sigpid[LX_NSIG], sigcode[LX_NSIG];
+	uint64_t sigval[LX_NSIG];  /* si_value of a pending SI_TIMER/SI_QUEUE signal */
+	uint64_t sigwait;          /* rt_sigtimedwait: the signals it waits for (posted ones wake it) */
 	uint64_t altstack_sp, altstack_size;
 	uint32_t altstack_flags;
 	bool in_lxcall;            /* blocked in a call forwarded to a POSIX server */

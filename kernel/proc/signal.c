@@ -5,6 +5,12 @@
  * stack; rt_sigreturn undoes it. Stop signals are not supported: their default action is
  * treated as "ignore" (docs/posix.md). */
 #include "proc/signal.h"
+#include "arch/time.h"
+#include "proc/wait.h"
+#include "proc/lxtime.h"
+
+#define SI_TIMER (-2) /* a POSIX timer's (pm), with a value */
+#define SI_QUEUE (-1)
 #include "proc/ipc.h"
 #include "proc/klock.h"
 #include "proc/sched.h"
@@ -27,6 +33,7 @@
 #define SS_DISABLE 2
 #define MINSIGSTKSZ 2048
 #define LX_EINTR 4
+#define LX_EAGAIN 11
 #define LX_ENOMEM 12
 #define SI_USER 0
 #define SEGV_MAPERR 1
@@ -115,7 +122,7 @@ static void kick(struct thread *t)
 	}
 }
 
-int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code)
+int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code, uint64_t value)
 {
 	struct lx_proc *lx = p->lx;
 	if (!lx || p->exiting || sig < 1 || sig > LX_NSIG)
@@ -131,18 +138,18 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 		return 1;
 	if (t) {
 		t->sigpending |= BIT(sig);
-		t->sigpid[sig - 1] = pid, t->sigcode[sig - 1] = code;
-		if (!(not_taken(t) & BIT(sig)))
+		t->sigpid[sig - 1] = pid, t->sigcode[sig - 1] = code, t->sigval[sig - 1] = value;
+		if (!(not_taken(t) & BIT(sig)) || (t->sigwait & BIT(sig)))
 			kick(t);
 		return 0;
 	}
 	lx->sigpending |= BIT(sig);
-	lx->sigpid[sig - 1] = pid, lx->sigcode[sig - 1] = code;
+	lx->sigpid[sig - 1] = pid, lx->sigcode[sig - 1] = code, lx->sigval[sig - 1] = value;
 	/* One thread that does not block it is told; any such thread may take it. */
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *o = &threads[i];
 		if (o->proc == p && o->state != T_FREE && o->state != T_DEAD && o->blocked_on != B_ZOMBIE &&
-		    !(not_taken(o) & BIT(sig))) {
+		    (!(not_taken(o) & BIT(sig)) || (o->sigwait & BIT(sig)))) {
 			kick(o);
 			break;
 		}
@@ -151,7 +158,7 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 }
 
 /* The lowest pending signal t does not block (0: none), taken off its pending set. */
-static int take_signal(struct thread *t, int32_t *pid, int32_t *code)
+static int take_signal(struct thread *t, int32_t *pid, int32_t *code, uint64_t *value)
 {
 	struct lx_proc *lx = t->proc->lx;
 	uint64_t mine = t->sigpending & ~not_taken(t), shared = lx->sigpending & ~not_taken(t);
@@ -161,10 +168,10 @@ static int take_signal(struct thread *t, int32_t *pid, int32_t *code)
 	int sig = __builtin_ctzll(any) + 1;
 	if (mine & BIT(sig)) {
 		t->sigpending &= ~BIT(sig);
-		*pid = t->sigpid[sig - 1], *code = t->sigcode[sig - 1];
+		*pid = t->sigpid[sig - 1], *code = t->sigcode[sig - 1], *value = t->sigval[sig - 1];
 	} else {
 		lx->sigpending &= ~BIT(sig);
-		*pid = lx->sigpid[sig - 1], *code = lx->sigcode[sig - 1];
+		*pid = lx->sigpid[sig - 1], *code = lx->sigcode[sig - 1], *value = lx->sigval[sig - 1];
 	}
 	return sig;
 }
@@ -251,7 +258,8 @@ void signal_user_return(struct trap_frame *f)
 	klock();
 	for (;;) {
 		int32_t pid = 0, code = 0;
-		int sig = take_signal(t, &pid, &code);
+		uint64_t value = 0;
+		int sig = take_signal(t, &pid, &code, &value);
 		struct lx_sigaction *a = sig ? &t->proc->lx->act[sig - 1] : NULL;
 		bool handler = a && a->handler > SIG_IGN;
 		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
@@ -268,7 +276,9 @@ void signal_user_return(struct trap_frame *f)
 			break;
 		if (handler) {
 			struct lx_siginfo si = { .signo = sig, .code = code };
-			si.u.kill.pid = pid;
+			si.u.kill.pid = pid; /* (SI_TIMER: the timer's id, its overrun 0) */
+			if (code == SI_TIMER || code == SI_QUEUE)
+				memcpy(si.rest, &value, sizeof(value)); /* si_value */
 			setup_frame(t, f, sig, &si);
 			break;
 		}
@@ -432,6 +442,62 @@ int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size)
 	return -LX_EINTR;
 }
 
+/* rt_sigtimedwait (sigwaitinfo, sigtimedwait, sigwait): the lowest pending signal of the
+ * set (the thread's own first) is taken without running a handler, its siginfo copied out;
+ * otherwise the thread sleeps until one is posted (signal_post wakes a thread whose sigwait
+ * has it), the timeout passes (EAGAIN) or another signal it does not block arrives (EINTR,
+ * its handler runs). */
+int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uint64_t utimeout, uint64_t size)
+{
+	uint64_t set, ns = 0;
+	if (size != 8)
+		return -KE_INVAL;
+	if (copy_from_user(&set, (const void *)uset, 8))
+		return -KE_FAULT;
+	set &= ~UNBLOCKABLE;
+	if (utimeout) {
+		int64_t r = lx_timeout(me, utimeout, 1, false, &ns);
+		if (r)
+			return r;
+	}
+	uint64_t deadline = utimeout ? time_us_since_boot() + ns / 1000 : 0;
+	struct lx_proc *lx = me->proc->lx;
+	for (;;) {
+		uint64_t mine = me->sigpending & set, shared = lx->sigpending & set;
+		if (mine | shared) {
+			int sig = __builtin_ctzll(mine ? mine : shared) + 1;
+			struct lx_siginfo si = { .signo = sig };
+			uint64_t value;
+			if (mine) {
+				me->sigpending &= ~BIT(sig);
+				si.code = me->sigcode[sig - 1], si.u.kill.pid = me->sigpid[sig - 1], value = me->sigval[sig - 1];
+			} else {
+				lx->sigpending &= ~BIT(sig);
+				si.code = lx->sigcode[sig - 1], si.u.kill.pid = lx->sigpid[sig - 1], value = lx->sigval[sig - 1];
+			}
+			if (si.code == SI_TIMER || si.code == SI_QUEUE)
+				memcpy(si.rest, &value, sizeof(value));
+			if (uinfo && copy_to_user((void *)uinfo, &si, sizeof(si)))
+				return -KE_FAULT;
+			return sig;
+		}
+		if (signal_pending(me))
+			return -LX_EINTR;
+		uint64_t now = time_us_since_boot();
+		if (utimeout && now >= deadline)
+			return -LX_EAGAIN;
+		int slot = -1;
+		if (utimeout && (slot = wait_timer_add(me, (deadline - now) * 1000)) < 0)
+			return -LX_EAGAIN;
+		me->sigwait = set;
+		ipc_block(me, B_WAIT, EP_NONE);
+		me->sigwait = 0;
+		wait_timer_del(slot, me);
+		if (me->state == T_DEAD)
+			return -LX_EINTR;
+	}
+}
+
 int64_t lx_pause(struct thread *me)
 {
 	wait_for_signal(me);
@@ -465,7 +531,7 @@ int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss)
 }
 
 int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_t flags, uint64_t pid,
-		     uint64_t code)
+		     uint64_t code, uint64_t value)
 {
 	struct thread *t = ep_lookup(target);
 	if (!t)
@@ -483,5 +549,5 @@ int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_
 			return a->handler == SIG_IGN || (a->flags & SA_NOCLDWAIT);
 		return ignored(p->lx, (int)sig);
 	}
-	return signal_post(p, flags & LXS_THREAD ? t : NULL, (int)sig, (int32_t)pid, (int32_t)code);
+	return signal_post(p, flags & LXS_THREAD ? t : NULL, (int)sig, (int32_t)pid, (int32_t)code, value);
 }

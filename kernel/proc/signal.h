@@ -11,7 +11,7 @@
 
 /* Posts sig to thread t (to_thread) or to any thread of p that does not block it.
  * Returns 1 if it was discarded because it is ignored, else 0. */
-int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code);
+int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code, uint64_t value);
 /* True if t has a pending signal it does not block (a wait it is in should end). */
 bool signal_pending(const struct thread *t);
 /* Before returning to user mode from a system call or interrupt: runs the restart logic of
@@ -35,10 +35,11 @@ int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t
 int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size);
 int64_t lx_rt_sigpending(struct thread *me, uint64_t uset, uint64_t size);
 int64_t lx_rt_sigsuspend(struct thread *me, uint64_t uset, uint64_t size);
+int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uint64_t utimeout, uint64_t size);
 /* pause: sleeps until a signal is delivered; always -EINTR. */
 int64_t lx_pause(struct thread *me);
 int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss);
 int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f);
 /* KC_LX_SIGNAL. */
 int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_t flags, uint64_t pid,
-		     uint64_t code);
+		     uint64_t code, uint64_t value);

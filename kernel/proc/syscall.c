@@ -461,7 +461,7 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 	case KC_LX_EXEC:
 		return kc_lx_exec(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
 	case KC_LX_SIGNAL:
-		return kc_lx_signal(me, (endpoint_t)a0, a1, a2, a[3], a[4]);
+		return kc_lx_signal(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
 	case KC_LX_MMAP:
 		return kc_lx_mmap(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
 	case KC_LEGACY:

@@ -258,6 +258,7 @@ int64_t lx_execve(struct lxcall *c, uint64_t upath, uint64_t uargv, uint64_t uen
 		return r == -LX_ENOEXEC ? r : r == -KE_NOMEM ? -LX_ENOMEM : r == -KE_INVAL ? -LX_E2BIG : r;
 	struct kmsg m = { .type = VFS_EXEC, .w = { p->ep } }; /* close-on-exec descriptors go */
 	lx_vfs_call(&m);
+	lx_timers_drop(p); /* POSIX timers do not survive execve (alarms do) */
 	const char *base = file;
 	for (const char *q = file; *q; q++)
 		if (*q == '/')

@@ -1,17 +1,27 @@
-/* alarm, setitimer and getitimer (ITIMER_REAL): a process's real-time interval timer is a
+/* alarm, setitimer and getitimer (ITIMER_REAL), and POSIX timers (timer_create ...).
+ * A process's real-time interval timer is a
  * deadline and a reload interval on the monotonic clock, kept in its table entry (so a
  * restarted pm keeps them). pm's loop looks at the deadlines between messages
  * (lx_itimer_poll) and sleeps no longer than until the nearest; one that passed sends
  * SIGALRM as the kernel does on Linux (si_code SI_KERNEL) and reloads. Resolution: the
  * kernel's timeouts are checked on the boot CPU's tick (10 ms). Not inherited by fork,
  * kept by execve, dropped at exit, as on Linux. ITIMER_VIRTUAL and ITIMER_PROF (CPU-time
- * timers) are EINVAL: docs/posix.md. */
+ * timers) are EINVAL: docs/posix.md. POSIX timers live in pm's kept table (up to 128): the
+ * same deadlines, a signal with si_code SI_TIMER, the timer's id and its sigev_value (to the
+ * process, or one thread with SIGEV_THREAD_ID; SIGEV_NONE none), the expirations one signal
+ * stood for (timer_getoverrun); deleted at execve and exit; not inherited by fork. */
 #include "pm.h"
 #include "evloop.h"
 
 #define ITIMER_REAL 0
 #define LX_SIGALRM 14
 #define SI_KERNEL 0x80
+#define SI_TIMER (-2)
+#define SIGEV_SIGNAL 0
+#define SIGEV_NONE 1
+#define SIGEV_THREAD_ID 4
+#define TIMER_ABSTIME 1
+#define LX_SIGRTMAX 64
 #define NS_PER_US 1000ull
 #define NS_PER_S 1000000000ull
 
@@ -88,9 +98,170 @@ int64_t lx_alarm(struct lxproc *p, uint64_t secs)
 	return (int64_t)s;
 }
 
+/* ---- POSIX timers ---- */
+
+struct lx_timespec {
+	int64_t sec, nsec;
+};
+struct lx_itimerspec {
+	struct lx_timespec interval, value;
+};
+struct lx_sigevent {
+	uint64_t value;
+	int32_t signo, notify;
+	int32_t tid;
+	int32_t pad[11];
+};
+
+static struct lxtimer *timer_of(struct lxproc *p, uint64_t id)
+{
+	for (int i = 0; i < MAX_LXTIMERS; i++)
+		if (lx_timers[i].pid == p->pid && (uint64_t)(uint32_t)lx_timers[i].id == id)
+			return &lx_timers[i];
+	return NULL;
+}
+
+int64_t lx_timer_create(struct lxproc *p, uint64_t clock, uint64_t sev_va, uint64_t id_va)
+{
+	if (clock != 0 && clock != 1 && clock != 7 && clock != 8 && clock != 9)
+		return -LX_EINVAL; /* (the CPU-time clocks are not offered) */
+	struct lx_sigevent sev = { .signo = LX_SIGALRM, .notify = SIGEV_SIGNAL };
+	if (sev_va && ax_vcopy(p->ep, (const void *)sev_va, EP_NONE, &sev, 20) < 0)
+		return -LX_EFAULT;
+	endpoint_t thread = 0;
+	if (sev.notify != SIGEV_NONE && (sev.signo < 1 || sev.signo > LX_SIGRTMAX))
+		return -LX_EINVAL;
+	if (sev.notify == SIGEV_THREAD_ID) {
+		int32_t owner = 0;
+		thread = sev.tid == p->pid ? p->ep : lx_thread_ep(sev.tid, &owner);
+		if (!thread || (sev.tid != p->pid && owner != p->pid))
+			return -LX_EINVAL; /* a thread of another process */
+	} else if (sev.notify != SIGEV_SIGNAL && sev.notify != SIGEV_NONE) {
+		return -LX_EINVAL; /* (SIGEV_THREAD is the C library's, over SIGEV_THREAD_ID) */
+	}
+	struct lxtimer *t = NULL;
+	int32_t id = 0;
+	for (bool taken = true; taken; id++) { /* the lowest id the process does not use */
+		taken = false;
+		for (int i = 0; i < MAX_LXTIMERS && !taken; i++)
+			taken = lx_timers[i].pid == p->pid && lx_timers[i].id == id;
+		if (!taken)
+			break;
+	}
+	for (int i = 0; i < MAX_LXTIMERS && !t; i++)
+		if (!lx_timers[i].pid)
+			t = &lx_timers[i];
+	if (!t)
+		return -LX_EAGAIN;
+	if (ax_vcopy(EP_NONE, &id, p->ep, (void *)id_va, sizeof(id)) < 0)
+		return -LX_EFAULT;
+	*t = (struct lxtimer){ .pid = p->pid, .id = id, .clock = (int32_t)clock, .notify = (uint8_t)sev.notify,
+			       .signo = (uint8_t)sev.signo, .thread = thread,
+			       .value = sev_va ? sev.value : (uint64_t)(uint32_t)id };
+	return 0;
+}
+
+static bool ts_valid(const struct lx_timespec *t) { return t->sec >= 0 && t->nsec >= 0 && t->nsec < (int64_t)NS_PER_S; }
+static uint64_t ts_ns(const struct lx_timespec *t) { return (uint64_t)t->sec * NS_PER_S + (uint64_t)t->nsec; }
+
+static struct lx_itimerspec timer_now(const struct lxtimer *t, uint64_t now)
+{
+	uint64_t left = !t->at_ns ? 0 : t->at_ns > now ? t->at_ns - now : 1;
+	return (struct lx_itimerspec){ { (int64_t)(t->every_ns / NS_PER_S), (int64_t)(t->every_ns % NS_PER_S) },
+				       { (int64_t)(left / NS_PER_S), (int64_t)(left % NS_PER_S) } };
+}
+
+int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t new_va, uint64_t old_va)
+{
+	struct lxtimer *t = timer_of(p, id);
+	struct lx_itimerspec nv;
+	if (!t || (flags & ~(uint64_t)TIMER_ABSTIME))
+		return -LX_EINVAL;
+	if (ax_vcopy(p->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
+		return -LX_EFAULT;
+	if (!ts_valid(&nv.value) || !ts_valid(&nv.interval))
+		return -LX_EINVAL;
+	uint64_t now = ax_time_ns();
+	struct lx_itimerspec old = timer_now(t, now);
+	if (old_va && ax_vcopy(EP_NONE, &old, p->ep, (void *)old_va, sizeof(old)) < 0)
+		return -LX_EFAULT;
+	uint64_t v = ts_ns(&nv.value);
+	t->every_ns = v ? ts_ns(&nv.interval) : 0;
+	t->overrun = 0;
+	if (!v) {
+		t->at_ns = 0;
+	} else if (flags & TIMER_ABSTIME) {
+		uint64_t base = t->clock == 0 || t->clock == 8 ? ax_wall_ns() : now;
+		t->at_ns = v > base ? now + (v - base) : now;
+	} else {
+		t->at_ns = now + v;
+	}
+	return 0;
+}
+
+int64_t lx_timer_gettime(struct lxproc *p, uint64_t id, uint64_t cur_va)
+{
+	struct lxtimer *t = timer_of(p, id);
+	if (!t)
+		return -LX_EINVAL;
+	struct lx_itimerspec cur = timer_now(t, ax_time_ns());
+	return ax_vcopy(EP_NONE, &cur, p->ep, (void *)cur_va, sizeof(cur)) < 0 ? -LX_EFAULT : 0;
+}
+
+int64_t lx_timer_getoverrun(struct lxproc *p, uint64_t id)
+{
+	struct lxtimer *t = timer_of(p, id);
+	return t ? (int64_t)t->overrun : -LX_EINVAL;
+}
+
+int64_t lx_timer_delete(struct lxproc *p, uint64_t id)
+{
+	struct lxtimer *t = timer_of(p, id);
+	if (!t)
+		return -LX_EINVAL;
+	t->pid = 0;
+	return 0;
+}
+
+void lx_timers_drop(struct lxproc *p)
+{
+	for (int i = 0; i < MAX_LXTIMERS; i++)
+		if (lx_timers[i].pid == p->pid)
+			lx_timers[i].pid = 0;
+}
+
+/* The POSIX timers whose deadline passed: their signals; the ns to the nearest (0: none). */
+static uint64_t timers_poll(uint64_t now)
+{
+	uint64_t next = 0;
+	for (int i = 0; i < MAX_LXTIMERS; i++) {
+		struct lxtimer *t = &lx_timers[i];
+		if (!t->pid || !t->at_ns)
+			continue;
+		struct lxproc *p = lx_find_pid(t->pid);
+		if (!p || p->zombie) {
+			t->pid = 0; /* (its process ended) */
+			continue;
+		}
+		if (t->at_ns <= now) {
+			uint64_t n = 1 + (t->every_ns ? (now - t->at_ns) / t->every_ns : 0);
+			t->overrun = n - 1 > INT32_MAX ? INT32_MAX : (uint32_t)(n - 1);
+			if (t->notify != SIGEV_NONE)
+				kcall6(KC_LX_SIGNAL, t->thread ? t->thread : p->ep, t->signo, t->thread ? LXS_THREAD : 0,
+				       (uint64_t)(uint32_t)t->id, (uint64_t)(int64_t)SI_TIMER, t->value);
+			t->at_ns = t->every_ns ? t->at_ns + n * t->every_ns : 0;
+			if (!t->at_ns)
+				continue;
+		}
+		uint64_t in = t->at_ns - now;
+		next = next && next < in ? next : in;
+	}
+	return next;
+}
+
 bool lx_itimer_poll(struct ax_evloop *l)
 {
-	uint64_t now = ax_time_ns(), next = 0;
+	uint64_t now = ax_time_ns(), next = timers_poll(now);
 	for (int i = 0; i < MAX_PROCS; i++) {
 		struct lxproc *p = &lx_procs[i];
 		if (!p->used || !p->alarm_at_ns)

@@ -34,6 +34,21 @@ struct lxproc {
 	uint64_t alarm_at_ns, alarm_every_ns; /* ITIMER_REAL (itimer.c): deadline (0: off), reload */
 };
 
+/* A POSIX timer (timer_create; itimer.c), in the kept table like the processes. */
+struct lxtimer {
+	int32_t pid;         /* its process, 0: a free entry */
+	int32_t id;          /* timer_t as the process sees it */
+	int32_t clock;
+	uint8_t notify;      /* SIGEV_SIGNAL, SIGEV_NONE or SIGEV_THREAD_ID */
+	uint8_t signo;
+	endpoint_t thread;   /* SIGEV_THREAD_ID: the thread that gets the signal */
+	uint64_t value;      /* sigev_value, delivered as si_value */
+	uint64_t at_ns, every_ns; /* deadline on the monotonic clock (0: disarmed), reload */
+	uint32_t overrun;    /* expirations the last signal stood for, less one */
+};
+#define MAX_LXTIMERS 128
+extern struct lxtimer *lx_timers;
+
 #define PM_HOLD INT64_MIN /* lx_serve's "no answer now": the caller stays blocked */
 
 /* The call being served: who made it (the thread to answer) and from which process. */
@@ -102,6 +117,14 @@ int64_t lx_setitimer(struct lxproc *p, int64_t which, uint64_t new_va, uint64_t 
 int64_t lx_getitimer(struct lxproc *p, int64_t which, uint64_t cur_va);
 struct ax_evloop;
 bool lx_itimer_poll(struct ax_evloop *l);
+/* timer_create, timer_settime, timer_gettime, timer_getoverrun, timer_delete; and the
+ * process's timers dropped (execve, exit). */
+int64_t lx_timer_create(struct lxproc *p, uint64_t clock, uint64_t sev_va, uint64_t id_va);
+int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t new_va, uint64_t old_va);
+int64_t lx_timer_gettime(struct lxproc *p, uint64_t id, uint64_t cur_va);
+int64_t lx_timer_getoverrun(struct lxproc *p, uint64_t id);
+int64_t lx_timer_delete(struct lxproc *p, uint64_t id);
+void lx_timers_drop(struct lxproc *p);
 /* pm.c */
 int lx_nprocs(void);
 extern uint64_t lx_total_frames;

@@ -11,15 +11,19 @@ static struct pm_kept {
 	struct lxproc procs[MAX_PROCS];
 	int32_t next_pid;
 	struct { int32_t tid, pid; endpoint_t ep; } threads[MAX_LXTHREADS];
+	struct lxtimer timers[MAX_LXTIMERS];
 } *kept;
 struct lxproc *lx_procs;
+struct lxtimer *lx_timers;
 
 bool lx_table_init(void)
 {
 	bool adopted;
-	uint64_t layout[] = { sizeof(struct lxproc), MAX_PROCS, sizeof(kept->threads[0]), MAX_LXTHREADS };
-	kept = ax_keep_open(0x31504b4d50ull /* "PMKP1" */, ax_keep_layout(layout, 4), sizeof(*kept), &adopted);
+	uint64_t layout[] = { sizeof(struct lxproc), MAX_PROCS, sizeof(kept->threads[0]), MAX_LXTHREADS,
+			      sizeof(struct lxtimer), MAX_LXTIMERS };
+	kept = ax_keep_open(0x31504b4d50ull /* "PMKP1" */, ax_keep_layout(layout, 6), sizeof(*kept), &adopted);
 	lx_procs = kept->procs;
+	lx_timers = kept->timers;
 	if (!adopted)
 		kept->next_pid = 1;
 	return adopted;

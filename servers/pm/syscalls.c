@@ -54,6 +54,11 @@
 #define LX_SETXATTR 188
 #define LX_REMOVEXATTR_LAST 199 /* setxattr 188 .. fremovexattr 199 */
 #define LX_EOPNOTSUPP 95
+#define LX_TIMER_CREATE 222
+#define LX_TIMER_SETTIME 223
+#define LX_TIMER_GETTIME 224
+#define LX_TIMER_GETOVERRUN 225
+#define LX_TIMER_DELETE 226
 
 
 const char *lx_name(uint32_t nr)
@@ -247,6 +252,16 @@ int64_t lx_serve(struct lxcall *c)
 		return -LX_EPERM;
 	case LX_ALARM:
 		return lx_alarm(p, a[0]);
+	case LX_TIMER_CREATE:
+		return lx_timer_create(p, a[0], a[1], a[2]);
+	case LX_TIMER_SETTIME:
+		return lx_timer_settime(p, a[0], a[1], a[2], a[3]);
+	case LX_TIMER_GETTIME:
+		return lx_timer_gettime(p, a[0], a[1]);
+	case LX_TIMER_GETOVERRUN:
+		return lx_timer_getoverrun(p, a[0]);
+	case LX_TIMER_DELETE:
+		return lx_timer_delete(p, a[0]);
 	case LX_SETITIMER:
 		return lx_setitimer(p, (int64_t)a[0], a[1], a[2]);
 	case LX_GETITIMER:

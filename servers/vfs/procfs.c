@@ -13,7 +13,7 @@
 #include "kstat_text.h"
 
 enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT, PROC_THREADS,
-       PROC_CPUINFO, PROC_PIDDIR, PROC_PID_STAT, PROC_PID_STATUS, PROC_PID_CMDLINE, PROC_PID_COMM };
+       PROC_CPUINFO, PROC_PIDDIR, PROC_PID_STAT, PROC_PID_STATUS, PROC_PID_CMDLINE, PROC_PID_COMM, PROC_PID_ENVIRON };
 #define SELF_SLOT 0xffffffffu /* rnode.dev of /proc/self's per-process files: the caller */
 
 /* /proc/PID: a directory per slot of vfs's process table, named by the Linux pid of the
@@ -191,8 +191,11 @@ static int pid_file(const struct rnode *n, char *buf, size_t size)
 				 "%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0 0 0 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
 				 "0 0 0 0 0 0 0 0 0 0 0\n",
 				 pid, comm, state_of(c), ppid, ticks, 18446744073709551615ull);
-	case PROC_PID_CMDLINE: { /* argv's strings, read from the process as Linux does */
-		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);
+	case PROC_PID_CMDLINE: /* argv's strings (envp's), read from the process as Linux does */
+	case PROC_PID_ENVIRON: {
+		bool env = n->magic == PROC_PID_ENVIRON;
+		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (uint64_t)env << 32);
+		int64_t e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (env ? 2ull : 1ull) << 32);
 		if (a <= 0 || e <= a)
 			return 0;
 		uint64_t len = (uint64_t)(e - a) < size ? (uint64_t)(e - a) : size;
@@ -293,8 +296,9 @@ void procfs_refresh(struct rnode *n)
 	case PROC_PID_STAT:
 	case PROC_PID_STATUS:
 	case PROC_PID_CMDLINE:
+	case PROC_PID_ENVIRON:
 	case PROC_PID_COMM:
-		len = pid_file(n, text, 4096);
+		len = pid_file(n, text, sizeof(text));
 		break;
 	default:
 		return;
@@ -357,6 +361,7 @@ static int pid_files(struct rnode *dir, uint32_t slot)
 {
 	static const struct { const char *name; uint16_t magic; } files[] = {
 		{ "stat", PROC_PID_STAT }, { "status", PROC_PID_STATUS }, { "cmdline", PROC_PID_CMDLINE }, { "comm", PROC_PID_COMM },
+		{ "environ", PROC_PID_ENVIRON },
 	};
 	struct rnode *n;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

@@ -667,6 +667,9 @@ static void on_alrm(int sig, siginfo_t *si, void *uc)
 	alrm++;
 }
 
+static volatile sig_atomic_t timer_called;
+static void on_timer_thread(union sigval v) { timer_called = v.sival_int; }
+
 static int mode_timers(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_alrm, .sa_flags = SA_SIGINFO };
@@ -769,6 +772,55 @@ static int mode_timers(void)
 				pipe(pp) == 0 && timerfd_settime(pp[0], 0, &ts, NULL) == -1 && errno == EINVAL &&
 				timerfd_gettime(999, &got) == -1 && errno == EBADF && read(tn, &ticks, 4) == -1 && errno == EINVAL);
 	close(tn), close(tb), close(ep), close(pp[0]), close(pp[1]);
+	/* POSIX timers: signals with SI_TIMER and the timer's value, to the process or a thread */
+	struct sigaction su = { .sa_sigaction = on_alrm, .sa_flags = SA_SIGINFO };
+	sigemptyset(&su.sa_mask);
+	sigaction(SIGUSR1, &su, NULL);
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1, .sigev_value.sival_int = 0x1234 };
+	timer_t tid;
+	check("timer_create", timer_create(CLOCK_MONOTONIC, &sev, &tid) == 0);
+	struct itimerspec per = { { 0, 50000000 }, { 0, 50000000 } };
+	alrm = 0;
+	check("timer_settime", timer_settime(tid, 0, &per, NULL) == 0 && timer_gettime(tid, &got) == 0 &&
+			       got.it_interval.tv_nsec == 50000000 && got.it_value.tv_nsec <= 50000000);
+	t0 = now_ms();
+	while (alrm < 3 && now_ms() - t0 < 20000)
+		pause();
+	check("timer_signals_si_timer_and_value", alrm >= 3 && alrm_info.si_signo == SIGUSR1 &&
+						  alrm_info.si_code == SI_TIMER && alrm_info.si_value.sival_int == 0x1234);
+	check("timer_getoverrun", timer_getoverrun(tid) >= 0);
+	check("timer_delete", timer_delete(tid) == 0 && timer_gettime(tid, &got) == -1 && errno == EINVAL);
+	int seen2 = alrm;
+	sleep_ms(200);
+	check("timer_deleted_quiet", alrm == seen2);
+	struct sigevent none = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec once = { { 0, 0 }, { 5, 0 } };
+	check("timer_sigev_none", timer_create(CLOCK_REALTIME, &none, &tid) == 0 && timer_settime(tid, 0, &once, NULL) == 0 &&
+				  timer_gettime(tid, &got) == 0 && got.it_value.tv_sec >= 4 && timer_delete(tid) == 0);
+	/* sigwaitinfo/sigtimedwait: a blocked signal taken without its handler */
+	sigset_t w2;
+	sigemptyset(&w2);
+	sigaddset(&w2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &w2, NULL);
+	siginfo_t wi;
+	int hits0 = alrm;
+	check("sigwaitinfo", kill(getpid(), SIGUSR2) == 0 && sigwaitinfo(&w2, &wi) == SIGUSR2 && wi.si_code == SI_USER &&
+			     wi.si_pid == getpid() && alrm == hits0);
+	struct timespec tmo = { 0, 100000000 };
+	t0 = now_ms();
+	check("sigtimedwait_times_out", sigtimedwait(&w2, &wi, &tmo) == -1 && errno == EAGAIN && now_ms() - t0 >= 80);
+	/* SIGEV_THREAD: the C library's helper thread waits for the timer's signal (sigwaitinfo)
+	 * and calls the function */
+	struct sigevent th = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = on_timer_thread,
+			       .sigev_value.sival_int = 7 };
+	struct itimerspec soon = { { 0, 0 }, { 0, 100000000 } };
+	timer_called = 0;
+	check("timer_sigev_thread", timer_create(CLOCK_MONOTONIC, &th, &tid) == 0 && timer_settime(tid, 0, &soon, NULL) == 0 &&
+				    (sleep_ms(1000), timer_called == 7) && timer_delete(tid) == 0);
+	struct sigevent badsev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = 99 };
+	check("timer_errors", timer_create(CLOCK_MONOTONIC, &badsev, &tid) == -1 && errno == EINVAL &&
+			      timer_create(42, NULL, &tid) == -1 && errno == EINVAL &&
+			      syscall(SYS_timer_settime, 77, 0, &per, NULL) == -1 && errno == EINVAL);
 	return failures;
 }
 
@@ -1114,6 +1166,13 @@ static int mode_procfs(int argc, char **argv)
 	ssize_t n = read_file("/proc/self/cmdline", buf, sizeof(buf));
 	check("self_cmdline", n == (ssize_t)wl && !memcmp(buf, want, wl));
 	check("self_comm", read_file("/proc/self/comm", buf, sizeof(buf)) > 0 && !strcmp(buf, "lxproc\n"));
+	extern char **environ;
+	size_t el = 0;
+	static char envs[4096];
+	for (char **e = environ; *e && el < sizeof(envs) - 256; e++)
+		el += (size_t)snprintf(envs + el, sizeof(envs) - el, "%s", *e) + 1;
+	n = read_file("/proc/self/environ", buf, sizeof(buf));
+	check("self_environ", n == (ssize_t)el && !memcmp(buf, envs, el));
 	/* another process: its directory by pid, while it lives */
 	int p[2];
 	check("procfs_pipe", pipe(p) == 0);

@@ -55,10 +55,13 @@ def test_alarm_and_interval_timers():
     disarmed, the old values come back, errors as Linux, a fork's child has no timer while
     the parent keeps its own, and the default action ends a process. timerfd (vfs's
     timerfd.c): poll and epoll wait for it, a periodic one counts its expirations, disarming,
-    an absolute time on the wall clock ending a blocking read, the errors."""
+    an absolute time on the wall clock ending a blocking read, the errors. POSIX timers
+    (timer_create ...): periodic signals with SI_TIMER and the sigev_value, overrun,
+    delete, SIGEV_NONE, SIGEV_THREAD (the C library's thread on sigwaitinfo), errors;
+    sigwaitinfo and sigtimedwait."""
     out, results = run_lxproc("lxtimers.conf", ["lxproc timers"])
     tail = out[-3000:]
-    assert len(results) == 17 + 8 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 17 + 8 + 8 + 3 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
     assert "unsupported system call" not in out, tail
 
@@ -109,13 +112,14 @@ def test_futexes_shared_between_processes():
 
 def test_proc_pid_files():
     """/proc/self and /proc/PID (vfs procfs.c): stat (pid, comm, state, ppid; 52 fields),
-    status, cmdline read from the process's memory (the kernel's KI_LX_ARGS), comm; a
+    status, cmdline and environ read from the process's memory (the kernel's KI_LX_ARGS),
+    comm; a
     child's directory by its pid while it lives (state S while blocked, its parent's pid, the
     inherited command line), both pids in the listing of /proc, and the child's gone once
     it is reaped."""
     out, results = run_lxproc("lxprocfs.conf", ["lxproc procfs"])
     tail = out[-3000:]
-    assert len(results) == 10 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 11 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

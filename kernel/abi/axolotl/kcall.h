@@ -68,8 +68,10 @@ enum kcall {
 	                        thread's process image with the static ELF in memory object handle
 	                        (size bytes); args = argc, envc (uint32 each), then argc + envc
 	                        NUL-terminated strings; other threads end, handlers reset */
-	KC_LX_SIGNAL = 39,   /* (endpoint process or thread, sig, flags LXS_*, sender pid, si_code):
-	                        post a signal; returns 0, or 1 if it was discarded as ignored */
+	KC_LX_SIGNAL = 39,   /* (endpoint process or thread, sig, flags LXS_*, sender pid, si_code,
+	                        si_value): post a signal (with si_code SI_TIMER the pid is the
+	                        timer's id and si_value is delivered); returns 0, or 1 if it was
+	                        discarded as ignored */
 	KC_LX_MMAP = 40,     /* (endpoint thread, handle or 0, addr, len, prot | flags << 32, offset): a
 	                        POSIX server answering thread's mmap of a file maps a private copy of
 	                        the object's pages from offset (0: zeros) with Linux's placement;

@@ -4,8 +4,10 @@
  * owned by the open file). As on Linux, record and OFD locks conflict with each other and
  * flock locks only with flock locks. A lock that must wait is one of vfs's held calls
  * (VFS_BLOCK): it is tried again after every call and message vfs serves (an unlock, a
- * close, an exit), and a signal ends it with EINTR. Not done: deadlock detection (EDEADLK). The table is kept memory: a restarted
- * vfs keeps every lock. */
+ * close, an exit), and a signal ends it with EINTR. A record lock whose wait would close a
+ * cycle of processes waiting for each other's record locks fails with EDEADLK, as Linux
+ * detects it (waits on OFD and flock locks are not followed). The tables are kept memory: a
+ * restarted vfs keeps every lock. */
 #include "vfs.h"
 #include "lxnr.h"
 
@@ -18,6 +20,8 @@
 #define LOCK_NB 4
 #define LOCK_UN 8
 #define E_NOLCK 37
+#define E_DEADLK 35
+#define MAX_WAITS 64
 #define E_OVERFLOW 75
 #define TO_END UINT64_MAX /* a range's end: however far the file grows */
 
@@ -31,6 +35,46 @@ struct lock {
 	uint64_t start, end; /* bytes start..end, both included */
 };
 static VFS_KEPT struct lock locks[MAX_LOCKS];
+/* Processes waiting in F_SETLKW, and the process whose record lock they wait for. */
+static VFS_KEPT struct {
+	uint64_t owner, blocker; /* owner 0: a free entry */
+} waits[MAX_WAITS];
+
+static int wait_of(uint64_t owner)
+{
+	for (int i = 0; i < MAX_WAITS; i++)
+		if (waits[i].owner == owner)
+			return i;
+	return -1;
+}
+
+static void wait_clear(uint64_t owner)
+{
+	int i = wait_of(owner);
+	if (i >= 0)
+		waits[i].owner = 0;
+}
+
+/* Whether owner's wait for blocker would close a cycle: blocker waits, through others, for
+ * owner. Else the wait is recorded (false also when the table is full: not followed). */
+static bool would_deadlock(uint64_t owner, uint64_t blocker)
+{
+	uint64_t b = blocker;
+	for (int steps = 0; steps < MAX_WAITS; steps++) {
+		if (b == owner)
+			return true;
+		int i = wait_of(b);
+		if (i < 0)
+			break;
+		b = waits[i].blocker;
+	}
+	int i = wait_of(owner);
+	if (i < 0)
+		i = wait_of(0);
+	if (i >= 0)
+		waits[i].owner = owner, waits[i].blocker = blocker;
+	return false;
+}
 
 /* struct flock of x86-64 Linux */
 struct lx_flock {
@@ -100,7 +144,14 @@ static bool carve(struct rnode *n, uint8_t kind, uint64_t owner, uint64_t start,
 static int64_t set(struct rnode *n, uint8_t kind, uint64_t owner, int32_t lxpid, uint8_t type, uint64_t start,
 		   uint64_t end, bool wait)
 {
-	if (type != F_UNLCK && conflict(n, kind, owner, type, start, end))
+	struct lock *c = type != F_UNLCK ? conflict(n, kind, owner, type, start, end) : NULL;
+	if (kind == LK_POSIX && !(c && wait))
+		wait_clear(owner); /* (not waiting, or not any more) */
+	if (c && wait && kind == LK_POSIX && c->kind == LK_POSIX && would_deadlock(owner, c->owner)) {
+		wait_clear(owner);
+		return -E_DEADLK;
+	}
+	if (c)
 		return wait ? VFS_BLOCK : -E_AGAIN;
 	if (!carve(n, kind, owner, start, end))
 		return -E_NOLCK;
@@ -199,5 +250,7 @@ static void drop_owner(struct rnode *n, uint8_t kind, uint64_t owner)
 }
 
 void lock_closed(struct client *c, struct ofile *f) { drop_owner(f->node, LK_POSIX, c->pid); }
+
+void lock_wait_ended(uint64_t pid) { wait_clear(pid); }
 
 void lock_file_gone(struct ofile *f) { drop_owner(NULL, 0, (uint64_t)(uintptr_t)f); }

@@ -76,6 +76,7 @@ void vfs_forget(uint64_t pid)
 	if (!c)
 		return;
 	vfs_close_all(c);
+	lock_wait_ended(c->pid);
 	ramfs_release(c->cwd);
 	ax_free(c->exe);
 	ax_free(c->exe_next);

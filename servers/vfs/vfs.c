@@ -158,6 +158,7 @@ static void cancel(endpoint_t thread)
 	for (int i = 0; i < held_top; i++)
 		if (held[i].pid && held[i].v.thread == thread) {
 			fifo_open_cancelled(held[i].pid, &held[i].v); /* (a restart opens anew) */
+			lock_wait_ended(held[i].pid);
 			held[i].pid = 0;
 			vfs_answer(thread, -LX_ERESTARTSYS);
 		}

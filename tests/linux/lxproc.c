@@ -928,6 +928,22 @@ static int mode_locks(void)
 	alarm(1);
 	int r = flock(f2, LOCK_EX);
 	check("flock_wait_eintr", r == -1 && errno == EINTR);
+	/* a wait that would close a cycle: EDEADLK, and the other waiter goes on at the unlock */
+	const char *path2 = "/tmp/lxproc-locks2";
+	int dl = open(path2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	int okdl = dl >= 0 && setlk(dl, F_SETLK, F_WRLCK, 0, 10) == 0;
+	pid = fork();
+	if (pid == 0) {
+		int f = open(path2, O_RDWR);
+		_exit(setlk(f, F_SETLK, F_WRLCK, 10, 10) == 0 && setlk(f, F_SETLKW, F_WRLCK, 0, 10) == 0 ? 0 : 1);
+	}
+	sleep_ms(300);
+	errno = 0;
+	okdl = okdl && setlk(dl, F_SETLKW, F_WRLCK, 10, 10) == -1 && errno == EDEADLK;
+	okdl = okdl && setlk(dl, F_SETLK, F_UNLCK, 0, 10) == 0 && child_status(pid) == 0;
+	check("setlkw_edeadlk", okdl);
+	close(dl);
+	unlink(path2);
 	/* errors */
 	check("setlk_einval_type", setlk(f1, F_SETLK, 7, 0, 1) == -1 && errno == EINVAL);
 	struct flock w = { .l_type = F_WRLCK, .l_whence = 9, .l_start = 0, .l_len = 1 };

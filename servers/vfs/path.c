@@ -146,16 +146,9 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 	return r;
 }
 
-/* mknod: a named pipe or a regular file; device nodes EPERM (the devices are vfs's own). */
-static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+/* Makes the node upath names, which must not exist yet: type, and mode less the umask. */
+static int64_t create_at(struct client *c, int64_t dirfd, uint64_t upath, uint32_t type, uint64_t mode)
 {
-	uint32_t type = (uint32_t)mode & S_IFMT_;
-	if (!type)
-		type = S_IFREG_;
-	if (type == S_IFCHR_ || type == 0060000 /* S_IFBLK */ || type == 0140000 /* S_IFSOCK */)
-		return -E_PERM;
-	if (type != S_IFREG_ && type != S_IFIFO_)
-		return -E_INVAL;
 	struct rnode *n, *parent;
 	const char *last;
 	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, &parent, &last, path);
@@ -166,16 +159,22 @@ static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64
 	return ramfs_create(parent, last, name_len(last), type | ((uint32_t)mode & 07777 & ~c->umask), &n);
 }
 
+/* mknod: a named pipe or a regular file; device nodes EPERM (the devices are vfs's own). */
+static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+{
+	uint32_t type = (uint32_t)mode & S_IFMT_;
+	if (!type)
+		type = S_IFREG_;
+	if (type == S_IFCHR_ || type == 0060000 /* S_IFBLK */ || type == 0140000 /* S_IFSOCK */)
+		return -E_PERM;
+	if (type != S_IFREG_ && type != S_IFIFO_)
+		return -E_INVAL;
+	return create_at(c, dirfd, upath, type, mode);
+}
+
 static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
 {
-	struct rnode *n, *parent;
-	const char *last;
-	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, &parent, &last, path);
-	if (r == 0)
-		return -E_EXIST;
-	if (r != -E_NOENT || !parent)
-		return r;
-	return ramfs_create(parent, last, name_len(last), S_IFDIR_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
+	return create_at(c, dirfd, upath, S_IFDIR_, mode);
 }
 
 static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool dir)

@@ -1,0 +1,152 @@
+/* /proc/PID and /proc/self's per-process files: stat, status, cmdline, environ, comm. A
+ * directory per slot of vfs's process table, named by the Linux pid of the process in the
+ * slot: procfs_sync renames them at each lookup under /proc and each listing of it; an
+ * empty slot's is hidden and named "#slot", so no stale name shadows a live one. */
+#include "procfs.h"
+#include "heap.h"
+
+static VFS_KEPT struct rnode *pid_dirs[MAX_CLIENTS];
+
+bool procfs_pid_hidden(const struct rnode *n)
+{
+	struct client *c = vfs_client_at((int)n->dev);
+	return !c || !c->used || c->lxpid <= 0;
+}
+
+void procfs_sync(void)
+{
+	char name[16];
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct rnode *d = pid_dirs[i];
+		struct client *c = vfs_client_at(i);
+		if (!d)
+			continue;
+		int32_t pid = vfs_client_lxpid(c);
+		ksnprintf(name, sizeof(name), pid > 0 ? "%d" : "#%d", pid > 0 ? pid : i);
+		if (!strcmp(d->name, name))
+			continue;
+		char *nn = vfs_strdup(name);
+		if (nn) {
+			ax_free(d->name);
+			d->name = nn;
+		}
+	}
+}
+
+/* The process a per-process file is about: the caller's for /proc/self, else its slot's. */
+static struct client *file_client(const struct rnode *n)
+{
+	if (n->dev == SELF_SLOT)
+		return vfs_current;
+	struct client *c = vfs_client_at((int)n->dev);
+	return c && c->used ? c : NULL;
+}
+
+/* Its command name: the file it runs, else (a program pm started from a boot module) its
+ * argv[0], last component, at most 15 characters as Linux keeps. */
+static void comm_of(const struct client *c, char comm[16])
+{
+	char a0[64] = "?";
+	if (!c->exe) {
+		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);
+		uint64_t n = a > 0 && e > a ? (uint64_t)(e - a) : 0;
+		if (n > sizeof(a0) - 1)
+			n = sizeof(a0) - 1;
+		if (n && ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, a0, n) == 0)
+			a0[n] = 0;
+	}
+	const char *e = c->exe ? c->exe : a0, *b = e;
+	for (const char *p = e; *p; p++)
+		if (*p == '/' && p[1])
+			b = p + 1;
+	ksnprintf(comm, 16, "%s", b);
+}
+
+static int32_t ppid_of(const struct client *c)
+{
+	struct client *p = c->parent ? vfs_client(c->parent, false) : NULL;
+	return p ? vfs_client_lxpid(p) : c->parent ? 1 : 0; /* (its parent ended: pm gave it to pid 1) */
+}
+
+static char state_of(const struct client *c)
+{
+	if (c == vfs_current)
+		return 'R'; /* it is reading this (its thread waits for us only for that) */
+	/* its first thread, by the table any process may read (KI_THREAD_STAT), if still it */
+	uint64_t slot = c->pid & 0xffff;
+	if (kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)KTS_ENDPOINT << 32) != (int64_t)(c->pid & 0xffffffffu))
+		return 'Z';
+	int64_t st = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)KTS_STATE << 32);
+	return st < 0 ? 'Z' : (st & 0xff) == 3 ? 'S' : 'R';
+}
+
+/* The text of /proc/PID/{stat,status,cmdline,comm} into buf: its length. */
+int procfs_pid_file(const struct rnode *n, char *buf, size_t size)
+{
+	struct client *c = file_client(n);
+	if (!c)
+		return 0;
+	int32_t pid = vfs_client_lxpid(c), ppid = ppid_of(c);
+	char comm[16];
+	comm_of(c, comm);
+	int64_t cpu_us = kcall2(KC_INFO, KI_PROC_CPU_US, c->pid);
+	unsigned long long ticks = cpu_us > 0 ? (unsigned long long)cpu_us / 10000 : 0;
+	switch (n->magic) {
+	case PROC_PID_COMM:
+		return ksnprintf(buf, size, "%s\n", comm);
+	case PROC_PID_STATUS:
+		return ksnprintf(buf, size,
+				 "Name:\t%s\nUmask:\t%04o\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"
+				 "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n",
+				 comm, c->umask, state_of(c), pid, pid, ppid, MAX_FDS);
+	case PROC_PID_STAT: /* Linux's 52 fields; what vfs does not know is 0 */
+		return ksnprintf(buf, size,
+				 "%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0 0 0 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+				 "0 0 0 0 0 0 0 0 0 0 0\n",
+				 pid, comm, state_of(c), ppid, ticks, 18446744073709551615ull);
+	case PROC_PID_CMDLINE: /* argv's strings (envp's), read from the process as Linux does */
+	case PROC_PID_ENVIRON: {
+		bool env = n->magic == PROC_PID_ENVIRON;
+		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (uint64_t)env << 32);
+		int64_t e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (env ? 2ull : 1ull) << 32);
+		if (a <= 0 || e <= a)
+			return 0;
+		uint64_t len = (uint64_t)(e - a) < size ? (uint64_t)(e - a) : size;
+		return ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, buf, len) < 0 ? 0 : (int)len;
+	}
+	}
+	return 0;
+}
+
+/* stat, status, cmdline and comm in dir, about the process in slot (SELF_SLOT: the caller). */
+int procfs_pid_files(struct rnode *dir, uint32_t slot)
+{
+	static const struct { const char *name; uint16_t magic; } files[] = {
+		{ "stat", PROC_PID_STAT }, { "status", PROC_PID_STATUS }, { "cmdline", PROC_PID_CMDLINE }, { "comm", PROC_PID_COMM },
+		{ "environ", PROC_PID_ENVIRON },
+	};
+	struct rnode *n;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int r = procfs_make(dir, files[i].name, S_IFREG_ | 0444, files[i].magic, &n);
+		if (r)
+			return r;
+		n->dev = slot, n->ro = true;
+	}
+	dir->ro = true;
+	return 0;
+}
+
+int procfs_pid_dirs_init(struct rnode *proc)
+{
+	char name[16];
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		ksnprintf(name, sizeof(name), "#%d", i);
+		int r = procfs_make(proc, name, S_IFDIR_ | 0555, PROC_PIDDIR, &pid_dirs[i]);
+		if (r)
+			return r;
+		pid_dirs[i]->dev = (uint32_t)i;
+		if ((r = procfs_pid_files(pid_dirs[i], (uint32_t)i)))
+			return r;
+	}
+	return 0;
+}

@@ -104,6 +104,7 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 	c->cwd->opens++;
 	c->umask = p->umask;
 	c->exe = vfs_strdup(p->exe);
+	memcpy(c->comm, p->comm, sizeof(c->comm));
 	c->parent = parent;
 	return 0;
 }
@@ -114,6 +115,10 @@ int64_t vfs_exec_done(uint64_t pid)
 	struct client *c = find(pid);
 	if (!c)
 		return 0; /* it never used a file: nothing to close */
+	if (c->comm_next[0]) {
+		memcpy(c->comm, c->comm_next, sizeof(c->comm));
+		c->comm_next[0] = 0;
+	}
 	if (c->exe_next) { /* the image execve opened is what runs now */
 		ax_free(c->exe);
 		c->exe = c->exe_next;

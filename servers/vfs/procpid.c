@@ -42,10 +42,16 @@ static struct client *file_client(const struct rnode *n)
 	return c && c->used ? c : NULL;
 }
 
-/* Its command name: the file it runs, else (a program pm started from a boot module) its
- * argv[0], last component, at most 15 characters as Linux keeps. */
+/* Its command name, at most 15 characters as Linux keeps: the last component of the name
+ * its execve was given (a link's, not its target's), else of the file it runs, else (a
+ * program pm started from a boot module) of its argv[0]. */
 static void comm_of(const struct client *c, char comm[16])
 {
+	if (c->comm[0]) { /* set by its execve */
+		memcpy(comm, c->comm, 16);
+		comm[15] = 0;
+		return;
+	}
 	char a0[64] = "?";
 	if (!c->exe) {
 		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);

@@ -56,6 +56,7 @@ struct client {
 	struct rnode *cwd;
 	uint32_t umask;          /* Linux applies it where files are made, so it lives here */
 	char *exe, *exe_next;    /* the file it runs (/proc/self/exe), the one execve opened */
+	char comm[16], comm_next[16]; /* the name execve was given, last component (/proc/PID/comm) */
 	bool used;
 	int32_t lxpid;           /* its Linux pid, asked of the kernel when /proc needs it (0: not yet) */
 	uint64_t parent;         /* the process id of the one that forked it (VFS_FORK), 0: none */

@@ -1214,6 +1214,12 @@ static int mode_procfs(int argc, char **argv)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
 	check("ended_child_gone", read_file(path, buf, sizeof(buf)) == -1 && errno == ENOENT && !listed_in_proc(child));
 	close(p[1]);
+	/* comm is the name execve was given (a link's), not the file it leads to */
+	unlink("/tmp/lxalias");
+	check("comm_after_exec_through_a_link", symlink("/bin/lxproc", "/tmp/lxalias") == 0 &&
+		(child = fork()) >= 0 && (child || (execl("/tmp/lxalias", "lxalias", "commcheck", (char *)NULL), _exit(9), 0)) &&
+		child_status(child) == 0);
+	unlink("/tmp/lxalias");
 	return failures;
 }
 
@@ -1226,6 +1232,12 @@ int main(int argc, char **argv)
 	 * interpreter line is one argument, then the script's path, then its arguments. */
 	if (!strcmp(mode, "args one"))
 		return argc == 4 && !strcmp(argv[2], "/tmp/script.sh") && !strcmp(argv[3], "two") ? 42 : 1;
+	if (!strcmp(mode, "commcheck")) { /* run through the link /tmp/lxalias (procfs) */
+		char c[32] = "";
+		int fd = open("/proc/self/comm", O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, c, sizeof(c) - 1) : -1;
+		return n == 8 && !memcmp(c, "lxalias\n", 8) ? 0 : 1;
+	}
 	if (!strcmp(mode, "fdclosed"))
 		return fcntl(5, F_GETFD) == -1 && errno == EBADF ? 0 : 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);

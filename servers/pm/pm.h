@@ -32,6 +32,8 @@ struct lxproc {
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
 	uint64_t alarm_at_ns, alarm_every_ns; /* ITIMER_REAL (itimer.c): deadline (0: off), reload */
+	bool subreaper;       /* PR_SET_CHILD_SUBREAPER: orphans below it come to it, not to pid 1 */
+	uint8_t pdeathsig;    /* PR_SET_PDEATHSIG: the signal it gets when its parent ends */
 };
 
 /* A POSIX timer (timer_create; itimer.c), in the kept table like the processes. */

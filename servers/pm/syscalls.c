@@ -134,7 +134,19 @@ static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
 		ksnprintf(name, sizeof(name), "%s", p->name);
 		return ax_vcopy(EP_NONE, name, p->ep, (void *)arg, sizeof(name)) < 0 ? -LX_EFAULT : 0;
 	}
-	case 1:  /* PR_SET_PDEATHSIG: accepted, not acted on */
+	case 1: /* PR_SET_PDEATHSIG */
+		if (arg > 64)
+			return -LX_EINVAL;
+		p->pdeathsig = (uint8_t)arg;
+		return 0;
+	case 2: /* PR_GET_PDEATHSIG */
+	case 37: { /* PR_GET_CHILD_SUBREAPER */
+		int32_t v = op == 2 ? p->pdeathsig : p->subreaper;
+		return ax_vcopy(EP_NONE, &v, p->ep, (void *)arg, sizeof(v)) < 0 ? -LX_EFAULT : 0;
+	}
+	case 36: /* PR_SET_CHILD_SUBREAPER */
+		p->subreaper = arg != 0;
+		return 0;
 	case 4:  /* PR_SET_DUMPABLE */
 	case 38: /* PR_SET_NO_NEW_PRIVS */
 		return 0;

@@ -109,16 +109,25 @@ void lx_ended(struct lxproc *p, int32_t status)
 		lx_answer(p->vfork_parent, p->pid);
 		p->vfork_parent = 0;
 	}
-	/* Its children go to pid 1 if that is alive, else nobody waits for them. */
-	struct lxproc *init = lx_find_pid(1);
+	/* Its children go to the nearest living ancestor that is a subreaper
+	 * (PR_SET_CHILD_SUBREAPER), else to pid 1 if that is alive, else nobody waits for them;
+	 * those that asked (PR_SET_PDEATHSIG) get their signal. */
+	struct lxproc *init = lx_find_pid(1), *reaper = NULL;
 	bool init_alive = init && !init->zombie && init != p;
+	struct lxproc *a = p->ppid ? lx_find_pid(p->ppid) : NULL;
+	for (int steps = 0; a && !reaper && steps < MAX_PROCS; steps++, a = a->ppid ? lx_find_pid(a->ppid) : NULL)
+		if (a->subreaper && !a->zombie && a != p)
+			reaper = a;
+	int32_t heir = reaper ? reaper->pid : init_alive ? 1 : 0;
 	for (int i = 0; i < MAX_PROCS; i++) {
 		struct lxproc *q = &lx_procs[i];
 		if (!q->used || q->ppid != p->pid || q == p)
 			continue;
-		q->ppid = init_alive ? 1 : 0;
-		if (q->zombie && !init_alive)
+		q->ppid = heir;
+		if (q->zombie && !heir)
 			free_proc(q);
+		else if (!q->zombie && q->pdeathsig)
+			kcall6(KC_LX_SIGNAL, q->ep, q->pdeathsig, 0, (uint64_t)p->pid, 0, 0);
 	}
 	struct lxproc *parent = p->ppid ? lx_find_pid(p->ppid) : NULL;
 	if (!parent || parent->zombie) {

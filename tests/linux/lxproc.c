@@ -14,6 +14,7 @@
  *   lxproc fifos          mkfifo, mknod, opens that wait for the other side, EINTR
  *   lxproc shfutex        futexes in MAP_SHARED memory between processes, a pshared semaphore
  *   lxproc procfs         /proc/self and /proc/PID: stat, status, cmdline, comm, the listing
+ *   lxproc reaper         PR_SET_CHILD_SUBREAPER adopts orphans, PR_SET_PDEATHSIG
  *   lxproc true | fdclosed    helpers the exec tests run (and "args one" via a script) */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1223,6 +1225,48 @@ static int mode_procfs(int argc, char **argv)
 	return failures;
 }
 
+/* ---- prctl: a subreaper adopts orphans below it; the parent-death signal ---- */
+static int mode_reaper(void)
+{
+	pid_t me = getpid();
+	int on = -1;
+	check("subreaper_set", prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 && prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on == 1);
+	/* a grandchild whose parent ends comes to us */
+	pid_t a = fork();
+	if (a == 0) {
+		pid_t b = fork();
+		if (b == 0) {
+			for (int i = 0; i < 200 && getppid() != me; i++)
+				sleep_ms(20); /* until its parent has ended */
+			_exit(getppid() == me ? 7 : 1);
+		}
+		_exit(0);
+	}
+	int st = -1;
+	check("middle_child_ends", waitpid(a, &st, 0) == a && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pid_t got = waitpid(-1, &st, 0);
+	check("orphan_adopted_and_reaped", got > 0 && got != a && WIFEXITED(st) && WEXITSTATUS(st) == 7);
+	/* the parent-death signal: a grandchild asks for SIGTERM when its parent ends */
+	a = fork();
+	if (a == 0) {
+		pid_t b = fork();
+		if (b == 0) {
+			int sig = -1;
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || prctl(PR_GET_PDEATHSIG, &sig) != 0 || sig != SIGTERM)
+				_exit(3);
+			for (;;)
+				pause();
+		}
+		sleep_ms(300);
+		_exit(0);
+	}
+	waitpid(a, &st, 0);
+	got = waitpid(-1, &st, 0);
+	check("pdeathsig_delivered", got > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	check("pdeathsig_einval", prctl(PR_SET_PDEATHSIG, 99) == -1 && errno == EINVAL);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1261,6 +1305,8 @@ int main(int argc, char **argv)
 		return mode_shared_futex();
 	if (!strcmp(mode, "procfs"))
 		return mode_procfs(argc, argv);
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs\n");
+	if (!strcmp(mode, "reaper"))
+		return mode_reaper();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper\n");
 	return 2;
 }

@@ -124,6 +124,16 @@ def test_proc_pid_files():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_subreaper_and_parent_death_signal():
+    """prctl PR_SET_CHILD_SUBREAPER (an orphan below the process comes to it, not to pid 1,
+    and is reaped by it) and PR_SET_PDEATHSIG (a process gets its signal when its parent
+    ends), as supervisors like runit and s6 use them."""
+    out, results = run_lxproc("lxreaper.conf", ["lxproc reaper"])
+    tail = out[-3000:]
+    assert len(results) == 5 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

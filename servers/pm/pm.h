@@ -34,6 +34,8 @@ struct lxproc {
 	uint64_t alarm_at_ns, alarm_every_ns; /* ITIMER_REAL (itimer.c): deadline (0: off), reload */
 	bool subreaper;       /* PR_SET_CHILD_SUBREAPER: orphans below it come to it, not to pid 1 */
 	uint8_t pdeathsig;    /* PR_SET_PDEATHSIG: the signal it gets when its parent ends */
+	bool no_new_privs, keepcaps; /* PR_SET_NO_NEW_PRIVS (inherited, kept for good), PR_SET_KEEPCAPS */
+	uint64_t timerslack_ns;      /* PR_SET_TIMERSLACK (0: the default, 50 us) */
 };
 
 /* A POSIX timer (timer_create; itimer.c), in the kept table like the processes. */

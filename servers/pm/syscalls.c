@@ -148,10 +148,32 @@ static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
 		p->subreaper = arg != 0;
 		return 0;
 	case 4:  /* PR_SET_DUMPABLE */
-	case 38: /* PR_SET_NO_NEW_PRIVS */
+		return arg > 1 ? -LX_EINVAL : 0;
+	case 38: /* PR_SET_NO_NEW_PRIVS: once set, for good */
+		if (arg != 1)
+			return -LX_EINVAL;
+		p->no_new_privs = true;
 		return 0;
+	case 39: /* PR_GET_NO_NEW_PRIVS */
+		return p->no_new_privs;
 	case 3: /* PR_GET_DUMPABLE */
 		return 1;
+	case 7: /* PR_GET_KEEPCAPS */
+		return p->keepcaps;
+	case 8: /* PR_SET_KEEPCAPS */
+		if (arg > 1)
+			return -LX_EINVAL;
+		p->keepcaps = arg;
+		return 0;
+	case 29: /* PR_SET_TIMERSLACK (0: back to the default) */
+		p->timerslack_ns = arg;
+		return 0;
+	case 30: /* PR_GET_TIMERSLACK */
+		return (int64_t)(p->timerslack_ns ? p->timerslack_ns : 50000);
+	case 21: /* PR_GET_SECCOMP: no filter */
+		return 0;
+	case 23: /* PR_CAPBSET_READ: root's bounding set has every capability there is */
+		return arg <= 40 ? 1 : -LX_EINVAL;
 	}
 	return -LX_EINVAL;
 }

@@ -786,6 +786,11 @@ int main(int argc, char **argv)
 		char xv[8];
 		check("xattr_enotsup", syscall(SYS_getxattr, "/", "user.x", xv, sizeof(xv)) == -1 && errno == EOPNOTSUPP &&
 			syscall(SYS_fsetxattr, 1, "user.x", "v", 1, 0) == -1 && errno == EOPNOTSUPP);
+		check("prctl_more", syscall(SYS_prctl, 39, 0, 0, 0, 0) == 0 && syscall(SYS_prctl, 38, 1, 0, 0, 0) == 0 &&
+			syscall(SYS_prctl, 39, 0, 0, 0, 0) == 1 && syscall(SYS_prctl, 29, 100000, 0, 0, 0) == 0 &&
+			syscall(SYS_prctl, 30, 0, 0, 0, 0) == 100000 && syscall(SYS_prctl, 8, 1, 0, 0, 0) == 0 &&
+			syscall(SYS_prctl, 7, 0, 0, 0, 0) == 1 && syscall(SYS_prctl, 23, 0, 0, 0, 0) == 1 &&
+			syscall(SYS_prctl, 21, 0, 0, 0, 0) == 0 && syscall(SYS_prctl, 38, 0, 0, 0, 0) == -1 && errno == EINVAL);
 		printf("LXTEST DONE %d failures\n", failures);
 		return failures;
 	}

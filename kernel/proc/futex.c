@@ -93,7 +93,7 @@ static int64_t interrupted(struct thread *me, uint64_t utimeout)
 	return -LX_EINTR;
 }
 
-static int64_t futex_wait(struct thread *me, uint64_t va, bool shared, uint32_t val, uint64_t utimeout,
+static int64_t futex_wait(struct thread *me, uint64_t va, struct fkey k, uint32_t val, uint64_t utimeout,
 			  bool absolute, uint64_t clk, uint32_t bits)
 {
 	uint32_t cur;
@@ -116,7 +116,6 @@ static int64_t futex_wait(struct thread *me, uint64_t va, bool shared, uint32_t 
 	int slot = -1;
 	if (utimeout && (slot = wait_timer_add(me, ns)) < 0)
 		return -LX_EAGAIN; /* no timer slot: a spurious return the caller retries */
-	struct fkey k = key_of(me->proc, va, shared);
 	me->futex_space = k.space;
 	me->futex_va = k.off;
 	me->futex_bits = bits;
@@ -184,13 +183,13 @@ int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint
 		return -KE_INVAL;
 	struct proc *p = me->proc;
 	bool shared = !(op & FUTEX_PRIVATE_FLAG);
-	struct fkey k = key_of(p, va, shared), k2 = key_of(p, va2, shared);
+	struct fkey k = key_of(p, va, shared);
 	uint64_t n2 = utimeout; /* the requeue calls pass a count where the timeout goes */
 	switch (cmd) {
 	case FUTEX_WAIT:
-		return futex_wait(me, va, shared, (uint32_t)val, utimeout, false, 1, ~0u);
+		return futex_wait(me, va, k, (uint32_t)val, utimeout, false, 1, ~0u);
 	case FUTEX_WAIT_BITSET:
-		return futex_wait(me, va, shared, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
+		return futex_wait(me, va, k, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
 	case FUTEX_WAKE:
 		return wake_key(k, (uint32_t)val, ~0u);
 	case FUTEX_WAKE_BITSET:
@@ -203,16 +202,16 @@ int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint
 			return -KE_FAULT;
 		if (cur != (uint32_t)val3)
 			return -LX_EAGAIN;
-		return requeue(k, (uint32_t)val, k2, (uint32_t)n2);
+		return requeue(k, (uint32_t)val, key_of(p, va2, shared), (uint32_t)n2);
 	}
 	case FUTEX_REQUEUE:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
-		return requeue(k, (uint32_t)val, k2, (uint32_t)n2);
+		return requeue(k, (uint32_t)val, key_of(p, va2, shared), (uint32_t)n2);
 	case FUTEX_WAKE_OP:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
-		return wake_op(k, va2, k2, (uint32_t)val, (uint32_t)n2, (uint32_t)val3);
+		return wake_op(k, va2, key_of(p, va2, shared), (uint32_t)val, (uint32_t)n2, (uint32_t)val3);
 	default:
 		return -LX_ENOSYS; /* PI futexes and FUTEX_WAITV are not offered */
 	}

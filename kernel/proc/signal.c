@@ -8,9 +8,6 @@
 #include "arch/time.h"
 #include "proc/wait.h"
 #include "proc/lxtime.h"
-
-#define SI_TIMER (-2) /* a POSIX timer's (pm), with a value */
-#define SI_QUEUE (-1)
 #include "proc/ipc.h"
 #include "proc/klock.h"
 #include "proc/sched.h"
@@ -36,6 +33,8 @@
 #define LX_EAGAIN 11
 #define LX_ENOMEM 12
 #define SI_USER 0
+#define SI_QUEUE (-1)
+#define SI_TIMER (-2) /* a POSIX timer's (pm): the pid field is its id, and a value comes */
 #define SEGV_MAPERR 1
 #define SEGV_ACCERR 2
 
@@ -157,23 +156,45 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 	return 0;
 }
 
-/* The lowest pending signal t does not block (0: none), taken off its pending set. */
-static int take_signal(struct thread *t, int32_t *pid, int32_t *code, uint64_t *value)
+struct lx_siginfo {
+	int32_t signo, errno_, code, pad;
+	union {
+		struct { int32_t pid, uid; } kill;
+		uint64_t addr;
+	} u;
+	uint8_t rest[104];
+};
+_Static_assert(sizeof(struct lx_siginfo) == 128, "siginfo is 128 bytes");
+
+/* Takes sig off t's own pending set (own) or its process's: the siginfo of what was posted
+ * with it (si_value for SI_TIMER and SI_QUEUE). */
+static struct lx_siginfo take(struct thread *t, int sig, bool own)
+{
+	struct lx_proc *lx = t->proc->lx;
+	struct lx_siginfo si = { .signo = sig };
+	uint64_t value;
+	if (own) {
+		t->sigpending &= ~BIT(sig);
+		si.code = t->sigcode[sig - 1], si.u.kill.pid = t->sigpid[sig - 1], value = t->sigval[sig - 1];
+	} else {
+		lx->sigpending &= ~BIT(sig);
+		si.code = lx->sigcode[sig - 1], si.u.kill.pid = lx->sigpid[sig - 1], value = lx->sigval[sig - 1];
+	}
+	if (si.code == SI_TIMER || si.code == SI_QUEUE)
+		memcpy(si.rest, &value, sizeof(value));
+	return si;
+}
+
+/* The lowest pending signal t does not block, taken off its pending set (signo 0: none). */
+static struct lx_siginfo take_signal(struct thread *t)
 {
 	struct lx_proc *lx = t->proc->lx;
 	uint64_t mine = t->sigpending & ~not_taken(t), shared = lx->sigpending & ~not_taken(t);
 	uint64_t any = mine | shared;
 	if (!any)
-		return 0;
+		return (struct lx_siginfo){ .signo = 0 };
 	int sig = __builtin_ctzll(any) + 1;
-	if (mine & BIT(sig)) {
-		t->sigpending &= ~BIT(sig);
-		*pid = t->sigpid[sig - 1], *code = t->sigcode[sig - 1], *value = t->sigval[sig - 1];
-	} else {
-		lx->sigpending &= ~BIT(sig);
-		*pid = lx->sigpid[sig - 1], *code = lx->sigcode[sig - 1], *value = lx->sigval[sig - 1];
-	}
-	return sig;
+	return take(t, sig, mine & BIT(sig));
 }
 
 /* The kernel's rt_sigframe, as Linux x86-64 lays it out. */
@@ -188,15 +209,6 @@ struct lx_ucontext {
 	uint64_t reserved[8];
 	uint64_t sigmask;
 };
-struct lx_siginfo {
-	int32_t signo, errno_, code, pad;
-	union {
-		struct { int32_t pid, uid; } kill;
-		uint64_t addr;
-	} u;
-	uint8_t rest[104];
-};
-_Static_assert(sizeof(struct lx_siginfo) == 128, "siginfo is 128 bytes");
 
 static void force_exit(struct proc *p, int sig)
 {
@@ -257,9 +269,8 @@ void signal_user_return(struct trap_frame *f)
 		return;
 	klock();
 	for (;;) {
-		int32_t pid = 0, code = 0;
-		uint64_t value = 0;
-		int sig = take_signal(t, &pid, &code, &value);
+		struct lx_siginfo si = take_signal(t);
+		int sig = si.signo;
 		struct lx_sigaction *a = sig ? &t->proc->lx->act[sig - 1] : NULL;
 		bool handler = a && a->handler > SIG_IGN;
 		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
@@ -275,10 +286,6 @@ void signal_user_return(struct trap_frame *f)
 		if (!sig)
 			break;
 		if (handler) {
-			struct lx_siginfo si = { .signo = sig, .code = code };
-			si.u.kill.pid = pid; /* (SI_TIMER: the timer's id, its overrun 0) */
-			if (code == SI_TIMER || code == SI_QUEUE)
-				memcpy(si.rest, &value, sizeof(value)); /* si_value */
 			setup_frame(t, f, sig, &si);
 			break;
 		}
@@ -465,21 +472,10 @@ int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uin
 	for (;;) {
 		uint64_t mine = me->sigpending & set, shared = lx->sigpending & set;
 		if (mine | shared) {
-			int sig = __builtin_ctzll(mine ? mine : shared) + 1;
-			struct lx_siginfo si = { .signo = sig };
-			uint64_t value;
-			if (mine) {
-				me->sigpending &= ~BIT(sig);
-				si.code = me->sigcode[sig - 1], si.u.kill.pid = me->sigpid[sig - 1], value = me->sigval[sig - 1];
-			} else {
-				lx->sigpending &= ~BIT(sig);
-				si.code = lx->sigcode[sig - 1], si.u.kill.pid = lx->sigpid[sig - 1], value = lx->sigval[sig - 1];
-			}
-			if (si.code == SI_TIMER || si.code == SI_QUEUE)
-				memcpy(si.rest, &value, sizeof(value));
+			struct lx_siginfo si = take(me, __builtin_ctzll(mine ? mine : shared) + 1, mine != 0);
 			if (uinfo && copy_to_user((void *)uinfo, &si, sizeof(si)))
 				return -KE_FAULT;
-			return sig;
+			return si.signo;
 		}
 		if (signal_pending(me))
 			return -LX_EINTR;

@@ -347,9 +347,22 @@ void act_event(struct sock *s)
 
 /* ---- listeners in the page (sock_ax.h `listen`) ---- */
 
+/* After a store into pid's page that a waiting library must see: its wake word rung, or its
+ * wake socket. The store before the look at `waiting` (the library counts itself in before
+ * its last look at the page: one of the two sees the other's store). */
+static void wake_library(struct act *a, uint32_t pid)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
+		ax_wake_ring(pid, AX_RING_STACK);
+	wake_socket(a);
+}
+
+static uint32_t listen_key(const struct sock *l) { return (uint32_t)(l - socks) + 1; }
+
 static struct ax_listen *listen_entry(struct act *a, const struct sock *l)
 {
-	uint32_t key = (uint32_t)(l - socks) + 1;
+	uint32_t key = listen_key(l);
 	for (int i = 0; i < AX_ACT_LISTENERS; i++)
 		if (atomic_load_explicit(&a->mem->listen[i].key, memory_order_relaxed) == key)
 			return &a->mem->listen[i];
@@ -369,7 +382,7 @@ uint32_t act_listen_open(const struct sock *l)
 		return 0; /* a full table: the kernel's set serves it */
 	atomic_store_explicit(&e->bits, 0, memory_order_relaxed);
 	e->rung = atomic_load_explicit(&e->seq, memory_order_relaxed);
-	atomic_store_explicit(&e->key, (uint32_t)(l - socks) + 1, memory_order_release);
+	atomic_store_explicit(&e->key, listen_key(l), memory_order_release);
 	act_listen_state(l);
 	return (uint32_t)(e - a->mem->listen) + 1;
 }
@@ -386,12 +399,7 @@ void act_listen_state(const struct sock *l)
 	if (!(bits & ~old) && seq == e->rung)
 		return;
 	e->rung = seq;
-	/* the bits before the look at `waiting` (the library counts itself in before its last
-	 * look at the page: one of the two sees the other's store) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
-		ax_wake_ring(l->accept_take_pid, AX_RING_STACK);
-	wake_socket(a);
+	wake_library(a, l->accept_take_pid);
 }
 
 void act_listen_drop(const struct sock *l)
@@ -400,11 +408,8 @@ void act_listen_drop(const struct sock *l)
 	struct ax_listen *e = a ? listen_entry(a, l) : NULL;
 	if (!e)
 		return;
-	atomic_store_explicit(&e->key, 0, memory_order_seq_cst);
-	/* a waiting library must look: the listener goes to the kernel's set */
-	if (atomic_load_explicit(&a->mem->app.waiting, memory_order_relaxed))
-		ax_wake_ring(l->accept_take_pid, AX_RING_STACK);
-	wake_socket(a);
+	atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+	wake_library(a, l->accept_take_pid); /* it must look: the listener goes to the kernel's set */
 }
 
 void act_accepted(const struct lcall *c, const struct sock *l, struct sock *n)

@@ -23,7 +23,7 @@
 #define TIMER_ABSTIME 1
 #define LX_SIGRTMAX 64
 #define NS_PER_US 1000ull
-#define NS_PER_S 1000000000ull
+#define NS_PER_S LX_NS_PER_S
 
 struct lx_timeval {
 	int64_t sec, usec;
@@ -41,22 +41,9 @@ static struct lx_timeval ns_tv(uint64_t ns)
 	return (struct lx_timeval){ (int64_t)(us / 1000000), (int64_t)(us % 1000000) };
 }
 
-static uint64_t left_ns(const struct lxproc *p, uint64_t now)
-{
-	if (!p->alarm_at_ns)
-		return 0;
-	return p->alarm_at_ns > now ? p->alarm_at_ns - now : 1; /* due: fires at the next look */
-}
-
 static struct lx_itimerval current(const struct lxproc *p, uint64_t now)
 {
-	return (struct lx_itimerval){ ns_tv(p->alarm_every_ns), ns_tv(left_ns(p, now)) };
-}
-
-static void arm(struct lxproc *p, uint64_t value_ns, uint64_t every_ns, uint64_t now)
-{
-	p->alarm_at_ns = value_ns ? now + value_ns : 0;
-	p->alarm_every_ns = value_ns ? every_ns : 0;
+	return (struct lx_itimerval){ ns_tv(p->alarm.every_ns), ns_tv(lx_deadline_left(&p->alarm, now)) };
 }
 
 static bool valid(const struct lx_timeval *t) { return t->sec >= 0 && t->usec >= 0 && t->usec < 1000000 && t->sec < (1ll << 31); }
@@ -75,7 +62,7 @@ int64_t lx_setitimer(struct lxproc *p, int64_t which, uint64_t new_va, uint64_t 
 	struct lx_itimerval old = current(p, now);
 	if (old_va && ax_vcopy(EP_NONE, &old, p->ep, (void *)old_va, sizeof(old)) < 0)
 		return -LX_EFAULT;
-	arm(p, tv_ns(&nv.value), tv_ns(&nv.interval), now);
+	lx_deadline_set(&p->alarm, tv_ns(&nv.value), tv_ns(&nv.interval), false, false, now);
 	return 0;
 }
 
@@ -89,8 +76,8 @@ int64_t lx_getitimer(struct lxproc *p, int64_t which, uint64_t cur_va)
 
 int64_t lx_alarm(struct lxproc *p, uint64_t secs)
 {
-	uint64_t now = ax_time_ns(), left = left_ns(p, now);
-	arm(p, (uint64_t)(uint32_t)secs * NS_PER_S, 0, now);
+	uint64_t now = ax_time_ns(), left = lx_deadline_left(&p->alarm, now);
+	lx_deadline_set(&p->alarm, (uint64_t)(uint32_t)secs * NS_PER_S, 0, false, false, now);
 	/* what was left, in whole seconds rounded to the nearest, and 1 rather than 0 */
 	uint64_t s = left / NS_PER_S;
 	if ((left % NS_PER_S) >= NS_PER_S / 2 || (!s && left))
@@ -100,12 +87,6 @@ int64_t lx_alarm(struct lxproc *p, uint64_t secs)
 
 /* ---- POSIX timers ---- */
 
-struct lx_timespec {
-	int64_t sec, nsec;
-};
-struct lx_itimerspec {
-	struct lx_timespec interval, value;
-};
 struct lx_sigevent {
 	uint64_t value;
 	int32_t signo, notify;
@@ -161,16 +142,6 @@ int64_t lx_timer_create(struct lxproc *p, uint64_t clock, uint64_t sev_va, uint6
 	return 0;
 }
 
-static bool ts_valid(const struct lx_timespec *t) { return t->sec >= 0 && t->nsec >= 0 && t->nsec < (int64_t)NS_PER_S; }
-static uint64_t ts_ns(const struct lx_timespec *t) { return (uint64_t)t->sec * NS_PER_S + (uint64_t)t->nsec; }
-
-static struct lx_itimerspec timer_now(const struct lxtimer *t, uint64_t now)
-{
-	uint64_t left = !t->at_ns ? 0 : t->at_ns > now ? t->at_ns - now : 1;
-	return (struct lx_itimerspec){ { (int64_t)(t->every_ns / NS_PER_S), (int64_t)(t->every_ns % NS_PER_S) },
-				       { (int64_t)(left / NS_PER_S), (int64_t)(left % NS_PER_S) } };
-}
-
 int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t new_va, uint64_t old_va)
 {
 	struct lxtimer *t = timer_of(p, id);
@@ -179,23 +150,15 @@ int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t
 		return -LX_EINVAL;
 	if (ax_vcopy(p->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
 		return -LX_EFAULT;
-	if (!ts_valid(&nv.value) || !ts_valid(&nv.interval))
+	if (!lx_timespec_valid(&nv.value) || !lx_timespec_valid(&nv.interval))
 		return -LX_EINVAL;
 	uint64_t now = ax_time_ns();
-	struct lx_itimerspec old = timer_now(t, now);
+	struct lx_itimerspec old = lx_deadline_spec(&t->when, now);
 	if (old_va && ax_vcopy(EP_NONE, &old, p->ep, (void *)old_va, sizeof(old)) < 0)
 		return -LX_EFAULT;
-	uint64_t v = ts_ns(&nv.value);
-	t->every_ns = v ? ts_ns(&nv.interval) : 0;
 	t->overrun = 0;
-	if (!v) {
-		t->at_ns = 0;
-	} else if (flags & TIMER_ABSTIME) {
-		uint64_t base = t->clock == 0 || t->clock == 8 ? ax_wall_ns() : now;
-		t->at_ns = v > base ? now + (v - base) : now;
-	} else {
-		t->at_ns = now + v;
-	}
+	lx_deadline_set(&t->when, lx_timespec_ns(&nv.value), lx_timespec_ns(&nv.interval), flags & TIMER_ABSTIME,
+			t->clock == 0 || t->clock == 8 /* REALTIME(_ALARM) */, now);
 	return 0;
 }
 
@@ -204,7 +167,7 @@ int64_t lx_timer_gettime(struct lxproc *p, uint64_t id, uint64_t cur_va)
 	struct lxtimer *t = timer_of(p, id);
 	if (!t)
 		return -LX_EINVAL;
-	struct lx_itimerspec cur = timer_now(t, ax_time_ns());
+	struct lx_itimerspec cur = lx_deadline_spec(&t->when, ax_time_ns());
 	return ax_vcopy(EP_NONE, &cur, p->ep, (void *)cur_va, sizeof(cur)) < 0 ? -LX_EFAULT : 0;
 }
 
@@ -236,25 +199,21 @@ static uint64_t timers_poll(uint64_t now)
 	uint64_t next = 0;
 	for (int i = 0; i < MAX_LXTIMERS; i++) {
 		struct lxtimer *t = &lx_timers[i];
-		if (!t->pid || !t->at_ns)
+		if (!t->pid || !t->when.at_ns)
 			continue;
 		struct lxproc *p = lx_find_pid(t->pid);
 		if (!p || p->zombie) {
 			t->pid = 0; /* (its process ended) */
 			continue;
 		}
-		if (t->at_ns <= now) {
-			uint64_t n = 1 + (t->every_ns ? (now - t->at_ns) / t->every_ns : 0);
+		uint64_t n = lx_deadline_fire(&t->when, now);
+		if (n) {
 			t->overrun = n - 1 > INT32_MAX ? INT32_MAX : (uint32_t)(n - 1);
 			if (t->notify != SIGEV_NONE)
 				kcall6(KC_LX_SIGNAL, t->thread ? t->thread : p->ep, t->signo, t->thread ? LXS_THREAD : 0,
 				       (uint64_t)(uint32_t)t->id, (uint64_t)(int64_t)SI_TIMER, t->value);
-			t->at_ns = t->every_ns ? t->at_ns + n * t->every_ns : 0;
-			if (!t->at_ns)
-				continue;
 		}
-		uint64_t in = t->at_ns - now;
-		next = next && next < in ? next : in;
+		next = lx_deadline_sooner(next, &t->when, now);
 	}
 	return next;
 }
@@ -264,24 +223,15 @@ bool lx_itimer_poll(struct ax_evloop *l)
 	uint64_t now = ax_time_ns(), next = timers_poll(now);
 	for (int i = 0; i < MAX_PROCS; i++) {
 		struct lxproc *p = &lx_procs[i];
-		if (!p->used || !p->alarm_at_ns)
+		if (!p->used || !p->alarm.at_ns)
 			continue;
 		if (p->zombie) {
-			p->alarm_at_ns = p->alarm_every_ns = 0;
+			p->alarm = (struct lx_deadline){ 0, 0 };
 			continue;
 		}
-		if (p->alarm_at_ns <= now) {
+		if (lx_deadline_fire(&p->alarm, now)) /* (one signal for however many periods) */
 			kcall6(KC_LX_SIGNAL, p->ep, LX_SIGALRM, 0, 0, SI_KERNEL, 0);
-			if (p->alarm_every_ns) { /* the next period after now: missed ones are not made up */
-				uint64_t late = now - p->alarm_at_ns;
-				p->alarm_at_ns += (late / p->alarm_every_ns + 1) * p->alarm_every_ns;
-			} else {
-				p->alarm_at_ns = 0;
-				continue;
-			}
-		}
-		uint64_t in = p->alarm_at_ns - now;
-		next = next && next < in ? next : in;
+		next = lx_deadline_sooner(next, &p->alarm, now);
 	}
 	l->wait_ns = next; /* 0: no timer, the loop just receives */
 	return false;

@@ -1,6 +1,7 @@
 /* pm: the POSIX personality's process manager (README.md). Shared between its files. */
 #pragma once
 #include "axrt.h"
+#include "deadline.h"
 
 /* Linux errno values pm answers with (the kernel's KE_* share Linux numbering). */
 #define LX_EPERM 1
@@ -31,7 +32,7 @@ struct lxproc {
 	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
-	uint64_t alarm_at_ns, alarm_every_ns; /* ITIMER_REAL (itimer.c): deadline (0: off), reload */
+	struct lx_deadline alarm; /* ITIMER_REAL (itimer.c) */
 	bool subreaper;       /* PR_SET_CHILD_SUBREAPER: orphans below it come to it, not to pid 1 */
 	uint8_t pdeathsig;    /* PR_SET_PDEATHSIG: the signal it gets when its parent ends */
 	bool no_new_privs, keepcaps; /* PR_SET_NO_NEW_PRIVS (inherited, kept for good), PR_SET_KEEPCAPS */
@@ -47,7 +48,7 @@ struct lxtimer {
 	uint8_t signo;
 	endpoint_t thread;   /* SIGEV_THREAD_ID: the thread that gets the signal */
 	uint64_t value;      /* sigev_value, delivered as si_value */
-	uint64_t at_ns, every_ns; /* deadline on the monotonic clock (0: disarmed), reload */
+	struct lx_deadline when;
 	uint32_t overrun;    /* expirations the last signal stood for, less one */
 };
 #define MAX_LXTIMERS 128

@@ -9,33 +9,21 @@
 #include "vfs.h"
 #include "heap.h"
 #include "lxnr.h"
+#include "deadline.h"
 
 #define TFD_TIMER_ABSTIME 1
 #define TFD_TIMER_CANCEL_ON_SET 2
-#define NS 1000000000ull
 
 struct tfd {
 	struct tfd *next;
 	struct rnode *node;
 	int32_t clock;
-	uint64_t expiry;   /* ax_time_ns of the next expiration, 0: disarmed */
-	uint64_t interval; /* ns between expirations, 0: once */
-	uint64_t ticks;    /* expirations not read yet */
+	struct lx_deadline when;
+	uint64_t ticks; /* expirations not read yet */
 };
 static VFS_KEPT struct tfd *tfds;
 
-struct lx_itimerspec {
-	int64_t isec, insec, vsec, vnsec;
-};
-
-static void advance(struct tfd *t, uint64_t now)
-{
-	if (!t->expiry || now < t->expiry)
-		return;
-	uint64_t n = 1 + (t->interval ? (now - t->expiry) / t->interval : 0);
-	t->ticks += n;
-	t->expiry = t->interval ? t->expiry + n * t->interval : 0;
-}
+static void advance(struct tfd *t, uint64_t now) { t->ticks += lx_deadline_fire(&t->when, now); }
 
 static struct tfd *tfd_of(struct client *c, uint64_t fd, int64_t *err)
 {
@@ -75,13 +63,6 @@ void timerfd_closed(struct rnode *n)
 	n->priv = NULL;
 }
 
-static struct lx_itimerspec current(struct tfd *t, uint64_t now)
-{
-	uint64_t left = t->expiry ? t->expiry - now : 0;
-	return (struct lx_itimerspec){ (int64_t)(t->interval / NS), (int64_t)(t->interval % NS), (int64_t)(left / NS),
-				       (int64_t)(left % NS) };
-}
-
 int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t new_va, uint64_t old_va)
 {
 	int64_t err;
@@ -93,25 +74,16 @@ int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t 
 	struct lx_itimerspec nv;
 	if (ax_vcopy(c->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
 		return -E_FAULT;
-	if (nv.isec < 0 || nv.insec < 0 || nv.insec >= (int64_t)NS || nv.vsec < 0 || nv.vnsec < 0 || nv.vnsec >= (int64_t)NS)
+	if (!lx_timespec_valid(&nv.interval) || !lx_timespec_valid(&nv.value))
 		return -E_INVAL;
 	uint64_t now = ax_time_ns();
 	advance(t, now);
-	struct lx_itimerspec old = current(t, now);
+	struct lx_itimerspec old = lx_deadline_spec(&t->when, now);
 	if (old_va && ax_vcopy(EP_NONE, &old, c->ep, (void *)old_va, sizeof(old)) < 0)
 		return -E_FAULT;
-	uint64_t value = (uint64_t)nv.vsec * NS + (uint64_t)nv.vnsec;
-	t->interval = (uint64_t)nv.isec * NS + (uint64_t)nv.insec;
 	t->ticks = 0;
-	if (!value) {
-		t->expiry = t->interval = 0; /* disarmed */
-	} else if (flags & TFD_TIMER_ABSTIME) {
-		bool wall = t->clock == 0 || t->clock == 8;
-		uint64_t base = wall ? ax_wall_ns() : now;
-		t->expiry = value > base ? now + (value - base) : now; /* (in the past: due at once) */
-	} else {
-		t->expiry = now + value;
-	}
+	lx_deadline_set(&t->when, lx_timespec_ns(&nv.value), lx_timespec_ns(&nv.interval), flags & TFD_TIMER_ABSTIME,
+			t->clock == 0 || t->clock == 8 /* REALTIME(_ALARM) */, now);
 	t->node->events++; /* (the held calls are tried again after this call) */
 	return 0;
 }
@@ -124,7 +96,7 @@ int64_t timerfd_gettime(struct client *c, uint64_t fd, uint64_t cur_va)
 		return err;
 	uint64_t now = ax_time_ns();
 	advance(t, now);
-	struct lx_itimerspec cur = current(t, now);
+	struct lx_itimerspec cur = lx_deadline_spec(&t->when, now);
 	return ax_vcopy(EP_NONE, &cur, c->ep, (void *)cur_va, sizeof(cur)) < 0 ? -E_FAULT : 0;
 }
 
@@ -154,7 +126,7 @@ uint64_t timerfd_timer(bool *fired)
 {
 	uint64_t now = 0, next = 0;
 	for (struct tfd *t = tfds; t; t = t->next) {
-		if (!t->expiry)
+		if (!t->when.at_ns)
 			continue;
 		if (!now)
 			now = ax_time_ns();
@@ -164,8 +136,7 @@ uint64_t timerfd_timer(bool *fired)
 			t->node->events++; /* (EPOLLET sees a new expiration) */
 			*fired = true;
 		}
-		if (t->expiry && (!next || t->expiry - now < next))
-			next = t->expiry - now;
+		next = lx_deadline_sooner(next, &t->when, now);
 	}
 	return next;
 }

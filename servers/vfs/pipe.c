@@ -23,21 +23,41 @@ struct pipe {
 	uint32_t readers, writers;
 };
 
+/* A pipe with an empty ring of the default size and no ends yet, or NULL. */
+static struct pipe *pipe_new(void)
+{
+	struct pipe *p = ax_calloc(1, sizeof(*p));
+	uint8_t *buf = p ? ax_malloc(PIPE_SIZE) : NULL;
+	if (!buf) {
+		ax_free(p);
+		return NULL;
+	}
+	p->buf = buf, p->cap = PIPE_SIZE;
+	return p;
+}
+
+/* A pipe and what it held go (no end has it open); NULL: nothing. */
+static void pipe_free(struct pipe *p)
+{
+	if (p)
+		ax_free(p->buf);
+	ax_free(p);
+}
+
 int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 {
 	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
 		return -E_INVAL;
 	struct rnode *n = ramfs_anon(S_IFIFO_ | 0600);
-	struct pipe *p = ax_calloc(1, sizeof(*p));
-	uint8_t *buf = ax_malloc(PIPE_SIZE);
+	struct pipe *p = pipe_new();
 	struct ofile *r = ax_calloc(1, sizeof(*r)), *w = ax_calloc(1, sizeof(*w));
-	if (!n || !p || !buf || !r || !w) {
-		ax_free(p), ax_free(buf), ax_free(r), ax_free(w);
+	if (!n || !p || !r || !w) {
+		pipe_free(p);
+		ax_free(r), ax_free(w);
 		if (n)
 			ramfs_release(n);
 		return -E_NOMEM;
 	}
-	p->buf = buf, p->cap = PIPE_SIZE;
 	n->priv = p;
 	*r = (struct ofile){ n, 0, (uint32_t)(flags & O_NONBLOCK), 0 };
 	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & O_NONBLOCK), 0 };
@@ -81,8 +101,7 @@ void pipe_end_closed(struct ofile *f)
 	p->writers -= (f->flags & 3) != 0;
 	f->node->events++;
 	if (!p->readers && !p->writers) {
-		ax_free(p->buf);
-		ax_free(p);
+		pipe_free(p);
 		f->node->priv = NULL;
 	}
 }
@@ -170,21 +189,12 @@ int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
 
 int64_t fifo_prepare(struct rnode *n, uint64_t flags)
 {
-	if (!n->priv) {
-		struct pipe *p = ax_calloc(1, sizeof(*p));
-		uint8_t *buf = ax_malloc(PIPE_SIZE);
-		if (!p || !buf) {
-			ax_free(p), ax_free(buf);
-			return -E_NOMEM;
-		}
-		p->buf = buf, p->cap = PIPE_SIZE;
-		n->priv = p;
-	}
+	if (!n->priv && !(n->priv = pipe_new()))
+		return -E_NOMEM;
 	struct pipe *p = n->priv;
 	if ((flags & 3) == 1 && (flags & O_NONBLOCK) && !p->readers) {
 		if (!p->writers) { /* nobody has it open: the ring goes again */
-			ax_free(p->buf);
-			ax_free(p);
+			pipe_free(p);
 			n->priv = NULL;
 		}
 		return -E_NXIO;

@@ -86,13 +86,8 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 	if (g < 0)
 		return -E_NOMEM;
 	*handle = g;
-	if (c) { /* the command's name, as Linux takes it: from the name given, not the link's target */
-		const char *b = path;
-		for (const char *q = path; *q; q++)
-			if (*q == '/' && q[1])
-				b = q + 1;
-		ksnprintf(c->comm_next, sizeof(c->comm_next), "%s", b);
-	}
+	if (c) /* the command's name, as Linux takes it: from the name given, not the link's target */
+		ksnprintf(c->comm_next, sizeof(c->comm_next), "%s", vfs_last_name(path));
 	if (c && vfs_node_path(n, path, sizeof(path)) > 0) { /* /proc/self/exe once exec is done */
 		ax_free(c->exe_next);
 		c->exe_next = vfs_strdup(path);

@@ -55,6 +55,15 @@ int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, s
 	return r ? r : vfs_resolve_at(c, dirfd, buf, flags, out, parent, last);
 }
 
+const char *vfs_last_name(const char *path)
+{
+	const char *b = path;
+	for (const char *q = path; *q; q++)
+		if (*q == '/' && q[1])
+			b = q + 1;
+	return b;
+}
+
 /* The length of the name at last (up to a slash or the end). */
 static size_t name_len(const char *last)
 {

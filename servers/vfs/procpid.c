@@ -42,6 +42,18 @@ static struct client *file_client(const struct rnode *n)
 	return c && c->used ? c : NULL;
 }
 
+/* argv's strings (envp's with env) of the process, read from its memory where exec put them
+ * (KI_LX_ARGS), as Linux reads /proc/PID/cmdline: their length in buf, at most size. */
+static int strings_of(const struct client *c, bool env, char *buf, size_t size)
+{
+	int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (uint64_t)env << 32);
+	int64_t e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (env ? 2ull : 1ull) << 32);
+	if (a <= 0 || e <= a)
+		return 0;
+	uint64_t len = (uint64_t)(e - a) < size ? (uint64_t)(e - a) : size;
+	return ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, buf, len) < 0 ? 0 : (int)len;
+}
+
 /* Its command name, at most 15 characters as Linux keeps: the last component of the name
  * its execve was given (a link's, not its target's), else of the file it runs, else (a
  * program pm started from a boot module) of its argv[0]. */
@@ -53,19 +65,10 @@ static void comm_of(const struct client *c, char comm[16])
 		return;
 	}
 	char a0[64] = "?";
-	if (!c->exe) {
-		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid), e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | 1ull << 32);
-		uint64_t n = a > 0 && e > a ? (uint64_t)(e - a) : 0;
-		if (n > sizeof(a0) - 1)
-			n = sizeof(a0) - 1;
-		if (n && ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, a0, n) == 0)
-			a0[n] = 0;
-	}
-	const char *e = c->exe ? c->exe : a0, *b = e;
-	for (const char *p = e; *p; p++)
-		if (*p == '/' && p[1])
-			b = p + 1;
-	ksnprintf(comm, 16, "%s", b);
+	int n = c->exe ? 0 : strings_of(c, false, a0, sizeof(a0) - 1);
+	if (n > 0)
+		a0[n] = 0; /* (argv[0] ends at its NUL) */
+	ksnprintf(comm, 16, "%s", vfs_last_name(c->exe ? c->exe : a0));
 }
 
 static int32_t ppid_of(const struct client *c)
@@ -86,45 +89,35 @@ static char state_of(const struct client *c)
 	return st < 0 ? 'Z' : (st & 0xff) == 3 ? 'S' : 'R';
 }
 
-/* The text of /proc/PID/{stat,status,cmdline,comm} into buf: its length. */
+/* The text of /proc/PID/{stat,status,cmdline,environ,comm} into buf: its length. */
 int procfs_pid_file(const struct rnode *n, char *buf, size_t size)
 {
 	struct client *c = file_client(n);
 	if (!c)
 		return 0;
-	int32_t pid = vfs_client_lxpid(c), ppid = ppid_of(c);
+	if (n->magic == PROC_PID_CMDLINE || n->magic == PROC_PID_ENVIRON)
+		return strings_of(c, n->magic == PROC_PID_ENVIRON, buf, size);
 	char comm[16];
 	comm_of(c, comm);
-	int64_t cpu_us = kcall2(KC_INFO, KI_PROC_CPU_US, c->pid);
-	unsigned long long ticks = cpu_us > 0 ? (unsigned long long)cpu_us / 10000 : 0;
-	switch (n->magic) {
-	case PROC_PID_COMM:
+	if (n->magic == PROC_PID_COMM)
 		return ksnprintf(buf, size, "%s\n", comm);
-	case PROC_PID_STATUS:
+	int32_t pid = vfs_client_lxpid(c), ppid = ppid_of(c);
+	if (n->magic == PROC_PID_STATUS)
 		return ksnprintf(buf, size,
 				 "Name:\t%s\nUmask:\t%04o\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"
 				 "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n",
 				 comm, c->umask, state_of(c), pid, pid, ppid, MAX_FDS);
-	case PROC_PID_STAT: /* Linux's 52 fields; what vfs does not know is 0 */
-		return ksnprintf(buf, size,
-				 "%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0 0 0 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
-				 "0 0 0 0 0 0 0 0 0 0 0\n",
-				 pid, comm, state_of(c), ppid, ticks, 18446744073709551615ull);
-	case PROC_PID_CMDLINE: /* argv's strings (envp's), read from the process as Linux does */
-	case PROC_PID_ENVIRON: {
-		bool env = n->magic == PROC_PID_ENVIRON;
-		int64_t a = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (uint64_t)env << 32);
-		int64_t e = kcall2(KC_INFO, KI_LX_ARGS, c->pid | (env ? 2ull : 1ull) << 32);
-		if (a <= 0 || e <= a)
-			return 0;
-		uint64_t len = (uint64_t)(e - a) < size ? (uint64_t)(e - a) : size;
-		return ax_vcopy((endpoint_t)c->pid, (const void *)a, EP_NONE, buf, len) < 0 ? 0 : (int)len;
-	}
-	}
-	return 0;
+	if (n->magic != PROC_PID_STAT)
+		return 0;
+	int64_t cpu_us = kcall2(KC_INFO, KI_PROC_CPU_US, c->pid);
+	unsigned long long ticks = cpu_us > 0 ? (unsigned long long)cpu_us / 10000 : 0;
+	return ksnprintf(buf, size, /* Linux's 52 fields; what vfs does not know is 0 */
+			 "%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0 0 0 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+			 "0 0 0 0 0 0 0 0 0 0 0\n",
+			 pid, comm, state_of(c), ppid, ticks, 18446744073709551615ull);
 }
 
-/* stat, status, cmdline and comm in dir, about the process in slot (SELF_SLOT: the caller). */
+/* stat, status, cmdline, comm and environ in dir, about the process in slot (SELF_SLOT: the caller). */
 int procfs_pid_files(struct rnode *dir, uint32_t slot)
 {
 	static const struct { const char *name; uint16_t magic; } files[] = {

@@ -131,6 +131,8 @@ void vfs_forget(uint64_t pid);
 /* Rings every process's wake word (KC_WAKE) with add: a new vfs knows no armed epoll set. */
 void vfs_ring_clients(uint32_t add);
 char *vfs_strdup(const char *s); /* NULL for NULL or no memory */
+/* A path's last component ("b" of "/a/b", "b/" of "/a/b/"). */
+const char *vfs_last_name(const char *path);
 int64_t vfs_fork(uint64_t parent, uint64_t child);
 int64_t vfs_exec_done(uint64_t pid);
 void vfs_proc_init(struct rnode *console);

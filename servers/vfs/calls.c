@@ -16,7 +16,6 @@
 #define NR_PWRITE64 18
 #define NR_DUP 32
 #define NR_DUP2 33
-#define NR_FCNTL 72
 #define NR_FLOCK 73
 #define NR_FTRUNCATE 77
 #define NR_FALLOCATE 285

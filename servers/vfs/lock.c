@@ -253,4 +253,10 @@ void lock_closed(struct client *c, struct ofile *f) { drop_owner(f->node, LK_POS
 
 void lock_wait_ended(uint64_t pid) { wait_clear(pid); }
 
+void lock_wait_cancelled(uint64_t pid, const struct vcall *v)
+{
+	if (v->nr == NR_FCNTL && v->a[1] == LX_F_SETLKW)
+		wait_clear(pid);
+}
+
 void lock_file_gone(struct ofile *f) { drop_owner(NULL, 0, (uint64_t)(uintptr_t)f); }

@@ -91,6 +91,7 @@
 #define NR_TIMERFD_GETTIME 287
 #define NR_EPOLL_CREATE1 291
 #define NR_EPOLL_PWAIT2 441
+#define NR_FCNTL 72
 /* fcntl's lock commands (x86-64: the 64-bit struct flock is the only one) */
 #define LX_F_GETLK 5
 #define LX_F_SETLK 6

@@ -158,7 +158,7 @@ static void cancel(endpoint_t thread)
 	for (int i = 0; i < held_top; i++)
 		if (held[i].pid && held[i].v.thread == thread) {
 			fifo_open_cancelled(held[i].pid, &held[i].v); /* (a restart opens anew) */
-			lock_wait_ended(held[i].pid);
+			lock_wait_cancelled(held[i].pid, &held[i].v);
 			held[i].pid = 0;
 			vfs_answer(thread, -LX_ERESTARTSYS);
 		}
@@ -273,6 +273,9 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 		sock_ready_input();
 }
 
+/* The sooner of two waits in ns, 0 meaning none. */
+static uint64_t sooner(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
+
 /* Each turn of the loop: calls whose time ran out are answered (held calls, the terminal's
  * timers), and the next deadline says how long we may sleep. */
 static bool on_poll(struct ax_evloop *l)
@@ -281,8 +284,7 @@ static bool on_poll(struct ax_evloop *l)
 	uint64_t a = held_timer(), b = tty_timer(), t = timerfd_timer(&fired);
 	if (fired)
 		retry_held(); /* a timerfd expired: its readers, polls and armed sets */
-	l->wait_ns = !a ? b : !b ? a : a < b ? a : b;
-	l->wait_ns = !t ? l->wait_ns : !l->wait_ns || t < l->wait_ns ? t : l->wait_ns;
+	l->wait_ns = sooner(sooner(a, b), t);
 	if (sock_flush_closes() && (!l->wait_ns || l->wait_ns > 2000000))
 		l->wait_ns = 2000000; /* syscall was busy: tell it again soon */
 	if (sock_syscall_awaited()) {

@@ -113,8 +113,10 @@ int64_t lock_fcntl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg
 int64_t lock_flock(struct client *c, struct ofile *f, uint64_t op);
 void lock_closed(struct client *c, struct ofile *f);
 void lock_file_gone(struct ofile *f);
-/* Process pid's lock wait ended otherwise (a signal, its end): not waiting any more. */
+/* Process pid ended, or its held call v (if an F_SETLKW) was ended by a signal: it does
+ * not wait for a record lock any more. */
 void lock_wait_ended(uint64_t pid);
+void lock_wait_cancelled(uint64_t pid, const struct vcall *v);
 
 /* The wall clock, ns since 1970 (vfs.c). */
 uint64_t vfs_now(void);

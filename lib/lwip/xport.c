@@ -285,8 +285,20 @@ static bool loop_waiting(void)
 static void rx_done(uint64_t id, int32_t arg)
 {
 	struct ipx_msg m = { .type = IPX_RX_DONE, .arg = arg, .id = id };
-	spsc_push_part(&xp.out, &m, sizeof(m));
+	spsc_push_part(&xp.out, &m, sizeof(m)); /* room was kept (ip_batch) */
 	xp.out_pushed = true;
+}
+
+void xport_rx_done(uint64_t id, int32_t arg)
+{
+	xp.rx_held--;
+	rx_done(id, arg);
+}
+
+static void rx_flush(void)
+{
+	if (xp.ops->rx_flush && xp.rx_held)
+		xp.ops->rx_flush();
 }
 
 static const unsigned char *resolve(struct chan_ptr p)
@@ -306,8 +318,8 @@ void xport_forget_tx(void)
 		ax_printf("%s: %u packets in flight to the previous ip forgotten\n", xp.ops->name, n);
 }
 
-/* Messages from ip, while there is room to answer them. */
-static void ip_poll(bool *work)
+/* Messages from ip, while there is room to answer them (the held ones' answers included). */
+static void ip_batch(bool *work)
 {
 	if (!xp.ip_ok || xp.hello_pending || xp.deaf)
 		return;
@@ -321,6 +333,8 @@ static void ip_poll(bool *work)
 		xp.awaiting_reattach = false;
 	}
 	for (int i = 0; i < 64; i++) {
+		if (xport_out_space() <= XP_OUT_RESERVE + (uint32_t)xp.rx_held) /* room for the answers */
+			rx_flush();
 		if (xport_out_space() <= XP_OUT_RESERVE) { /* room for the answer (nif_output leaves it) */
 			xp.retry = true;
 			return;
@@ -341,13 +355,18 @@ static void ip_poll(bool *work)
 		case IPX_ICMP_ERR: {
 			const unsigned char *b = resolve(u.m.pkt);
 			int32_t answer = 0;
+			if (u.m.type != IPX_RX)
+				rx_flush(); /* in order with the packets before it */
 			if (!b)
 				xp.c.bad_ptr++;
 			else if (u.m.type == IPX_RX)
 				answer = xp.ops->rx(&u.m, b);
 			else
 				xp.ops->icmp(b, u.m.pkt.len);
-			rx_done(u.m.id, answer);
+			if (answer == XP_RX_HELD)
+				xp.rx_held++;
+			else
+				rx_done(u.m.id, answer);
 			break;
 		}
 		case IPX_TX_DONE: {
@@ -359,9 +378,11 @@ static void ip_poll(bool *work)
 			break;
 		}
 		case IPX_IFACE:
+			rx_flush();
 			iface(&u.f);
 			break;
 		case IPX_HELLO:
+			rx_flush();
 			xport_forget_tx();
 			if (xk.ip_incarnation >= 0 && xk.ip_incarnation != u.m.arg && xp.ops->ip_restarted)
 				xp.ops->ip_restarted();
@@ -371,6 +392,12 @@ static void ip_poll(bool *work)
 			xp.c.bad_ipx++;
 		}
 	}
+}
+
+static void ip_poll(bool *work)
+{
+	ip_batch(work);
+	rx_flush(); /* nothing of ip's is held past the batch */
 }
 
 /* ---- socket buffers ---- */

@@ -25,6 +25,7 @@
 #define XP_TX_INFLIGHT 1024
 #define XP_WAKE_BIT (1ull << 40) /* "a channel from T has messages" */
 #define XP_OUT_RESERVE 4 /* T/out slots lwIP's output leaves free for IPX_RX_DONE */
+#define XP_RX_HELD INT32_MIN /* ops->rx: kept until ops->rx_flush */
 #define XP_HOLD_RX_NS 1000000000ull /* ip's packets wait this long for the reattaches */
 
 struct xport_ops {
@@ -32,8 +33,13 @@ struct xport_ops {
 	uint32_t poolid_kind; /* POOLID_UDP, POOLID_TCP */
 	uint64_t heap_bytes;  /* lwIP's MEM_SIZE: the send pool holds it */
 	/* IPX_RX: pkt is the packet in ip's pool (read-only; copy what you check). Returns
-	 * IPX_RX_DONE's arg (0 or IPX_UNREACH_PORT); nothing of ip's may be kept after. */
+	 * IPX_RX_DONE's arg (0 or IPX_UNREACH_PORT); nothing of ip's may be kept after. Or
+	 * XP_RX_HELD: the engine keeps the packet until rx_flush, which answers it with
+	 * xport_rx_done (tcp's receive offload, servers/tcp/rx.c). */
 	int32_t (*rx)(const struct ipx_msg *m, const unsigned char *pkt);
+	/* Ends every batch of ip's messages, and comes before any other message is taken or
+	 * when T/out has no room left for the held packets' answers. NULL: rx never holds. */
+	void (*rx_flush)(void);
 	/* IPX_ICMP_ERR: the ICMP message, len bytes (pkt resolved already). */
 	void (*icmp)(const unsigned char *pkt, uint32_t len);
 	/* One loop turn: requests from syscall, socket TX, events (each may set xp.retry). */
@@ -94,6 +100,7 @@ struct xport {
 	struct chan_axolotl_peer ip_peer;
 	struct chan_platform ip_plat;
 	bool out_pushed;
+	int32_t rx_held;            /* IPX_RX the engine holds (XP_RX_HELD), not answered yet */
 	/* syscall: both channels imported */
 	struct chan_import req_imp, ev_imp;
 	struct spsc req, evq;
@@ -129,6 +136,8 @@ extern void *xp_lwip_heap;  /* LWIP_RAM_HEAP_POINTER of every engine */
  * adopted: the engine adopted its kept image (ax_keep_image; xport_claim came first): the
  * pool and T/out are the predecessor's, lwIP's state is taken as it is (its code pointers
  * made again: the timers, the netifs), and no IPX_HELLO tells ip to forget anything. */
+/* Answers a packet the engine held (XP_RX_HELD): ip may reuse its buffer. */
+void xport_rx_done(uint64_t id, int32_t arg);
 int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool adopted);
 /* The request at index `at` of syscall/T.req was in the channel when we adopted the state:
  * syscall asks it again after our hello (a request it wanted an answer to): skip it. */

@@ -36,6 +36,7 @@ static const struct { const char *name; const uint64_t *v; uint64_t (*f)(void); 
 	L("heap_max", heap_max), L("heap_err", heap_err), L("tcp_memerr", seg_mem_err), C(rx_bytes), C(tx_bytes),
 	C(accepts), C(connects), C(connect_fail), C(malformed), C(not_ours), C(csum_err), C(rx_nomem),
 	C(rx_detached), C(tx_nomem), C(bad_desc), C(corrupt_bufs), C(bad_msgs), C(icmp_err), C(accept_drops), C(tw_reused), C(oow_acks),
+	C(rx_merges), C(rx_merged),
 	X(bad_ptr), X(bad_ipx), X(stale_tx_done), X(bad_act), X(lib_rings),
 };
 

@@ -105,3 +105,92 @@ const char *ts_state_name(int st)
 					     "time_wait" };
 	return st >= 0 && st < (int)(sizeof(names) / sizeof(names[0])) ? names[st] : "?";
 }
+
+uint32_t ts_sum16(const uint8_t *b, size_t n, uint32_t sum)
+{
+	uint64_t acc = sum;
+	for (; n >= 8; b += 8, n -= 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, b, 8);
+		acc += (uint32_t)w;
+		acc += w >> 32;
+	}
+	for (; n >= 2; b += 2, n -= 2) {
+		uint16_t w;
+		__builtin_memcpy(&w, b, 2);
+		acc += w;
+	}
+	if (n) {
+		uint16_t w = 0;
+		__builtin_memcpy(&w, b, 1); /* the odd byte, padded with a zero after it */
+		acc += w;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (uint32_t)acc;
+}
+
+static uint32_t be32(const uint8_t *b) { return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]; }
+
+bool ts_csum_ok(const uint8_t *b, const struct ts_seginfo *i)
+{
+	if (ts_sum16(b, i->hlen, 0) != 0xffff)
+		return false;
+	uint32_t tcplen = i->tot_len - i->hlen;
+	uint8_t pseudo[12];
+	__builtin_memcpy(pseudo, b + 12, 8);
+	pseudo[8] = 0, pseudo[9] = TS_IPPROTO_TCP;
+	pseudo[10] = (uint8_t)(tcplen >> 8), pseudo[11] = (uint8_t)tcplen;
+	return ts_sum16(b + i->hlen, tcplen, ts_sum16(pseudo, sizeof(pseudo), 0)) == 0xffff;
+}
+
+enum { TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_PSH = 0x08, TH_ACK = 0x10 };
+
+bool ts_gro_candidate(const uint8_t *h, const struct ts_seginfo *i)
+{
+	return i->hlen == 20 && (h[20 + 13] & ~TH_PSH) == TH_ACK && i->tot_len > (uint32_t)i->hlen + i->thlen;
+}
+
+void ts_gro_start(struct ts_gro *g, const uint8_t *h, const struct ts_seginfo *i, uint32_t len)
+{
+	__builtin_memcpy(g->hdr, h, (size_t)i->hlen + i->thlen);
+	g->si = *i;
+	g->n = 1;
+	g->payload = len;
+	g->next_seq = be32(h + 20 + 4) + len;
+	g->last_flags = h[20 + 13];
+	g->last_wnd[0] = h[20 + 14], g->last_wnd[1] = h[20 + 15];
+}
+
+bool ts_gro_append(struct ts_gro *g, const uint8_t *h, const struct ts_seginfo *i, uint32_t len)
+{
+	const uint8_t *t = h + 20, *ft = g->hdr + 20;
+	if (!g->n || g->n >= TS_GRO_SEGS || (g->last_flags & TH_PSH) || i->src != g->si.src ||
+	    i->dst != g->si.dst || i->sport != g->si.sport || i->dport != g->si.dport || i->thlen != g->si.thlen)
+		return false;
+	if ((uint32_t)g->si.hlen + g->si.thlen + g->payload + len > TS_GRO_BYTES)
+		return false;
+	if (be32(t + 4) != g->next_seq || h[1] != g->hdr[1] /* TOS, ECN marks */ ||
+	    __builtin_memcmp(t + 8, ft + 8, 4) /* the same ACK */ ||
+	    __builtin_memcmp(t + 20, ft + 20, (size_t)i->thlen - 20) /* the same options */)
+		return false;
+	g->n++;
+	g->payload += len;
+	g->next_seq += len;
+	g->last_flags = t[13];
+	g->last_wnd[0] = t[14], g->last_wnd[1] = t[15];
+	return true;
+}
+
+void ts_gro_finish(struct ts_gro *g)
+{
+	uint8_t *h = g->hdr, *t = h + 20;
+	uint32_t tot = (uint32_t)g->si.hlen + g->si.thlen + g->payload;
+	h[2] = (uint8_t)(tot >> 8), h[3] = (uint8_t)tot;
+	h[10] = h[11] = 0;
+	uint16_t c = (uint16_t)~ts_sum16(h, g->si.hlen, 0);
+	__builtin_memcpy(h + 10, &c, 2); /* memory order, as summed */
+	t[13] |= g->last_flags & TH_PSH;
+	t[14] = g->last_wnd[0], t[15] = g->last_wnd[1];
+	g->si.tot_len = tot;
+}

@@ -9,7 +9,7 @@
 
 #define TS_AF_INET 2
 #define TS_IPPROTO_TCP 6
-#define TS_HDR_COPY 80 /* an IPv4 header with options plus the fixed TCP header */
+#define TS_HDR_COPY 120 /* the longest IPv4 and TCP headers, options included */
 
 /* What a received IPv4/TCP packet says about itself (addresses, ports in network order). */
 struct ts_seginfo {
@@ -82,3 +82,34 @@ struct ts_connview {
 void ts_fmt_conn(char *buf, size_t n, const struct ts_connview *v);
 /* lwIP's tcp_state number as a short name. */
 const char *ts_state_name(int state);
+
+/* Receive offload (rx.c, as Linux's GRO): consecutive in-order data segments of one
+ * connection that arrive in one batch from ip become one segment for lwIP. */
+#define TS_GRO_SEGS 32      /* segments merged into one at most */
+#define TS_GRO_BYTES 65535  /* lwIP's pbuf lengths are 16-bit: headers and payload */
+/* The ones' complement sum of a packet's bytes, 16-bit words in memory order (folded,
+ * not complemented), added to `sum`. */
+uint32_t ts_sum16(const uint8_t *b, size_t n, uint32_t sum);
+/* The packet's IP header and TCP checksums are right (b: the whole packet, tot_len bytes of
+ * IP as *i says). */
+bool ts_csum_ok(const uint8_t *b, const struct ts_seginfo *i);
+/* May the packet (headers h, a private copy) be merged at all: no IP options, flags ACK and
+ * maybe PSH only, some payload. */
+bool ts_gro_candidate(const uint8_t *h, const struct ts_seginfo *i);
+/* The merged segment so far: its first packet's headers (patched by ts_gro_finish), what it
+ * holds. */
+struct ts_gro {
+	uint8_t hdr[TS_HDR_COPY];
+	struct ts_seginfo si;
+	uint32_t n;        /* segments */
+	uint32_t payload;  /* their bytes */
+	uint32_t next_seq; /* host order: the sequence number that continues it */
+	uint8_t last_flags, last_wnd[2];
+};
+/* Starts a merged segment with candidate h (its payload: len bytes). */
+void ts_gro_start(struct ts_gro *g, const uint8_t *h, const struct ts_seginfo *i, uint32_t len);
+/* Candidate h (len bytes of payload) continues g: then it is counted in g, true. */
+bool ts_gro_append(struct ts_gro *g, const uint8_t *h, const struct ts_seginfo *i, uint32_t len);
+/* g's headers for lwIP: the IP length of the whole, the IP checksum again, the last
+ * segment's window and PSH. */
+void ts_gro_finish(struct ts_gro *g);

@@ -83,6 +83,7 @@ struct ts_counters {
 	uint64_t bad_msgs, icmp_err, accept_drops;
 	uint64_t tw_reused; /* SYNs that ended a TIME_WAIT of the same connection (rx.c) */
 	uint64_t oow_acks;  /* ACK war's ACKs dropped (rx.c ts_inpacket) */
+	uint64_t rx_merges, rx_merged; /* receive offload: merged segments made, packets in them (rx.c) */
 };
 
 struct ts_state {
@@ -95,6 +96,7 @@ extern struct ts_state ts;
 
 /* rx.c: packets from ip into lwIP */
 int32_t ts_rx(const struct ipx_msg *m, const unsigned char *pkt);
+void ts_rx_flush(void);
 void ts_ip_restarted(void); /* a new ip: unacknowledged data again, now */
 void ts_icmp(const unsigned char *pkt, uint32_t len);
 /* sock.c: the table, requests from syscall, events, ds */

@@ -33,9 +33,9 @@ MODULES = ("rs conf=tcp_engine.conf", "tcp_engine.conf", "ds", "console", "tcp",
 
 
 def counters(out, who):
-    m = re.search(r"^tcpstand: %s tcp counters: (.*)$" % who, out, re.M)
-    assert m, out[-3000:]
-    return dict(kv.split() for kv in m.group(1).strip(", ").split(", "))
+    lines = re.findall(r"^tcpstand: %s tcp counters: (.*)$" % who, out, re.M)
+    assert lines, out[-3000:]
+    return dict(kv.split() for line in lines for kv in line.strip(", ").split(", "))
 
 
 def test_tcp_loopback_streams_and_a_listener_surviving_a_restart():

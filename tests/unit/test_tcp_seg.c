@@ -225,6 +225,139 @@ static void fuzz(void)
 	}
 }
 
+/* The reference sum: 16-bit big-endian words, folded. */
+static uint16_t ref_sum(const uint8_t *b, size_t n)
+{
+	uint32_t s = 0;
+	for (size_t k = 0; k < n; k += 2)
+		s += (uint32_t)b[k] << 8 | (k + 1 < n ? b[k + 1] : 0);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* Fills in both checksums of a packet make_tcp built (tot bytes). */
+static void set_csums(uint8_t *b, size_t tot)
+{
+	size_t hl = (size_t)(b[0] & 15) * 4, tl = tot - hl;
+	b[10] = b[11] = 0;
+	be16(b + 10, (uint16_t)~ref_sum(b, hl));
+	uint8_t *ps = malloc(12 + tl);
+	memcpy(ps, b + 12, 8);
+	ps[8] = 0, ps[9] = 6;
+	be16(ps + 10, (uint16_t)tl);
+	b[hl + 16] = b[hl + 17] = 0;
+	memcpy(ps + 12, b + hl, tl);
+	be16(b + hl + 16, (uint16_t)~ref_sum(ps, 12 + tl));
+	free(ps);
+}
+
+static void checksums(void)
+{
+	uint8_t b[1600];
+	uint64_t seed = 7;
+	for (size_t pay = 0; pay < 1460; pay += 1 + pay / 3) {
+		size_t n = make_tcp(b, pay, (int)(pay % 3), (int)(pay % 4));
+		for (size_t k = 20; k < n; k++)
+			if (k < 24 || k >= (size_t)(b[0] & 15) * 4 + 20)
+				b[k] = (uint8_t)unit_rand(&seed);
+		be16(b + 2, (uint16_t)n);
+		set_csums(b, n);
+		struct ts_seginfo i;
+		CHECK_EQ_I64(ts_tcp_check(b, TS_HDR_COPY, n, &i), TS_SEG_OK);
+		CHECK(ts_csum_ok(b, &i));
+		/* our sum agrees with the reference, in memory order */
+		uint16_t mine = (uint16_t)ts_sum16(b, n, 0);
+		uint8_t m2[2];
+		memcpy(m2, &mine, 2);
+		CHECK_EQ_U64((uint32_t)m2[0] << 8 | m2[1], ref_sum(b, n));
+		size_t k = unit_rand(&seed) % n;
+		b[k] ^= (uint8_t)(1 + unit_rand(&seed) % 255); /* any changed byte is seen */
+		if (ts_tcp_check(b, TS_HDR_COPY, n, &i) == TS_SEG_OK)
+			CHECK(!ts_csum_ok(b, &i));
+	}
+}
+
+/* A data segment of the stream 10.0.2.2:5555 -> 10.0.2.15:80: seq, ack, flags, window. */
+static size_t seg(uint8_t *b, uint32_t seq, uint32_t ack, uint8_t flags, uint16_t wnd, size_t pay,
+		  struct ts_seginfo *i)
+{
+	size_t n = make_tcp(b, pay, 0, 0);
+	be16(b + 24, (uint16_t)(seq >> 16)), be16(b + 26, (uint16_t)seq);
+	be16(b + 28, (uint16_t)(ack >> 16)), be16(b + 30, (uint16_t)ack);
+	b[33] = flags;
+	be16(b + 34, wnd);
+	set_csums(b, n);
+	CHECK_EQ_I64(ts_tcp_check(b, TS_HDR_COPY, n, i), TS_SEG_OK);
+	return n;
+}
+
+static void receive_offload(void)
+{
+	uint8_t b[5000];
+	struct ts_seginfo i;
+	struct ts_gro g = { 0 };
+	seg(b, 1000, 77, 0x10, 500, 1000, &i);
+	CHECK(ts_gro_candidate(b, &i));
+	ts_gro_start(&g, b, &i, 1000);
+	seg(b, 2000, 77, 0x10, 600, 1000, &i);
+	CHECK(ts_gro_append(&g, b, &i, 1000));
+	seg(b, 3500, 77, 0x10, 600, 1000, &i); /* a gap */
+	CHECK(!ts_gro_append(&g, b, &i, 1000));
+	seg(b, 3000, 78, 0x10, 600, 1000, &i); /* another ACK */
+	CHECK(!ts_gro_append(&g, b, &i, 1000));
+	seg(b, 3000, 77, 0x10, 600, 1000, &i);
+	b[1] = 3; /* ECN CE */
+	CHECK(!ts_gro_append(&g, b, &i, 1000));
+	seg(b, 3000, 77, 0x10, 600, 1000, &i);
+	b[23] = 81; /* another port */
+	CHECK_EQ_I64(ts_tcp_check(b, TS_HDR_COPY, 1040, &i), TS_SEG_OK);
+	CHECK(!ts_gro_append(&g, b, &i, 1000));
+	seg(b, 3000, 77, 0x18, 700, 500, &i); /* PSH: the last one */
+	CHECK(ts_gro_append(&g, b, &i, 500));
+	seg(b, 3500, 77, 0x10, 700, 500, &i);
+	CHECK(!ts_gro_append(&g, b, &i, 500));
+	CHECK_EQ_U64(g.n, 3);
+	CHECK_EQ_U64(g.payload, 2500);
+	ts_gro_finish(&g);
+	CHECK_EQ_U64(g.si.tot_len, 2540);
+	CHECK_EQ_U64((uint32_t)g.hdr[2] << 8 | g.hdr[3], 2540);
+	CHECK_EQ_U64(ts_sum16(g.hdr, 20, 0), 0xffff); /* a valid IP header again */
+	CHECK_EQ_U64(g.hdr[33], 0x18);
+	CHECK_EQ_U64((uint32_t)g.hdr[34] << 8 | g.hdr[35], 700);
+	CHECK_EQ_U64((uint32_t)g.hdr[24] << 24 | (uint32_t)g.hdr[25] << 16 | (uint32_t)g.hdr[26] << 8 | g.hdr[27], 1000);
+	/* what is never merged */
+	seg(b, 1, 1, 0x12, 1, 10, &i);
+	CHECK(!ts_gro_candidate(b, &i)); /* SYN */
+	seg(b, 1, 1, 0x11, 1, 10, &i);
+	CHECK(!ts_gro_candidate(b, &i)); /* FIN */
+	seg(b, 1, 1, 0x10, 1, 0, &i);
+	CHECK(!ts_gro_candidate(b, &i)); /* no data */
+	size_t n = make_tcp(b, 10, 1, 0);
+	b[33 + 4] = 0x10;
+	CHECK_EQ_I64(ts_tcp_check(b, TS_HDR_COPY, n, &i), TS_SEG_OK);
+	CHECK(!ts_gro_candidate(b, &i)); /* IP options */
+	/* at most TS_GRO_SEGS segments and TS_GRO_BYTES bytes */
+	seg(b, 0, 5, 0x10, 1, 100, &i);
+	ts_gro_start(&g, b, &i, 100);
+	uint32_t k = 1;
+	for (; k < 100; k++) {
+		seg(b, k * 100, 5, 0x10, 1, 100, &i);
+		if (!ts_gro_append(&g, b, &i, 100))
+			break;
+	}
+	CHECK_EQ_U64(k, TS_GRO_SEGS);
+	seg(b, 0, 5, 0x10, 1, 4000, &i);
+	ts_gro_start(&g, b, &i, 4000);
+	for (k = 1; k < 100; k++) {
+		seg(b, k * 4000, 5, 0x10, 1, 4000, &i);
+		if (!ts_gro_append(&g, b, &i, 4000))
+			break;
+	}
+	CHECK_EQ_U64(k, 16);
+	CHECK(40 + g.payload <= TS_GRO_BYTES && 40 + g.payload + 4000 > TS_GRO_BYTES);
+}
+
 int main(void)
 {
 	unit_begin(__FILE__);
@@ -235,5 +368,7 @@ int main(void)
 	RUN(socket_line);
 	RUN(ack_war);
 	RUN(fuzz);
+	RUN(checksums);
+	RUN(receive_offload);
 	return unit_end();
 }

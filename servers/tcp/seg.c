@@ -109,6 +109,30 @@ const char *ts_state_name(int st)
 uint32_t ts_sum16(const uint8_t *b, size_t n, uint32_t sum)
 {
 	uint64_t acc = sum;
+#if defined(__x86_64__)
+	/* 32 bytes a turn in a chain of 64-bit adds with carry (the end-around carry of a ones'
+	 * complement sum): a quarter of the instructions of the portable loop below, which this
+	 * receive path felt (tcp checks every packet: QEMU's e1000 does not). */
+	size_t blocks = n / 32;
+	if (blocks) {
+		__asm__("clc\n"
+			"1:\n\t"
+			"adcq (%[p]), %[a]\n\t"
+			"adcq 8(%[p]), %[a]\n\t"
+			"adcq 16(%[p]), %[a]\n\t"
+			"adcq 24(%[p]), %[a]\n\t"
+			"lea 32(%[p]), %[p]\n\t" /* lea and dec keep the carry */
+			"dec %[n]\n\t"
+			"jnz 1b\n\t"
+			"adcq $0, %[a]"
+			: [a] "+r"(acc), [p] "+r"(b), [n] "+r"(blocks)
+			:
+			: "cc", "memory");
+		n %= 32;
+		acc = (acc & 0xffffffffu) + (acc >> 32);
+		acc = (acc & 0xffffffffu) + (acc >> 32);
+	}
+#endif
 	for (; n >= 8; b += 8, n -= 8) {
 		uint64_t w;
 		__builtin_memcpy(&w, b, 8);

@@ -124,6 +124,7 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(p
 int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 void *memcpy(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 int strcmp(const char *a, const char *b);

@@ -138,7 +138,7 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 	if (kind(n) == S_IFCHR_ && n->dev >= DEV_FULL)
 		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
 	if (kind(n) == S_IFANON_ && n->dev == ANON_SOCKET)
-		return pos != &f->off ? -E_SPIPE : sock_transfer(f, write);
+		return pos != &f->off ? -E_SPIPE : sock_transfer(c, f, ubuf, len, write);
 	if (kind(n) == S_IFANON_ && n->dev == ANON_TIMERFD)
 		return pos != &f->off ? -E_SPIPE : timerfd_read(c, f, ubuf, len, write);
 	if (kind(n) == S_IFANON_) /* an eventfd; an epoll file has no bytes */
@@ -190,6 +190,11 @@ static int64_t vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t 
 {
 	if (cnt > IOV_MAX)
 		return -E_INVAL;
+	if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET && (write ? writable(f) : readable(f))) {
+		int64_t r = sock_vector(c, f, iov, cnt, write);
+		if (r != VFS_NOT_MINE)
+			return r;
+	}
 	int64_t total = 0;
 	for (uint64_t i = 0; i < cnt; i++) {
 		uint64_t v[2];
@@ -239,7 +244,7 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		memset(rec, 0, reclen);
 		uint64_t ino = n->ino, next = index + 1;
 		uint16_t rl = (uint16_t)reclen;
-		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : 8;
+		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : kind(n) == S_IFIFO_ ? 1 : kind(n) == 0140000 ? 12 : 8;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &next, 8);
 		memcpy(rec + 16, &rl, 2);

@@ -127,8 +127,9 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 	bool named_fifo = vfs_kind(n) == S_IFIFO_ && n->name[0];
 	if (named_fifo && (r = fifo_prepare(n, flags)))
 		return r;
-	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv))
-		return -E_NXIO; /* an eventfd or epoll through /proc/self/fd; a pipe both ends closed */
+	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv) || vfs_kind(n) == 0140000 /* S_IFSOCK */)
+		return -E_NXIO; /* an eventfd or epoll through /proc/self/fd; a pipe both ends closed; a
+				 * unix socket's path (connect, not open) */
 	if ((flags & O_DIRECTORY) && vfs_kind(n) != S_IFDIR_)
 		return -E_NOTDIR;
 	if (vfs_kind(n) == S_IFDIR_ && (flags & O_ACCMODE))

@@ -18,6 +18,7 @@
 #include "spsc.h"
 
 #include "lx_socket.h"
+#include "unix.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -55,6 +56,7 @@
 
 struct vsock {
 	int family, type, proto;
+	struct usock *un; /* AF_UNIX: the socket (unix.c) */
 	uint32_t passed;  /* syscall's socket: the id its calls carry (0: served here) */
 	bool introduced;  /* syscall has had a call on it (it made the socket then) */
 	bool ready_known; /* syscall told its readiness: `ready` (POLL* bits) */
@@ -482,11 +484,47 @@ static struct vsock *sock_of(const struct ofile *f)
 static size_t addr_len(int family) { return family == AF_INET ? 16 : 28; }
 static uint16_t port_of(const struct vsock *s) { return (uint16_t)(s->addr[2] << 8 | s->addr[3]); }
 
+int64_t sock_unix_fd(struct client *c, struct usock *u, uint64_t flags)
+{
+	struct vsock *s = ax_calloc(1, sizeof(*s));
+	if (!s)
+		return -E_NOMEM;
+	s->family = AF_UNIX_, s->type = 0, s->proto = 0;
+	/* u joins only once the descriptor exists: a failure frees s alone */
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(flags & SOCK_NONBLOCK), flags & SOCK_CLOEXEC, &s->node);
+	if (fd < 0)
+		return fd;
+	s->un = u;
+	s->type = unix_sock_type(u);
+	unix_attach(u, s->node);
+	return fd;
+}
+
+static int64_t unix_socket(struct client *c, uint64_t type, uint64_t proto)
+{
+	int base = (int)(type & 0xf);
+	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
+		return -E_INVAL;
+	if (!unix_type_ok(base))
+		return -E_SOCKTNOSUPPORT;
+	if (proto)
+		return -E_PROTONOSUPPORT;
+	struct usock *u = unix_new(base);
+	if (!u)
+		return -E_NOMEM;
+	int64_t fd = sock_unix_fd(c, u, type);
+	if (fd < 0)
+		unix_closed(u);
+	return fd;
+}
+
 static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uint64_t proto)
 {
 	int base = (int)(type & 0xf);
+	if (family == AF_UNIX_)
+		return unix_socket(c, type, proto);
 	if (family != AF_INET && family != AF_INET6)
-		return -E_AFNOSUPPORT; /* AF_UNIX and the rest are not offered yet */
+		return -E_AFNOSUPPORT; /* the rest are not offered */
 	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return -E_INVAL;
 	if (base != SOCK_STREAM && base != SOCK_DGRAM)
@@ -518,6 +556,8 @@ void sock_closed(struct rnode *n)
 	const struct vsock *s = n->priv;
 	if (s && s->passed)
 		close_passed(s->passed);
+	if (s && s->un)
+		unix_closed(s->un);
 	for (int i = 0; i < socks_top; i++)
 		if (socks[i] == n->priv)
 			sock_slot_set(i, NULL);
@@ -628,7 +668,7 @@ static int64_t setopt(struct client *c, struct vsock *s, int level, int name, ui
 	static const int32_t known[][2] = {
 		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, 6 /* BROADCAST */ }, { SOL_SOCKET, 7 /* SNDBUF */ },
 		{ SOL_SOCKET, 8 /* RCVBUF */ }, { SOL_SOCKET, 9 /* KEEPALIVE */ }, { SOL_SOCKET, 13 /* LINGER */ },
-		{ SOL_SOCKET, SO_REUSEPORT }, { SOL_SOCKET, 20 /* RCVTIMEO */ }, { SOL_SOCKET, 21 /* SNDTIMEO */ },
+		{ SOL_SOCKET, SO_REUSEPORT }, { SOL_SOCKET, 16 /* PASSCRED */ }, { SOL_SOCKET, 20 /* RCVTIMEO */ }, { SOL_SOCKET, 21 /* SNDTIMEO */ },
 		{ 6, 1 /* TCP_NODELAY */ }, { 6, 2 /* MAXSEG */ }, { 6, 3 /* CORK */ }, { 6, 4 /* KEEPIDLE */ },
 		{ 6, 5 /* KEEPINTVL */ }, { 6, 6 /* KEEPCNT */ }, { 6, 9 /* DEFER_ACCEPT */ }, { 6, 12 /* QUICKACK */ },
 		{ 6, 13 /* CONGESTION */ }, { 6, 23 /* FASTOPEN */ }, { 0, 1 /* IP_TOS */ }, { 0, 2 /* IP_TTL */ },
@@ -694,9 +734,17 @@ static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
 	return (f->flags & O_NONBLOCK) || (msg_flags & MSG_DONTWAIT) ? -E_AGAIN : VFS_BLOCK;
 }
 
-int64_t sock_transfer(struct ofile *f, bool write)
+int64_t sock_vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t cnt, bool write)
 {
 	struct vsock *s = sock_of(f);
+	return s && s->un ? unix_vector(c, f, s->un, iov, cnt, write) : VFS_NOT_MINE;
+}
+
+int64_t sock_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
+{
+	struct vsock *s = sock_of(f);
+	if (s->un)
+		return unix_transfer(c, f, s->un, ubuf, len, write);
 	if (s->passed) { /* read, write, readv, writev go to syscall whole */
 		uint32_t nr = vfs_cur_call ? vfs_cur_call->nr : ~0u;
 		return nr <= 1 || nr == NR_READV || nr == NR_WRITEV ? pass(f, s) : -29 /* ESPIPE: pread, pwrite */;
@@ -709,6 +757,8 @@ int64_t sock_transfer(struct ofile *f, bool write)
 uint32_t sock_poll(const struct ofile *f)
 {
 	const struct vsock *s = sock_of(f);
+	if (s->un)
+		return unix_poll(s->un);
 	if (s->passed && !s->ready_known)
 		sock_ready_drain(); /* (imports the channel first if it was missing) */
 	if (s->passed && s->ready_known)
@@ -728,7 +778,8 @@ int64_t sock_call(struct client *c, struct vcall *v)
 	if (v->nr == NR_SOCKET)
 		return sock_create(c, a[0], a[1], a[2]);
 	if (v->nr == NR_SOCKETPAIR)
-		return -E_AFNOSUPPORT; /* AF_UNIX is not offered yet; inet families have no pairs */
+		return a[0] == AF_UNIX_ ? unix_pair(c, a[1], a[3]) /* (protocol 0 or PF_UNIX: ignored, as Linux) */
+		       : a[0] == AF_INET || a[0] == AF_INET6 ? -E_OPNOTSUPP : -E_AFNOSUPPORT;
 	switch (v->nr) {
 	case NR_CONNECT: case NR_ACCEPT: case NR_SENDTO: case NR_RECVFROM: case NR_SENDMSG:
 	case NR_RECVMSG: case NR_SHUTDOWN: case NR_BIND: case NR_LISTEN: case NR_GETSOCKNAME:
@@ -746,6 +797,13 @@ int64_t sock_call(struct client *c, struct vcall *v)
 		return -E_NOTSOCK;
 	if (s->passed)
 		return pass(f, s);
+	if (s->un) {
+		int64_t r = unix_call(c, v, f, s->un);
+		if (r != VFS_NOT_MINE)
+			return r;
+		if (v->nr != NR_SETSOCKOPT && v->nr != NR_GETSOCKOPT)
+			return -E_OPNOTSUPP;
+	}
 	uint8_t addr[28];
 	int64_t r;
 	switch (v->nr) {

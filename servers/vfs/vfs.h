@@ -243,7 +243,9 @@ void vfs_close_all(struct client *c);
 
 /* Sockets before the network stack (socket.c). */
 int64_t sock_call(struct client *c, struct vcall *v);
-int64_t sock_transfer(struct ofile *f, bool write);
+int64_t sock_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write);
+/* readv/writev on a socket that keeps its messages whole (AF_UNIX), or VFS_NOT_MINE. */
+int64_t sock_vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t cnt, bool write);
 uint32_t sock_poll(const struct ofile *f);
 /* sendfile(out, in): to a socket passed to syscall only (-EINVAL otherwise). */
 int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in);

@@ -24,6 +24,7 @@
 #include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,10 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/epoll.h>
@@ -1267,6 +1271,180 @@ static int mode_reaper(void)
 	return failures;
 }
 
+/* AF_UNIX sockets (vfs unix.c). */
+static socklen_t un_addr(struct sockaddr_un *a, const char *path, int abstract_ns)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	size_t n = strlen(path);
+	if (abstract_ns) {
+		memcpy(a->sun_path + 1, path, n);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	}
+	memcpy(a->sun_path, path, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+}
+
+static int mode_unix(void)
+{
+	/* socketpair: both ways, end of file after close, EPIPE after the peer is gone */
+	int sv[2];
+	char b[256];
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	check("pair_both_ways", write(sv[0], "ping", 4) == 4 && read(sv[1], b, sizeof(b)) == 4 && !memcmp(b, "ping", 4) &&
+					send(sv[1], "pong!", 5, 0) == 5 && recv(sv[0], b, sizeof(b), 0) == 5 &&
+					!memcmp(b, "pong!", 5));
+	struct stat st;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	check("pair_is_socket", fstat(sv[0], &st) == 0 && S_ISSOCK(st.st_mode) &&
+					getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM);
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	check("peercred", getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cl == sizeof(cred) &&
+				  cred.pid == getpid() && cred.uid == 0);
+	/* a stream across a fork, bigger than the queue: short writes and blocking both ways */
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		static char big[1 << 20];
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (char)(i * 7 + i / 251);
+		size_t off = 0;
+		while (off < sizeof(big)) {
+			ssize_t w = write(sv[1], big + off, sizeof(big) - off);
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	size_t got = 0;
+	int same = 1;
+	for (;;) {
+		ssize_t r = read(sv[0], b, sizeof(b));
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++, got++)
+			same &= b[i] == (char)(got * 7 + got / 251);
+	}
+	check("stream_1mib_across_fork", got == (1u << 20) && same && child_status(pid) == 0);
+	check("eof_after_peer_close", read(sv[0], b, 1) == 0);
+	signal(SIGPIPE, SIG_IGN);
+	check("epipe_after_peer_close", write(sv[0], "x", 1) == -1 && errno == EPIPE);
+	close(sv[0]);
+
+	/* a listener on a path: connect, accept, names, poll, nonblocking accept */
+	const char *path = "/tmp/lxproc.sock";
+	unlink(path);
+	struct sockaddr_un a, peer;
+	socklen_t al = un_addr(&a, path, 0), pl;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	check("bind_path", l >= 0 && bind(l, (struct sockaddr *)&a, al) == 0 && stat(path, &st) == 0 &&
+				   S_ISSOCK(st.st_mode));
+	check("bind_eaddrinuse", bind(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, al) == -1 &&
+					 errno == EADDRINUSE);
+	check("open_enxio", open(path, O_RDONLY) == -1 && errno == ENXIO);
+	int tmp = socket(AF_UNIX, SOCK_STREAM, 0);
+	check("connect_not_listening_refused", connect(tmp, (struct sockaddr *)&a, al) == -1 && errno == ECONNREFUSED);
+	close(tmp);
+	check("listen", listen(l, 4) == 0);
+	check("accept_eagain", accept(l, NULL, NULL) == -1 && errno == EAGAIN);
+	struct pollfd pf = { l, POLLIN, 0 };
+	check("listener_not_readable", poll(&pf, 1, 0) == 0);
+	int cfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	check("connect_path", connect(cfd, (struct sockaddr *)&a, al) == 0 && write(cfd, "early", 5) == 5);
+	check("listener_readable", poll(&pf, 1, 1000) == 1 && (pf.revents & POLLIN));
+	pl = sizeof(peer);
+	int s = accept4(l, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+	check("accept_unnamed_peer", s >= 0 && pl == sizeof(sa_family_t) && peer.sun_family == AF_UNIX &&
+					     (fcntl(s, F_GETFD) & FD_CLOEXEC));
+	check("data_sent_before_accept", read(s, b, sizeof(b)) == 5 && !memcmp(b, "early", 5));
+	struct sockaddr_un nm;
+	socklen_t nl = sizeof(nm);
+	check("getsockname_path", getsockname(s, (struct sockaddr *)&nm, &nl) == 0 && nl == al &&
+					  !strcmp(nm.sun_path, path));
+	nl = sizeof(nm);
+	check("getpeername_of_client", getpeername(cfd, (struct sockaddr *)&nm, &nl) == 0 && !strcmp(nm.sun_path, path));
+	/* epoll: readable when the peer writes, hang-up when it closes */
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = s }, out[2];
+	check("epoll_add", epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev) == 0 && epoll_wait(ep, out, 2, 0) == 0);
+	check("epoll_readable", write(cfd, "hi", 2) == 2 && epoll_wait(ep, out, 2, 1000) == 1 &&
+					(out[0].events & EPOLLIN) && read(s, b, sizeof(b)) == 2);
+	check("shutdown_wr_gives_eof", shutdown(cfd, SHUT_WR) == 0 && epoll_wait(ep, out, 2, 1000) == 1 &&
+					       (out[0].events & EPOLLRDHUP) && read(s, b, sizeof(b)) == 0 &&
+					       write(s, "back", 4) == 4 && read(cfd, b, sizeof(b)) == 4);
+	close(ep);
+	close(cfd);
+	close(s);
+	/* a blocking accept waits for a child's connect; a blocking read waits for its data */
+	int fl = fcntl(l, F_GETFL);
+	fcntl(l, F_SETFL, fl & ~O_NONBLOCK);
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(200);
+		int c = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (c < 0 || connect(c, (struct sockaddr *)&a, al) != 0)
+			_exit(1);
+		sleep_ms(200);
+		_exit(write(c, "late", 4) == 4 ? 0 : 2);
+	}
+	s = accept(l, NULL, NULL);
+	ssize_t n = s >= 0 ? read(s, b, sizeof(b)) : -1;
+	check("blocking_accept_and_read", s >= 0 && n == 4 && !memcmp(b, "late", 4) && child_status(pid) == 0);
+	close(s);
+	close(l);
+	check("connect_after_close_refused", (tmp = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0 &&
+						     connect(tmp, (struct sockaddr *)&a, al) == -1 && errno == ECONNREFUSED);
+	close(tmp);
+	check("unlink_path", unlink(path) == 0);
+
+	/* datagrams: an abstract name, boundaries kept, the sender's address, truncation */
+	int d1 = socket(AF_UNIX, SOCK_DGRAM, 0), d2 = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct sockaddr_un da, db;
+	socklen_t dal = un_addr(&da, "lxproc-dgram-a", 1), dbl = un_addr(&db, "lxproc-dgram-b", 1);
+	check("bind_abstract", bind(d1, (struct sockaddr *)&da, dal) == 0 && bind(d2, (struct sockaddr *)&db, dbl) == 0);
+	check("sendto_abstract", sendto(d2, "one", 3, 0, (struct sockaddr *)&da, dal) == 3 &&
+					 sendto(d2, "second", 6, 0, (struct sockaddr *)&da, dal) == 6);
+	struct sockaddr_un from;
+	socklen_t fromlen = sizeof(from);
+	n = recvfrom(d1, b, sizeof(b), 0, (struct sockaddr *)&from, &fromlen);
+	check("dgram_boundaries_and_sender", n == 3 && !memcmp(b, "one", 3) && fromlen == dbl &&
+						     !memcmp(from.sun_path, db.sun_path, dbl - 2));
+	struct iovec iov = { b, 3 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	n = recvmsg(d1, &mh, 0);
+	check("dgram_truncated", n == 3 && (mh.msg_flags & MSG_TRUNC) && !memcmp(b, "sec", 3));
+	check("dgram_empty_eagain", recv(d1, b, sizeof(b), MSG_DONTWAIT) == -1 && errno == EAGAIN);
+	check("dgram_connect_send", connect(d2, (struct sockaddr *)&da, dal) == 0 && send(d2, "c", 1, 0) == 1 &&
+					    recv(d1, b, sizeof(b), 0) == 1);
+	check("dgram_no_such_name", sendto(d1, "x", 1, 0, (struct sockaddr *)&db, un_addr(&db, "lxproc-none", 1)) == -1 &&
+					    errno == ECONNREFUSED);
+	close(d1);
+	close(d2);
+	/* autobind: an abstract name of five hex digits */
+	int d3 = socket(AF_UNIX, SOCK_DGRAM, 0);
+	sa_family_t fam = AF_UNIX;
+	nl = sizeof(nm);
+	check("autobind", bind(d3, (struct sockaddr *)&fam, sizeof(fam)) == 0 &&
+				  getsockname(d3, (struct sockaddr *)&nm, &nl) == 0 && nl == 8 && nm.sun_path[0] == 0);
+	close(d3);
+
+	/* seqpacket: a connection whose messages keep their boundaries; writev is one message */
+	check("seqpacket_pair", socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+	struct iovec two[2] = { { "ab", 2 }, { "cde", 3 } };
+	check("seqpacket_writev_one_message", writev(sv[0], two, 2) == 5 && write(sv[0], "f", 1) == 1 &&
+						      read(sv[1], b, sizeof(b)) == 5 && !memcmp(b, "abcde", 5) &&
+						      read(sv[1], b, sizeof(b)) == 1);
+	close(sv[0]);
+	check("seqpacket_eof", read(sv[1], b, sizeof(b)) == 0);
+	close(sv[1]);
+	check("unknown_family_eafnosupport", socket(AF_APPLETALK, SOCK_DGRAM, 0) == -1 && errno == EAFNOSUPPORT);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1307,6 +1485,8 @@ int main(int argc, char **argv)
 		return mode_procfs(argc, argv);
 	if (!strcmp(mode, "reaper"))
 		return mode_reaper();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper\n");
+	if (!strcmp(mode, "unix"))
+		return mode_unix();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix\n");
 	return 2;
 }

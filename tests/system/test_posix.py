@@ -134,6 +134,20 @@ def test_subreaper_and_parent_death_signal():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_unix_sockets():
+    """AF_UNIX (vfs unix.c): a stream socketpair both ways with SO_PEERCRED, 1 MiB across a
+    fork through short writes and blocking reads, end of file and EPIPE after the peer
+    closes; a listener on a path (an S_IFSOCK node: EADDRINUSE, open's ENXIO, ECONNREFUSED
+    before listen and after close), data written before accept, names on both ends, poll and
+    epoll (readable, EPOLLRDHUP after shutdown), a blocking accept and read that wait for a
+    child; datagrams on abstract names with their boundaries, the sender's address, MSG_TRUNC,
+    EAGAIN, connect; autobind; a seqpacket pair whose writev is one message."""
+    out, results = run_lxproc("lxunix.conf", ["lxproc unix"])
+    tail = out[-3000:]
+    assert len(results) == 38 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

@@ -3,7 +3,8 @@
  * in the abstract namespace (a first byte of zero), autobind; listen, connect, accept;
  * read/write, send/recv, sendto/recvfrom, sendmsg/recvmsg with their iovecs, MSG_PEEK,
  * MSG_DONTWAIT, MSG_WAITALL, MSG_TRUNC; shutdown; poll and epoll; getsockname/getpeername;
- * SO_PEERCRED. socket.c makes the descriptor (struct vsock, ANON_SOCKET) and hands every
+ * SO_PEERCRED, SO_PASSCRED; passing open files (SCM_RIGHTS) and credentials
+ * (SCM_CREDENTIALS). socket.c makes the descriptor (struct vsock, ANON_SOCKET) and hands every
  * call on an AF_UNIX one here.
  *
  * A socket's receive queue holds messages (one per send; a stream reads across them). A
@@ -26,6 +27,7 @@
 #define MSG_CMSG_CLOEXEC 0x40000000
 #define SOL_SOCKET 1
 #define SO_PEERCRED 17
+#define SO_ACCEPTCONN 30
 #define E_PIPE 32
 #define E_NOTSOCK 88
 #define E_DESTADDRREQ 89
@@ -44,12 +46,27 @@
 #define UN_RCVBUF 212992u     /* bytes a socket's queue takes (Linux's default buffer size) */
 #define UN_DGRAM_QLEN 512     /* datagrams a socket's queue takes (Linux's max_dgram_qlen) */
 #define UN_IOV_MAX 1024
+#define UN_MAX_FDS 253        /* descriptors in one SCM_RIGHTS (Linux's SCM_MAX_FD) */
+#define UN_CTL_MAX 20480      /* control bytes a sendmsg may carry (Linux's optmem_max) */
+#define SCM_RIGHTS 1
+#define SCM_CREDENTIALS 2
+#define SO_PASSCRED 16
+
+/* What travels beside a message's bytes (sendmsg's control data, recvmsg's). */
+struct uctl {
+	struct ofile *fds[UN_MAX_FDS]; /* SCM_RIGHTS: a reference each */
+	uint32_t nfds;
+	int32_t pid, uid, gid;         /* the sender's credentials */
+};
 
 struct umsg {
 	struct umsg *next;
 	uint32_t len, off;        /* bytes; read so far (a stream's partial read) */
 	uint8_t from[UN_ADDR];    /* the sender's address (datagrams) */
 	uint32_t fromlen;
+	int32_t pid, uid, gid;    /* the sender's credentials (SCM_CREDENTIALS) */
+	uint32_t nfds;
+	struct ofile **fds;       /* SCM_RIGHTS: files in flight, a reference each */
 	uint8_t data[];
 };
 
@@ -69,6 +86,7 @@ struct usock {
 	struct usock **backlog;    /* a listener's embryos, oldest first */
 	int nbacklog, maxbacklog;
 	int32_t cred_pid;          /* the Linux pid that made the connection (SO_PEERCRED) */
+	bool passcred;             /* SO_PASSCRED: every message received comes with SCM_CREDENTIALS */
 	struct usock *next_all;    /* every socket: the abstract namespace, datagram peers */
 };
 
@@ -234,12 +252,26 @@ void unix_attach(struct usock *u, struct rnode *node)
 	u->node = node;
 }
 
+static void put_fds(struct ofile **fds, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		vfs_put(fds[i]);
+}
+
+/* A message goes, and with it the files it carried that nobody received. */
+static void msg_free(struct umsg *m)
+{
+	put_fds(m->fds, m->nfds);
+	ax_free(m->fds);
+	ax_free(m);
+}
+
 static void free_queue(struct usock *u)
 {
 	while (u->head) {
 		struct umsg *m = u->head;
 		u->head = m->next;
-		ax_free(m);
+		msg_free(m);
 	}
 	u->tail = NULL;
 	u->qbytes = u->qmsgs = 0;
@@ -369,9 +401,10 @@ static int64_t wait_or(uint64_t flags, const struct ofile *f)
 	return (flags & MSG_DONTWAIT) || (f->flags & O_NONBLOCK_) ? -E_AGAIN : VFS_BLOCK;
 }
 
-/* A send: to the peer, or (datagrams) to the address given. */
+/* A send: to the peer, or (datagrams) to the address given; ctl: files and credentials
+ * to go with it (NULL: the caller's credentials, no files). */
 static int64_t send_to(struct client *c, struct ofile *f, struct usock *u, struct uio *io, uint64_t flags,
-		       uint64_t uaddr, uint64_t ulen)
+		       uint64_t uaddr, uint64_t ulen, const struct uctl *ctl)
 {
 	int64_t r = uio_load(c, io);
 	if (r)
@@ -402,20 +435,27 @@ static int64_t send_to(struct client *c, struct ofile *f, struct usock *u, struc
 		return wait_or(flags, f);
 	if (u->type == SOCK_STREAM && n > space)
 		n = space; /* a short write: the rest when the reader has made room */
-	struct umsg *m = ax_malloc(sizeof(*m) + n);
+	if (!n && u->type == SOCK_STREAM)
+		return 0; /* nothing to queue on a stream (files need a byte to ride on, as Linux) */
+	struct umsg *m = ax_calloc(1, sizeof(*m) + n);
 	if (!m)
 		return -E_NOMEM;
-	m->next = NULL, m->len = (uint32_t)n, m->off = 0;
+	m->len = (uint32_t)n;
 	memcpy(m->from, u->addr, sizeof(m->from));
 	m->fromlen = u->addrlen;
-	if (uio_copy(c, io, 0, m->data, n, true) < 0) {
-		ax_free(m);
-		return -E_FAULT;
+	m->pid = ctl ? ctl->pid : vfs_client_lxpid(c);
+	m->uid = ctl ? ctl->uid : 0, m->gid = ctl ? ctl->gid : 0;
+	if (uio_copy(c, io, 0, m->data, n, true) < 0 ||
+	    (ctl && ctl->nfds && !(m->fds = ax_malloc(ctl->nfds * sizeof(*m->fds))))) {
+		bool fault = !ctl || !ctl->nfds || m->fds;
+		msg_free(m);
+		return fault ? -E_FAULT : -E_NOMEM;
 	}
-	if (!n && u->type == SOCK_STREAM) {
-		ax_free(m); /* nothing to queue on a stream */
-		return 0;
+	for (uint32_t i = 0; ctl && i < ctl->nfds; i++) {
+		m->fds[i] = ctl->fds[i];
+		m->fds[i]->refs++; /* in flight: open until received or the message goes */
 	}
+	m->nfds = ctl ? ctl->nfds : 0;
 	if (to->tail)
 		to->tail->next = m;
 	else
@@ -429,46 +469,77 @@ static int64_t send_to(struct client *c, struct ofile *f, struct usock *u, struc
 
 static bool eof(const struct usock *u) { return u->shut_rd || (u->type != SOCK_DGRAM && u->peer_shut); }
 
-/* A receive; *mflags gets MSG_TRUNC when a message was cut. from (UN_ADDR bytes) and *fromlen: the
- * sender's address. */
+/* What a receive hands back beside the bytes. */
+struct urecv {
+	uint8_t from[UN_ADDR];
+	uint32_t fromlen, mflags; /* the sender's address (datagrams); MSG_TRUNC */
+	bool got;                 /* ctl is the first message's */
+	struct uctl ctl;          /* its files (ours now: a reference each) and credentials */
+};
+
+/* The message's files and credentials move to rv (the first message of a receive only). */
+static void take_ctl(struct umsg *m, struct urecv *rv, bool peek)
+{
+	if (rv->got)
+		return;
+	rv->got = true;
+	rv->ctl.pid = m->pid, rv->ctl.uid = m->uid, rv->ctl.gid = m->gid;
+	if (peek || !m->nfds)
+		return; /* a peek leaves the files with the message */
+	memcpy(rv->ctl.fds, m->fds, m->nfds * sizeof(*m->fds));
+	rv->ctl.nfds = m->nfds;
+	ax_free(m->fds);
+	m->fds = NULL, m->nfds = 0;
+}
+
+static void dequeue(struct usock *u, struct umsg *m)
+{
+	u->head = m->next;
+	if (!u->head)
+		u->tail = NULL;
+	u->qbytes -= m->len - m->off;
+	u->qmsgs--;
+	msg_free(m);
+}
+
 static int64_t recv_from(struct client *c, struct ofile *f, struct usock *u, struct uio *io, uint64_t flags,
-			 uint8_t *from, uint32_t *fromlen, uint32_t *mflags)
+			 struct urecv *rv)
 {
 	int64_t r = uio_load(c, io);
 	if (r)
 		return r;
-	*fromlen = 0;
+	rv->fromlen = rv->mflags = 0, rv->got = false, rv->ctl.nfds = 0;
 	if (u->type != SOCK_DGRAM && !u->connected && !u->peer)
 		return -E_NOTCONN;
 	if (!u->head)
 		return eof(u) ? 0 : wait_or(flags, f);
+	bool peek = flags & MSG_PEEK;
 	if (u->type == SOCK_STREAM) {
-		if ((flags & MSG_WAITALL) && !(flags & MSG_PEEK) && u->qbytes < io->total && !eof(u) &&
-		    !(flags & MSG_DONTWAIT) && !(f->flags & O_NONBLOCK_))
+		if ((flags & MSG_WAITALL) && !peek && u->qbytes < io->total && !eof(u) && !(flags & MSG_DONTWAIT) &&
+		    !(f->flags & O_NONBLOCK_))
 			return VFS_BLOCK; /* all or nothing: nothing read until it is all there */
 		uint64_t done = 0;
 		struct umsg *m = u->head;
 		while (m && done < io->total) {
+			if (done && m->nfds)
+				break; /* files go with the read that starts at their message */
 			uint64_t k = m->len - m->off < io->total - done ? m->len - m->off : io->total - done;
 			if (uio_copy(c, io, done, m->data + m->off, k, false) < 0)
 				return done ? (int64_t)done : -E_FAULT;
 			done += k;
-			if (flags & MSG_PEEK) {
+			take_ctl(m, rv, peek);
+			if (peek) {
 				m = m->next;
 				continue;
 			}
 			m->off += (uint32_t)k;
 			u->qbytes -= (uint32_t)k;
 			if (m->off == m->len) {
-				u->head = m->next;
-				if (!u->head)
-					u->tail = NULL;
-				u->qmsgs--;
-				ax_free(m);
+				dequeue(u, m);
 				m = u->head;
 			}
 		}
-		if (!(flags & MSG_PEEK))
+		if (!peek)
 			touch(u->peer); /* room for its writes */
 		return (int64_t)done;
 	}
@@ -477,40 +548,44 @@ static int64_t recv_from(struct client *c, struct ofile *f, struct usock *u, str
 	if (uio_copy(c, io, 0, m->data, k, false) < 0)
 		return -E_FAULT;
 	if (m->len > k)
-		*mflags |= MSG_TRUNC;
-	memcpy(from, m->from, UN_ADDR);
-	*fromlen = m->fromlen;
+		rv->mflags |= MSG_TRUNC;
+	memcpy(rv->from, m->from, UN_ADDR);
+	rv->fromlen = m->fromlen;
 	uint64_t len = m->len;
-	if (!(flags & MSG_PEEK)) {
-		u->head = m->next;
-		if (!u->head)
-			u->tail = NULL;
-		u->qbytes -= m->len;
-		u->qmsgs--;
-		ax_free(m);
+	take_ctl(m, rv, peek);
+	if (!peek) {
+		dequeue(u, m);
 		touch(u->peer);
 	}
 	return (int64_t)((flags & MSG_TRUNC) ? len : k);
+}
+
+/* A receive with no room for control data: files that came are closed (as Linux). */
+static int64_t recv_plain(struct client *c, struct ofile *f, struct usock *u, struct uio *io, uint64_t flags,
+			  struct urecv *rv)
+{
+	int64_t r = recv_from(c, f, u, io, flags, rv);
+	put_fds(rv->ctl.fds, rv->ctl.nfds);
+	rv->ctl.nfds = 0;
+	return r;
 }
 
 int64_t unix_transfer(struct client *c, struct ofile *f, struct usock *u, uint64_t ubuf, uint64_t len, bool write)
 {
 	struct uio io = { .base = ubuf, .len = len };
 	if (write)
-		return send_to(c, f, u, &io, 0, 0, 0);
-	uint8_t from[UN_ADDR];
-	uint32_t fromlen, mflags = 0;
-	return recv_from(c, f, u, &io, 0, from, &fromlen, &mflags);
+		return send_to(c, f, u, &io, 0, 0, 0, NULL);
+	struct urecv rv;
+	return recv_plain(c, f, u, &io, 0, &rv);
 }
 
 int64_t unix_vector(struct client *c, struct ofile *f, struct usock *u, uint64_t iov, uint64_t cnt, bool write)
 {
 	struct uio io = { .iov = iov, .cnt = cnt };
 	if (write)
-		return send_to(c, f, u, &io, 0, 0, 0);
-	uint8_t from[UN_ADDR];
-	uint32_t fromlen, mflags = 0;
-	return recv_from(c, f, u, &io, 0, from, &fromlen, &mflags);
+		return send_to(c, f, u, &io, 0, 0, 0, NULL);
+	struct urecv rv;
+	return recv_plain(c, f, u, &io, 0, &rv);
 }
 
 /* struct msghdr: name, namelen, iov, iovlen, control, controllen, flags. */
@@ -521,15 +596,117 @@ struct lx_msghdr {
 	int32_t flags, pad1;
 };
 
+/* struct cmsghdr: len (header included), level, type; the data 8-aligned after it. */
+#define CMSG_HDR 16u
+static uint64_t cmsg_align(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+/* sendmsg's control data: SCM_RIGHTS (open descriptors of the caller) and SCM_CREDENTIALS
+ * (its own pid; uid and gid anything, as root may). 0, or -EINVAL, -EBADF, -EPERM, -EFAULT. */
+static int64_t ctl_load(struct client *c, uint64_t uctl, uint64_t len, struct uctl *ctl)
+{
+	ctl->nfds = 0;
+	ctl->pid = vfs_client_lxpid(c), ctl->uid = ctl->gid = 0;
+	if (!len)
+		return 0;
+	if (len > UN_CTL_MAX || len < CMSG_HDR)
+		return -E_INVAL;
+	uint8_t *b = ax_malloc(len);
+	if (!b)
+		return -E_NOMEM;
+	int64_t r = ax_vcopy(c->ep, (const void *)uctl, EP_NONE, b, len) < 0 ? -E_FAULT : 0;
+	for (uint64_t off = 0; !r && off + CMSG_HDR <= len; off += cmsg_align(*(uint64_t *)(b + off))) {
+		uint64_t cl;
+		int32_t level, type;
+		memcpy(&cl, b + off, 8);
+		memcpy(&level, b + off + 8, 4);
+		memcpy(&type, b + off + 12, 4);
+		if (cl < CMSG_HDR || cl > len - off || level != SOL_SOCKET) {
+			r = -E_INVAL;
+		} else if (type == SCM_RIGHTS) {
+			uint64_t n = (cl - CMSG_HDR) / 4;
+			if (ctl->nfds + n > UN_MAX_FDS)
+				r = -E_INVAL;
+			for (uint64_t i = 0; !r && i < n; i++) {
+				int32_t fd;
+				memcpy(&fd, b + off + CMSG_HDR + 4 * i, 4);
+				struct ofile *of = fd >= 0 ? vfs_file(c, (uint64_t)fd) : NULL;
+				if (!of)
+					r = -E_BADF;
+				else
+					ctl->fds[ctl->nfds++] = of;
+			}
+		} else if (type == SCM_CREDENTIALS && cl == CMSG_HDR + 12) {
+			memcpy(&ctl->pid, b + off + CMSG_HDR, 4);
+			memcpy(&ctl->uid, b + off + CMSG_HDR + 4, 4);
+			memcpy(&ctl->gid, b + off + CMSG_HDR + 8, 4);
+			if (ctl->pid != vfs_client_lxpid(c))
+				r = -E_PERM; /* another process's pid: only with CAP_SYS_ADMIN on Linux */
+		} else {
+			r = -E_INVAL;
+		}
+	}
+	ax_free(b);
+	return r;
+}
+
 static int64_t sendmsg_call(struct client *c, struct ofile *f, struct usock *u, uint64_t umsg, uint64_t flags)
 {
 	struct lx_msghdr h;
 	if (ax_vcopy(c->ep, (const void *)umsg, EP_NONE, &h, sizeof(h)) < 0)
 		return -E_FAULT;
-	if (h.controllen)
-		return -E_OPNOTSUPP; /* SCM_RIGHTS and SCM_CREDENTIALS: not yet */
-	struct uio io = { .iov = h.iov, .cnt = h.iovlen };
-	return send_to(c, f, u, &io, flags, h.name, h.name ? h.namelen : 0);
+	struct uctl *ctl = ax_malloc(sizeof(*ctl));
+	if (!ctl)
+		return -E_NOMEM;
+	int64_t r = ctl_load(c, h.control, h.controllen, ctl);
+	if (!r) {
+		struct uio io = { .iov = h.iov, .cnt = h.iovlen };
+		r = send_to(c, f, u, &io, flags, h.name, h.name ? h.namelen : 0, ctl);
+	}
+	ax_free(ctl);
+	return r;
+}
+
+/* recvmsg's control data into buf (cap bytes): SCM_CREDENTIALS when SO_PASSCRED is on, then
+ * the files as new descriptors, as many as fit (the rest closed, MSG_CTRUNC). The bytes used. */
+static uint64_t ctl_store(struct client *c, struct usock *u, struct urecv *rv, uint8_t *buf, uint64_t cap,
+			  bool cloexec)
+{
+	uint64_t used = 0;
+	if (u->passcred && rv->got) {
+		if (cap >= CMSG_HDR + 12) {
+			uint64_t cl = CMSG_HDR + 12;
+			int32_t hdr[2] = { SOL_SOCKET, SCM_CREDENTIALS }, cred[3] = { rv->ctl.pid, rv->ctl.uid, rv->ctl.gid };
+			memcpy(buf, &cl, 8);
+			memcpy(buf + 8, hdr, 8);
+			memcpy(buf + CMSG_HDR, cred, 12);
+			used = cmsg_align(cl) < cap ? cmsg_align(cl) : cap;
+		} else {
+			rv->mflags |= MSG_CTRUNC;
+		}
+	}
+	uint32_t k = 0;
+	uint64_t room_fds = cap > used + CMSG_HDR ? (cap - used - CMSG_HDR) / 4 : 0;
+	for (; k < rv->ctl.nfds && k < room_fds; k++) {
+		int64_t fd = vfs_new_fd(c, rv->ctl.fds[k], cloexec);
+		if (fd < 0)
+			break;
+		vfs_put(rv->ctl.fds[k]); /* the message's reference: the descriptor holds one now */
+		int32_t v = (int32_t)fd;
+		memcpy(buf + used + CMSG_HDR + 4 * k, &v, 4);
+	}
+	if (k) {
+		uint64_t cl = CMSG_HDR + 4 * (uint64_t)k;
+		int32_t hdr[2] = { SOL_SOCKET, SCM_RIGHTS };
+		memcpy(buf + used, &cl, 8);
+		memcpy(buf + used + 8, hdr, 8);
+		used += cmsg_align(cl) < cap - used ? cmsg_align(cl) : cap - used;
+	}
+	if (k < rv->ctl.nfds) {
+		rv->mflags |= MSG_CTRUNC;
+		put_fds(rv->ctl.fds + k, rv->ctl.nfds - k);
+	}
+	rv->ctl.nfds = 0;
+	return used;
 }
 
 static int64_t recvmsg_call(struct client *c, struct ofile *f, struct usock *u, uint64_t umsg, uint64_t flags)
@@ -537,25 +714,31 @@ static int64_t recvmsg_call(struct client *c, struct ofile *f, struct usock *u, 
 	struct lx_msghdr h;
 	if (ax_vcopy(c->ep, (const void *)umsg, EP_NONE, &h, sizeof(h)) < 0)
 		return -E_FAULT;
-	struct uio io = { .iov = h.iov, .cnt = h.iovlen };
-	uint8_t from[UN_ADDR];
-	uint32_t fromlen = 0, mflags = 0;
-	int64_t r = recv_from(c, f, u, &io, flags, from, &fromlen, &mflags);
-	if (r < 0 || r == VFS_BLOCK)
-		return r;
-	if (u->type != SOCK_DGRAM) { /* a connection's sender is its peer */
-		fromlen = 0;
+	uint64_t cap = h.control ? (h.controllen < UN_CTL_MAX ? h.controllen : UN_CTL_MAX) : 0;
+	uint8_t *cbuf = cap ? ax_calloc(1, cap) : NULL;
+	struct urecv *rv = ax_malloc(sizeof(*rv));
+	if ((cap && !cbuf) || !rv) {
+		ax_free(cbuf), ax_free(rv);
+		return -E_NOMEM;
 	}
-	uint32_t nl = h.name && fromlen ? (fromlen < h.namelen ? fromlen : h.namelen) : 0;
-	if (nl && ax_vcopy(EP_NONE, from, c->ep, (void *)h.name, nl) < 0)
-		return -E_FAULT;
-	h.namelen = h.name ? fromlen : 0;
-	h.controllen = 0;
-	h.flags = (int32_t)mflags;
-	if (ax_vcopy(EP_NONE, &h.namelen, c->ep, (void *)(umsg + 8), 4) < 0 ||
-	    ax_vcopy(EP_NONE, &h.controllen, c->ep, (void *)(umsg + 40), 8) < 0 ||
-	    ax_vcopy(EP_NONE, &h.flags, c->ep, (void *)(umsg + 48), 4) < 0)
-		return -E_FAULT;
+	struct uio io = { .iov = h.iov, .cnt = h.iovlen };
+	int64_t r = recv_from(c, f, u, &io, flags, rv);
+	if (r >= 0 && r != VFS_BLOCK) {
+		uint64_t used = ctl_store(c, u, rv, cbuf, cap, flags & MSG_CMSG_CLOEXEC);
+		uint32_t fromlen = u->type == SOCK_DGRAM ? rv->fromlen : 0; /* a connection's sender is its peer */
+		uint32_t nl = h.name && fromlen ? (fromlen < h.namelen ? fromlen : h.namelen) : 0;
+		h.namelen = h.name ? fromlen : 0;
+		h.controllen = used;
+		h.flags = (int32_t)rv->mflags;
+		if ((nl && ax_vcopy(EP_NONE, rv->from, c->ep, (void *)h.name, nl) < 0) ||
+		    (used && ax_vcopy(EP_NONE, cbuf, c->ep, (void *)h.control, used) < 0) ||
+		    ax_vcopy(EP_NONE, &h.namelen, c->ep, (void *)(umsg + 8), 4) < 0 ||
+		    ax_vcopy(EP_NONE, &h.controllen, c->ep, (void *)(umsg + 40), 8) < 0 ||
+		    ax_vcopy(EP_NONE, &h.flags, c->ep, (void *)(umsg + 48), 4) < 0)
+			r = -E_FAULT;
+	}
+	put_fds(rv->ctl.fds, rv->ctl.nfds); /* (a failed receive took none) */
+	ax_free(cbuf), ax_free(rv);
 	return r;
 }
 
@@ -696,20 +879,26 @@ int64_t unix_pair(struct client *c, uint64_t type, uint64_t usv)
 
 static int64_t getopt_un(struct client *c, struct usock *u, int level, int name, uint64_t uval, uint64_t ulen)
 {
-	if (level != SOL_SOCKET || name != SO_PEERCRED)
-		return VFS_NOT_MINE; /* socket.c's generic options */
 	struct { int32_t pid, uid, gid; } cred = { 0, -1, -1 };
-	if (u->peer || u->connected)
-		cred.pid = u->peer ? u->peer->cred_pid : 0, cred.uid = cred.gid = 0;
-	else if (u->listening)
-		cred.pid = u->cred_pid, cred.uid = cred.gid = 0;
+	int32_t on = u->listening;
+	const void *v = &cred;
 	uint32_t have, len = sizeof(cred);
+	if (level == SOL_SOCKET && name == SO_ACCEPTCONN) {
+		v = &on, len = 4;
+	} else if (level == SOL_SOCKET && name == SO_PEERCRED) {
+		if (u->peer || u->connected)
+			cred.pid = u->peer ? u->peer->cred_pid : 0, cred.uid = cred.gid = 0;
+		else if (u->listening)
+			cred.pid = u->cred_pid, cred.uid = cred.gid = 0;
+	} else {
+		return VFS_NOT_MINE; /* socket.c's generic options */
+	}
 	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
 		return -E_FAULT;
 	if ((int32_t)have < 0)
 		return -E_INVAL;
 	len = have < len ? have : len;
-	if (ax_vcopy(EP_NONE, &cred, c->ep, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
+	if (ax_vcopy(EP_NONE, v, c->ep, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
 		return -E_FAULT;
 	return 0;
 }
@@ -752,20 +941,30 @@ int64_t unix_call(struct client *c, struct vcall *v, struct ofile *f, struct uso
 		return accept_on(c, f, u, a[1], a[2], v->nr == NR_ACCEPT4 ? a[3] : 0);
 	case NR_SENDTO: {
 		struct uio io = { .base = a[1], .len = a[2] };
-		return send_to(c, f, u, &io, a[3], a[4], a[5]);
+		return send_to(c, f, u, &io, a[3], a[4], a[5], NULL);
 	}
 	case NR_RECVFROM: {
 		struct uio io = { .base = a[1], .len = a[2] };
-		uint8_t from[UN_ADDR];
-		uint32_t fromlen = 0, mflags = 0;
-		int64_t r = recv_from(c, f, u, &io, a[3], from, &fromlen, &mflags);
+		struct urecv *rv = ax_malloc(sizeof(*rv));
+		if (!rv)
+			return -E_NOMEM;
+		int64_t r = recv_plain(c, f, u, &io, a[3], rv);
 		if (r >= 0 && r != VFS_BLOCK && a[4] && u->type == SOCK_DGRAM) {
-			int64_t e = put_addr(c, from, fromlen, a[4], a[5]);
+			int64_t e = put_addr(c, rv->from, rv->fromlen, a[4], a[5]);
 			if (e)
-				return e;
+				r = e;
 		}
+		ax_free(rv);
 		return r;
 	}
+	case NR_SETSOCKOPT:
+		if ((int32_t)a[1] == SOL_SOCKET && (int32_t)a[2] == SO_PASSCRED && a[4] >= 4) {
+			int32_t on;
+			if (ax_vcopy(c->ep, (const void *)a[3], EP_NONE, &on, 4) < 0)
+				return -E_FAULT;
+			u->passcred = on != 0;
+		}
+		return VFS_NOT_MINE; /* socket.c keeps every option for getsockopt */
 	case NR_SENDMSG:
 		return sendmsg_call(c, f, u, a[1], a[2]);
 	case NR_RECVMSG:

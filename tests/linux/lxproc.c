@@ -1349,7 +1349,9 @@ static int mode_unix(void)
 	int tmp = socket(AF_UNIX, SOCK_STREAM, 0);
 	check("connect_not_listening_refused", connect(tmp, (struct sockaddr *)&a, al) == -1 && errno == ECONNREFUSED);
 	close(tmp);
-	check("listen", listen(l, 4) == 0);
+	int acc = -1;
+	socklen_t accl = sizeof(acc);
+	check("listen", listen(l, 4) == 0 && getsockopt(l, SOL_SOCKET, SO_ACCEPTCONN, &acc, &accl) == 0 && acc == 1);
 	check("accept_eagain", accept(l, NULL, NULL) == -1 && errno == EAGAIN);
 	struct pollfd pf = { l, POLLIN, 0 };
 	check("listener_not_readable", poll(&pf, 1, 0) == 0);
@@ -1441,6 +1443,94 @@ static int mode_unix(void)
 	close(sv[0]);
 	check("seqpacket_eof", read(sv[1], b, sizeof(b)) == 0);
 	close(sv[1]);
+	/* SCM_RIGHTS: open files cross, the same open file (its offset shared); a control
+	 * buffer too small for all keeps what fits (MSG_CTRUNC, the rest closed); a bad
+	 * descriptor EBADF; MSG_CMSG_CLOEXEC */
+	check("rights_pair", socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	int file = open("/tmp/lxproc-pass", O_RDWR | O_CREAT | O_TRUNC, 0600), pp[2];
+	check("rights_setup", file >= 0 && write(file, "passed!", 7) == 7 && lseek(file, 0, SEEK_SET) == 0 &&
+				      pipe(pp) == 0);
+	union { struct cmsghdr h; char b[CMSG_SPACE(3 * sizeof(int))]; } cm;
+	int give[3] = { file, pp[0], pp[0] };
+	struct iovec one = { "r", 1 };
+	struct msghdr sm = { .msg_iov = &one, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = CMSG_SPACE(2 * sizeof(int)) };
+	struct cmsghdr *ch = CMSG_FIRSTHDR(&sm);
+	ch->cmsg_level = SOL_SOCKET, ch->cmsg_type = SCM_RIGHTS, ch->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(ch), give, 2 * sizeof(int));
+	check("rights_send", sendmsg(sv[0], &sm, 0) == 1);
+	close(file);
+	close(pp[0]);
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(3 * sizeof(int))]; } rc;
+	struct iovec rio = { b, sizeof(b) };
+	struct msghdr rm = { .msg_iov = &rio, .msg_iovlen = 1, .msg_control = rc.b, .msg_controllen = sizeof(rc.b) };
+	n = recvmsg(sv[1], &rm, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *rh = CMSG_FIRSTHDR(&rm);
+	int got_fds[2] = { -1, -1 };
+	if (rh && rh->cmsg_type == SCM_RIGHTS && rh->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+		memcpy(got_fds, CMSG_DATA(rh), sizeof(got_fds));
+	check("rights_received", n == 1 && rh && rh->cmsg_level == SOL_SOCKET && got_fds[0] >= 0 && got_fds[1] >= 0 &&
+					 !(rm.msg_flags & MSG_CTRUNC) && (fcntl(got_fds[0], F_GETFD) & FD_CLOEXEC));
+	check("rights_same_file", read(got_fds[0], b, 3) == 3 && !memcmp(b, "pas", 3) &&
+					  lseek(got_fds[0], 0, SEEK_CUR) == 3);
+	check("rights_pipe_end", write(pp[1], "via", 3) == 3 && read(got_fds[1], b, sizeof(b)) == 3 && !memcmp(b, "via", 3));
+	close(got_fds[0]);
+	/* three in flight, room for one */
+	memcpy(give, (int[]){ pp[1], pp[1], pp[1] }, sizeof(give));
+	sm.msg_controllen = CMSG_SPACE(3 * sizeof(int));
+	ch->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(ch), give, sizeof(give));
+	check("rights_send_three", sendmsg(sv[0], &sm, 0) == 1);
+	rm.msg_controllen = CMSG_LEN(sizeof(int)); /* room for one descriptor (Linux counts so) */
+	n = recvmsg(sv[1], &rm, 0);
+	rh = CMSG_FIRSTHDR(&rm);
+	int first = -1;
+	if (rh && rh->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&first, CMSG_DATA(rh), sizeof(int));
+	check("rights_ctrunc", n == 1 && (rm.msg_flags & MSG_CTRUNC) && first >= 0 && write(first, "x", 1) == 1 &&
+				       read(got_fds[1], b, 1) == 1);
+	close(first);
+	int bad = 1000;
+	memcpy(CMSG_DATA(ch), &bad, sizeof(int));
+	ch->cmsg_len = CMSG_LEN(sizeof(int));
+	sm.msg_controllen = CMSG_SPACE(sizeof(int));
+	check("rights_ebadf", sendmsg(sv[0], &sm, 0) == -1 && errno == EBADF);
+	/* a file the child opened reaches the parent; SO_PASSCRED tells the child's pid */
+	int on = 1;
+	check("passcred_on", setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int cf = open("/tmp/lxproc-pass", O_RDONLY);
+		memcpy(CMSG_DATA(ch), &cf, sizeof(int));
+		_exit(cf >= 0 && sendmsg(sv[0], &sm, 0) == 1 ? 0 : 1);
+	}
+	rm.msg_controllen = sizeof(rc.b);
+	n = recvmsg(sv[1], &rm, 0);
+	int from_child = -1;
+	pid_t cred_pid = 0;
+	for (rh = CMSG_FIRSTHDR(&rm); rh; rh = CMSG_NXTHDR(&rm, rh)) {
+		if (rh->cmsg_type == SCM_RIGHTS)
+			memcpy(&from_child, CMSG_DATA(rh), sizeof(int));
+		if (rh->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred uc;
+			memcpy(&uc, CMSG_DATA(rh), sizeof(uc));
+			cred_pid = uc.pid;
+		}
+	}
+	check("rights_from_child_with_creds", n == 1 && child_status(pid) == 0 && from_child >= 0 && cred_pid == pid &&
+						      read(from_child, b, 7) == 7 && !memcmp(b, "passed!", 7));
+	close(from_child);
+	struct ucred lie = { getpid() + 1, 0, 0 };
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred))]; } cc;
+	struct msghdr cm2 = { .msg_iov = &one, .msg_iovlen = 1, .msg_control = cc.b, .msg_controllen = sizeof(cc.b) };
+	struct cmsghdr *c2 = CMSG_FIRSTHDR(&cm2);
+	c2->cmsg_level = SOL_SOCKET, c2->cmsg_type = SCM_CREDENTIALS, c2->cmsg_len = CMSG_LEN(sizeof(lie));
+	memcpy(CMSG_DATA(c2), &lie, sizeof(lie));
+	check("creds_other_pid_eperm", sendmsg(sv[0], &cm2, 0) == -1 && errno == EPERM);
+	close(got_fds[1]);
+	close(pp[1]);
+	close(sv[0]);
+	close(sv[1]);
+	unlink("/tmp/lxproc-pass");
 	check("unknown_family_eafnosupport", socket(AF_APPLETALK, SOCK_DGRAM, 0) == -1 && errno == EAFNOSUPPORT);
 	return failures ? 1 : 0;
 }

@@ -141,10 +141,13 @@ def test_unix_sockets():
     before listen and after close), data written before accept, names on both ends, poll and
     epoll (readable, EPOLLRDHUP after shutdown), a blocking accept and read that wait for a
     child; datagrams on abstract names with their boundaries, the sender's address, MSG_TRUNC,
-    EAGAIN, connect; autobind; a seqpacket pair whose writev is one message."""
+    EAGAIN, connect; autobind; a seqpacket pair whose writev is one message; SCM_RIGHTS (the
+    same open file arrives, MSG_CMSG_CLOEXEC, MSG_CTRUNC keeping what fits, EBADF, a file the
+    child opened reaching the parent), SO_PASSCRED with the child's pid, SCM_CREDENTIALS
+    with another pid EPERM."""
     out, results = run_lxproc("lxunix.conf", ["lxproc unix"])
     tail = out[-3000:]
-    assert len(results) == 38 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 50 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

@@ -1,6 +1,7 @@
 /* The Linux file calls vfs serves. The caller's memory is reached with KC_VCOPY only, every
  * length and descriptor is checked, and errors are Linux errno values. */
 #include "vfs.h"
+#include "sysv.h"
 #include "heap.h"
 #include "vfs_proto.h"
 #include "tty.h"
@@ -457,7 +458,7 @@ static int64_t call(struct client *c, struct vcall *v)
 	}
 	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
 	static int64_t (*const more[])(struct client *c, struct vcall *v) = { path_call, meta_call, poll_call, epoll_call,
-										       sock_call };
+										       sock_call, sysv_call };
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		if ((r = more[i](c, v)) != VFS_NOT_MINE)
 			return r;

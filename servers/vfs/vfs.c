@@ -6,6 +6,7 @@
  *              accepted; default pm (tests run several, one per program)
  * README.md has the calls, the state and the recovery story. */
 #include "vfs.h"
+#include "sysv.h"
 #include "service.h"
 #include "evloop.h"
 #include "heap.h"
@@ -114,6 +115,14 @@ static void retry_held(void)
 
 void vfs_kick(void) { retry_held(); }
 
+int vfs_held_count(bool (*match)(const struct vcall *v, void *arg), void *arg)
+{
+	int n = 0;
+	for (int i = 0; i < held_top; i++)
+		n += held[i].pid && match(&held[i].v, arg);
+	return n;
+}
+
 /* Answers the held calls whose deadline has passed; the time until the next deadline in
  * ns (the event loop's longest sleep), 0 if none. */
 static uint64_t held_timer(void)
@@ -172,6 +181,7 @@ static void forget(uint64_t pid)
 			held[i].pid = 0; /* its threads are gone: nobody to answer */
 	tty_cancel((endpoint_t)pid);
 	vfs_forget(pid);
+	sysv_forget(pid);
 }
 
 /* The process managers (pm= arguments) and their endpoints, looked up again when a message

@@ -96,6 +96,8 @@ int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */
 void vfs_kick(void);
+/* How many held calls match (sysv.c's GETNCNT and GETZCNT). */
+int vfs_held_count(bool (*match)(const struct vcall *v, void *arg), void *arg);
 /* timerfd.c: timerfd_create, timerfd_settime, timerfd_gettime; a read of one; its poll
  * bits; its end; the loop's look at the deadlines (ns to the nearest, 0: none; *fired when
  * one expired, so the held calls are tried again). */

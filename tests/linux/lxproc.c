@@ -29,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -1535,6 +1538,128 @@ static int mode_unix(void)
 	return failures ? 1 : 0;
 }
 
+/* System V message queues and semaphores (vfs sysv.c). */
+struct lx_msgbuf {
+	long type;
+	char text[64];
+};
+
+static int mode_sysv(void)
+{
+	struct lx_msgbuf m;
+	int q = msgget(IPC_PRIVATE, 0600);
+	check("msgget_private", q >= 0);
+	for (long t = 1; t <= 3; t++) {
+		m.type = t;
+		snprintf(m.text, sizeof(m.text), "type %ld", t);
+		if (msgsnd(q, &m, strlen(m.text) + 1, 0) != 0)
+			q = -1;
+	}
+	check("msgsnd_three", q >= 0);
+	struct msqid_ds ds;
+	check("msgctl_stat", msgctl(q, IPC_STAT, &ds) == 0 && ds.msg_qnum == 3 && ds.msg_cbytes == 21 &&
+				     ds.msg_lspid == getpid() && (ds.msg_perm.mode & 0777) == 0600);
+	check("msgrcv_type", msgrcv(q, &m, sizeof(m.text), 3, 0) == 7 && m.type == 3 && !strcmp(m.text, "type 3"));
+	check("msgrcv_except", msgrcv(q, &m, sizeof(m.text), 1, MSG_EXCEPT) == 7 && m.type == 2);
+	check("msgrcv_e2big", msgrcv(q, &m, 3, 0, 0) == -1 && errno == E2BIG);
+	check("msgrcv_noerror", msgrcv(q, &m, 3, 0, MSG_NOERROR) == 3 && m.type == 1 && !memcmp(m.text, "typ", 3));
+	check("msgrcv_empty_enomsg", msgrcv(q, &m, sizeof(m.text), 0, IPC_NOWAIT) == -1 && errno == ENOMSG);
+	m.type = 5;
+	for (int i = 0; i < 3; i++) {
+		m.type = 9 - 2 * i; /* 9, 7, 5 */
+		msgsnd(q, &m, 1, 0);
+	}
+	check("msgrcv_lowest_type", msgrcv(q, &m, 1, -8, 0) == 1 && m.type == 5 && msgrcv(q, &m, 1, -8, 0) == 1 &&
+					    m.type == 7 && msgrcv(q, &m, 1, -8, IPC_NOWAIT) == -1 && errno == ENOMSG);
+	msgrcv(q, &m, 1, 0, 0);
+	/* a blocking receive waits for another process's send */
+	pid_t pid = fork();
+	if (pid == 0) {
+		sleep_ms(200);
+		struct lx_msgbuf c = { 4, "late" };
+		_exit(msgsnd(q, &c, 5, 0) == 0 ? 0 : 1);
+	}
+	double t0 = now_ms();
+	ssize_t n = msgrcv(q, &m, sizeof(m.text), 0, 0);
+	check("msgrcv_waits_for_send", n == 5 && m.type == 4 && !strcmp(m.text, "late") && now_ms() - t0 >= 100 &&
+					       child_status(pid) == 0);
+	/* removed under a waiting receiver: EIDRM */
+	pid = fork();
+	if (pid == 0)
+		_exit(msgrcv(q, &m, sizeof(m.text), 0, 0) == -1 && errno == EIDRM ? 0 : 1);
+	sleep_ms(200);
+	check("msgctl_rmid", msgctl(q, IPC_RMID, NULL) == 0 && child_status(pid) == 0);
+	check("msgsnd_after_rmid_einval", msgsnd(q, &m, 1, 0) == -1 && errno == EINVAL);
+	/* keys */
+	key_t key = 0x6c787076;
+	int k1 = msgget(key, IPC_CREAT | 0644), k2 = msgget(key, 0);
+	check("msgget_key", k1 >= 0 && k2 == k1 && msgget(key, IPC_CREAT | IPC_EXCL | 0644) == -1 && errno == EEXIST &&
+				    msgget(key + 1, 0) == -1 && errno == ENOENT);
+	msgctl(k1, IPC_RMID, NULL);
+	int k3 = msgget(key, IPC_CREAT | 0644);
+	check("msgget_new_id_after_rmid", k3 >= 0 && k3 != k1);
+	msgctl(k3, IPC_RMID, NULL);
+
+	/* semaphores */
+	int s = semget(IPC_PRIVATE, 2, 0600);
+	unsigned short all[2] = { 3, 0 };
+	check("semget_setall", s >= 0 && semctl(s, 0, SETALL, all) == 0 && semctl(s, 0, GETVAL) == 3 &&
+				       semctl(s, 1, GETVAL) == 0);
+	struct sembuf two[2] = { { 0, -1, 0 }, { 1, 1, 0 } };
+	check("semop_atomic_pair", semop(s, two, 2) == 0 && semctl(s, 0, GETVAL) == 2 && semctl(s, 1, GETVAL) == 1 &&
+					   semctl(s, 0, GETPID) == getpid());
+	struct sembuf take3 = { 0, -3, IPC_NOWAIT };
+	check("semop_nowait_eagain", semop(s, &take3, 1) == -1 && errno == EAGAIN && semctl(s, 0, GETVAL) == 2);
+	struct sembuf take3w[2] = { { 1, -1, 0 }, { 0, -3, 0 } }; /* all or nothing: sem 1 is not taken */
+	struct timespec ts = { 0, 100000000 };
+	check("semtimedop_times_out", semtimedop(s, take3w, 2, &ts) == -1 && errno == EAGAIN && semctl(s, 1, GETVAL) == 1);
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(200);
+		struct sembuf give = { 0, 1, 0 };
+		_exit(semop(s, &give, 1) == 0 ? 0 : 1);
+	}
+	check("semop_waits_for_post", semop(s, take3w, 2) == 0 && semctl(s, 0, GETVAL) == 0 && semctl(s, 1, GETVAL) == 0 &&
+					      child_status(pid) == 0);
+	/* GETNCNT counts a waiter */
+	pid = fork();
+	if (pid == 0) {
+		struct sembuf wait1 = { 0, -1, 0 };
+		_exit(semop(s, &wait1, 1) == 0 ? 0 : 1);
+	}
+	int ncnt = 0;
+	for (int i = 0; i < 200 && (ncnt = semctl(s, 0, GETNCNT)) != 1; i++)
+		sleep_ms(10);
+	struct sembuf post = { 0, 1, 0 };
+	check("getncnt_and_wake", ncnt == 1 && semop(s, &post, 1) == 0 && child_status(pid) == 0 &&
+					  semctl(s, 0, GETNCNT) == 0);
+	/* SEM_UNDO: a process's adjustments are undone when it ends */
+	check("setval", semctl(s, 0, SETVAL, 5) == 0);
+	pid = fork();
+	if (pid == 0) {
+		struct sembuf t2 = { 0, -2, SEM_UNDO };
+		_exit(semop(s, &t2, 1) == 0 && semctl(s, 0, GETVAL) == 3 ? 0 : 1);
+	}
+	int child_ok = child_status(pid) == 0, v = -1;
+	for (int i = 0; i < 200 && (v = semctl(s, 0, GETVAL)) != 5; i++)
+		sleep_ms(10);
+	check("sem_undo_at_exit", child_ok && v == 5);
+	struct semid_ds sd;
+	check("semctl_stat", semctl(s, 0, IPC_STAT, &sd) == 0 && sd.sem_nsems == 2 && (sd.sem_perm.mode & 0777) == 0600);
+	check("setval_erange", semctl(s, 0, SETVAL, 40000) == -1 && errno == ERANGE);
+	struct sembuf bad = { 7, 1, 0 };
+	check("semop_efbig", semop(s, &bad, 1) == -1 && errno == EFBIG);
+	pid = fork();
+	if (pid == 0) {
+		struct sembuf w = { 1, -1, 0 };
+		_exit(semop(s, &w, 1) == -1 && errno == EIDRM ? 0 : 1);
+	}
+	sleep_ms(200);
+	check("semctl_rmid_wakes_eidrm", semctl(s, 0, IPC_RMID) == 0 && child_status(pid) == 0 &&
+						 semop(s, &post, 1) == -1 && errno == EINVAL);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1577,6 +1702,8 @@ int main(int argc, char **argv)
 		return mode_reaper();
 	if (!strcmp(mode, "unix"))
 		return mode_unix();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix\n");
+	if (!strcmp(mode, "sysv"))
+		return mode_sysv();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv\n");
 	return 2;
 }

@@ -1,0 +1,583 @@
+/* System V message queues and semaphore sets (Linux's msgget/msgsnd/msgrcv/msgctl and
+ * semget/semop/semtimedop/semctl), kept by vfs because it has the model for calls that wait:
+ * a msgrcv on an empty queue, a msgsnd to a full one or a semop that cannot go answers
+ * VFS_BLOCK and is tried again after every call vfs serves (vfs.c), so each call changes
+ * nothing until it can go whole. Keys name objects (IPC_PRIVATE makes a new one), ids are
+ * slot + 32768 x sequence as on Linux, so a removed object's id is not taken by the next.
+ * Everything runs as root: the permission bits are kept and shown, not enforced.
+ * SEM_UNDO adjustments are kept per process and applied when pm says it ended. */
+#include "vfs.h"
+#include "heap.h"
+#include "sysv.h"
+
+#define IPC_PRIVATE 0
+#define IPC_CREAT 01000
+#define IPC_EXCL 02000
+#define IPC_NOWAIT 04000
+#define IPC_RMID 0
+#define IPC_SET 1
+#define IPC_STAT 2
+#define IPC_INFO 3
+#define MSG_STAT 11
+#define MSG_INFO 12
+#define MSG_NOERROR 010000
+#define MSG_EXCEPT 020000
+#define GETPID 11
+#define GETVAL 12
+#define GETALL 13
+#define GETNCNT 14
+#define GETZCNT 15
+#define SETVAL 16
+#define SETALL 17
+#define SEM_UNDO 0x1000
+
+#define E_2BIG 7
+#define E_NOSPC 28
+#define E_NOMSG 42
+#define E_IDRM 43
+
+#define SYSV_MAX 256          /* objects of each kind */
+#define SEQ 32768             /* Linux's IPCMNI: id = slot + SEQ * seq */
+#define MSGMAX 8192           /* bytes in one message (Linux's default) */
+#define MSGMNB 16384          /* bytes a queue holds by default */
+#define SEMMSL 32000          /* semaphores in a set */
+#define SEMOPM 500            /* operations in one semop */
+#define SEMVMX 32767          /* a semaphore's largest value */
+
+/* struct ipc64_perm and the *id64_ds of x86-64 (bytes). */
+struct lx_perm {
+	int32_t key;
+	uint32_t uid, gid, cuid, cgid, mode;
+	uint16_t seq, pad;
+	uint64_t unused[2];
+};
+struct lx_msqid {
+	struct lx_perm perm;
+	int64_t stime, rtime, ctime;
+	uint64_t cbytes, qnum, qbytes;
+	int32_t lspid, lrpid;
+	uint64_t unused[2];
+};
+struct lx_semid {
+	struct lx_perm perm;
+	int64_t otime;
+	uint64_t unused1;
+	int64_t ctime;
+	uint64_t unused2;
+	uint64_t nsems;
+	uint64_t unused3, unused4;
+};
+_Static_assert(sizeof(struct lx_perm) == 48 && sizeof(struct lx_msqid) == 120 && sizeof(struct lx_semid) == 104,
+	       "Linux's x86-64 layouts");
+
+struct smsg {
+	struct smsg *next;
+	int64_t type;
+	uint64_t len;
+	uint8_t text[];
+};
+
+struct msq {
+	struct lx_perm perm;
+	struct smsg *head, *tail;
+	uint64_t cbytes, qnum, qbytes;
+	int64_t stime, rtime, ctime;
+	int32_t lspid, lrpid;
+};
+
+struct sem {
+	uint16_t val;
+	int32_t pid; /* the last to change it */
+};
+
+struct semset {
+	struct lx_perm perm;
+	uint32_t nsems;
+	int64_t otime, ctime;
+	struct sem *s;
+};
+
+/* A process's SEM_UNDO adjustments: one record per (process, set, semaphore). */
+struct undo {
+	struct undo *next;
+	uint64_t pid;
+	int id;
+	uint32_t num;
+	int32_t adj;
+};
+
+static VFS_KEPT struct msq *msqs[SYSV_MAX];
+static VFS_KEPT struct semset *sems[SYSV_MAX];
+static VFS_KEPT uint16_t msq_seq[SYSV_MAX], sem_seq[SYSV_MAX];
+static VFS_KEPT struct undo *undos;
+
+static int64_t now_s(void) { return (int64_t)(vfs_now() / 1000000000ull); }
+
+/* ---- keys and ids (both kinds) ---- */
+
+static struct lx_perm *perm_of(bool msg, int slot)
+{
+	return msg ? (msqs[slot] ? &msqs[slot]->perm : NULL) : (sems[slot] ? &sems[slot]->perm : NULL);
+}
+
+static int64_t id_of(bool msg, int slot) { return slot + (int64_t)SEQ * (msg ? msq_seq : sem_seq)[slot]; }
+
+/* The slot an id names, or -EINVAL (no such object, or one removed since). */
+static int slot_of(bool msg, int64_t id)
+{
+	if (id < 0)
+		return -E_INVAL;
+	int slot = (int)(id % SEQ);
+	if (slot >= SYSV_MAX || !perm_of(msg, slot) || id / SEQ != (msg ? msq_seq : sem_seq)[slot])
+		return -E_INVAL;
+	return slot;
+}
+
+/* msgget/semget's look-up: the slot of key (or a free one for a new object, *fresh set). */
+static int64_t get_slot(bool msg, int32_t key, uint64_t flags, bool *fresh)
+{
+	*fresh = false;
+	if (key != IPC_PRIVATE)
+		for (int i = 0; i < SYSV_MAX; i++) {
+			struct lx_perm *p = perm_of(msg, i);
+			if (p && p->key == key)
+				return (flags & IPC_CREAT) && (flags & IPC_EXCL) ? -E_EXIST : i;
+		}
+	if (key != IPC_PRIVATE && !(flags & IPC_CREAT))
+		return -E_NOENT;
+	for (int i = 0; i < SYSV_MAX; i++)
+		if (!perm_of(msg, i)) {
+			*fresh = true;
+			return i;
+		}
+	return -E_NOSPC;
+}
+
+static void perm_init(struct lx_perm *p, int32_t key, uint64_t flags, uint16_t seq)
+{
+	*p = (struct lx_perm){ .key = key, .mode = (uint32_t)flags & 0777, .seq = seq };
+}
+
+/* IPC_SET: owner, group and the permission bits. */
+static void perm_set(struct lx_perm *p, const struct lx_perm *n)
+{
+	p->uid = n->uid, p->gid = n->gid;
+	p->mode = (p->mode & ~0777u) | (n->mode & 0777);
+}
+
+/* ---- message queues ---- */
+
+static int64_t msg_get(int32_t key, uint64_t flags)
+{
+	bool fresh;
+	int64_t slot = get_slot(true, key, flags, &fresh);
+	if (slot < 0 || !fresh)
+		return slot < 0 ? slot : id_of(true, (int)slot);
+	struct msq *q = ax_calloc(1, sizeof(*q));
+	if (!q)
+		return -E_NOMEM;
+	perm_init(&q->perm, key, flags, msq_seq[slot]);
+	q->qbytes = MSGMNB;
+	q->ctime = now_s();
+	msqs[slot] = q;
+	return id_of(true, (int)slot);
+}
+
+static int64_t wait_unless(uint64_t flags, int64_t busy) { return (flags & IPC_NOWAIT) ? busy : VFS_BLOCK; }
+
+static int64_t msg_send(struct client *c, struct vcall *v, int64_t id, uint64_t umsg, uint64_t len, uint64_t flags)
+{
+	int slot = slot_of(true, id);
+	if (slot < 0)
+		return v->again ? -E_IDRM : slot; /* removed while we waited */
+	struct msq *q = msqs[slot];
+	if (len > MSGMAX)
+		return -E_INVAL;
+	int64_t type;
+	if (ax_vcopy(c->ep, (const void *)umsg, EP_NONE, &type, 8) < 0)
+		return -E_FAULT;
+	if (type < 1)
+		return -E_INVAL;
+	if (q->cbytes + len > q->qbytes || q->qnum + 1 > q->qbytes) /* Linux counts messages too */
+		return wait_unless(flags, -E_AGAIN);
+	struct smsg *m = ax_malloc(sizeof(*m) + len);
+	if (!m)
+		return -E_NOMEM;
+	if (len && ax_vcopy(c->ep, (const void *)(umsg + 8), EP_NONE, m->text, len) < 0) {
+		ax_free(m);
+		return -E_FAULT;
+	}
+	m->next = NULL, m->type = type, m->len = len;
+	if (q->tail)
+		q->tail->next = m;
+	else
+		q->head = m;
+	q->tail = m;
+	q->cbytes += len, q->qnum++;
+	q->stime = now_s(), q->lspid = vfs_client_lxpid(c);
+	return 0;
+}
+
+/* The message msgrcv's type picks: 0 the first; > 0 the first of that type (of another type
+ * with MSG_EXCEPT); < 0 the first of the lowest type up to -type. */
+static struct smsg *pick(struct msq *q, int64_t type, uint64_t flags, struct smsg **prev)
+{
+	struct smsg *best = NULL, *bp = NULL;
+	for (struct smsg *m = q->head, *p = NULL; m; p = m, m = m->next) {
+		bool ok;
+		if (type == 0)
+			ok = true;
+		else if (type > 0)
+			ok = (flags & MSG_EXCEPT) ? m->type != type : m->type == type;
+		else
+			ok = m->type <= -type && (!best || m->type < best->type);
+		if (!ok)
+			continue;
+		best = m, bp = p;
+		if (type >= 0)
+			break; /* the first that fits; for type < 0 the lowest type, first of its kind */
+	}
+	*prev = bp;
+	return best;
+}
+
+static int64_t msg_recv(struct client *c, struct vcall *v, int64_t id, uint64_t umsg, uint64_t len, int64_t type,
+			uint64_t flags)
+{
+	int slot = slot_of(true, id);
+	if (slot < 0)
+		return v->again ? -E_IDRM : slot; /* removed while we waited */
+	if ((int64_t)len < 0)
+		return -E_INVAL;
+	struct msq *q = msqs[slot];
+	struct smsg *prev, *m = pick(q, type, flags, &prev);
+	if (!m)
+		return wait_unless(flags, -E_NOMSG);
+	if (m->len > len && !(flags & MSG_NOERROR))
+		return -E_2BIG;
+	uint64_t n = m->len < len ? m->len : len;
+	if (ax_vcopy(EP_NONE, &m->type, c->ep, (void *)umsg, 8) < 0 ||
+	    (n && ax_vcopy(EP_NONE, m->text, c->ep, (void *)(umsg + 8), n) < 0))
+		return -E_FAULT;
+	if (prev)
+		prev->next = m->next;
+	else
+		q->head = m->next;
+	if (q->tail == m)
+		q->tail = prev;
+	q->cbytes -= m->len, q->qnum--;
+	q->rtime = now_s(), q->lrpid = vfs_client_lxpid(c);
+	ax_free(m);
+	return (int64_t)n;
+}
+
+static void msq_free(int slot)
+{
+	struct msq *q = msqs[slot];
+	while (q->head) {
+		struct smsg *m = q->head;
+		q->head = m->next;
+		ax_free(m);
+	}
+	ax_free(q);
+	msqs[slot] = NULL;
+	msq_seq[slot] = (uint16_t)((msq_seq[slot] + 1) % 0xffff);
+}
+
+static int64_t msg_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf)
+{
+	cmd &= ~(uint64_t)0x100; /* IPC_64 */
+	if (cmd == IPC_INFO || cmd == MSG_INFO)
+		return -E_INVAL; /* (no struct msginfo yet) */
+	int slot = slot_of(true, id);
+	if (slot < 0)
+		return slot;
+	struct msq *q = msqs[slot];
+	if (cmd == IPC_STAT || cmd == MSG_STAT) {
+		struct lx_msqid d = { .perm = q->perm, .stime = q->stime, .rtime = q->rtime, .ctime = q->ctime,
+				      .cbytes = q->cbytes, .qnum = q->qnum, .qbytes = q->qbytes, .lspid = q->lspid,
+				      .lrpid = q->lrpid };
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -E_FAULT : 0;
+	}
+	if (cmd == IPC_SET) {
+		struct lx_msqid d;
+		if (ax_vcopy(c->ep, (const void *)ubuf, EP_NONE, &d, sizeof(d)) < 0)
+			return -E_FAULT;
+		perm_set(&q->perm, &d.perm);
+		q->qbytes = d.qbytes; /* root may raise it past MSGMNB */
+		q->ctime = now_s();
+		return 0;
+	}
+	if (cmd == IPC_RMID) {
+		msq_free(slot);
+		return 0;
+	}
+	return -E_INVAL;
+}
+
+/* ---- semaphore sets ---- */
+
+static int64_t sem_get(int32_t key, int64_t nsems, uint64_t flags)
+{
+	if (nsems < 0 || nsems > SEMMSL)
+		return -E_INVAL;
+	bool fresh;
+	int64_t slot = get_slot(false, key, flags, &fresh);
+	if (slot < 0)
+		return slot;
+	if (!fresh)
+		return nsems > (int64_t)sems[slot]->nsems ? -E_INVAL : id_of(false, (int)slot);
+	if (nsems == 0)
+		return -E_INVAL;
+	struct semset *s = ax_calloc(1, sizeof(*s));
+	struct sem *v = s ? ax_calloc((size_t)nsems, sizeof(*v)) : NULL;
+	if (!v) {
+		ax_free(s);
+		return -E_NOMEM;
+	}
+	perm_init(&s->perm, key, flags, sem_seq[slot]);
+	s->nsems = (uint32_t)nsems, s->s = v;
+	s->ctime = now_s();
+	sems[slot] = s;
+	return id_of(false, (int)slot);
+}
+
+struct lx_sembuf {
+	uint16_t num;
+	int16_t op, flg;
+};
+
+static struct undo **undo_find(uint64_t pid, int id, uint32_t num)
+{
+	struct undo **p = &undos;
+	while (*p && !((*p)->pid == pid && (*p)->id == id && (*p)->num == num))
+		p = &(*p)->next;
+	return p;
+}
+
+/* Whether op can go on a semaphore of value val: 0 it can, else it must wait. */
+static bool op_waits(const struct lx_sembuf *o, int32_t val)
+{
+	return o->op < 0 ? val + o->op < 0 : o->op == 0 && val != 0;
+}
+
+static int64_t sem_op(struct client *c, struct vcall *v, int64_t id, uint64_t usops, uint64_t nsops, uint64_t utimeout)
+{
+	if (nsops < 1)
+		return -E_INVAL;
+	if (nsops > SEMOPM)
+		return -E_2BIG;
+	int slot = slot_of(false, id);
+	if (slot < 0)
+		return v->again && id >= 0 ? -E_IDRM : slot;
+	struct semset *s = sems[slot];
+	struct lx_sembuf ops[SEMOPM];
+	if (ax_vcopy(c->ep, (const void *)usops, EP_NONE, ops, nsops * sizeof(*ops)) < 0)
+		return -E_FAULT;
+	for (uint64_t i = 0; i < nsops; i++)
+		if (ops[i].num >= s->nsems)
+			return -E_FBIG;
+	/* All or nothing: every operation is checked against the values the ones before it
+	 * would leave, and only then are they all applied. */
+	for (uint64_t i = 0; i < nsops; i++) {
+		/* the value as the operations before this one on the same semaphore left it */
+		int32_t cur = s->s[ops[i].num].val;
+		for (uint64_t j = 0; j < i; j++)
+			if (ops[j].num == ops[i].num)
+				cur += ops[j].op;
+		if (op_waits(&ops[i], cur)) {
+			if (ops[i].flg & IPC_NOWAIT)
+				return -E_AGAIN;
+			if (utimeout && !v->again) {
+				struct { int64_t s, ns; } t;
+				if (ax_vcopy(c->ep, (const void *)utimeout, EP_NONE, &t, sizeof(t)) < 0)
+					return -E_FAULT;
+				if (t.s < 0 || t.ns < 0 || t.ns >= 1000000000)
+					return -E_INVAL;
+				v->a[5] = (uint64_t)(t.s * 1000000000 + t.ns); /* kept for the retries */
+			}
+			if (utimeout)
+				return vfs_wait(v, (int64_t)v->a[5]) == VFS_BLOCK ? VFS_BLOCK : -E_AGAIN;
+			return VFS_BLOCK;
+		}
+		if (cur + ops[i].op > SEMVMX)
+			return -E_RANGE;
+	}
+	int32_t pid = vfs_client_lxpid(c);
+	for (uint64_t i = 0; i < nsops; i++) {
+		if (ops[i].flg & SEM_UNDO) {
+			struct undo **u = undo_find(c->pid, (int)id, ops[i].num);
+			if (!*u && (*u = ax_calloc(1, sizeof(**u)))) {
+				(*u)->pid = c->pid, (*u)->id = (int)id, (*u)->num = ops[i].num;
+			}
+			if (*u)
+				(*u)->adj -= ops[i].op;
+		}
+		s->s[ops[i].num].val = (uint16_t)(s->s[ops[i].num].val + ops[i].op);
+		s->s[ops[i].num].pid = pid;
+	}
+	s->otime = now_s();
+	return 0;
+}
+
+/* The undo records of a set (all, or one semaphore's) go: SETVAL, SETALL, IPC_RMID. */
+static void undo_drop(int id, int64_t num)
+{
+	for (struct undo **p = &undos; *p;) {
+		if ((*p)->id == id && (num < 0 || (*p)->num == (uint32_t)num)) {
+			struct undo *d = *p;
+			*p = d->next;
+			ax_free(d);
+		} else {
+			p = &(*p)->next;
+		}
+	}
+}
+
+/* GETNCNT/GETZCNT: the held semop calls on this semaphore that wait for it to grow / be 0. */
+struct cnt_arg {
+	int64_t id;
+	uint32_t num;
+	bool zero;
+	const struct semset *s;
+};
+
+static bool waits_on(const struct vcall *v, void *arg)
+{
+	const struct cnt_arg *a = arg;
+	if ((v->nr != NR_SEMOP && v->nr != NR_SEMTIMEDOP) || (int64_t)v->a[0] != a->id || v->a[2] > SEMOPM)
+		return false;
+	struct lx_sembuf ops[SEMOPM];
+	if (ax_vcopy(v->thread, (const void *)v->a[1], EP_NONE, ops, v->a[2] * sizeof(*ops)) < 0)
+		return false;
+	for (uint64_t i = 0; i < v->a[2]; i++)
+		if (ops[i].num == a->num && ops[i].num < a->s->nsems && op_waits(&ops[i], a->s->s[a->num].val) &&
+		    (ops[i].op == 0) == a->zero)
+			return true;
+	return false;
+}
+
+static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, uint64_t arg)
+{
+	cmd &= ~(uint64_t)0x100; /* IPC_64 */
+	if (cmd == IPC_INFO || cmd == 19 /* SEM_INFO */)
+		return -E_INVAL; /* (no struct seminfo yet) */
+	int slot = slot_of(false, id);
+	if (slot < 0)
+		return slot;
+	struct semset *s = sems[slot];
+	bool one = cmd == GETVAL || cmd == SETVAL || cmd == GETPID || cmd == GETNCNT || cmd == GETZCNT;
+	if (one && (num < 0 || num >= s->nsems))
+		return -E_INVAL;
+	switch (cmd) {
+	case IPC_STAT:
+	case 18: { /* SEM_STAT */
+		struct lx_semid d = { .perm = s->perm, .otime = s->otime, .ctime = s->ctime, .nsems = s->nsems };
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)arg, sizeof(d)) < 0 ? -E_FAULT : 0;
+	}
+	case IPC_SET: {
+		struct lx_semid d;
+		if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, &d, sizeof(d)) < 0)
+			return -E_FAULT;
+		perm_set(&s->perm, &d.perm);
+		s->ctime = now_s();
+		return 0;
+	}
+	case IPC_RMID:
+		undo_drop((int)id, -1);
+		ax_free(s->s);
+		ax_free(s);
+		sems[slot] = NULL;
+		sem_seq[slot] = (uint16_t)((sem_seq[slot] + 1) % 0xffff);
+		return 0;
+	case GETVAL:
+		return s->s[num].val;
+	case GETPID:
+		return s->s[num].pid;
+	case GETNCNT:
+	case GETZCNT: {
+		struct cnt_arg a = { id, (uint32_t)num, cmd == GETZCNT, s };
+		return vfs_held_count(waits_on, &a);
+	}
+	case SETVAL:
+		if ((int32_t)arg < 0 || (int32_t)arg > SEMVMX)
+			return -E_RANGE;
+		s->s[num].val = (uint16_t)arg;
+		s->s[num].pid = vfs_client_lxpid(c);
+		s->ctime = now_s();
+		undo_drop((int)id, num);
+		return 0;
+	case GETALL:
+	case SETALL: {
+		uint16_t *vals = ax_malloc(s->nsems * sizeof(*vals));
+		if (!vals)
+			return -E_NOMEM;
+		int64_t r = 0;
+		if (cmd == GETALL) {
+			for (uint32_t i = 0; i < s->nsems; i++)
+				vals[i] = s->s[i].val;
+			r = ax_vcopy(EP_NONE, vals, c->ep, (void *)arg, s->nsems * sizeof(*vals)) < 0 ? -E_FAULT : 0;
+		} else if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, vals, s->nsems * sizeof(*vals)) < 0) {
+			r = -E_FAULT;
+		} else {
+			for (uint32_t i = 0; i < s->nsems && !r; i++)
+				if (vals[i] > SEMVMX)
+					r = -E_RANGE;
+			int32_t pid = vfs_client_lxpid(c);
+			for (uint32_t i = 0; i < s->nsems && !r; i++)
+				s->s[i].val = vals[i], s->s[i].pid = pid;
+			if (!r) {
+				s->ctime = now_s();
+				undo_drop((int)id, -1);
+			}
+		}
+		ax_free(vals);
+		return r;
+	}
+	}
+	return -E_INVAL;
+}
+
+void sysv_forget(uint64_t pid)
+{
+	for (struct undo **p = &undos; *p;) {
+		struct undo *u = *p;
+		if (u->pid != pid) {
+			p = &u->next;
+			continue;
+		}
+		int slot = slot_of(false, u->id);
+		if (slot >= 0 && u->num < sems[slot]->nsems) {
+			/* Linux clamps an adjustment that would take the value below 0 */
+			int32_t nv = sems[slot]->s[u->num].val + u->adj;
+			sems[slot]->s[u->num].val = (uint16_t)(nv < 0 ? 0 : nv > SEMVMX ? SEMVMX : nv);
+			sems[slot]->s[u->num].pid = 0;
+		}
+		*p = u->next;
+		ax_free(u);
+	}
+}
+
+int64_t sysv_call(struct client *c, struct vcall *v)
+{
+	const uint64_t *a = v->a;
+	switch (v->nr) {
+	case NR_MSGGET:
+		return msg_get((int32_t)a[0], a[1]);
+	case NR_MSGSND:
+		return msg_send(c, v, (int64_t)(int32_t)a[0], a[1], a[2], a[3]);
+	case NR_MSGRCV:
+		return msg_recv(c, v, (int64_t)(int32_t)a[0], a[1], a[2], (int64_t)a[3], a[4]);
+	case NR_MSGCTL:
+		return msg_ctl(c, (int64_t)(int32_t)a[0], a[1], a[2]);
+	case NR_SEMGET:
+		return sem_get((int32_t)a[0], (int64_t)(int32_t)a[1], a[2]);
+	case NR_SEMOP:
+		return sem_op(c, v, (int64_t)(int32_t)a[0], a[1], a[2], 0);
+	case NR_SEMTIMEDOP:
+		return sem_op(c, v, (int64_t)(int32_t)a[0], a[1], a[2], a[3]);
+	case NR_SEMCTL:
+		return sem_ctl(c, (int64_t)(int32_t)a[0], (int64_t)(int32_t)a[1], a[2], a[3]);
+	}
+	return VFS_NOT_MINE;
+}

@@ -324,6 +324,16 @@ int64_t lx_robust_list(struct thread *me, bool set, uint64_t a0, uint64_t a1, ui
 	return 0;
 }
 
+int64_t kc_lx_munmap(struct thread *me, endpoint_t ep, uint64_t addr, uint64_t len)
+{
+	struct thread *t = ep_lookup(ep);
+	if (!t)
+		return -KE_DEADSRCDST;
+	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
+		return -KE_PERM; /* only the server holding the thread's call, as KC_LX_MMAP */
+	return lx_munmap(t, addr, len);
+}
+
 int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t addr, uint64_t len,
 		   uint64_t prot_flags, uint64_t off)
 {

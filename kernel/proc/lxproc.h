@@ -9,6 +9,7 @@ int64_t kc_lx_thread(struct thread *me, endpoint_t ep, uint64_t tid, uint64_t st
 		     uint64_t clear_tid);
 int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t size, uint64_t uargs,
 		   uint64_t args_len);
+int64_t kc_lx_munmap(struct thread *me, endpoint_t ep, uint64_t addr, uint64_t len);
 int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t addr, uint64_t len,
 		   uint64_t prot_flags, uint64_t off);
 /* Whether t waits for me's answer to a call it made (its user state is stable). */

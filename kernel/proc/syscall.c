@@ -362,7 +362,7 @@ static const uint8_t ep_args[KC_COUNT] = {
 	[KC_SEND] = 1, [KC_CALL] = 1, [KC_RECEIVE] = 1, [KC_REPLY] = 1, [KC_SENDNB] = 1,
 	[KC_NOTIFY] = 1, [KC_KILL] = 1, [KC_SCHED] = 1, [KC_START] = 1, [KC_PRIV] = 1,
 	[KC_MO_GRANT] = 2, [KC_MO_REVOKE] = 1, [KC_VCOPY] = 1 | 4, [KC_LINUX_ROUTE] = 1,
-	[KC_LX_PID] = 1, [KC_LX_FORK] = 1, [KC_LX_THREAD] = 1, [KC_LX_EXEC] = 1, [KC_LX_SIGNAL] = 1, [KC_LX_MMAP] = 1,
+	[KC_LX_PID] = 1, [KC_LX_FORK] = 1, [KC_LX_THREAD] = 1, [KC_LX_EXEC] = 1, [KC_LX_SIGNAL] = 1, [KC_LX_MMAP] = 1, [KC_LX_MUNMAP] = 1,
 	[KC_LX_PASS] = 1 | 2, [KC_LEGACY] = 2 | 4,
 };
 
@@ -464,6 +464,8 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 		return kc_lx_signal(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
 	case KC_LX_MMAP:
 		return kc_lx_mmap(me, (endpoint_t)a0, a1, a2, a[3], a[4], a[5]);
+	case KC_LX_MUNMAP:
+		return kc_lx_munmap(me, (endpoint_t)a0, a1, a2);
 	case KC_LEGACY:
 		return kc_legacy(me, a0, (endpoint_t)a1, (endpoint_t)a2);
 	case KC_LX_PASS:

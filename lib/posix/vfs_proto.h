@@ -34,11 +34,11 @@
  * getsockname, getpeername, socketpair, setsockopt, getsockopt, accept4, recvmmsg,
  * sendmmsg (sockets with no network yet: servers/vfs/socket.c), sendfile; mmap of files
  * (the kernel serves anonymous mmap itself); semget, semop, semctl, msgget, msgsnd, msgrcv,
- * msgctl, semtimedop (System V IPC: servers/vfs/sysv.c). */
+ * msgctl, semtimedop, shmget, shmat, shmctl, shmdt (System V IPC: servers/vfs/sysv.c). */
 static const uint16_t vfs_calls[] = { 0, 1, 2, 3, 4, 5, 6, 8, 16, 17, 18, 19, 20, 21, 32, 33, 72, 73, 77, 79, 80,
 				      83, 84, 87, 217, 257, 258, 262, 263, 269, 292, 22, 293, 82, 264, 316,
 				      76, 81, 86, 88, 89, 265, 266, 267, 439,
 				      74, 75, 90, 91, 92, 93, 94, 95, 132, 133, 137, 138, 162, 235, 259, 260, 261, 268, 280, 285, 306, 332,
 				      7, 23, 213, 232, 233, 270, 271, 281, 283, 284, 286, 287, 290, 291, 441,
 				      41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 288, 299, 307, 9, 40,
-				      64, 65, 66, 68, 69, 70, 71, 220 };
+				      64, 65, 66, 68, 69, 70, 71, 220, 29, 30, 31, 67 };

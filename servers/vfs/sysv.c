@@ -1,14 +1,18 @@
-/* System V message queues and semaphore sets (Linux's msgget/msgsnd/msgrcv/msgctl and
- * semget/semop/semtimedop/semctl), kept by vfs because it has the model for calls that wait:
+/* System V message queues, semaphore sets and shared memory (Linux's msgget/msgsnd/msgrcv/
+ * msgctl, semget/semop/semtimedop/semctl and shmget/shmat/shmdt/shmctl), kept by vfs because it has the model for calls that wait:
  * a msgrcv on an empty queue, a msgsnd to a full one or a semop that cannot go answers
  * VFS_BLOCK and is tried again after every call vfs serves (vfs.c), so each call changes
  * nothing until it can go whole. Keys name objects (IPC_PRIVATE makes a new one), ids are
  * slot + 32768 x sequence as on Linux, so a removed object's id is not taken by the next.
  * Everything runs as root: the permission bits are kept and shown, not enforced.
- * SEM_UNDO adjustments are kept per process and applied when pm says it ended. */
+ * SEM_UNDO adjustments are kept per process and applied when pm says it ended. A shared
+ * memory segment is a memory object of ours; shmat maps it into the caller (KC_LX_MMAP
+ * LXM_SHARE: the kernel's shared mapping), shmdt takes it out (KC_LX_MUNMAP); the
+ * attachments are counted per process through fork, exec and exit. */
 #include "vfs.h"
 #include "heap.h"
 #include "sysv.h"
+#include <axolotl/kcall.h>
 
 #define IPC_PRIVATE 0
 #define IPC_CREAT 01000
@@ -43,6 +47,21 @@
 #define SEMMSL 32000          /* semaphores in a set */
 #define SEMOPM 500            /* operations in one semop */
 #define SEMVMX 32767          /* a semaphore's largest value */
+#define SHMMAX (1ull << 32)   /* bytes in one segment (our choice: 4 GiB) */
+#define SHM_ATT_MAX 1024      /* attachments, all processes */
+#define SHM_RDONLY 010000
+#define SHM_RND 020000
+#define SHM_REMAP 040000
+#define SHM_DEST 01000        /* in the mode: removed, goes with its last detach */
+#define SHM_LOCK 11
+#define SHM_UNLOCK 12
+#define SHM_STAT 13
+#define PAGE 4096ull
+#define LX_PROT_READ 1
+#define LX_PROT_WRITE 2
+#define LX_MAP_SHARED 1
+#define LX_MAP_FIXED 0x10
+#define LX_MAP_FIXED_NOREPLACE 0x100000
 
 /* struct ipc64_perm and the *id64_ds of x86-64 (bytes). */
 struct lx_perm {
@@ -67,8 +86,33 @@ struct lx_semid {
 	uint64_t nsems;
 	uint64_t unused3, unused4;
 };
-_Static_assert(sizeof(struct lx_perm) == 48 && sizeof(struct lx_msqid) == 120 && sizeof(struct lx_semid) == 104,
+struct lx_shmid {
+	struct lx_perm perm;
+	uint64_t segsz;
+	int64_t atime, dtime, ctime;
+	int32_t cpid, lpid;
+	uint64_t nattch;
+	uint64_t unused[2];
+};
+_Static_assert(sizeof(struct lx_perm) == 48 && sizeof(struct lx_msqid) == 120 && sizeof(struct lx_semid) == 104 &&
+		       sizeof(struct lx_shmid) == 112,
 	       "Linux's x86-64 layouts");
+
+struct shmseg {
+	struct lx_perm perm;
+	int64_t mo;           /* our handle to the memory object */
+	uint64_t size;        /* bytes asked for (the object is whole pages) */
+	int64_t atime, dtime, ctime;
+	int32_t cpid, lpid;
+	uint64_t nattch;
+};
+
+/* One attachment: a process's mapping of a segment (for shmdt and the count). */
+struct shmatt {
+	uint64_t pid;         /* 0: a free entry */
+	int slot;
+	uint64_t addr, len;
+};
 
 struct smsg {
 	struct smsg *next;
@@ -110,43 +154,58 @@ static VFS_KEPT struct msq *msqs[SYSV_MAX];
 static VFS_KEPT struct semset *sems[SYSV_MAX];
 static VFS_KEPT uint16_t msq_seq[SYSV_MAX], sem_seq[SYSV_MAX];
 static VFS_KEPT struct undo *undos;
+static VFS_KEPT struct shmseg *shms[SYSV_MAX];
+static VFS_KEPT uint16_t shm_seq[SYSV_MAX];
+static VFS_KEPT struct shmatt atts[SHM_ATT_MAX];
 
 static int64_t now_s(void) { return (int64_t)(vfs_now() / 1000000000ull); }
 
 /* ---- keys and ids (both kinds) ---- */
 
-static struct lx_perm *perm_of(bool msg, int slot)
+enum kind { K_MSG, K_SEM, K_SHM };
+
+static struct lx_perm *perm_of(enum kind k, int slot)
 {
-	return msg ? (msqs[slot] ? &msqs[slot]->perm : NULL) : (sems[slot] ? &sems[slot]->perm : NULL);
+	if (k == K_MSG)
+		return msqs[slot] ? &msqs[slot]->perm : NULL;
+	if (k == K_SEM)
+		return sems[slot] ? &sems[slot]->perm : NULL;
+	return shms[slot] ? &shms[slot]->perm : NULL;
 }
 
-static int64_t id_of(bool msg, int slot) { return slot + (int64_t)SEQ * (msg ? msq_seq : sem_seq)[slot]; }
+static uint16_t *seq_of(enum kind k) { return k == K_MSG ? msq_seq : k == K_SEM ? sem_seq : shm_seq; }
+
+static int64_t id_of(enum kind k, int slot) { return slot + (int64_t)SEQ * seq_of(k)[slot]; }
+
+/* A slot freed: the next object there has another id. */
+static void seq_next(enum kind k, int slot) { seq_of(k)[slot] = (uint16_t)((seq_of(k)[slot] + 1) % 0xffff); }
 
 /* The slot an id names, or -EINVAL (no such object, or one removed since). */
-static int slot_of(bool msg, int64_t id)
+static int slot_of(enum kind k, int64_t id)
 {
 	if (id < 0)
 		return -E_INVAL;
 	int slot = (int)(id % SEQ);
-	if (slot >= SYSV_MAX || !perm_of(msg, slot) || id / SEQ != (msg ? msq_seq : sem_seq)[slot])
+	if (slot >= SYSV_MAX || !perm_of(k, slot) || id / SEQ != seq_of(k)[slot])
 		return -E_INVAL;
 	return slot;
 }
 
-/* msgget/semget's look-up: the slot of key (or a free one for a new object, *fresh set). */
-static int64_t get_slot(bool msg, int32_t key, uint64_t flags, bool *fresh)
+/* The *get calls' look-up: the slot of key (or a free one for a new object, *fresh set).
+ * A removed segment still attached keeps its slot but no longer its key (Linux). */
+static int64_t get_slot(enum kind k, int32_t key, uint64_t flags, bool *fresh)
 {
 	*fresh = false;
 	if (key != IPC_PRIVATE)
 		for (int i = 0; i < SYSV_MAX; i++) {
-			struct lx_perm *p = perm_of(msg, i);
-			if (p && p->key == key)
+			struct lx_perm *p = perm_of(k, i);
+			if (p && p->key == key && !(p->mode & SHM_DEST))
 				return (flags & IPC_CREAT) && (flags & IPC_EXCL) ? -E_EXIST : i;
 		}
 	if (key != IPC_PRIVATE && !(flags & IPC_CREAT))
 		return -E_NOENT;
 	for (int i = 0; i < SYSV_MAX; i++)
-		if (!perm_of(msg, i)) {
+		if (!perm_of(k, i)) {
 			*fresh = true;
 			return i;
 		}
@@ -170,9 +229,9 @@ static void perm_set(struct lx_perm *p, const struct lx_perm *n)
 static int64_t msg_get(int32_t key, uint64_t flags)
 {
 	bool fresh;
-	int64_t slot = get_slot(true, key, flags, &fresh);
+	int64_t slot = get_slot(K_MSG, key, flags, &fresh);
 	if (slot < 0 || !fresh)
-		return slot < 0 ? slot : id_of(true, (int)slot);
+		return slot < 0 ? slot : id_of(K_MSG, (int)slot);
 	struct msq *q = ax_calloc(1, sizeof(*q));
 	if (!q)
 		return -E_NOMEM;
@@ -180,14 +239,14 @@ static int64_t msg_get(int32_t key, uint64_t flags)
 	q->qbytes = MSGMNB;
 	q->ctime = now_s();
 	msqs[slot] = q;
-	return id_of(true, (int)slot);
+	return id_of(K_MSG, (int)slot);
 }
 
 static int64_t wait_unless(uint64_t flags, int64_t busy) { return (flags & IPC_NOWAIT) ? busy : VFS_BLOCK; }
 
 static int64_t msg_send(struct client *c, struct vcall *v, int64_t id, uint64_t umsg, uint64_t len, uint64_t flags)
 {
-	int slot = slot_of(true, id);
+	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
 		return v->again ? -E_IDRM : slot; /* removed while we waited */
 	struct msq *q = msqs[slot];
@@ -244,7 +303,7 @@ static struct smsg *pick(struct msq *q, int64_t type, uint64_t flags, struct sms
 static int64_t msg_recv(struct client *c, struct vcall *v, int64_t id, uint64_t umsg, uint64_t len, int64_t type,
 			uint64_t flags)
 {
-	int slot = slot_of(true, id);
+	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
 		return v->again ? -E_IDRM : slot; /* removed while we waited */
 	if ((int64_t)len < 0)
@@ -281,7 +340,7 @@ static void msq_free(int slot)
 	}
 	ax_free(q);
 	msqs[slot] = NULL;
-	msq_seq[slot] = (uint16_t)((msq_seq[slot] + 1) % 0xffff);
+	seq_next(K_MSG, slot);
 }
 
 static int64_t msg_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf)
@@ -289,7 +348,7 @@ static int64_t msg_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf
 	cmd &= ~(uint64_t)0x100; /* IPC_64 */
 	if (cmd == IPC_INFO || cmd == MSG_INFO)
 		return -E_INVAL; /* (no struct msginfo yet) */
-	int slot = slot_of(true, id);
+	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
 		return slot;
 	struct msq *q = msqs[slot];
@@ -322,11 +381,11 @@ static int64_t sem_get(int32_t key, int64_t nsems, uint64_t flags)
 	if (nsems < 0 || nsems > SEMMSL)
 		return -E_INVAL;
 	bool fresh;
-	int64_t slot = get_slot(false, key, flags, &fresh);
+	int64_t slot = get_slot(K_SEM, key, flags, &fresh);
 	if (slot < 0)
 		return slot;
 	if (!fresh)
-		return nsems > (int64_t)sems[slot]->nsems ? -E_INVAL : id_of(false, (int)slot);
+		return nsems > (int64_t)sems[slot]->nsems ? -E_INVAL : id_of(K_SEM, (int)slot);
 	if (nsems == 0)
 		return -E_INVAL;
 	struct semset *s = ax_calloc(1, sizeof(*s));
@@ -339,7 +398,7 @@ static int64_t sem_get(int32_t key, int64_t nsems, uint64_t flags)
 	s->nsems = (uint32_t)nsems, s->s = v;
 	s->ctime = now_s();
 	sems[slot] = s;
-	return id_of(false, (int)slot);
+	return id_of(K_SEM, (int)slot);
 }
 
 struct lx_sembuf {
@@ -367,7 +426,7 @@ static int64_t sem_op(struct client *c, struct vcall *v, int64_t id, uint64_t us
 		return -E_INVAL;
 	if (nsops > SEMOPM)
 		return -E_2BIG;
-	int slot = slot_of(false, id);
+	int slot = slot_of(K_SEM, id);
 	if (slot < 0)
 		return v->again && id >= 0 ? -E_IDRM : slot;
 	struct semset *s = sems[slot];
@@ -462,7 +521,7 @@ static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, 
 	cmd &= ~(uint64_t)0x100; /* IPC_64 */
 	if (cmd == IPC_INFO || cmd == 19 /* SEM_INFO */)
 		return -E_INVAL; /* (no struct seminfo yet) */
-	int slot = slot_of(false, id);
+	int slot = slot_of(K_SEM, id);
 	if (slot < 0)
 		return slot;
 	struct semset *s = sems[slot];
@@ -488,7 +547,7 @@ static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, 
 		ax_free(s->s);
 		ax_free(s);
 		sems[slot] = NULL;
-		sem_seq[slot] = (uint16_t)((sem_seq[slot] + 1) % 0xffff);
+		seq_next(K_SEM, slot);
 		return 0;
 	case GETVAL:
 		return s->s[num].val;
@@ -538,15 +597,170 @@ static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, 
 	return -E_INVAL;
 }
 
+/* ---- shared memory ---- */
+
+static int64_t shm_get(struct client *c, int32_t key, uint64_t size, uint64_t flags)
+{
+	bool fresh;
+	int64_t slot = get_slot(K_SHM, key, flags, &fresh);
+	if (slot < 0)
+		return slot;
+	if (!fresh)
+		return size > shms[slot]->size ? -E_INVAL : id_of(K_SHM, (int)slot);
+	if (size < 1 || size > SHMMAX)
+		return -E_INVAL;
+	struct shmseg *g = ax_calloc(1, sizeof(*g));
+	if (!g)
+		return -E_NOMEM;
+	int64_t mo = ax_mo_create((size + PAGE - 1) / PAGE, 0); /* zeroed, its pages made when touched */
+	if (mo < 0) {
+		ax_free(g);
+		return -E_NOMEM;
+	}
+	perm_init(&g->perm, key, flags, shm_seq[slot]);
+	g->mo = mo, g->size = size;
+	g->ctime = now_s(), g->cpid = vfs_client_lxpid(c);
+	shms[slot] = g;
+	return id_of(K_SHM, (int)slot);
+}
+
+static void shm_free(int slot)
+{
+	ax_mo_destroy(shms[slot]->mo); /* the processes' mappings hold the object while they last */
+	ax_free(shms[slot]);
+	shms[slot] = NULL;
+	seq_next(K_SHM, slot);
+}
+
+/* An attachment ends (shmdt, exec, exit): the count, and a removed segment's end. */
+static void att_end(struct shmatt *a, int32_t lpid)
+{
+	struct shmseg *g = shms[a->slot];
+	a->pid = 0;
+	if (!g)
+		return;
+	g->nattch--;
+	g->dtime = now_s(), g->lpid = lpid;
+	if (!g->nattch && (g->perm.mode & SHM_DEST))
+		shm_free(a->slot);
+}
+
+static int64_t shm_at(struct client *c, struct vcall *v, int64_t id, uint64_t addr, uint64_t flags)
+{
+	int slot = slot_of(K_SHM, id);
+	if (slot < 0)
+		return slot;
+	struct shmseg *g = shms[slot];
+	if (addr & (PAGE - 1)) {
+		if (!(flags & SHM_RND))
+			return -E_INVAL;
+		addr &= ~(PAGE - 1); /* SHMLBA is a page on x86-64 */
+	}
+	struct shmatt *a = NULL;
+	for (int i = 0; i < SHM_ATT_MAX && !a; i++)
+		if (!atts[i].pid)
+			a = &atts[i];
+	if (!a)
+		return -E_NOMEM;
+	uint64_t len = (g->size + PAGE - 1) & ~(PAGE - 1);
+	uint64_t prot = LX_PROT_READ | ((flags & SHM_RDONLY) ? 0 : LX_PROT_WRITE);
+	uint64_t mf = LX_MAP_SHARED | LXM_SHARE | (addr ? ((flags & SHM_REMAP) ? LX_MAP_FIXED : LX_MAP_FIXED_NOREPLACE) : 0);
+	int64_t va = kcall6(KC_LX_MMAP, v->thread, (uint64_t)g->mo, addr, len, prot | mf << 32, 0);
+	if (va < 0)
+		return va == -17 /* EEXIST: the range is taken and SHM_REMAP was not asked */ ? -E_INVAL : va;
+	*a = (struct shmatt){ c->pid, slot, (uint64_t)va, len };
+	g->nattch++;
+	g->atime = now_s(), g->lpid = vfs_client_lxpid(c);
+	return va;
+}
+
+static int64_t shm_dt(struct client *c, struct vcall *v, uint64_t addr)
+{
+	for (int i = 0; i < SHM_ATT_MAX; i++) {
+		struct shmatt *a = &atts[i];
+		if (a->pid != c->pid || a->addr != addr)
+			continue;
+		int64_t r = kcall6(KC_LX_MUNMAP, v->thread, a->addr, a->len, 0, 0, 0);
+		if (r < 0)
+			return r;
+		att_end(a, vfs_client_lxpid(c));
+		return 0;
+	}
+	return -E_INVAL; /* nothing attached there */
+}
+
+static int64_t shm_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf)
+{
+	cmd &= ~(uint64_t)0x100; /* IPC_64 */
+	if (cmd == IPC_INFO || cmd == 14 /* SHM_INFO */)
+		return -E_INVAL; /* (no struct shminfo yet) */
+	int slot = slot_of(K_SHM, id);
+	if (slot < 0)
+		return slot;
+	struct shmseg *g = shms[slot];
+	switch (cmd) {
+	case IPC_STAT:
+	case SHM_STAT: {
+		struct lx_shmid d = { .perm = g->perm, .segsz = g->size, .atime = g->atime, .dtime = g->dtime,
+				      .ctime = g->ctime, .cpid = g->cpid, .lpid = g->lpid, .nattch = g->nattch };
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -E_FAULT : 0;
+	}
+	case IPC_SET: {
+		struct lx_shmid d;
+		if (ax_vcopy(c->ep, (const void *)ubuf, EP_NONE, &d, sizeof(d)) < 0)
+			return -E_FAULT;
+		perm_set(&g->perm, &d.perm);
+		g->ctime = now_s();
+		return 0;
+	}
+	case IPC_RMID:
+		g->perm.mode |= SHM_DEST;
+		g->perm.key = IPC_PRIVATE; /* the key is free for a new segment at once */
+		if (!g->nattch)
+			shm_free(slot);
+		return 0;
+	case SHM_LOCK:
+	case SHM_UNLOCK:
+		return 0; /* nothing is swapped out here */
+	}
+	return -E_INVAL;
+}
+
+/* A fork's child has its parent's attachments (the kernel shares the mappings). */
+void sysv_fork(uint64_t parent, uint64_t child)
+{
+	for (int i = 0; i < SHM_ATT_MAX; i++) {
+		if (atts[i].pid != parent)
+			continue;
+		for (int j = 0; j < SHM_ATT_MAX; j++)
+			if (!atts[j].pid) {
+				atts[j] = atts[i];
+				atts[j].pid = child;
+				if (shms[atts[j].slot])
+					shms[atts[j].slot]->nattch++;
+				break;
+			}
+	}
+}
+
+/* execve dropped the process's mappings: its attachments end. */
+void sysv_exec(uint64_t pid)
+{
+	for (int i = 0; i < SHM_ATT_MAX; i++)
+		if (atts[i].pid == pid)
+			att_end(&atts[i], 0);
+}
+
 void sysv_forget(uint64_t pid)
 {
+	sysv_exec(pid); /* its mappings went with it */
 	for (struct undo **p = &undos; *p;) {
 		struct undo *u = *p;
 		if (u->pid != pid) {
 			p = &u->next;
 			continue;
 		}
-		int slot = slot_of(false, u->id);
+		int slot = slot_of(K_SEM, u->id);
 		if (slot >= 0 && u->num < sems[slot]->nsems) {
 			/* Linux clamps an adjustment that would take the value below 0 */
 			int32_t nv = sems[slot]->s[u->num].val + u->adj;
@@ -578,6 +792,14 @@ int64_t sysv_call(struct client *c, struct vcall *v)
 		return sem_op(c, v, (int64_t)(int32_t)a[0], a[1], a[2], a[3]);
 	case NR_SEMCTL:
 		return sem_ctl(c, (int64_t)(int32_t)a[0], (int64_t)(int32_t)a[1], a[2], a[3]);
+	case NR_SHMGET:
+		return shm_get(c, (int32_t)a[0], a[1], a[2]);
+	case NR_SHMAT:
+		return shm_at(c, v, (int64_t)(int32_t)a[0], a[1], a[2]);
+	case NR_SHMDT:
+		return shm_dt(c, v, a[0]);
+	case NR_SHMCTL:
+		return shm_ctl(c, (int64_t)(int32_t)a[0], a[1], a[2]);
 	}
 	return VFS_NOT_MINE;
 }

@@ -10,8 +10,16 @@
 #define NR_MSGRCV 70
 #define NR_MSGCTL 71
 #define NR_SEMTIMEDOP 220
+#define NR_SHMGET 29
+#define NR_SHMAT 30
+#define NR_SHMCTL 31
+#define NR_SHMDT 67
 
-/* msgget, msgsnd, msgrcv, msgctl, semget, semop, semtimedop, semctl; VFS_NOT_MINE for others. */
+/* msgget, msgsnd, msgrcv, msgctl, semget, semop, semtimedop, semctl, shmget, shmat, shmdt,
+ * shmctl; VFS_NOT_MINE for others. */
 int64_t sysv_call(struct client *c, struct vcall *v);
-/* Process pid ended: its SEM_UNDO adjustments are applied. */
+/* Process pid ended: its SEM_UNDO adjustments are applied, its attachments end. */
 void sysv_forget(uint64_t pid);
+/* A fork's child inherits its parent's attachments; an exec ends a process's. */
+void sysv_fork(uint64_t parent, uint64_t child);
+void sysv_exec(uint64_t pid);

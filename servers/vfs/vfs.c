@@ -215,9 +215,9 @@ static void pm_message(struct kmsg *m)
 	else if (m->type == VFS_FORGET)
 		forget(m->w[0]), r = 0;
 	else if (m->type == VFS_FORK)
-		r = vfs_fork(m->w[0], m->w[1]);
+		r = vfs_fork(m->w[0], m->w[1]), sysv_fork(m->w[0], m->w[1]);
 	else if (m->type == VFS_EXEC)
-		r = vfs_exec_done(m->w[0]);
+		r = vfs_exec_done(m->w[0]), sysv_exec(m->w[0]);
 	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -E_NOMEM) == 0)
 		tty_session((int32_t)m->w[1]);
 	else if (m->type == VFS_EXEC_OPEN)

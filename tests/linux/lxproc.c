@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -1657,6 +1658,49 @@ static int mode_sysv(void)
 	sleep_ms(200);
 	check("semctl_rmid_wakes_eidrm", semctl(s, 0, IPC_RMID) == 0 && child_status(pid) == 0 &&
 						 semop(s, &post, 1) == -1 && errno == EINVAL);
+	/* shared memory: one segment seen by a forked child, a second attachment, SHM_RDONLY,
+	 * counts, removal that waits for the last detach */
+	int shm = shmget(IPC_PRIVATE, 10000, 0600);
+	char *p1 = shm >= 0 ? shmat(shm, NULL, 0) : (char *)-1;
+	check("shmget_shmat", shm >= 0 && p1 != (char *)-1 && p1[0] == 0 && p1[9999] == 0);
+	if (p1 != (char *)-1)
+		strcpy(p1, "from parent");
+	pid = fork();
+	if (pid == 0) {
+		char *p2 = shmat(shm, NULL, 0);
+		int ok = !strcmp(p1, "from parent") && p2 != (char *)-1 && p2 != p1 && !strcmp(p2, "from parent");
+		struct shmid_ds cd;
+		ok = ok && shmctl(shm, IPC_STAT, &cd) == 0 && cd.shm_nattch == 3; /* parent's, inherited, p2 */
+		if (ok)
+			strcpy(p2 + 5000, "from child");
+		_exit(ok && shmdt(p2) == 0 ? 0 : 1);
+	}
+	int cst = child_status(pid);
+	struct shmid_ds sd2;
+	int nat = -1;
+	for (int i = 0; i < 200; i++) { /* the child's inherited attachment ends with it */
+		if (shmctl(shm, IPC_STAT, &sd2) == 0 && (nat = (int)sd2.shm_nattch) == 1)
+			break;
+		sleep_ms(10);
+	}
+	check("shm_shared_with_child", cst == 0 && !strcmp(p1 + 5000, "from child") && nat == 1 &&
+					       sd2.shm_segsz == 10000 && sd2.shm_cpid == getpid());
+	char *ro = shmat(shm, NULL, SHM_RDONLY);
+	set_handler(SIGSEGV, on_segv, SA_NODEFER);
+	int ro_faults = 0;
+	if (ro != (char *)-1 && sigsetjmp(jump, 1) == 0)
+		ro[0] = 'x';
+	else
+		ro_faults = 1;
+	signal(SIGSEGV, SIG_DFL);
+	check("shm_rdonly", ro != (char *)-1 && ro_faults && !strcmp(ro, "from parent") && shmdt(ro) == 0);
+	check("shmdt_unknown_einval", shmdt(p1 + 4096) == -1 && errno == EINVAL);
+	key_t skey = 0x6c787073;
+	int named = shmget(skey, 4096, IPC_CREAT | 0600);
+	check("shm_rmid_waits_for_detach", named >= 0 && shmctl(shm, IPC_RMID, NULL) == 0 && !strcmp(p1, "from parent") &&
+						   shmctl(named, IPC_RMID, NULL) == 0 &&
+						   shmget(skey, 4096, 0) == -1 && errno == ENOENT);
+	check("shmdt_last", shmdt(p1) == 0 && shmctl(shm, IPC_STAT, &sd2) == -1 && errno == EINVAL);
 	return failures ? 1 : 0;
 }
 

@@ -151,17 +151,21 @@ def test_unix_sockets():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
-def test_sysv_message_queues_and_semaphores():
+def test_sysv_message_queues_semaphores_and_shared_memory():
     """System V IPC (vfs sysv.c): message queues (types: first, exact, MSG_EXCEPT, lowest up
     to -type; E2BIG and MSG_NOERROR; ENOMSG with IPC_NOWAIT; a receive that waits for another
     process's send; IPC_STAT; IPC_RMID waking a waiting receiver with EIDRM; keys with
     IPC_CREAT/IPC_EXCL/ENOENT and a new id after removal) and semaphore sets (SETALL/GETVAL,
     an atomic two-operation semop, IPC_NOWAIT's EAGAIN, semtimedop timing out without taking
     anything, a semop that waits for another process's post, GETNCNT counting a waiter,
-    SEM_UNDO applied when a process ends, IPC_STAT, ERANGE, EFBIG, IPC_RMID's EIDRM)."""
+    SEM_UNDO applied when a process ends, IPC_STAT, ERANGE, EFBIG, IPC_RMID's EIDRM) and
+    shared memory (a segment seen and written by a forked child through its inherited and
+    its own attachment, the attachment count following fork, shmdt and exit, SHM_RDONLY
+    faulting on a write, shmdt of an unknown address EINVAL, IPC_RMID freeing the key at
+    once and the segment at the last detach)."""
     out, results = run_lxproc("lxsysv.conf", ["lxproc sysv"])
     tail = out[-3000:]
-    assert len(results) == 26 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 32 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

@@ -89,6 +89,8 @@ enum kcall {
 	KC_TEXT = 44,        /* (endpoint child, op KT_*, va, void *buf, len): a parent reads or
 	                        patches its child's own text (fault injection, proc/text.c) */
 	KC_WAKE = 45,        /* (op WK_*, a, b): a Linux process's wake word (proc/wakeword.c) */
+	KC_LX_MUNMAP = 46,   /* (endpoint thread, addr, len): a POSIX server answering thread's call
+	                        (shmdt) removes a range of thread's mappings, as munmap would */
 	KC_COUNT
 };
 /* KC_WAKE operations. */

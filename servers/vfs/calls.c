@@ -234,7 +234,7 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			index--;
 			continue;
 		} else if (child)
-			name = child->name, n = child, child = child->next;
+			name = child->name, n = ramfs_node(child), child = child->next; /* a hard link: its file's */
 		else
 			break;
 		if (index < f->off)

@@ -56,7 +56,7 @@ static uint64_t rdev_of(const struct rnode *n)
 	return numbers[n->dev];
 }
 
-static uint64_t nlink_of(const struct rnode *n) { return vfs_kind(n) == S_IFDIR_ ? 2 : n->unlinked ? 0 : 1; }
+static uint64_t nlink_of(const struct rnode *n) { return vfs_kind(n) == S_IFDIR_ ? 2 : ramfs_nlink(n); }
 static int64_t blocks_of(const struct rnode *n) { return vfs_kind(n) == S_IFLNK_ ? 0 : (int64_t)((n->size + 511) / 512); }
 
 static int64_t put_stat(struct client *c, const struct rnode *n, uint64_t ubuf)

@@ -190,7 +190,7 @@ static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_
 static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool dir)
 {
 	struct rnode *n;
-	int64_t r = vfs_lookup(c, dirfd, upath, 0, &n, NULL, NULL, path);
+	int64_t r = vfs_lookup(c, dirfd, upath, RAMFS_ENTRY, &n, NULL, NULL, path); /* the name, not its node */
 	if (r)
 		return r;
 	if (dir && vfs_kind(n) != S_IFDIR_)
@@ -210,10 +210,10 @@ static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_
 		return -E_INVAL; /* RENAME_NOREPLACE and friends: not yet */
 	struct rnode *n, *target, *parent;
 	const char *last;
-	int64_t r = vfs_lookup(c, olddir, oldp, 0, &n, NULL, NULL, path);
+	int64_t r = vfs_lookup(c, olddir, oldp, RAMFS_ENTRY, &n, NULL, NULL, path); /* names, not their nodes */
 	if (r)
 		return r;
-	r = vfs_lookup(c, newdir, newp, 0, &target, &parent, &last, path2);
+	r = vfs_lookup(c, newdir, newp, RAMFS_ENTRY, &target, &parent, &last, path2);
 	if (r == 0) { /* replacing: the new name's directory and last component */
 		parent = target->parent;
 		last = target->name;
@@ -263,21 +263,27 @@ static int64_t readlink_at(struct client *c, int64_t dirfd, uint64_t upath, uint
 	return ax_vcopy(EP_NONE, text, c->ep, (void *)ubuf, len) < 0 ? -E_FAULT : (int64_t)len;
 }
 
-/* Hard links: the tree gives each node one name, so there are none; the errors before that
- * are Linux's. */
+/* Hard links (ramfs_link): a further name for a file; directories EPERM, as Linux. */
 static int64_t link_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
 {
-	struct rnode *n, *parent;
+	struct rnode *n, *t, *parent;
 	const char *last;
 	if (flags & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 		return -E_INVAL;
 	int64_t r = vfs_lookup(c, olddir, oldp, flags & AT_SYMLINK_FOLLOW ? RAMFS_FOLLOW : 0, &n, NULL, NULL, path);
 	if (r)
 		return r;
-	r = vfs_lookup(c, newdir, newp, 0, &n, &parent, &last, path2);
+	r = vfs_lookup(c, newdir, newp, 0, &t, &parent, &last, path2);
 	if (r == 0)
 		return -E_EXIST;
-	return r != -E_NOENT || !parent ? r : -E_PERM;
+	if (r != -E_NOENT || !parent)
+		return r;
+	size_t len = name_len(last);
+	if (last[len] == '/')
+		return -E_NOENT; /* "name/" cannot be a file's */
+	if (vfs_kind(n) == S_IFDIR_ || vfs_kind(n) == S_IFANON_)
+		return -E_PERM;
+	return ramfs_link(parent, last, len, n);
 }
 
 static int64_t access_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode, uint64_t flags)

@@ -72,7 +72,7 @@ struct walk {
 	int links;
 };
 
-static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow, struct rnode **out,
+static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow, bool entry, struct rnode **out,
 		struct rnode **parent, const char **last)
 {
 	*out = NULL;
@@ -102,6 +102,8 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 		if (cur->unlinked)
 			return -E_NOENT; /* a removed directory (someone's cwd) has no entries */
 		struct rnode *next = is_dot(p, len) ? cur : is_dotdot(p, len) ? cur->parent : child_named(cur, p, len);
+		if (next && next->target && !(is_last && entry))
+			next = next->target; /* a hard link: the node it names */
 		if (!next) {
 			if (is_last && parent) { /* only the last component is missing */
 				*parent = cur;
@@ -120,7 +122,7 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 			if (!r && direct)
 				next = direct;
 			else if (!r)
-				r = walk(w, cur, target, true, &next, is_last ? parent : NULL, last);
+				r = walk(w, cur, target, true, false, &next, is_last ? parent : NULL, last);
 			if (r)
 				return r;
 		}
@@ -137,7 +139,7 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int f
 		  struct rnode **parent, const char **last)
 {
 	struct walk w = { root, 0 };
-	return walk(&w, cwd, path, flags & RAMFS_FOLLOW, out, parent, last);
+	return walk(&w, cwd, path, flags & RAMFS_FOLLOW, flags & RAMFS_ENTRY, out, parent, last);
 }
 
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out)
@@ -160,6 +162,27 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 	dir->child = n;
 	ramfs_touch(dir, true);
 	*out = n;
+	return 0;
+}
+
+int ramfs_link(struct rnode *dir, const char *name, size_t len, struct rnode *n)
+{
+	n = ramfs_node(n);
+	if ((n->mode & S_IFMT_) == S_IFDIR_)
+		return -E_PERM;
+	if (n->unlinked)
+		return -E_NOENT; /* (a removed file has no name to add to) */
+	if (n->ro || n->magic)
+		return -E_PERM; /* /proc's */
+	struct rnode *e;
+	int r = ramfs_create(dir, name, len, n->mode, &e);
+	if (r)
+		return r;
+	e->target = n;
+	e->alias_next = n->aliases;
+	n->aliases = e;
+	n->links++;
+	ramfs_touch(n, false);
 	return 0;
 }
 
@@ -189,12 +212,37 @@ int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *t
 
 static void node_free(struct rnode *n)
 {
-	changed(n);
+	if (!n->target)
+		changed(n);
 	ramfs_bytes -= n->cap;
 	ramfs_nodes--;
 	vfs_free(n->data);
 	vfs_free(n->name);
 	vfs_free(n);
+}
+
+/* Takes entry e out of its directory's list; false if it is not there (the root, or gone). */
+static bool unhook(struct rnode *e)
+{
+	struct rnode **pp = &e->parent->child;
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return false;
+	*pp = e->next;
+	ramfs_touch(e->parent, true);
+	return true;
+}
+
+/* Hard link entry a leaves its node's chain. */
+static void alias_drop(struct rnode *a)
+{
+	struct rnode *n = a->target, **pp = &n->aliases;
+	while (*pp != a)
+		pp = &(*pp)->alias_next;
+	*pp = a->alias_next;
+	n->links--;
+	ramfs_touch(n, false);
 }
 
 int ramfs_remove(struct rnode *n)
@@ -203,14 +251,37 @@ int ramfs_remove(struct rnode *n)
 		return -E_ROFS;
 	if ((n->mode & S_IFMT_) == S_IFDIR_ && n->child)
 		return -E_NOTEMPTY;
-	struct rnode **pp = &n->parent->child;
-	while (*pp && *pp != n)
-		pp = &(*pp)->next;
-	if (!*pp)
+	if (n->target) { /* a hard link's own entry */
+		if (!unhook(n))
+			return -E_NOENT;
+		alias_drop(n);
+		n->target = NULL;
+		node_free(n);
+		return 0;
+	}
+	if (n->links) {
+		/* The node's own name goes: one of its other names takes its place (the node keeps
+		 * its identity: open files, inode number, data). */
+		struct rnode *a = n->aliases;
+		if (!unhook(n))
+			return -E_NOENT;
+		alias_drop(a);
+		struct rnode **pp = &a->parent->child;
+		while (*pp != a)
+			pp = &(*pp)->next;
+		*pp = n;
+		n->next = a->next;
+		n->parent = a->parent;
+		char *nm = n->name;
+		n->name = a->name;
+		a->name = nm;
+		a->target = NULL;
+		node_free(a);
+		return 0;
+	}
+	if (!unhook(n))
 		return -E_NOENT; /* the root, or already gone */
-	*pp = n->next;
 	n->unlinked = true;
-	ramfs_touch(n->parent, true);
 	if (!n->opens)
 		node_free(n);
 	return 0;
@@ -296,6 +367,13 @@ void ramfs_free_tree(struct rnode *n)
 		n->child = c->next;
 		ramfs_free_tree(c);
 	}
+	if (n->target) {
+		alias_drop(n);
+		n->target = NULL;
+	} else {
+		for (struct rnode *a = n->aliases; a; a = a->alias_next)
+			a->target = NULL; /* (freed with their own directories) */
+	}
 	node_free(n);
 }
 
@@ -316,8 +394,8 @@ int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t le
 			break;
 	}
 	struct rnode *old = child_named(dir, name, len);
-	if (old == n)
-		return 0;
+	if (old == n || (old && ramfs_node(old) == ramfs_node(n)))
+		return 0; /* the same file under both names: nothing happens (POSIX) */
 	/* The name first: it may be the replaced node's own, freed below. */
 	char *nm = vfs_malloc(len + 1);
 	if (!nm)

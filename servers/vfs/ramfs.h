@@ -17,6 +17,7 @@
 #define S_IFIFO_ 0010000
 #define S_IFLNK_ 0120000
 
+#define E_PERM 1
 #define E_NOENT 2
 #define E_IO 5
 #define E_NOMEM 12
@@ -49,6 +50,12 @@ struct rnode {
 	uint16_t magic;   /* the server's generated nodes (vfs's /proc): what they show; 0 */
 	bool ro;          /* no names made, removed or moved in or out of it (-E_ROFS) */
 	bool unlinked;
+	/* Hard links: a further name of a node is an entry of its own whose `target` is the node
+	 * (the first name, never another link); the node counts them (`links`) and chains them
+	 * through `alias_next` from `aliases`. A path resolves through an entry to its node. */
+	struct rnode *target;
+	struct rnode *aliases, *alias_next;
+	uint32_t links;
 };
 
 /* What the server adds (NULL in host tests): told before a node's bytes change and before it
@@ -75,13 +82,21 @@ struct rnode *ramfs_init(void);
  * final name, pointing into path or a link's target) set when only the last component is
  * missing. */
 #define RAMFS_FOLLOW 1
+#define RAMFS_ENTRY 2 /* the last component's own entry, not the node a hard link names */
 int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int flags, struct rnode **out,
 		  struct rnode **parent, const char **last);
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out);
 /* A symbolic link to target (1 to RAMFS_PATH_MAX - 1 bytes, no NUL). */
 int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *target, size_t tlen,
 		  struct rnode **out);
-int ramfs_remove(struct rnode *node); /* unlink or rmdir (checked by the caller) */
+/* unlink or rmdir (checked by the caller) of a name: a hard link's entry, or the node's own
+ * name (then another of its names takes its place). */
+int ramfs_remove(struct rnode *node);
+/* A further name for node n (not a directory) in dir: link(2). */
+int ramfs_link(struct rnode *dir, const char *name, size_t len, struct rnode *n);
+/* The node a name stands for (itself, or a hard link's node); its number of names. */
+static inline struct rnode *ramfs_node(struct rnode *e) { return e->target ? e->target : e; }
+static inline uint32_t ramfs_nlink(const struct rnode *n) { return n->unlinked ? 0 : 1 + n->links; }
 /* Moves n into dir under name (replacing a node of the same kind there, an empty directory
  * for a directory); refuses to move a directory into itself. */
 int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len);

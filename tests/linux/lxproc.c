@@ -1704,6 +1704,43 @@ static int mode_sysv(void)
 	return failures ? 1 : 0;
 }
 
+/* Hard links (vfs ramfs_link). */
+static int mode_links(void)
+{
+	const char *a = "/tmp/lxproc-link-a", *b = "/tmp/lxproc-link-b";
+	unlink(a), unlink(b);
+	int fd = open(a, O_RDWR | O_CREAT | O_TRUNC, 0640);
+	struct stat sa, sb;
+	check("link", fd >= 0 && write(fd, "one", 3) == 3 && link(a, b) == 0 && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+			      sa.st_ino == sb.st_ino && sa.st_nlink == 2 && sb.st_nlink == 2 && (sb.st_mode & 0777) == 0640);
+	int fb = open(b, O_RDWR);
+	char buf[16] = { 0 };
+	check("link_same_data", fb >= 0 && pwrite(fb, "two", 3, 3) == 3 && pread(fd, buf, 6, 0) == 6 &&
+					!memcmp(buf, "onetwo", 6));
+	check("link_eexist", link(a, b) == -1 && errno == EEXIST);
+	check("link_dir_eperm", link("/tmp", "/tmp/lxproc-link-dir") == -1 && errno == EPERM);
+	check("link_missing_enoent", link("/tmp/lxproc-none", "/tmp/lxproc-x") == -1 && errno == ENOENT);
+	check("rename_same_file_noop", rename(a, b) == 0 && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_nlink == 2);
+	check("unlink_first_name", unlink(a) == 0 && stat(a, &sa) == -1 && errno == ENOENT && stat(b, &sb) == 0 &&
+					   sb.st_nlink == 1 && fstat(fd, &sa) == 0 && sa.st_ino == sb.st_ino && sa.st_nlink == 1);
+	check("linkat_symlink_follow", symlink(b, "/tmp/lxproc-link-s") == 0 &&
+					       linkat(AT_FDCWD, "/tmp/lxproc-link-s", AT_FDCWD, a, AT_SYMLINK_FOLLOW) == 0 &&
+					       stat(a, &sa) == 0 && sa.st_ino == sb.st_ino && lstat(a, &sa) == 0 && S_ISREG(sa.st_mode));
+	DIR *dir = opendir("/tmp");
+	int seen = 0;
+	for (struct dirent *de; dir && (de = readdir(dir));)
+		if (!strcmp(de->d_name, "lxproc-link-a") || !strcmp(de->d_name, "lxproc-link-b"))
+			seen += de->d_ino == sb.st_ino && de->d_type == DT_REG;
+	if (dir)
+		closedir(dir);
+	check("readdir_both_names", seen == 2);
+	check("unlink_all", unlink(a) == 0 && unlink(b) == 0 && unlink("/tmp/lxproc-link-s") == 0 && fstat(fd, &sa) == 0 &&
+				    sa.st_nlink == 0 && pread(fd, buf, 6, 0) == 6);
+	close(fd);
+	close(fb);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1748,6 +1785,8 @@ int main(int argc, char **argv)
 		return mode_unix();
 	if (!strcmp(mode, "sysv"))
 		return mode_sysv();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv\n");
+	if (!strcmp(mode, "links"))
+		return mode_links();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links\n");
 	return 2;
 }

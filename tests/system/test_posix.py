@@ -169,6 +169,18 @@ def test_sysv_message_queues_semaphores_and_shared_memory():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_hard_links():
+    """link/linkat (vfs ramfs_link): both names one file (inode, link count, data), EEXIST,
+    EPERM for a directory, ENOENT, rename between two names of one file doing nothing, the
+    first name's unlink leaving the other (and an open descriptor) on the same file, linkat
+    with AT_SYMLINK_FOLLOW, readdir showing both names with the file's inode, and the last
+    unlink leaving an open file readable with no names."""
+    out, results = run_lxproc("lxlinks.conf", ["lxproc links"])
+    tail = out[-3000:]
+    assert len(results) == 10 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

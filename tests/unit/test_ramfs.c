@@ -95,6 +95,44 @@ static void rename_moves_and_replaces(void)
 	ramfs_free_tree(root);
 }
 
+static void hard_links(void)
+{
+	struct rnode *root = ramfs_init(), *d, *f, *n, *e;
+	uint64_t nodes0 = ramfs_nodes;
+	REQUIRE(ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0 && ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0);
+	CHECK_EQ_I64(ramfs_write(f, 0, "data", 4), 4);
+	CHECK_EQ_I64(ramfs_link(d, "g", 1, f), 0);
+	CHECK_EQ_I64(ramfs_link(root, "h", 1, f), 0);
+	CHECK_EQ_I64(ramfs_link(root, "h", 1, f), -E_EXIST);
+	CHECK_EQ_I64(ramfs_link(root, "dd", 2, d), -E_PERM); /* no links to directories */
+	CHECK_EQ_U64(ramfs_nlink(f), 3);
+	/* every name resolves to the one node; RAMFS_ENTRY gives the name itself */
+	CHECK(ramfs_resolve(root, root, "/d/g", 0, &n, NULL, NULL) == 0 && n == f);
+	CHECK(ramfs_resolve(root, root, "/d/g", RAMFS_ENTRY, &e, NULL, NULL) == 0 && e != f && ramfs_node(e) == f);
+	char buf[8] = { 0 };
+	CHECK(ramfs_write(n, 4, "!", 1) == 1 && ramfs_read(f, 0, buf, 8) == 5 && !memcmp(buf, "data!", 5));
+	/* renaming one name over another of the same file changes nothing */
+	CHECK_EQ_I64(ramfs_rename(e, root, "h", 1), 0);
+	CHECK_EQ_U64(ramfs_nlink(f), 3);
+	/* a link's own name goes */
+	CHECK_EQ_I64(ramfs_remove(e), 0);
+	CHECK_EQ_U64(ramfs_nlink(f), 2);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/g", 0, &n, NULL, NULL), -E_NOENT);
+	/* the file's first name goes: "h" takes its place, the node stays itself */
+	uint64_t ino = f->ino;
+	CHECK_EQ_I64(ramfs_remove(f), 0);
+	CHECK(!f->unlinked && ramfs_nlink(f) == 1 && f->ino == ino && !strcmp(f->name, "h"));
+	CHECK(ramfs_resolve(root, root, "/h", RAMFS_ENTRY, &n, NULL, NULL) == 0 && n == f);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/f", 0, &n, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_remove(f), 0); /* the last name: freed (ASan) */
+	CHECK_EQ_I64(ramfs_remove(d), 0);
+	CHECK_EQ_U64(ramfs_nodes, nodes0);
+	/* links left in the tree are freed with it */
+	REQUIRE(ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0 && ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0);
+	CHECK(ramfs_link(d, "x", 1, f) == 0 && ramfs_link(root, "y", 1, f) == 0);
+	ramfs_free_tree(root);
+}
+
 static void symlinks_resolve(void)
 {
 	struct rnode *root = ramfs_init(), *etc, *pw, *l, *n, *parent;
@@ -258,6 +296,7 @@ int main(void)
 	RUN(loads_the_initrd);
 	RUN(create_write_truncate_remove);
 	RUN(rename_moves_and_replaces);
+	RUN(hard_links);
 	RUN(symlinks_resolve);
 	RUN(archive_symlinks);
 	RUN(resolution_fuzz);

@@ -3,7 +3,10 @@
  * end is open, or a write to a full one, answers VFS_BLOCK: vfs.c keeps the caller waiting
  * (it does not reply) and tries the call again after every call it serves, so the answer
  * comes when the other side has acted. A write of at most PIPE_BUF bytes goes in whole or
- * waits (POSIX's atomic writes: writers sharing a pipe never interleave such writes). */
+ * waits (POSIX's atomic writes: writers sharing a pipe never interleave such writes).
+ * pipe2's O_DIRECT makes a packet pipe (Linux's): each write is one packet or, past PIPE_BUF,
+ * several; a read takes one packet and drops what did not fit; a pipe holds at most one
+ * packet per 4 KiB of its size (Linux's one per pipe buffer). */
 #include "vfs.h"
 #include "heap.h"
 
@@ -12,6 +15,7 @@
 #define PIPE_MAX (1u << 20) /* Linux's /proc/sys/fs/pipe-max-size */
 #define PIPE_BUF 4096u
 #define O_NONBLOCK 04000
+#define O_DIRECT 040000
 #define O_CLOEXEC 02000000
 #define E_PIPE 32
 #define E_BUSY 16
@@ -21,7 +25,11 @@ struct pipe {
 	uint32_t cap;             /* a power of two */
 	uint64_t rd, wr;          /* bytes ever read and written */
 	uint32_t readers, writers;
+	uint16_t *plen;           /* a packet pipe: the packets' lengths, a ring of PKT_MAX */
+	uint32_t phead, ptail;    /* packets ever read and written */
 };
+#define PKT_MAX (PIPE_MAX / PIPE_BUF)
+static uint32_t pkt_slots(const struct pipe *p) { return p->cap / PIPE_BUF; }
 
 /* A pipe with an empty ring of the default size and no ends yet, or NULL. */
 static struct pipe *pipe_new(void)
@@ -40,17 +48,19 @@ static struct pipe *pipe_new(void)
 static void pipe_free(struct pipe *p)
 {
 	if (p)
-		ax_free(p->buf);
+		ax_free(p->buf), ax_free(p->plen);
 	ax_free(p);
 }
 
 int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 {
-	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
+	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC | O_DIRECT))
 		return -E_INVAL;
 	struct rnode *n = ramfs_anon(S_IFIFO_ | 0600);
 	struct pipe *p = pipe_new();
 	struct ofile *r = ax_calloc(1, sizeof(*r)), *w = ax_calloc(1, sizeof(*w));
+	if (p && (flags & O_DIRECT) && !(p->plen = ax_calloc(PKT_MAX, sizeof(*p->plen))))
+		pipe_free(p), p = NULL;
 	if (!n || !p || !r || !w) {
 		pipe_free(p);
 		ax_free(r), ax_free(w);
@@ -59,8 +69,8 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 		return -E_NOMEM;
 	}
 	n->priv = p;
-	*r = (struct ofile){ n, 0, (uint32_t)(flags & O_NONBLOCK), 0 };
-	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & O_NONBLOCK), 0 };
+	*r = (struct ofile){ n, 0, (uint32_t)(flags & (O_NONBLOCK | O_DIRECT)), 0 };
+	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & (O_NONBLOCK | O_DIRECT)), 0 };
 	n->opens = 2;
 	p->readers = p->writers = 1;
 	bool cloexec = flags & O_CLOEXEC;
@@ -118,9 +128,59 @@ uint32_t pipe_poll(const struct ofile *f)
 	uint32_t bits = 0;
 	if ((f->flags & 3) != 1) /* a read end */
 		bits |= (p->wr != p->rd ? POLLIN | POLLRDNORM : 0) | (p->writers ? 0 : POLLHUP);
+	bool slot = !p->plen || p->ptail - p->phead < pkt_slots(p);
 	if ((f->flags & 3) != 0) /* a write end */
-		bits |= (p->wr - p->rd < p->cap ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
+		bits |= (p->wr - p->rd < p->cap && slot ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
 	return bits;
+}
+
+/* Copies n bytes between the caller and the ring at stream position at: n, or less on a
+ * fault. */
+static uint64_t ring_copy(struct client *c, struct pipe *p, uint64_t at, uint64_t ubuf, uint64_t n, bool in)
+{
+	uint64_t done = 0;
+	while (done < n) {
+		uint64_t o = (at + done) % p->cap, k = n - done < p->cap - o ? n - done : p->cap - o;
+		if (in ? ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, p->buf + o, k) < 0
+		       : ax_vcopy(EP_NONE, p->buf + o, c->ep, (void *)(ubuf + done), k) < 0)
+			break;
+		done += k;
+	}
+	return done;
+}
+
+/* A packet pipe's read or write (pipe_transfer's checks made). */
+static int64_t packet_transfer(struct client *c, struct ofile *f, struct pipe *p, uint64_t ubuf, uint64_t len,
+			       bool write, bool nonblock)
+{
+	if (write) {
+		uint64_t room = p->cap - (p->wr - p->rd), slots = pkt_slots(p) - (p->ptail - p->phead);
+		uint64_t need = (len + PIPE_BUF - 1) / PIPE_BUF; /* packets for all of it */
+		if (!room || !slots || (len <= PIPE_BUF && room < len))
+			return nonblock ? -E_AGAIN : VFS_BLOCK;
+		uint64_t done = 0;
+		for (uint64_t i = 0; i < need && i < slots && done < room; i++) {
+			uint64_t k = len - done < PIPE_BUF ? len - done : PIPE_BUF;
+			if (k > room - done)
+				k = room - done;
+			if (ring_copy(c, p, p->wr, ubuf + done, k, true) < k)
+				break;
+			p->wr += k;
+			p->plen[p->ptail++ % PKT_MAX] = (uint16_t)k;
+			done += k;
+		}
+		f->node->events++;
+		return done ? (int64_t)done : -E_FAULT;
+	}
+	if (p->phead == p->ptail)
+		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0;
+	uint64_t plen = p->plen[p->phead % PKT_MAX], n = len < plen ? len : plen;
+	if (ring_copy(c, p, p->rd, ubuf, n, false) < n)
+		return -E_FAULT;
+	p->rd += plen; /* what did not fit is dropped */
+	p->phead++;
+	f->node->events++;
+	return (int64_t)n;
 }
 
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
@@ -129,19 +189,18 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 	bool nonblock = f->flags & O_NONBLOCK;
 	if (!len)
 		return 0;
+	if (p->plen) {
+		if (write && !p->readers)
+			return -E_PIPE;
+		return packet_transfer(c, f, p, ubuf, len, write, nonblock);
+	}
 	if (write) {
 		if (!p->readers)
 			return -E_PIPE; /* (SIGPIPE comes with signals) */
 		uint64_t room = p->cap - (p->wr - p->rd);
 		if (!room || (len <= PIPE_BUF && room < len)) /* (small writes go in whole) */
 			return nonblock ? -E_AGAIN : VFS_BLOCK;
-		uint64_t n = len < room ? len : room, done = 0;
-		while (done < n) {
-			uint64_t at = (p->wr + done) % p->cap, k = n - done < p->cap - at ? n - done : p->cap - at;
-			if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, p->buf + at, k) < 0)
-				break;
-			done += k;
-		}
+		uint64_t n = len < room ? len : room, done = ring_copy(c, p, p->wr, ubuf, n, true);
 		p->wr += done;
 		f->node->events++;
 		return done ? (int64_t)done : -E_FAULT;
@@ -149,13 +208,7 @@ int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 	uint64_t avail = p->wr - p->rd;
 	if (!avail)
 		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0; /* 0: end of file */
-	uint64_t n = len < avail ? len : avail, done = 0;
-	while (done < n) {
-		uint64_t at = (p->rd + done) % p->cap, k = n - done < p->cap - at ? n - done : p->cap - at;
-		if (ax_vcopy(EP_NONE, p->buf + at, c->ep, (void *)(ubuf + done), k) < 0)
-			break;
-		done += k;
-	}
+	uint64_t n = len < avail ? len : avail, done = ring_copy(c, p, p->rd, ubuf, n, false);
 	p->rd += done;
 	f->node->events++;
 	return done ? (int64_t)done : -E_FAULT;
@@ -172,7 +225,7 @@ int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
 	while (cap < want)
 		cap <<= 1;
 	uint64_t unread = p->wr - p->rd;
-	if (unread > cap)
+	if (unread > cap || (p->plen && p->ptail - p->phead > cap / PIPE_BUF))
 		return -E_BUSY;
 	if (cap == p->cap)
 		return cap;

@@ -1016,6 +1016,20 @@ static int mode_pipes(void)
 					    !memcmp(in + 4096, out + 4096, 200));
 	close(p[0]);
 	close(p[1]);
+	/* packet pipes (O_DIRECT): a read takes one packet, drops what does not fit; writes past
+	 * PIPE_BUF are split */
+	int pk[2];
+	char pb[8192];
+	check("packet_pipe", pipe2(pk, O_DIRECT | O_NONBLOCK) == 0 && (fcntl(pk[0], F_GETFL) & O_DIRECT) &&
+				     write(pk[1], "ab", 2) == 2 && write(pk[1], "cde", 3) == 3 && read(pk[0], pb, 100) == 2 &&
+				     !memcmp(pb, "ab", 2) && read(pk[0], pb, 100) == 3 && !memcmp(pb, "cde", 3));
+	check("packet_rest_dropped", write(pk[1], "12345", 5) == 5 && read(pk[0], pb, 2) == 2 && !memcmp(pb, "12", 2) &&
+					     read(pk[0], pb, 100) == -1 && errno == EAGAIN);
+	check("packet_split_at_pipe_buf", write(pk[1], out, 10000) == 10000 && read(pk[0], pb, sizeof(pb)) == 4096 &&
+						  read(pk[0], pb, sizeof(pb)) == 4096 && read(pk[0], pb, sizeof(pb)) == 1808 &&
+						  !memcmp(pb, out + 8192, 1808));
+	close(pk[0]);
+	close(pk[1]);
 	return failures;
 }
 

@@ -13,6 +13,7 @@
 #include "heap.h"
 #include "sysv.h"
 #include <axolotl/kcall.h>
+#include "keep.h"
 
 #define IPC_PRIVATE 0
 #define IPC_CREAT 01000
@@ -724,6 +725,13 @@ static int64_t shm_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf
 		return 0; /* nothing is swapped out here */
 	}
 	return -E_INVAL;
+}
+
+void sysv_init(bool adopted)
+{
+	for (int i = 0; adopted && i < SYSV_MAX; i++)
+		if (shms[i])
+			ax_keep_claim(shms[i]->mo); /* a predecessor's segments are ours again */
 }
 
 /* A fork's child has its parent's attachments (the kernel shares the mappings). */

@@ -372,6 +372,7 @@ int main(int argc, char **argv)
 	bool adopted = ax_keep_image(VFS_KEEP_MAGIC, VFS_STATE_VERSION, 0);
 	exec_init(adopted); /* claims the cached images' objects */
 	fview_init(adopted); /* and the file views' */
+	sysv_init(adopted); /* and the shared memory segments' */
 	if (ax_svc.restarts)
 		ax_keep_sweep(); /* before we make objects: the predecessor's that nobody took go */
 	if (!ax_can_vcopy())

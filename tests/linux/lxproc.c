@@ -1755,6 +1755,54 @@ static int mode_links(void)
 	return failures ? 1 : 0;
 }
 
+/* IPC objects kept by vfs across its restart (test_tcp_apps): made, then "ipckeep: ready",
+ * then (once /tmp/ipckeep-go exists: the test restarted vfs meanwhile) each checked. */
+static int mode_ipckeep(void)
+{
+	int sv[2], l, cfd, q, sem, shm;
+	struct sockaddr_un a;
+	socklen_t al = un_addr(&a, "/tmp/ipckeep.sock", 0);
+	unlink("/tmp/ipckeep.sock");
+	unlink("/tmp/ipckeep-go");
+	struct lx_msgbuf m = { 7, "queued" };
+	char *seg = (char *)-1;
+	int made = socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 && write(sv[0], "before", 6) == 6 &&
+		   (l = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0 && bind(l, (struct sockaddr *)&a, al) == 0 &&
+		   listen(l, 4) == 0 && (cfd = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0 &&
+		   connect(cfd, (struct sockaddr *)&a, al) == 0 && write(cfd, "pending", 7) == 7 &&
+		   (q = msgget(IPC_PRIVATE, 0600)) >= 0 && msgsnd(q, &m, 7, 0) == 0 &&
+		   (sem = semget(IPC_PRIVATE, 1, 0600)) >= 0 && semctl(sem, 0, SETVAL, 3) == 0 &&
+		   (shm = shmget(IPC_PRIVATE, 8192, 0600)) >= 0 && (seg = shmat(shm, NULL, 0)) != (char *)-1;
+	check("ipckeep_made", made);
+	if (!made)
+		return 1;
+	strcpy(seg + 4096, "shm-before");
+	printf("ipckeep: ready\n");
+	fflush(stdout);
+	struct stat st;
+	for (int i = 0; i < 6000 && stat("/tmp/ipckeep-go", &st) != 0; i++)
+		sleep_ms(50);
+	char b[32] = { 0 };
+	check("ipckeep_pair", read(sv[1], b, sizeof(b)) == 6 && !memcmp(b, "before", 6) && write(sv[1], "after", 5) == 5 &&
+				      read(sv[0], b, sizeof(b)) == 5);
+	int s = accept(l, NULL, NULL);
+	check("ipckeep_backlog", s >= 0 && read(s, b, sizeof(b)) == 7 && !memcmp(b, "pending", 7));
+	int c2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	check("ipckeep_listener", c2 >= 0 && connect(c2, (struct sockaddr *)&a, al) == 0 && (s = accept(l, NULL, NULL)) >= 0 &&
+					  write(c2, "x", 1) == 1 && read(s, b, 1) == 1);
+	check("ipckeep_msg", msgrcv(q, &m, sizeof(m.text), 0, IPC_NOWAIT) == 7 && m.type == 7 && !strcmp(m.text, "queued"));
+	struct sembuf take = { 0, -3, IPC_NOWAIT };
+	check("ipckeep_sem", semctl(sem, 0, GETVAL) == 3 && semop(sem, &take, 1) == 0 && semctl(sem, 0, GETVAL) == 0);
+	char *again = shmat(shm, NULL, 0);
+	check("ipckeep_shm", !strcmp(seg + 4096, "shm-before") && again != (char *)-1 && !strcmp(again + 4096, "shm-before") &&
+				     shmdt(again) == 0 && shmdt(seg) == 0 && shmctl(shm, IPC_RMID, NULL) == 0);
+	msgctl(q, IPC_RMID, NULL);
+	semctl(sem, 0, IPC_RMID);
+	unlink("/tmp/ipckeep.sock");
+	printf("ipckeep: done, %d failed\n", failures);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1801,6 +1849,8 @@ int main(int argc, char **argv)
 		return mode_sysv();
 	if (!strcmp(mode, "links"))
 		return mode_links();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links\n");
+	if (!strcmp(mode, "ipckeep"))
+		return mode_ipckeep();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep\n");
 	return 2;
 }

@@ -714,6 +714,29 @@ def shell(apps, command, expect, timeout=60):
     return m
 
 
+def test_vfs_restart_keeps_unix_sockets_and_system_v_ipc(apps):
+    """vfs killed while a process holds AF_UNIX sockets (a pair with unread bytes, a
+    listener with a connection not yet accepted) and System V objects (a queued message, a
+    semaphore's value, an attached shared memory segment): after the restart every one
+    works on (tests/linux/lxproc.c ipckeep; it waits for /tmp/ipckeep-go, made after the
+    restart)."""
+    shell(apps, "lxproc ipckeep > /tmp/ipckeep.out 2>&1 & echo started-ipckeep", r"^started-ipckeep")
+    wait_until("ipckeep ready", lambda: shell(apps, "echo ipc=$(grep -c 'ipckeep: ready' /tmp/ipckeep.out)",
+                                              r"^ipc=(\d+)").group(1) == "1", 120)
+    mark = apps.g.mark()
+    apps.g.type("service kill vfs\r")
+    apps.g.wait_for(r"^rs: vfs exited with status -9", timeout=120, start=mark)
+    apps.g.wait_for(r"^vfs: took over the file system", timeout=60, start=mark)
+    apps.g.wait_for(r"^console: the terminal is back \(a new vfs\)", timeout=60, start=mark)
+    shell(apps, "touch /tmp/ipckeep-go; echo go", r"^go")
+    wait_until("ipckeep done", lambda: shell(apps, "echo ipc=$(grep -c 'ipckeep: done' /tmp/ipckeep.out)",
+                                             r"^ipc=(\d+)").group(1) == "1", 120)
+    out = shell(apps, "cat /tmp/ipckeep.out; echo end-of-ipckeep", r"(?s)^LXTEST \w+ ipckeep_made.*?^end-of-ipckeep").group(0)
+    results = dict((name, status) for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M))
+    assert len(results) == 7 and set(results.values()) == {"PASS"}, (results, out[-2000:])
+    assert "ipckeep: done, 0 failed" in out, out[-2000:]
+
+
 def test_pm_killed_and_hung_keeps_every_process(apps):
     """pm (the process manager) is killed, then hangs: rs restarts it with its process table
     (kept memory) and the kernel makes the new pm the parent and the server of every Linux

@@ -25,6 +25,7 @@
 #define LX_MUNMAP 11
 #define LX_BRK 12
 #define LX_MADVISE 28
+#define LX_MSYNC 26
 #define LX_SCHED_YIELD 24
 #define LX_NANOSLEEP 35
 #define LX_GETTIMEOFDAY 96
@@ -318,6 +319,8 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 		return lx_mprotect(me, a[0], a[1], a[2]);
 	case LX_MADVISE:
 		return lx_madvise(me, a[0], a[1], a[2]);
+	case LX_MSYNC:
+		return lx_msync(me, a[0], a[1], a[2]);
 	case LX_CLOCK_GETTIME:
 		return lx_clock_gettime(me, a[0], a[1]);
 	case LX_CLOCK_GETRES:

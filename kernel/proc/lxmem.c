@@ -176,6 +176,35 @@ int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len)
 	return unmap_range(me->proc, addr, page_end(addr, len));
 }
 
+/* Whether every page of [addr, end) is mapped. */
+static bool all_mapped(const struct proc *p, uint64_t addr, uint64_t end)
+{
+	uint64_t covered = 0;
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (overlaps(m, addr, end)) {
+			uint64_t lo = m->va > addr ? m->va : addr, me_end = m->va + m->npages * PAGE_SIZE;
+			covered += (me_end < end ? me_end : end) - lo;
+		}
+	}
+	return covered == end - addr;
+}
+
+/* msync: shared mappings are the file's own pages (vfs fmap.c), so there is nothing to
+ * write back; the arguments are checked as Linux does. */
+int64_t lx_msync(struct thread *me, uint64_t addr, uint64_t len, uint64_t flags)
+{
+	enum { MS_ASYNC = 1, MS_INVALIDATE = 2, MS_SYNC = 4 };
+	if ((flags & ~(uint64_t)(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) || (addr & (PAGE_SIZE - 1)) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+		return -KE_INVAL;
+	if (!len)
+		return 0;
+	if (!range_ok(addr, len))
+		return -LX_ENOMEM;
+	return all_mapped(me->proc, addr, page_end(addr, len)) ? 0 : -LX_ENOMEM;
+}
+
 int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot)
 {
 	struct proc *p = me->proc;
@@ -186,17 +215,8 @@ int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t pro
 	if (!range_ok(addr, len))
 		return -LX_ENOMEM;
 	uint64_t end = page_end(addr, len);
-	/* Every page of the range must be mapped (Linux: ENOMEM otherwise). */
-	uint64_t covered = 0;
-	for (uint32_t i = 0; i < p->nmaps; i++) {
-		const struct mapping *m = &p->maps[i];
-		if (overlaps(m, addr, end)) {
-			uint64_t lo = m->va > addr ? m->va : addr, me_end = m->va + m->npages * PAGE_SIZE;
-			covered += (me_end < end ? me_end : end) - lo;
-		}
-	}
-	if (covered != end - addr)
-		return -LX_ENOMEM;
+	if (!all_mapped(p, addr, end))
+		return -LX_ENOMEM; /* every page of the range must be mapped (Linux) */
 	uint32_t pr = prot_of(prot);
 	/* The vDSO and vvar pages are every process's: never writable (Linux: EACCES for a
 	 * mapping that may not be written). */

@@ -10,5 +10,6 @@ struct memobj;
 int64_t lx_mmap_copy(struct proc *p, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags,
 		     const struct memobj *src, uint64_t first);
 int64_t lx_munmap(struct thread *me, uint64_t addr, uint64_t len);
+int64_t lx_msync(struct thread *me, uint64_t addr, uint64_t len, uint64_t flags);
 int64_t lx_mprotect(struct thread *me, uint64_t addr, uint64_t len, uint64_t prot);
 int64_t lx_madvise(struct thread *me, uint64_t va, uint64_t len, uint64_t advice);

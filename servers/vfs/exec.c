@@ -41,6 +41,8 @@ void exec_init(bool adopted)
 /* Our handle of an object holding n's bytes, made if not cached; or -errno. */
 static int64_t image_of(struct rnode *n)
 {
+	if (n->backed)
+		exec_node_changed(n); /* stores through shared mappings tell us nothing: copy afresh */
 	struct image *im = &cache[0];
 	for (int i = 0; i < EXEC_CACHE; i++) {
 		if (cache[i].node == n) {
@@ -95,10 +97,10 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 	return (int64_t)n->size;
 }
 
-/* mmap of a file (the kernel serves anonymous mmap itself): a private copy of the file's
- * pages, made by the kernel from the same cached object execve uses. A shared mapping
- * that could write the file back is not offered (ENODEV); a read-only shared one is a
- * copy too, so it does not see later writes to the file. /dev/zero maps zeros. */
+/* mmap of a file (the kernel serves anonymous mmap itself). MAP_PRIVATE: a private copy of
+ * the file's pages, made by the kernel from the same cached object execve uses. MAP_SHARED:
+ * the file's own object (fmap.c), so stores reach the file and every mapper. /dev/zero maps
+ * zeros. */
 int64_t file_mmap(struct client *c, struct vcall *v)
 {
 	const uint64_t *a = v->a;
@@ -116,9 +118,13 @@ int64_t file_mmap(struct client *c, struct vcall *v)
 		h = 0;
 	else if (vfs_kind(n) != S_IFREG_)
 		return -19; /* ENODEV: pipes, terminals, directories cannot be mapped */
-	else if (type == 1 /* MAP_SHARED */ && (prot & 2 /* PROT_WRITE */))
-		return -19; /* writing a file through memory: not offered */
-	else if (n->size && (h = image_of(n)) < 0)
+	else if (type == 1 /* MAP_SHARED */ || type == 3 /* MAP_SHARED_VALIDATE */) {
+		if ((prot & 2 /* PROT_WRITE */) && (f->flags & O_ACCMODE) != O_RDWR)
+			return -E_ACCES;
+		if ((h = fmap_handle(n)) < 0)
+			return h;
+		flags = (flags & ~(uint64_t)3) | 1 | LXM_SHARE; /* the object itself */
+	} else if (n->size && (h = image_of(n)) < 0)
 		return h;
 	return kcall6(KC_LX_MMAP, v->thread, (uint64_t)h, a[0], a[1], (prot & 0xffffffff) | (flags << 32), a[5]);
 }

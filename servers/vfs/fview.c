@@ -103,8 +103,8 @@ int64_t fview_map(struct client *c, struct vcall *call, struct ofile *f)
 	if ((f->flags & O_ACCMODE) == O_WRONLY)
 		return -E_BADF;
 	struct rnode *n = f->node;
-	if ((n->mode & S_IFMT_) != S_IFREG_ || n->magic || n->size > VIEW_MAX_FILE)
-		return -19; /* ENODEV: pread goes to vfs */
+	if ((n->mode & S_IFMT_) != S_IFREG_ || n->magic || n->size > VIEW_MAX_FILE || n->backed)
+		return -19; /* ENODEV: pread goes to vfs (a shared-mapped file changes without a write) */
 	uint64_t bytes = (AX_FVIEW_DATA + n->size + PAGE - 1) & ~(PAGE - 1);
 	struct view *v = NULL;
 	for (int i = 0; i < VIEW_SLOTS && !v; i++)

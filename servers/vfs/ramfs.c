@@ -214,9 +214,15 @@ static void node_free(struct rnode *n)
 {
 	if (!n->target)
 		changed(n);
-	ramfs_bytes -= n->cap;
 	ramfs_nodes--;
-	vfs_free(n->data);
+	if (n->backed) {
+		ramfs_bytes -= n->size;
+		if (ramfs_hooks.unback)
+			ramfs_hooks.unback(n);
+	} else {
+		ramfs_bytes -= n->cap;
+		vfs_free(n->data);
+	}
 	vfs_free(n->name);
 	vfs_free(n);
 }
@@ -310,8 +316,13 @@ int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len)
 
 static int reserve(struct rnode *n, uint64_t size)
 {
-	if (size > RAMFS_MAX_FILE)
+	if (size > RAMFS_MAX_FILE || (n->backed && size > n->cap))
 		return -E_FBIG;
+	if (n->backed) { /* (its bytes are counted by size: the area is mostly untouched) */
+		if (size > n->size)
+			ramfs_bytes += size - n->size;
+		return 0;
+	}
 	if (size <= n->cap)
 		return 0;
 	uint64_t cap = n->cap ? n->cap : 64;
@@ -355,6 +366,8 @@ int ramfs_truncate(struct rnode *n, uint64_t size)
 		return r;
 	if (size > n->size)
 		memset(n->data + n->size, 0, size - n->size);
+	if (n->backed && size < n->size)
+		ramfs_bytes -= n->size - size;
 	n->size = size;
 	ramfs_touch(n, true);
 	return 0;

@@ -50,6 +50,8 @@ struct rnode {
 	uint16_t magic;   /* the server's generated nodes (vfs's /proc): what they show; 0 */
 	bool ro;          /* no names made, removed or moved in or out of it (-E_ROFS) */
 	bool unlinked;
+	bool backed;      /* data is the server's mapping of cap bytes (a shared file mapping's
+	                     object, vfs fmap.c): never moved or grown; let go by hooks.unback */
 	/* Hard links: a further name of a node is an entry of its own whose `target` is the node
 	 * (the first name, never another link); the node counts them (`links`) and chains them
 	 * through `alias_next` from `aliases`. A path resolves through an entry to its node. */
@@ -68,6 +70,8 @@ struct ramfs_hooks {
 	 * (left alone: the link's own target), or -errno. */
 	bool (*hidden)(const struct rnode *n);
 	int (*follow)(const struct rnode *link, struct rnode **direct, const char **target);
+	/* A backed node is freed: its data area goes (instead of the allocator's free). */
+	void (*unback)(struct rnode *n);
 };
 extern struct ramfs_hooks ramfs_hooks;
 /* Bytes of file data held and nodes alive (statfs). */

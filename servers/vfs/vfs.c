@@ -373,6 +373,7 @@ int main(int argc, char **argv)
 	exec_init(adopted); /* claims the cached images' objects */
 	fview_init(adopted); /* and the file views' */
 	sysv_init(adopted); /* and the shared memory segments' */
+	fmap_init(adopted); /* and the shared-mapped files', where they were */
 	if (ax_svc.restarts)
 		ax_keep_sweep(); /* before we make objects: the predecessor's that nobody took go */
 	if (!ax_can_vcopy())
@@ -394,6 +395,7 @@ int main(int argc, char **argv)
 	/* Code pointers and per-instance links, set by every instance. */
 	ramfs_hooks.now = vfs_now;
 	ramfs_hooks.changed = node_changed;
+	ramfs_hooks.unback = fmap_unback;
 	procfs_hooks();
 	dev_init();
 	tty_init(adopted);

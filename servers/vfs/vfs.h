@@ -162,8 +162,14 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 void exec_init(bool adopted);
 /* n's bytes are about to change, or n is freed: its cached image goes. */
 void exec_node_changed(struct rnode *n);
-/* mmap of a file: a private copy through the kernel (KC_LX_MMAP). */
+/* mmap of a file (KC_LX_MMAP): a private copy, or (MAP_SHARED) the file's own object. */
 int64_t file_mmap(struct client *c, struct vcall *v);
+/* Shared file mappings (fmap.c): n's bytes in a memory object of ours (made on the first
+ * call: the node becomes ramfs `backed`), our handle or -errno; the ramfs hook when a
+ * backed node is freed; the objects mapped again after a restart. */
+int64_t fmap_handle(struct rnode *n);
+void fmap_unback(struct rnode *n);
+void fmap_init(bool adopted);
 /* File views (fview.c): fcntl AX_F_VIEW of f, answered with the view's address in the
  * caller or -errno; the ramfs hook's part (before n's bytes change or n is freed); the
  * table's objects claimed after a restart. */

@@ -1759,7 +1759,7 @@ static int mode_links(void)
  * then (once /tmp/ipckeep-go exists: the test restarted vfs meanwhile) each checked. */
 static int mode_ipckeep(void)
 {
-	int sv[2], l, cfd, q, sem, shm;
+	int sv[2], l = -1, cfd = -1, q = -1, sem = -1, shm = -1;
 	struct sockaddr_un a;
 	socklen_t al = un_addr(&a, "/tmp/ipckeep.sock", 0);
 	unlink("/tmp/ipckeep.sock");
@@ -1773,10 +1773,15 @@ static int mode_ipckeep(void)
 		   (q = msgget(IPC_PRIVATE, 0600)) >= 0 && msgsnd(q, &m, 7, 0) == 0 &&
 		   (sem = semget(IPC_PRIVATE, 1, 0600)) >= 0 && semctl(sem, 0, SETVAL, 3) == 0 &&
 		   (shm = shmget(IPC_PRIVATE, 8192, 0600)) >= 0 && (seg = shmat(shm, NULL, 0)) != (char *)-1;
+	int mf = open("/tmp/ipckeep.map", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *fm = mf >= 0 && ftruncate(mf, 4096) == 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mf, 0)
+							  : MAP_FAILED;
+	made = made && fm != MAP_FAILED;
 	check("ipckeep_made", made);
 	if (!made)
 		return 1;
 	strcpy(seg + 4096, "shm-before");
+	strcpy(fm + 10, "map-before");
 	printf("ipckeep: ready\n");
 	fflush(stdout);
 	struct stat st;
@@ -1796,10 +1801,81 @@ static int mode_ipckeep(void)
 	char *again = shmat(shm, NULL, 0);
 	check("ipckeep_shm", !strcmp(seg + 4096, "shm-before") && again != (char *)-1 && !strcmp(again + 4096, "shm-before") &&
 				     shmdt(again) == 0 && shmdt(seg) == 0 && shmctl(shm, IPC_RMID, NULL) == 0);
+	check("ipckeep_file_mapping", pread(mf, b, 10, 10) == 10 && !memcmp(b, "map-before", 10) &&
+					      (strcpy(fm + 100, "map-after"), pread(mf, b, 9, 100) == 9) &&
+					      !memcmp(b, "map-after", 9) && pwrite(mf, "w", 1, 200) == 1 && fm[200] == 'w');
+	munmap(fm, 4096);
+	close(mf);
+	unlink("/tmp/ipckeep.map");
 	msgctl(q, IPC_RMID, NULL);
 	semctl(sem, 0, IPC_RMID);
 	unlink("/tmp/ipckeep.sock");
 	printf("ipckeep: done, %d failed\n", failures);
+	return failures ? 1 : 0;
+}
+
+/* Shared file mappings (vfs fmap.c) and msync. */
+static int mode_mapshared(void)
+{
+	const char *path = "/tmp/lxproc-map";
+	unlink(path);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *m = MAP_FAILED;
+	check("map_shared_rw", fd >= 0 && ftruncate(fd, 8192) == 0 &&
+				       (m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return 1;
+	char b[32] = { 0 };
+	memcpy(m + 100, "stored", 6);
+	check("store_reaches_file", pread(fd, b, 6, 100) == 6 && !memcmp(b, "stored", 6));
+	check("write_reaches_mapping", pwrite(fd, "written", 7, 5000) == 7 && !memcmp(m + 5000, "written", 7));
+	/* another mapping of the file, read-only, sees stores made after it was made */
+	int ro = open(path, O_RDONLY);
+	char *r = ro >= 0 ? mmap(NULL, 8192, PROT_READ, MAP_SHARED, ro, 0) : MAP_FAILED;
+	memcpy(m + 200, "later", 5);
+	check("second_mapping_sees_stores", r != MAP_FAILED && !memcmp(r + 200, "later", 5) && !memcmp(r + 100, "stored", 6));
+	check("shared_write_on_rdonly_eacces", mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0) == MAP_FAILED &&
+						       errno == EACCES);
+	/* a private mapping is a copy: later stores do not reach it, its stores not the file */
+	char *pv = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	memcpy(m + 300, "after-private", 13);
+	int priv_ok = pv != MAP_FAILED && !memcmp(pv + 100, "stored", 6) && memcmp(pv + 300, "after-private", 13);
+	if (pv != MAP_FAILED)
+		memcpy(pv + 400, "private", 7);
+	check("private_is_a_copy", priv_ok && pread(fd, b, 7, 400) == 7 && memcmp(b, "private", 7));
+	/* a forked child's stores through the inherited mapping */
+	pid_t pid = fork();
+	if (pid == 0) {
+		memcpy(m + 600, "child", 5);
+		_exit(0);
+	}
+	check("child_stores_seen", child_status(pid) == 0 && pread(fd, b, 5, 600) == 5 && !memcmp(b, "child", 5));
+	/* a process that opens and maps the file itself */
+	pid = fork();
+	if (pid == 0) {
+		int f2 = open(path, O_RDWR);
+		char *m2 = f2 >= 0 ? mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, f2, 0) : MAP_FAILED;
+		if (m2 == MAP_FAILED || memcmp(m2 + 100, "stored", 6))
+			_exit(1);
+		memcpy(m2 + 700, "other", 5);
+		_exit(msync(m2, 8192, MS_SYNC) == 0 && munmap(m2, 8192) == 0 ? 0 : 2);
+	}
+	check("other_process_maps_it", child_status(pid) == 0 && !memcmp(m + 700, "other", 5));
+	/* the file grows under the mapping; msync's checks */
+	char *big = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	check("grows_under_mapping", big != MAP_FAILED && ftruncate(fd, 65536) == 0 && pwrite(fd, "far", 3, 60000) == 3 &&
+					     !memcmp(big + 60000, "far", 3) && !memcmp(big + 100, "stored", 6));
+	check("msync", msync(m, 8192, MS_SYNC) == 0 && msync(m, 8192, MS_ASYNC | MS_INVALIDATE) == 0);
+	check("msync_einval", msync(m + 1, 100, MS_SYNC) == -1 && errno == EINVAL &&
+				      msync(m, 100, MS_SYNC | MS_ASYNC) == -1 && errno == EINVAL);
+	munmap(big, 65536);
+	check("msync_unmapped_enomem", msync(big, 4096, MS_SYNC) == -1 && errno == ENOMEM);
+	/* unlinked while mapped: the pages live on */
+	check("unlinked_while_mapped", unlink(path) == 0 && close(fd) == 0 && !memcmp(m + 100, "stored", 6) &&
+					       (memcpy(m + 800, "still", 5), !memcmp(r + 800, "still", 5)));
+	munmap(m, 8192);
+	munmap(r, 8192);
+	close(ro);
 	return failures ? 1 : 0;
 }
 
@@ -1851,6 +1927,8 @@ int main(int argc, char **argv)
 		return mode_links();
 	if (!strcmp(mode, "ipckeep"))
 		return mode_ipckeep();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep\n");
+	if (!strcmp(mode, "mapshared"))
+		return mode_mapshared();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep|mapshared\n");
 	return 2;
 }

@@ -182,6 +182,18 @@ def test_hard_links():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_shared_file_mappings_and_msync():
+    """mmap MAP_SHARED of a file (vfs fmap.c): a store through a mapping is the file's byte
+    for pread, a pwrite shows in the mapping, a second (read-only) mapping sees later stores,
+    PROT_WRITE on a read-only descriptor EACCES, a private mapping stays a copy both ways, a
+    forked child's stores and another process's own mapping reach the file, the file grows
+    under a mapping, msync (and its EINVAL and ENOMEM), an unlinked file's pages living on."""
+    out, results = run_lxproc("lxmapshared.conf", ["lxproc mapshared"])
+    tail = out[-3000:]
+    assert len(results) == 13 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

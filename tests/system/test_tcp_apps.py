@@ -714,11 +714,11 @@ def shell(apps, command, expect, timeout=60):
     return m
 
 
-def test_vfs_restart_keeps_unix_sockets_and_system_v_ipc(apps):
+def test_vfs_restart_keeps_unix_sockets_system_v_ipc_and_shared_mappings(apps):
     """vfs killed while a process holds AF_UNIX sockets (a pair with unread bytes, a
-    listener with a connection not yet accepted) and System V objects (a queued message, a
-    semaphore's value, an attached shared memory segment): after the restart every one
-    works on (tests/linux/lxproc.c ipckeep; it waits for /tmp/ipckeep-go, made after the
+    listener with a connection not yet accepted), System V objects (a queued message, a
+    semaphore's value, an attached shared memory segment) and a shared mapping of a file:
+    after the restart every one works on (the file's bytes in the new vfs are the mapping's) (tests/linux/lxproc.c ipckeep; it waits for /tmp/ipckeep-go, made after the
     restart)."""
     shell(apps, "lxproc ipckeep > /tmp/ipckeep.out 2>&1 & echo started-ipckeep", r"^started-ipckeep")
     wait_until("ipckeep ready", lambda: shell(apps, "echo ipc=$(grep -c 'ipckeep: ready' /tmp/ipckeep.out)",
@@ -733,7 +733,7 @@ def test_vfs_restart_keeps_unix_sockets_and_system_v_ipc(apps):
                                              r"^ipc=(\d+)").group(1) == "1", 120)
     out = shell(apps, "cat /tmp/ipckeep.out; echo end-of-ipckeep", r"(?s)^LXTEST \w+ ipckeep_made.*?^end-of-ipckeep").group(0)
     results = dict((name, status) for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M))
-    assert len(results) == 7 and set(results.values()) == {"PASS"}, (results, out[-2000:])
+    assert len(results) == 8 and set(results.values()) == {"PASS"}, (results, out[-2000:])
     assert "ipckeep: done, 0 failed" in out, out[-2000:]
 
 

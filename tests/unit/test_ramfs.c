@@ -133,6 +133,37 @@ static void hard_links(void)
 	ramfs_free_tree(root);
 }
 
+static int unbacked;
+static void count_unback(struct rnode *n)
+{
+	unbacked++;
+	free(n->data);
+	n->data = NULL;
+}
+
+/* A backed node (vfs fmap.c): its area never moves or grows, a hook lets it go. */
+static void backed_nodes(void)
+{
+	struct rnode *root = ramfs_init(), *f;
+	REQUIRE(ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0);
+	CHECK_EQ_I64(ramfs_write(f, 0, "abc", 3), 3);
+	uint8_t *area = calloc(1, 8192);
+	memcpy(area, f->data, f->size);
+	free(f->data);
+	f->data = area, f->cap = 8192, f->backed = true;
+	CHECK_EQ_I64(ramfs_write(f, 8000, "0123456789", 10), 10);
+	CHECK(f->data == area && f->size == 8010 && !memcmp(area + 8000, "0123456789", 10) && area[5000] == 0);
+	CHECK_EQ_I64(ramfs_write(f, 8190, "xyz", 3), -E_FBIG); /* past the area */
+	CHECK_EQ_I64(ramfs_truncate(f, 10000), -E_FBIG);
+	CHECK_EQ_I64(ramfs_truncate(f, 2), 0);
+	CHECK(f->data == area && f->size == 2);
+	ramfs_hooks.unback = count_unback;
+	CHECK_EQ_I64(ramfs_remove(f), 0); /* freed: the hook, not the allocator, takes the area (ASan) */
+	CHECK_EQ_I64(unbacked, 1);
+	ramfs_hooks.unback = NULL;
+	ramfs_free_tree(root);
+}
+
 static void symlinks_resolve(void)
 {
 	struct rnode *root = ramfs_init(), *etc, *pw, *l, *n, *parent;
@@ -297,6 +328,7 @@ int main(void)
 	RUN(create_write_truncate_remove);
 	RUN(rename_moves_and_replaces);
 	RUN(hard_links);
+	RUN(backed_nodes);
 	RUN(symlinks_resolve);
 	RUN(archive_symlinks);
 	RUN(resolution_fuzz);

@@ -6,7 +6,7 @@ is reproducible.
     mkcpio.py DIR OUTPUT [--file /PATH=HOSTFILE]... [--symlink /PATH=TARGET]... [@ARGFILE]...
 
 DIR's directories and regular files are packed (mode 0755 for files executable on the host,
-0644 otherwise). --file adds the host file HOSTFILE at PATH with mode 0755 (the ports'
+0644 otherwise; directories 0755, /tmp 01777, /root 0700). --file adds the host file HOSTFILE at PATH with mode 0755 (the ports'
 binaries); --symlink adds a symbolic link at PATH (mode 0120777) whose data is TARGET.
 @ARGFILE reads further arguments from ARGFILE, one per line (as --symlink=/bin/ls=/bin/busybox).
 Directories implied by a path are made (0755) and every directory comes before its contents.
@@ -77,7 +77,10 @@ def add_dir(tree, root):
         dirnames.sort()
         rel = os.path.relpath(dirpath, root)
         if rel != ".":
-            tree.add(rel, S_IFDIR | 0o755, b"", root)
+            # /tmp is everyone's, sticky, /root its owner's alone (as on every Linux system;
+            # git keeps no modes)
+            special = {"tmp": 0o1777, "root": 0o700}
+            tree.add(rel, S_IFDIR | special.get(rel, 0o755), b"", root)
         for f in sorted(filenames):
             path = os.path.join(dirpath, f)
             name = f if rel == "." else os.path.join(rel, f)

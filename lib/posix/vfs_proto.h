@@ -13,6 +13,12 @@
 #define VFS_SESSION 0x7605   /* w[0] = a new process pm starts as a session leader (no
                                 parent), w[1] = its pid: it gets 0, 1, 2 on the console, which
                                 becomes its controlling terminal with group w[1] in front */
+#define VFS_CREDS 0x7606     /* w[0] = process whose credentials changed (servers/pm/creds.c):
+                                w[1] = file-system uid | gid << 32 (what files are checked
+                                against and made with), w[2] = real uid | gid << 32 (access),
+                                w[3] = number of supplementary groups (at most
+                                VFS_CREDS_GROUPS), w[4..6] = the groups, two to a word */
+#define VFS_CREDS_GROUPS 6
 #define VFS_EXEC_OPEN 0x7604 /* w[0] = process (for its working directory), w[1] = endpoint
                                 whose memory holds the path, w[2] = its address: an executable
                                 regular file's bytes for execve. Answer: w[0] = size or -errno

@@ -3,7 +3,7 @@
 $(B)/gen/linux_syscalls.h: tools/gen-linux-syscalls.sh
 	@mkdir -p $(dir $@)
 	tools/gen-linux-syscalls.sh > $@
-pm_SRCS := $(addprefix servers/pm/,pm.c syscalls.c sysinfo.c ptable.c fork.c wait.c itimer.c)
+pm_SRCS := $(addprefix servers/pm/,pm.c syscalls.c sysinfo.c ptable.c fork.c wait.c itimer.c creds.c)
 pm_CFLAGS := -I$(B)/gen
 pm_DEPS := $(B)/gen/linux_syscalls.h
 $(eval $(call native_prog,pm))

@@ -79,6 +79,7 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 	memcpy(q->name, p->name, sizeof(q->name));
 	memcpy(q->limits, p->limits, sizeof(q->limits));
 	q->no_new_privs = p->no_new_privs, q->timerslack_ns = p->timerslack_ns; /* (inherited, as Linux) */
+	lx_creds_fork(q, p);
 	if (flags & CLONE_PARENT_SETTID)
 		put_tid(p->ep, ptid, pid);
 	if (flags & CLONE_CHILD_SETTID)

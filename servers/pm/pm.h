@@ -19,6 +19,33 @@
 #define LX_ENOMEM 12
 #define LX_E2BIG 7
 
+/* The credential calls (Linux x86-64 numbers; creds.c serves them). */
+#define LX_GETUID 102
+#define LX_GETGID 104
+#define LX_GETEUID 107
+#define LX_GETEGID 108
+#define LX_SETUID 105
+#define LX_SETGID 106
+#define LX_SETREUID 113
+#define LX_SETREGID 114
+#define LX_GETGROUPS 115
+#define LX_SETGROUPS 116
+#define LX_SETRESUID 117
+#define LX_GETRESUID 118
+#define LX_SETRESGID 119
+#define LX_GETRESGID 120
+#define LX_SETFSUID 122
+#define LX_SETFSGID 123
+
+/* A process's credentials (creds.c); all zero: root. */
+#define PM_NGROUPS 6 /* supplementary groups: what one VFS_CREDS message carries */
+struct lxcreds {
+	uint32_t uid, euid, suid, fsuid;
+	uint32_t gid, egid, sgid, fsgid;
+	uint32_t ngroups;
+	uint32_t groups[PM_NGROUPS];
+};
+
 struct lxproc {
 	endpoint_t ep;  /* the process id (kcall.h): the endpoint its first thread had */
 	int32_t pid, ppid, pgid, sid;
@@ -37,6 +64,7 @@ struct lxproc {
 	uint8_t pdeathsig;    /* PR_SET_PDEATHSIG: the signal it gets when its parent ends */
 	bool no_new_privs, keepcaps; /* PR_SET_NO_NEW_PRIVS (inherited, kept for good), PR_SET_KEEPCAPS */
 	uint64_t timerslack_ns;      /* PR_SET_TIMERSLACK (0: the default, 50 us) */
+	struct lxcreds creds;
 };
 
 /* A POSIX timer (timer_create; itimer.c), in the kept table like the processes. */
@@ -63,6 +91,14 @@ struct lxcall {
 	uint32_t nr;
 	uint64_t a[6];
 };
+
+/* Credentials (creds.c): the get/set calls (*served false: not one of them); a fork's child
+ * gets its parent's; whether `from` may signal `to` (Linux's rule: root, or a real or
+ * effective uid that is the target's real or saved one); whether p is root. */
+int64_t lx_creds_call(struct lxproc *p, uint32_t nr, const uint64_t *a, bool *served);
+void lx_creds_fork(struct lxproc *child, const struct lxproc *parent);
+bool lx_may_signal(const struct lxproc *from, const struct lxproc *to);
+bool lx_privileged(const struct lxproc *p);
 
 /* Process table (ptable.c). */
 struct lxproc *lx_find(endpoint_t ep);

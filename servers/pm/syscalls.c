@@ -6,10 +6,6 @@
 #include "linux_syscalls.h"
 
 #define LX_GETPPID 110
-#define LX_GETUID 102
-#define LX_GETGID 104
-#define LX_GETEUID 107
-#define LX_GETEGID 108
 #define LX_UNAME 63
 #define LX_GETRLIMIT 97
 #define LX_SYSINFO 99
@@ -34,16 +30,6 @@
 #define LX_PRCTL 157
 #define LX_TIMES 100
 #define LX_GETRUSAGE 98
-#define LX_SETUID 105
-#define LX_SETGID 106
-#define LX_SETREUID 113
-#define LX_SETREGID 114
-#define LX_GETGROUPS 115
-#define LX_SETGROUPS 116
-#define LX_SETRESUID 117
-#define LX_GETRESUID 118
-#define LX_SETRESGID 119
-#define LX_GETRESGID 120
 #define LX_GETITIMER 36
 #define LX_ALARM 37
 #define LX_SETITIMER 38
@@ -97,7 +83,7 @@ static int64_t id_of(struct lxproc *me, int64_t pid, bool session)
 	return session ? q->sid : q->pgid;
 }
 
-/* capget/capset: everything runs as root, so every capability (Linux's 41) is there. */
+/* capget/capset: root has every capability (Linux's 41), other users none. */
 #define CAP_V3 0x20080522u
 static int64_t capget(struct lxproc *p, uint64_t hdr, uint64_t data, bool set)
 {
@@ -110,9 +96,20 @@ static int64_t capget(struct lxproc *p, uint64_t hdr, uint64_t data, bool set)
 	}
 	if (h[1] && h[1] != (uint32_t)p->pid && !lx_find_pid((int32_t)h[1]))
 		return -LX_ESRCH;
-	if (set || !data)
-		return 0; /* (capset: root keeps what it has) */
-	const uint32_t all[2] = { 0xffffffffu, 0x1ffu };
+	struct lxproc *t = h[1] ? lx_find_pid((int32_t)h[1]) : p;
+	bool root = lx_privileged(t ? t : p);
+	if (set) { /* root keeps what it has; another process has nothing to raise */
+		uint32_t want[6] = { 0 };
+		if (!root && data && ax_vcopy(p->ep, (const void *)data, EP_NONE, want, sizeof(want)) < 0)
+			return -LX_EFAULT;
+		for (int i = 0; !root && i < 6; i++)
+			if (want[i])
+				return -LX_EPERM;
+		return 0;
+	}
+	if (!data)
+		return 0;
+	const uint32_t all[2] = { root ? 0xffffffffu : 0, root ? 0x1ffu : 0 }; /* root: every capability */
 	uint32_t d[6] = { all[0], all[0], 0, all[1], all[1], 0 }; /* effective, permitted, inheritable x2 */
 	size_t n = h[0] == 0x19980330u ? 3 : 6;
 	return ax_vcopy(EP_NONE, d, p->ep, (void *)data, n * 4) < 0 ? -LX_EFAULT : 0;
@@ -263,20 +260,6 @@ int64_t lx_serve(struct lxcall *c)
 		return lx_sched_getaffinity(p, a[0], a[1], a[2]);
 	case LX_SCHED_SETAFFINITY:
 		return a[0] && a[0] != (uint64_t)p->pid ? -LX_EINVAL : 0; /* accepted; placement is rs's */
-	case LX_GETUID:
-	case LX_GETGID:
-	case LX_GETEUID:
-	case LX_GETEGID:
-	case LX_GETGROUPS: /* root, in no supplementary group */
-		return 0;
-	case LX_SETUID:
-	case LX_SETGID:
-	case LX_SETGROUPS:
-	case LX_SETRESUID:
-	case LX_SETRESGID:
-	case LX_SETREUID:
-	case LX_SETREGID:
-		return 0; /* everything runs as root; accepted so daemons that drop privileges start */
 	case LX_PERSONALITY: /* PER_LINUX only; 0xffffffff asks */
 		return a[0] == 0 || (uint32_t)a[0] == 0xffffffffu ? 0 : -LX_EINVAL;
 	case LX_CAPGET:
@@ -300,15 +283,11 @@ int64_t lx_serve(struct lxcall *c)
 		return lx_setitimer(p, (int64_t)a[0], a[1], a[2]);
 	case LX_GETITIMER:
 		return lx_getitimer(p, (int64_t)a[0], a[1]);
-	case LX_GETRESUID:
-	case LX_GETRESGID: {
-		static const uint32_t zero;
-		for (int i = 0; i < 3; i++)
-			if (ax_vcopy(EP_NONE, &zero, p->ep, (void *)a[i], 4) < 0)
-				return -LX_EFAULT;
-		return 0;
 	}
-	}
+	bool served;
+	int64_t r = lx_creds_call(p, nr, a, &served);
+	if (served)
+		return r;
 	if (nr >= LX_SETXATTR && nr <= LX_REMOVEXATTR_LAST)
 		return -LX_EOPNOTSUPP; /* extended attributes: the file system has none */
 	static uint8_t logged[1024];

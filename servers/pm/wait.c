@@ -155,20 +155,25 @@ int64_t lx_kill(struct lxproc *from, int64_t pid, uint64_t sig)
 		return -LX_EINVAL;
 	if (pid > 0) {
 		struct lxproc *q = lx_find_pid((int32_t)pid);
-		return q ? send_to(from, q, sig) : -LX_ESRCH;
+		if (!q)
+			return -LX_ESRCH;
+		return lx_may_signal(from, q) ? send_to(from, q, sig) : -LX_EPERM;
 	}
 	if (pid == 0 && !from)
 		return -LX_ESRCH;
 	int32_t group = pid == 0 ? from->pgid : (int32_t)-pid;
-	bool found = false;
+	bool found = false, sent = false;
 	for (int i = 0; i < MAX_PROCS; i++) {
 		struct lxproc *q = &lx_procs[i];
 		if (!q->used || (pid == -1 ? q->pid == 1 || q == from : q->pgid != group))
 			continue;
 		found = true;
-		send_to(from, q, sig);
+		if (lx_may_signal(from, q)) { /* the others are skipped (Linux: EPERM if none could be) */
+			sent = true;
+			send_to(from, q, sig);
+		}
 	}
-	return found ? 0 : -LX_ESRCH;
+	return !found ? -LX_ESRCH : sent ? 0 : -LX_EPERM;
 }
 
 int64_t lx_tgkill(struct lxproc *from, int64_t tgid, int64_t tid, uint64_t sig)
@@ -182,6 +187,9 @@ int64_t lx_tgkill(struct lxproc *from, int64_t tgid, int64_t tid, uint64_t sig)
 		ep = q->ep, pid = q->pid;
 	if (!ep || (tgid > 0 && pid != tgid))
 		return -LX_ESRCH;
+	struct lxproc *target = lx_find_pid(pid);
+	if (target && !lx_may_signal(from, target))
+		return -LX_EPERM;
 	if (!sig)
 		return 0;
 	int64_t r = kcall6(KC_LX_SIGNAL, ep, sig, LXS_THREAD, from ? (uint64_t)from->pid : 0, (uint64_t)-6 /* SI_TKILL */, 0);

@@ -79,7 +79,7 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 		r = ramfs_resolve(vfs_root, c ? c->cwd : vfs_root, path, RAMFS_FOLLOW, &n, NULL, NULL);
 	if (r)
 		return r;
-	if ((n->mode & S_IFMT_) != S_IFREG_ || !(n->mode & 0111))
+	if ((n->mode & S_IFMT_) != S_IFREG_ || vfs_permit(c, n, 1, false))
 		return -E_ACCES;
 	int64_t h = image_of(n);
 	if (h < 0)

@@ -157,10 +157,14 @@ static int64_t statfs_of(struct client *c, const struct rnode *n, uint64_t ubuf)
 	return ax_vcopy(EP_NONE, &st, c->ep, (void *)ubuf, sizeof(st)) < 0 ? -E_FAULT : 0;
 }
 
-static int64_t set_mode(struct rnode *n, uint64_t mode)
+static int64_t set_mode(struct client *c, struct rnode *n, uint64_t mode)
 {
 	if (n->ro)
 		return -E_ROFS;
+	if (!vfs_owner(c, n))
+		return -E_PERM;
+	if (c->fsuid && !vfs_in_group(c, n->gid))
+		mode &= ~(uint64_t)02000; /* set-group-ID only in one's own group (Linux clears it) */
 	if (vfs_kind(n) == S_IFLNK_)
 		return -95; /* EOPNOTSUPP: a link's mode is always 0777 */
 	n->mode = (n->mode & S_IFMT_) | ((uint32_t)mode & 07777);
@@ -168,10 +172,14 @@ static int64_t set_mode(struct rnode *n, uint64_t mode)
 	return 0;
 }
 
-static int64_t set_owner(struct rnode *n, uint64_t uid, uint64_t gid)
+static int64_t set_owner(struct client *c, struct rnode *n, uint64_t uid, uint64_t gid)
 {
 	if (n->ro)
 		return -E_ROFS;
+	/* Root changes both; the owner may give the file to a group it is in, nothing else. */
+	if (c->fsuid && (((uint32_t)uid != UINT32_MAX && (uint32_t)uid != n->uid) || !vfs_owner(c, n) ||
+			 ((uint32_t)gid != UINT32_MAX && (uint32_t)gid != n->gid && !vfs_in_group(c, (uint32_t)gid))))
+		return -E_PERM;
 	if ((uint32_t)uid != UINT32_MAX)
 		n->uid = (uint32_t)uid;
 	if ((uint32_t)gid != UINT32_MAX)
@@ -201,6 +209,9 @@ static int64_t set_times(struct client *c, struct rnode *n, uint64_t ut)
 	}
 	if (ts[1] == UTIME_OMIT && ts[3] == UTIME_OMIT)
 		return 0;
+	bool to_now = (ts[1] == UTIME_NOW || ts[1] == UTIME_OMIT) && (ts[3] == UTIME_NOW || ts[3] == UTIME_OMIT);
+	if (!vfs_owner(c, n) && (!to_now || vfs_permit(c, n, 2, false)))
+		return to_now ? -E_ACCES : -E_PERM; /* others may only touch it to now, and need write */
 	uint64_t now = vfs_now();
 	uint64_t *dst[2] = { &n->atime_ns, &n->mtime_ns };
 	for (int i = 0; i < 2; i++) {
@@ -219,6 +230,8 @@ static int64_t set_times_old(struct client *c, struct rnode *n, uint64_t ut, boo
 {
 	if (!ut || n->ro)
 		return set_times(c, n, 0);
+	if (!vfs_owner(c, n))
+		return -E_PERM;
 	int64_t v[4] = { 0, 0, 0, 0 };
 	if (ax_vcopy(c->ep, (const void *)ut, EP_NONE, v, seconds_only ? 16 : 32) < 0)
 		return -E_FAULT;
@@ -277,22 +290,22 @@ int64_t meta_call(struct client *c, struct vcall *v)
 	case NR_FSTATFS:
 		return f ? statfs_of(c, f->node, a[1]) : -E_BADF;
 	case NR_CHMOD:
-		return (r = path_node(c, AT_FDCWD, a[0], false, &n)) ? r : set_mode(n, a[1]);
+		return (r = path_node(c, AT_FDCWD, a[0], false, &n)) ? r : set_mode(c, n, a[1]);
 	case NR_FCHMOD:
-		return f ? set_mode(f->node, a[1]) : -E_BADF;
+		return f ? set_mode(c, f->node, a[1]) : -E_BADF;
 	case NR_FCHMODAT:
-		return (r = path_node(c, (int64_t)a[0], a[1], false, &n)) ? r : set_mode(n, a[2]);
+		return (r = path_node(c, (int64_t)a[0], a[1], false, &n)) ? r : set_mode(c, n, a[2]);
 	case NR_CHOWN:
 	case NR_LCHOWN:
-		return (r = path_node(c, AT_FDCWD, a[0], v->nr == NR_LCHOWN, &n)) ? r : set_owner(n, a[1], a[2]);
+		return (r = path_node(c, AT_FDCWD, a[0], v->nr == NR_LCHOWN, &n)) ? r : set_owner(c, n, a[1], a[2]);
 	case NR_FCHOWN:
-		return f ? set_owner(f->node, a[1], a[2]) : -E_BADF;
+		return f ? set_owner(c, f->node, a[1], a[2]) : -E_BADF;
 	case NR_FCHOWNAT:
 		if (a[4] & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -E_INVAL;
 		if (!a[1])
 			return -E_FAULT;
-		return (r = node_at(c, (int64_t)a[0], a[1], a[4], &n)) ? r : set_owner(n, a[2], a[3]);
+		return (r = node_at(c, (int64_t)a[0], a[1], a[4], &n)) ? r : set_owner(c, n, a[2], a[3]);
 	case NR_UTIMENSAT:
 		if (a[3] & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -E_INVAL;

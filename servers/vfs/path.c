@@ -107,14 +107,17 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 		return fifo_wait(c, v, v->fifo_fd - 1);
 	struct rnode *n, *parent;
 	const char *last;
-	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
+	bool excl = (flags & O_CREAT) && (flags & O_EXCL), created = false;
 	int follow = (flags & O_NOFOLLOW) || excl ? 0 : RAMFS_FOLLOW;
 	int64_t r = vfs_lookup(c, dirfd, upath, follow, &n, &parent, &last, path);
 	if (r == -E_NOENT && (flags & O_CREAT) && parent) {
 		size_t len = name_len(last);
 		if (last[len] == '/')
 			return -E_ISDIR; /* "name/" cannot be created as a file */
-		r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777 & ~c->umask), &n);
+		if (!(r = vfs_permit_entry(c, parent, NULL)) &&
+		    !(r = ramfs_create(parent, last, len, S_IFREG_ | ((uint32_t)mode & 07777 & ~c->umask), &n)))
+			vfs_own(c, n);
+		created = r == 0;
 	} else if (r == 0 && excl) {
 		r = -E_EXIST;
 	} else if (r == 0 && vfs_kind(n) == S_IFLNK_) {
@@ -124,6 +127,9 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 		return r;
 	if (n->ro && (flags & (O_ACCMODE | O_TRUNC)))
 		return -E_ACCES; /* /proc */
+	uint32_t want = ((flags & O_ACCMODE) != O_WRONLY ? 4 : 0) | ((flags & O_ACCMODE) || (flags & O_TRUNC) ? 2 : 0);
+	if (!created && !n->magic && (r = vfs_permit(c, n, want & 6, false)))
+		return r; /* (a file just made is opened as asked, whatever its mode) */
 	bool named_fifo = vfs_kind(n) == S_IFIFO_ && n->name[0];
 	if (named_fifo && (r = fifo_prepare(n, flags)))
 		return r;
@@ -166,7 +172,11 @@ static int64_t create_at(struct client *c, int64_t dirfd, uint64_t upath, uint32
 		return -E_EXIST;
 	if (r != -E_NOENT || !parent)
 		return r;
-	return ramfs_create(parent, last, name_len(last), type | ((uint32_t)mode & 07777 & ~c->umask), &n);
+	if ((r = vfs_permit_entry(c, parent, NULL)) ||
+	    (r = ramfs_create(parent, last, name_len(last), type | ((uint32_t)mode & 07777 & ~c->umask), &n)))
+		return r;
+	vfs_own(c, n);
+	return 0;
 }
 
 /* mknod: a named pipe or a regular file; device nodes EPERM (the devices are vfs's own). */
@@ -201,6 +211,8 @@ static int64_t remove_at(struct client *c, int64_t dirfd, uint64_t upath, bool d
 		return dot_last(path) == 1 ? -E_INVAL : -E_NOTEMPTY;
 	if (n == vfs_root)
 		return -E_BUSY;
+	if ((r = vfs_permit_entry(c, n->parent, n)))
+		return r;
 	return ramfs_remove(n);
 }
 
@@ -214,6 +226,7 @@ static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_
 	if (r)
 		return r;
 	r = vfs_lookup(c, newdir, newp, RAMFS_ENTRY, &target, &parent, &last, path2);
+	struct rnode *replaced = r == 0 ? target : NULL;
 	if (r == 0) { /* replacing: the new name's directory and last component */
 		parent = target->parent;
 		last = target->name;
@@ -222,6 +235,8 @@ static int64_t rename_at(struct client *c, int64_t olddir, uint64_t oldp, int64_
 	}
 	if (dot_last(path) || dot_last(path2))
 		return -E_BUSY;
+	if ((r = vfs_permit_entry(c, n->parent, n)) || (r = vfs_permit_entry(c, parent, replaced)))
+		return r;
 	return ramfs_rename(n, parent, last, name_len(last));
 }
 
@@ -240,7 +255,10 @@ static int64_t symlink_at(struct client *c, uint64_t utarget, int64_t dirfd, uin
 	size_t len = name_len(last);
 	if (last[len] == '/')
 		return -E_NOENT;
-	return ramfs_symlink(parent, last, len, path, strlen(path), &n);
+	if ((r = vfs_permit_entry(c, parent, NULL)) || (r = ramfs_symlink(parent, last, len, path, strlen(path), &n)))
+		return r;
+	vfs_own(c, n);
+	return 0;
 }
 
 static int64_t readlink_at(struct client *c, int64_t dirfd, uint64_t upath, uint64_t ubuf, uint64_t size)
@@ -283,6 +301,8 @@ static int64_t link_at(struct client *c, int64_t olddir, uint64_t oldp, int64_t 
 		return -E_NOENT; /* "name/" cannot be a file's */
 	if (vfs_kind(n) == S_IFDIR_ || vfs_kind(n) == S_IFANON_)
 		return -E_PERM;
+	if ((r = vfs_permit_entry(c, parent, NULL)))
+		return r;
 	return ramfs_link(parent, last, len, n);
 }
 
@@ -294,9 +314,9 @@ static int64_t access_at(struct client *c, int64_t dirfd, uint64_t upath, uint64
 	int64_t r = vfs_lookup(c, dirfd, upath, flags & AT_SYMLINK_NOFOLLOW ? 0 : RAMFS_FOLLOW, &n, NULL, NULL, path);
 	if (r)
 		return r;
-	/* Everything runs as root: only execution needs an x bit (on anything but a directory). */
-	if ((mode & 1) && vfs_kind(n) != S_IFDIR_ && !(n->mode & 0111))
-		return -E_ACCES;
+	/* The real ids (AT_EACCESS: the effective ones), as set-user-ID programs ask. */
+	if (mode && (r = vfs_permit(c, n, (uint32_t)mode, !(flags & AT_EACCESS))))
+		return r;
 	return (mode & 2) && n->ro ? -E_ROFS : 0;
 }
 
@@ -353,7 +373,9 @@ static int64_t truncate_path(struct client *c, uint64_t upath, int64_t size)
 		return -E_ISDIR;
 	if (size < 0 || vfs_kind(n) != S_IFREG_)
 		return -E_INVAL;
-	return n->ro ? -E_ROFS : ramfs_truncate(n, (uint64_t)size);
+	if (n->ro)
+		return -E_ROFS;
+	return (r = vfs_permit(c, n, 2, false)) ? r : ramfs_truncate(n, (uint64_t)size);
 }
 
 int64_t path_call(struct client *c, struct vcall *v)
@@ -411,9 +433,11 @@ int64_t path_call(struct client *c, struct vcall *v)
 		return getcwd_call(c, a[0], a[1]);
 	case NR_CHDIR:
 		r = vfs_lookup(c, AT_FDCWD, a[0], RAMFS_FOLLOW, &n, NULL, NULL, path);
-		return r ? r : set_cwd(c, n);
+		return r ? r : vfs_kind(n) == S_IFDIR_ && (r = vfs_permit(c, n, 1, false)) ? r : set_cwd(c, n);
 	case NR_FCHDIR:
-		return (f = vfs_file(c, a[0])) ? set_cwd(c, f->node) : -E_BADF;
+		if (!(f = vfs_file(c, a[0])))
+			return -E_BADF;
+		return vfs_kind(f->node) == S_IFDIR_ && (r = vfs_permit(c, f->node, 1, false)) ? r : set_cwd(c, f->node);
 	case NR_TRUNCATE:
 		return truncate_path(c, a[0], (int64_t)a[1]);
 	}

@@ -103,6 +103,8 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 	c->cwd = p->cwd;
 	c->cwd->opens++;
 	c->umask = p->umask;
+	c->fsuid = p->fsuid, c->fsgid = p->fsgid, c->uid = p->uid, c->gid = p->gid, c->ngroups = p->ngroups;
+	memcpy(c->groups, p->groups, sizeof(c->groups));
 	c->exe = vfs_strdup(p->exe);
 	memcpy(c->comm, p->comm, sizeof(c->comm));
 	c->parent = parent;

@@ -105,8 +105,10 @@ int procfs_pid_file(const struct rnode *n, char *buf, size_t size)
 	if (n->magic == PROC_PID_STATUS)
 		return ksnprintf(buf, size,
 				 "Name:\t%s\nUmask:\t%04o\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"
-				 "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n",
-				 comm, c->umask, state_of(c), pid, pid, ppid, MAX_FDS);
+				 "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t%d\n",
+				 comm, c->umask, state_of(c), pid, pid, ppid, c->uid, c->fsuid, c->fsuid, c->fsuid, c->gid,
+				 c->fsgid, c->fsgid, c->fsgid, MAX_FDS); /* (vfs knows the real and file-system ids: the
+									     effective and saved ones are shown as the latter) */
 	if (n->magic != PROC_PID_STAT)
 		return 0;
 	int64_t cpu_us = kcall2(KC_INFO, KI_PROC_CPU_US, c->pid);

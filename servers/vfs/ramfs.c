@@ -101,6 +101,8 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 			return -E_NOTDIR;
 		if (cur->unlinked)
 			return -E_NOENT; /* a removed directory (someone's cwd) has no entries */
+		if (ramfs_hooks.search && !ramfs_hooks.search(cur))
+			return -E_ACCES;
 		struct rnode *next = is_dot(p, len) ? cur : is_dotdot(p, len) ? cur->parent : child_named(cur, p, len);
 		if (next && next->target && !(is_last && entry))
 			next = next->target; /* a hard link: the node it names */

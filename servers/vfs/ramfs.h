@@ -20,6 +20,7 @@
 #define E_PERM 1
 #define E_NOENT 2
 #define E_IO 5
+#define E_ACCES 13
 #define E_NOMEM 12
 #define E_EXIST 17
 #define E_NOTDIR 20
@@ -70,6 +71,8 @@ struct ramfs_hooks {
 	 * (left alone: the link's own target), or -errno. */
 	bool (*hidden)(const struct rnode *n);
 	int (*follow)(const struct rnode *link, struct rnode **direct, const char **target);
+	/* May the walk look names up in directory dir (search permission)? NULL: yes. */
+	bool (*search)(const struct rnode *dir);
 	/* A backed node is freed: its data area goes (instead of the allocator's free). */
 	void (*unback)(struct rnode *n);
 };

@@ -198,9 +198,10 @@ static int64_t bind_to(struct client *c, struct usock *u, uint64_t uaddr, uint64
 			return -E_ADDRINUSE;
 		if (r != -E_NOENT || !parent)
 			return r;
-		r = ramfs_create(parent, last, strlen(last), S_IFSOCK_ | (0777 & ~c->umask), &n);
-		if (r)
+		if ((r = vfs_permit_entry(c, parent, NULL)) ||
+		    (r = ramfs_create(parent, last, strlen(last), S_IFSOCK_ | (0777 & ~c->umask), &n)))
 			return r;
+		vfs_own(c, n);
 		n->opens++; /* the node lives while we are bound, unlinked or not */
 		n->priv = u;
 		u->bound = n;
@@ -225,6 +226,8 @@ static int64_t lookup(struct client *c, const uint8_t *a, uint32_t len, struct u
 		return r;
 	if (vfs_kind(n) != S_IFSOCK_ || !n->priv)
 		return -E_CONNREFUSED;
+	if ((r = vfs_permit(c, n, 2, false)))
+		return r; /* connecting or sending needs write permission on the socket's file */
 	*out = n->priv;
 	return 0;
 }

@@ -212,6 +212,8 @@ static void pm_message(struct kmsg *m)
 	int64_t r = -E_NOSYS, handle = 0;
 	if (!from_pm(from))
 		r = -E_PERM;
+	else if (m->type == VFS_CREDS)
+		r = vfs_set_creds(m);
 	else if (m->type == VFS_FORGET)
 		forget(m->w[0]), r = 0;
 	else if (m->type == VFS_FORK)
@@ -364,6 +366,9 @@ static void node_changed(struct rnode *n)
 	fview_node_changed(n);
 }
 
+/* Path walks need search permission on each directory for the caller being served. */
+static bool may_search(const struct rnode *dir) { return vfs_permit(vfs_current, dir, 1, false) == 0; }
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv);
@@ -396,6 +401,7 @@ int main(int argc, char **argv)
 	ramfs_hooks.now = vfs_now;
 	ramfs_hooks.changed = node_changed;
 	ramfs_hooks.unback = fmap_unback;
+	ramfs_hooks.search = may_search;
 	procfs_hooks();
 	dev_init();
 	tty_init(adopted);

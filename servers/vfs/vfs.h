@@ -60,6 +60,10 @@ struct client {
 	bool used;
 	int32_t lxpid;           /* its Linux pid, asked of the kernel when /proc needs it (0: not yet) */
 	uint64_t parent;         /* the process id of the one that forked it (VFS_FORK), 0: none */
+	/* Credentials, from pm (VFS_CREDS; inherited with VFS_FORK); all zero: root. */
+	uint32_t fsuid, fsgid;   /* what files are checked against and made with */
+	uint32_t uid, gid;       /* real: access() */
+	uint32_t ngroups, groups[VFS_CREDS_GROUPS];
 };
 
 extern struct rnode *vfs_root;
@@ -92,6 +96,22 @@ struct vcall {
 /* For a call that waits with a timeout (ns; < 0: none) and has nothing to report yet:
  * VFS_BLOCK, or 0 when it must answer now (a zero timeout, or the time ran out). */
 int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
+
+/* Permissions (perm.c). May c (its file-system ids; real ones with `real`) do mask (4 read,
+ * 2 write, 1 execute or search) on n: 0 or -EACCES. Root may read and write anything and
+ * execute what has an x bit (and search any directory); c NULL is the system itself. */
+int64_t vfs_permit(const struct client *c, const struct rnode *n, uint32_t mask, bool real);
+/* Whether c owns n or is root (chmod, utimes, the sticky bit). */
+bool vfs_owner(const struct client *c, const struct rnode *n);
+/* Whether c (not root) is in group gid. */
+bool vfs_in_group(const struct client *c, uint32_t gid);
+/* A name may go from (or be made in) directory dir: write and search on it, and with the
+ * sticky bit only for the owner of the entry n (NULL: a new name) or of dir. 0, -EACCES, -EPERM. */
+int64_t vfs_permit_entry(const struct client *c, const struct rnode *dir, const struct rnode *n);
+/* A node c just made is c's (its file-system ids; the group of a set-group-ID directory). */
+void vfs_own(const struct client *c, struct rnode *n);
+/* VFS_CREDS from pm. */
+int64_t vfs_set_creds(const struct kmsg *m);
 
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */

@@ -35,6 +35,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -639,7 +640,7 @@ static int mode_exec(int rounds)
 		munmap(m, 8192);
 	}
 	errno = 0;
-	check("mmap_file_shared_write_enodev", mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED && errno == ENODEV);
+	check("mmap_file_shared_write_rdonly_eacces", mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EACCES);
 	errno = 0;
 	check("mmap_unaligned_offset_einval", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 1) == MAP_FAILED && errno == EINVAL);
 	close(fd);
@@ -1879,6 +1880,84 @@ static int mode_mapshared(void)
 	return failures ? 1 : 0;
 }
 
+/* Users and permissions (pm creds.c, vfs perm.c): a child drops root and meets Linux's
+ * checks. */
+static int mode_creds(void)
+{
+	const char *secret = "/tmp/lxproc-secret", *mine = "/tmp/lxproc-mine";
+	unlink(secret), unlink(mine);
+	int fd = open(secret, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	struct stat st;
+	check("tmp_sticky_world", stat("/tmp", &st) == 0 && (st.st_mode & 07777) == 01777);
+	check("root_made_file", fd >= 0 && write(fd, "root only", 9) == 9 && fstat(fd, &st) == 0 && st.st_uid == 0);
+	close(fd);
+	int pr = open("/tmp/lxproc-public", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	close(pr);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		gid_t none[1];
+		int ok = setgroups(0, NULL) == 0 && setgid(1000) == 0 && setuid(1000) == 0;
+		uid_t r, e, sv;
+		ok = ok && getuid() == 1000 && geteuid() == 1000 && getgid() == 1000 && getgroups(1, none) == 0 &&
+		     getresuid(&r, &e, &sv) == 0 && r == 1000 && sv == 1000;
+		printf("LXTEST %s creds_dropped\n", ok ? "PASS" : "FAIL");
+		int e1 = setuid(0) == -1 && errno == EPERM;
+		printf("LXTEST %s creds_no_way_back\n", e1 ? "PASS" : "FAIL");
+		int e2 = open(secret, O_RDONLY) == -1 && errno == EACCES && access(secret, R_OK) == -1 && errno == EACCES;
+		printf("LXTEST %s creds_eacces_open\n", e2 ? "PASS" : "FAIL");
+		int e3 = open("/tmp/lxproc-public", O_RDONLY) >= 0 && open("/tmp/lxproc-public", O_WRONLY) == -1 &&
+			 errno == EACCES;
+		printf("LXTEST %s creds_other_bits\n", e3 ? "PASS" : "FAIL");
+		int m = open(mine, O_RDWR | O_CREAT | O_EXCL, 0640);
+		struct stat ms;
+		int e4 = m >= 0 && fstat(m, &ms) == 0 && ms.st_uid == 1000 && ms.st_gid == 1000 && chmod(mine, 0600) == 0;
+		printf("LXTEST %s creds_new_file_ours\n", e4 ? "PASS" : "FAIL");
+		int e5 = chmod(secret, 0644) == -1 && errno == EPERM && chown(mine, 0, 0) == -1 && errno == EPERM &&
+			 unlink(secret) == -1 && errno == EPERM; /* sticky /tmp: another user's file */
+		printf("LXTEST %s creds_eperm_owner_and_sticky\n", e5 ? "PASS" : "FAIL");
+		int e6 = kill(parent, 0) == -1 && errno == EPERM && kill(getpid(), 0) == 0;
+		printf("LXTEST %s creds_kill_eperm\n", e6 ? "PASS" : "FAIL");
+		int e7 = mkdir("/lxproc-nope", 0755) == -1 && errno == EACCES && chdir("/root") == -1 && errno == EACCES;
+		printf("LXTEST %s creds_dir_permissions\n", e7 ? "PASS" : "FAIL");
+		char buf[64];
+		int sf = open("/proc/self/status", O_RDONLY);
+		ssize_t n = sf >= 0 ? read(sf, buf, sizeof(buf) - 1) : -1;
+		int e8 = 1;
+		if (n > 0) {
+			static char all[2048];
+			memcpy(all, buf, (size_t)n);
+			ssize_t k;
+			while ((k = read(sf, all + n, sizeof(all) - 1 - (size_t)n)) > 0)
+				n += k;
+			all[n] = 0;
+			e8 = strstr(all, "Uid:\t1000\t1000") != NULL;
+		}
+		printf("LXTEST %s creds_proc_status\n", e8 ? "PASS" : "FAIL");
+		fflush(stdout);
+		_exit(ok && e1 && e2 && e3 && e4 && e5 && e6 && e7 && e8 ? 0 : 1);
+	}
+	check("child_dropped_root", child_status(pid) == 0);
+	/* saved set-user-ID: a daemon may drop its effective id and take it back */
+	pid = fork();
+	if (pid == 0) {
+		int ok = setresuid(1000, 1000, 0) == 0 && geteuid() == 1000 && access(secret, R_OK) == -1 &&
+			 seteuid(0) == 0 && geteuid() == 0 && open(secret, O_RDONLY) >= 0;
+		_exit(ok ? 0 : 1);
+	}
+	check("saved_uid_regains_root", child_status(pid) == 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(setfsuid(1000) == 0 && open(secret, O_RDONLY) == -1 && errno == EACCES && setfsuid(0) == 1000 &&
+		      open(secret, O_RDONLY) >= 0 ? 0 : 1);
+	check("fsuid", child_status(pid) == 0);
+	struct stat ms;
+	check("root_chown_and_unlink", stat(mine, &ms) == 0 && ms.st_uid == 1000 && chown(mine, 0, 0) == 0 &&
+					       stat(mine, &ms) == 0 && ms.st_uid == 0 && unlink(mine) == 0 && unlink(secret) == 0 &&
+					       unlink("/tmp/lxproc-public") == 0);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -1929,6 +2008,8 @@ int main(int argc, char **argv)
 		return mode_ipckeep();
 	if (!strcmp(mode, "mapshared"))
 		return mode_mapshared();
-	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep|mapshared\n");
+	if (!strcmp(mode, "creds"))
+		return mode_creds();
+	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep|mapshared|creds\n");
 	return 2;
 }

@@ -194,6 +194,19 @@ def test_shared_file_mappings_and_msync():
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 
+def test_users_and_permissions():
+    """Credentials (pm creds.c) and file permissions (vfs perm.c): a child drops root
+    (setgroups, setgid, setuid) and cannot take it back; open and access give EACCES by the
+    owner/group/other bits; a new file is the user's; chmod and chown of another's file EPERM,
+    /tmp's sticky bit keeps another user's file; kill of root's process EPERM; no search or
+    write permission on root's directories; /proc/self/status shows the ids; the saved
+    set-user-ID lets seteuid(0) back; setfsuid; root's chown."""
+    out, results = run_lxproc("lxcreds.conf", ["lxproc creds"])
+    tail = out[-3000:]
+    assert len(results) == 15 and set(results.values()) == {"PASS"}, (results, tail)
+    assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
+
+
 def test_exec_scripts_errors_and_200_rounds_without_leaks():
     out, results = run_lxproc("lxexec.conf", ["lxproc exec 200"], timeout=600)
     tail = out[-3000:]

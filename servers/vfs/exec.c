@@ -54,15 +54,10 @@ static int64_t image_of(struct rnode *n)
 	}
 	if (im->node)
 		drop(im);
-	uint64_t pages = n->size ? (n->size + PAGE - 1) / PAGE : 1;
-	int64_t h = ax_mo_create(pages, 0);
+	uint64_t va;
+	int64_t h = vfs_mo_make(n->size ? (n->size + PAGE - 1) / PAGE : 1, &va);
 	if (h < 0)
-		return -E_NOMEM;
-	int64_t va = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
-	if (va < 0) {
-		ax_mo_destroy(h);
-		return -E_NOMEM;
-	}
+		return h;
 	if (n->size)
 		memcpy((void *)va, n->data, n->size);
 	ax_mo_unmap((uint64_t)va);

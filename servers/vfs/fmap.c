@@ -37,15 +37,10 @@ int64_t fmap_handle(struct rnode *n)
 			b = &backs[i];
 	if (!b)
 		return -E_NOMEM; /* (ENOMEM, as Linux's out of mappings) */
-	uint64_t pages = RAMFS_MAX_FILE / PAGE;
-	int64_t h = ax_mo_create(pages, 0);
+	uint64_t va;
+	int64_t h = vfs_mo_make(RAMFS_MAX_FILE / PAGE, &va);
 	if (h < 0)
-		return -E_NOMEM;
-	int64_t va = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
-	if (va < 0) {
-		ax_mo_destroy(h);
-		return -E_NOMEM;
-	}
+		return h;
 	/* What was copied of the old bytes goes (the exec cache, file views): from now on
 	 * stores through mappings change the file without a write(2) telling us. */
 	exec_node_changed(n);

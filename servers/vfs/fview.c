@@ -60,14 +60,10 @@ void fview_init(bool adopted)
 /* A new view of n: our handle, or -errno. */
 static int64_t make(struct rnode *n, uint64_t bytes)
 {
-	int64_t h = ax_mo_create(bytes / PAGE, 0);
+	uint64_t va;
+	int64_t h = vfs_mo_make(bytes / PAGE, &va);
 	if (h < 0)
-		return -E_NOMEM;
-	int64_t va = ax_mo_map(h, 0, 0, bytes / PAGE, KP_R | KP_W);
-	if (va < 0) {
-		ax_mo_destroy(h);
-		return -E_NOMEM;
-	}
+		return h;
 	struct ax_fview *hd = (struct ax_fview *)va;
 	*hd = (struct ax_fview){ .magic = AX_FVIEW_MAGIC, .size = n->size, .bytes = bytes };
 	if (n->size)

@@ -652,15 +652,7 @@ static int64_t bind_to(struct client *c, struct vsock *s, uint64_t uaddr, uint64
 /* Writes a sockaddr and its length the Linux way (truncated to the caller's buffer). */
 static int64_t put_addr(struct client *c, const struct vsock *s, const uint8_t *a, uint64_t uaddr, uint64_t ulen)
 {
-	uint32_t have, len = (uint32_t)addr_len(s->family);
-	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
-	if ((int32_t)have < 0)
-		return -E_INVAL;
-	if (ax_vcopy(EP_NONE, a, c->ep, (void *)uaddr, have < len ? have : len) < 0 ||
-	    ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
-		return -E_FAULT;
-	return 0;
+	return vfs_put_sized(c, a, (uint32_t)addr_len(s->family), uaddr, ulen, true);
 }
 
 static int64_t setopt(struct client *c, struct vsock *s, int level, int name, uint64_t uval, uint64_t len)
@@ -699,7 +691,7 @@ static int64_t setopt(struct client *c, struct vsock *s, int level, int name, ui
 static int64_t getopt(struct client *c, struct vsock *s, int level, int name, uint64_t uval, uint64_t ulen)
 {
 	int32_t ival = 0;
-	uint32_t len = 4, have;
+	uint32_t len = 4;
 	const uint8_t *v = (const uint8_t *)&ival;
 	if (level == SOL_SOCKET && name == SO_TYPE)
 		ival = s->type;
@@ -718,14 +710,7 @@ static int64_t getopt(struct client *c, struct vsock *s, int level, int name, ui
 			return -E_NOPROTOOPT;
 		v = (const uint8_t *)&ival, len = 4; /* a known option never set: 0 */
 	}
-	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
-	if ((int32_t)have < 0)
-		return -E_INVAL;
-	len = have < len ? have : len;
-	if (ax_vcopy(EP_NONE, v, c->ep, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
-		return -E_FAULT;
-	return 0;
+	return vfs_put_sized(c, v, len, uval, ulen, false);
 }
 
 /* A receive or accept: nothing can arrive without a network, so wait or EAGAIN. */

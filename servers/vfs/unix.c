@@ -140,17 +140,7 @@ static struct usock *find_abstract(const uint8_t *a, uint32_t len)
 /* Writes an address the Linux way (truncated to the caller's buffer, the full length told). */
 static int64_t put_addr(struct client *c, const uint8_t *a, uint32_t len, uint64_t uaddr, uint64_t ulen)
 {
-	if (!uaddr || !ulen)
-		return 0;
-	uint32_t have;
-	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
-	if ((int32_t)have < 0)
-		return -E_INVAL;
-	if (ax_vcopy(EP_NONE, a, c->ep, (void *)uaddr, have < len ? have : len) < 0 ||
-	    ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
-		return -E_FAULT;
-	return 0;
+	return !uaddr || !ulen ? 0 : vfs_put_sized(c, a, len, uaddr, ulen, true);
 }
 
 static void unnamed(struct usock *u)
@@ -573,22 +563,25 @@ static int64_t recv_plain(struct client *c, struct ofile *f, struct usock *u, st
 	return r;
 }
 
+/* read/write and readv/writev: a send or receive with no flags, address or control data. */
+static int64_t plain_io(struct client *c, struct ofile *f, struct usock *u, struct uio *io, bool write)
+{
+	if (write)
+		return send_to(c, f, u, io, 0, 0, 0, NULL);
+	struct urecv rv;
+	return recv_plain(c, f, u, io, 0, &rv);
+}
+
 int64_t unix_transfer(struct client *c, struct ofile *f, struct usock *u, uint64_t ubuf, uint64_t len, bool write)
 {
 	struct uio io = { .base = ubuf, .len = len };
-	if (write)
-		return send_to(c, f, u, &io, 0, 0, 0, NULL);
-	struct urecv rv;
-	return recv_plain(c, f, u, &io, 0, &rv);
+	return plain_io(c, f, u, &io, write);
 }
 
 int64_t unix_vector(struct client *c, struct ofile *f, struct usock *u, uint64_t iov, uint64_t cnt, bool write)
 {
 	struct uio io = { .iov = iov, .cnt = cnt };
-	if (write)
-		return send_to(c, f, u, &io, 0, 0, 0, NULL);
-	struct urecv rv;
-	return recv_plain(c, f, u, &io, 0, &rv);
+	return plain_io(c, f, u, &io, write);
 }
 
 /* struct msghdr: name, namelen, iov, iovlen, control, controllen, flags. */
@@ -885,7 +878,7 @@ static int64_t getopt_un(struct client *c, struct usock *u, int level, int name,
 	struct { int32_t pid, uid, gid; } cred = { 0, -1, -1 };
 	int32_t on = u->listening;
 	const void *v = &cred;
-	uint32_t have, len = sizeof(cred);
+	uint32_t len = sizeof(cred);
 	if (level == SOL_SOCKET && name == SO_ACCEPTCONN) {
 		v = &on, len = 4;
 	} else if (level == SOL_SOCKET && name == SO_PEERCRED) {
@@ -896,14 +889,7 @@ static int64_t getopt_un(struct client *c, struct usock *u, int level, int name,
 	} else {
 		return VFS_NOT_MINE; /* socket.c's generic options */
 	}
-	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
-	if ((int32_t)have < 0)
-		return -E_INVAL;
-	len = have < len ? have : len;
-	if (ax_vcopy(EP_NONE, v, c->ep, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, c->ep, (void *)ulen, 4) < 0)
-		return -E_FAULT;
-	return 0;
+	return vfs_put_sized(c, v, len, uval, ulen, false);
 }
 
 uint32_t unix_poll(const struct usock *u)

@@ -55,6 +55,33 @@ void vfs_answer(endpoint_t to, int64_t r)
 	ax_reply(to, &m);
 }
 
+int64_t vfs_put_sized(struct client *c, const void *v, uint32_t len, uint64_t ubuf, uint64_t ulen, bool full)
+{
+	uint32_t have;
+	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
+		return -E_FAULT;
+	if ((int32_t)have < 0)
+		return -E_INVAL;
+	uint32_t n = have < len ? have : len, told = full ? len : n;
+	if (ax_vcopy(EP_NONE, v, c->ep, (void *)ubuf, n) < 0 || ax_vcopy(EP_NONE, &told, c->ep, (void *)ulen, 4) < 0)
+		return -E_FAULT;
+	return 0;
+}
+
+int64_t vfs_mo_make(uint64_t pages, uint64_t *va)
+{
+	int64_t h = ax_mo_create(pages, 0);
+	if (h < 0)
+		return -E_NOMEM;
+	int64_t v = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
+	if (v < 0) {
+		ax_mo_destroy(h);
+		return -E_NOMEM;
+	}
+	*va = (uint64_t)v;
+	return h;
+}
+
 struct vcall *vfs_cur_call;
 
 /* Serves v for process pid; VFS_BLOCK if it must wait. */

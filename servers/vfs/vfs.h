@@ -97,6 +97,13 @@ struct vcall {
  * VFS_BLOCK, or 0 when it must answer now (a zero timeout, or the time ran out). */
 int64_t vfs_wait(struct vcall *v, int64_t timeout_ns);
 
+/* A value and its length to the caller the Linux way (socket options, addresses): at most
+ * the length its buffer says (the int at ulen), the length written back as what was copied
+ * (full: the whole value's, as getsockname). 0, -EFAULT, -EINVAL. */
+int64_t vfs_put_sized(struct client *c, const void *v, uint32_t len, uint64_t ubuf, uint64_t ulen, bool full);
+/* A new memory object of pages, mapped read/write here: its handle (and *va), or -ENOMEM. */
+int64_t vfs_mo_make(uint64_t pages, uint64_t *va);
+
 /* Permissions (perm.c). May c (its file-system ids; real ones with `real`) do mask (4 read,
  * 2 write, 1 execute or search) on n: 0 or -EACCES. Root may read and write anything and
  * execute what has an x bit (and search any directory); c NULL is the system itself. */

@@ -19,6 +19,8 @@
                                 w[3] = number of supplementary groups (at most
                                 VFS_CREDS_GROUPS), w[4..6] = the groups, two to a word */
 #define VFS_CREDS_GROUPS 6
+#define VFS_COMM 0x7607      /* w[0] = process whose main thread set its name (prctl
+                                PR_SET_NAME): w[1..2] = the name, NUL-padded, 16 bytes */
 #define VFS_EXEC_OPEN 0x7604 /* w[0] = process (for its working directory), w[1] = endpoint
                                 whose memory holds the path, w[2] = its address: an executable
                                 regular file's bytes for execve. Answer: w[0] = size or -errno

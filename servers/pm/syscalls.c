@@ -4,6 +4,7 @@
  * name. docs/posix.md has the list. */
 #include "pm.h"
 #include "linux_syscalls.h"
+#include "vfs_proto.h"
 
 #define LX_GETPPID 110
 #define LX_UNAME 63
@@ -115,7 +116,7 @@ static int64_t capget(struct lxproc *p, uint64_t hdr, uint64_t data, bool set)
 	return ax_vcopy(EP_NONE, d, p->ep, (void *)data, n * 4) < 0 ? -LX_EFAULT : 0;
 }
 
-static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
+static int64_t prctl(struct lxproc *p, endpoint_t thread, uint64_t op, uint64_t arg)
 {
 	switch (op) {
 	case 15: { /* PR_SET_NAME */
@@ -124,6 +125,11 @@ static int64_t prctl(struct lxproc *p, uint64_t op, uint64_t arg)
 			return -LX_EFAULT;
 		name[15] = 0;
 		ksnprintf(p->name, sizeof(p->name), "%s", name);
+		if (thread == p->ep) { /* the main thread's name is the process's (/proc/PID/comm, vfs's) */
+			struct kmsg m = { .type = VFS_COMM, .w = { p->ep } };
+			memcpy(&m.w[1], name, sizeof(name));
+			lx_vfs_call(&m);
+		}
 		return 0;
 	}
 	case 16: { /* PR_GET_NAME */
@@ -239,7 +245,7 @@ int64_t lx_serve(struct lxcall *c)
 		p->sid = p->pgid = p->pid;
 		return p->pid;
 	case LX_PRCTL:
-		return prctl(p, a[0], a[1]);
+		return prctl(p, c->thread, a[0], a[1]);
 	case LX_TIMES:
 		return times(p, a[0]);
 	case LX_GETRUSAGE:

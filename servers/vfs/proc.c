@@ -138,3 +138,13 @@ void vfs_ring_clients(uint32_t add)
 		if (clients[i].used)
 			ax_wake_ring((endpoint_t)clients[i].pid, add); /* -EAGAIN: no library sleeps there */
 }
+
+int64_t vfs_set_comm(const struct kmsg *m)
+{
+	struct client *c = vfs_client(m->w[0], true);
+	if (!c)
+		return -E_NOMEM;
+	memcpy(c->comm, &m->w[1], sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+	return 0;
+}

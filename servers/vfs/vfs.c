@@ -241,6 +241,8 @@ static void pm_message(struct kmsg *m)
 		r = -E_PERM;
 	else if (m->type == VFS_CREDS)
 		r = vfs_set_creds(m);
+	else if (m->type == VFS_COMM)
+		r = vfs_set_comm(m);
 	else if (m->type == VFS_FORGET)
 		forget(m->w[0]), r = 0;
 	else if (m->type == VFS_FORK)

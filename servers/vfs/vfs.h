@@ -117,8 +117,9 @@ bool vfs_in_group(const struct client *c, uint32_t gid);
 int64_t vfs_permit_entry(const struct client *c, const struct rnode *dir, const struct rnode *n);
 /* A node c just made is c's (its file-system ids; the group of a set-group-ID directory). */
 void vfs_own(const struct client *c, struct rnode *n);
-/* VFS_CREDS from pm. */
+/* VFS_CREDS and VFS_COMM from pm. */
 int64_t vfs_set_creds(const struct kmsg *m);
+int64_t vfs_set_comm(const struct kmsg *m);
 
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */

@@ -1207,6 +1207,11 @@ static int mode_procfs(int argc, char **argv)
 	ssize_t n = read_file("/proc/self/cmdline", buf, sizeof(buf));
 	check("self_cmdline", n == (ssize_t)wl && !memcmp(buf, want, wl));
 	check("self_comm", read_file("/proc/self/comm", buf, sizeof(buf)) > 0 && !strcmp(buf, "lxproc\n"));
+	char pname[16] = "";
+	check("pr_set_name_comm", prctl(PR_SET_NAME, "renamed-proc", 0, 0, 0) == 0 &&
+					  prctl(PR_GET_NAME, pname, 0, 0, 0) == 0 && !strcmp(pname, "renamed-proc") &&
+					  read_file("/proc/self/comm", buf, sizeof(buf)) > 0 && !strcmp(buf, "renamed-proc\n"));
+	prctl(PR_SET_NAME, "lxproc", 0, 0, 0);
 	extern char **environ;
 	size_t el = 0;
 	static char envs[4096];

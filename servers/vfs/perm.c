@@ -22,6 +22,8 @@ int64_t vfs_permit(const struct client *c, const struct rnode *n, uint32_t mask,
 	uint32_t uid = c ? (real ? c->uid : c->fsuid) : 0, gid = c ? (real ? c->gid : c->fsgid) : 0;
 	if (uid == 0) /* root: an x bit somewhere is still needed to run a file */
 		return (mask & 1) && vfs_kind(n) != S_IFDIR_ && !(n->mode & 0111) ? -E_ACCES : 0;
+	if (n->ro && !(mask & 2))
+		return 0; /* /proc's generated nodes: each process reads its own (Linux makes them its) */
 	uint32_t bits;
 	if (uid == n->uid)
 		bits = n->mode >> 6;

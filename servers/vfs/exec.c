@@ -42,7 +42,7 @@ void exec_init(bool adopted)
 static int64_t image_of(struct rnode *n)
 {
 	if (n->backed)
-		exec_node_changed(n); /* stores through shared mappings tell us nothing: copy afresh */
+		return fmap_handle(n); /* the file's own object holds its bytes, always current */
 	struct image *im = &cache[0];
 	for (int i = 0; i < EXEC_CACHE; i++) {
 		if (cache[i].node == n) {

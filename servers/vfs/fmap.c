@@ -42,7 +42,8 @@ int64_t fmap_handle(struct rnode *n)
 	if (h < 0)
 		return h;
 	/* What was copied of the old bytes goes (the exec cache, file views): from now on
-	 * stores through mappings change the file without a write(2) telling us. */
+	 * stores through mappings change the file without a write(2) telling us, and execve and
+	 * private mappings copy from this object (exec.c image_of). */
 	exec_node_changed(n);
 	fview_node_changed(n);
 	if (n->size)

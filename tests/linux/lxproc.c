@@ -1849,6 +1849,10 @@ static int mode_mapshared(void)
 	if (pv != MAP_FAILED)
 		memcpy(pv + 400, "private", 7);
 	check("private_is_a_copy", priv_ok && pread(fd, b, 7, 400) == 7 && memcmp(b, "private", 7));
+	char *pv2 = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0); /* made after the stores: has them */
+	check("private_copy_is_current", pv2 != MAP_FAILED && !memcmp(pv2 + 300, "after-private", 13));
+	if (pv2 != MAP_FAILED)
+		munmap(pv2, 8192);
 	/* a forked child's stores through the inherited mapping */
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -190,7 +190,7 @@ def test_shared_file_mappings_and_msync():
     under a mapping, msync (and its EINVAL and ENOMEM), an unlinked file's pages living on."""
     out, results = run_lxproc("lxmapshared.conf", ["lxproc mapshared"])
     tail = out[-3000:]
-    assert len(results) == 13 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 14 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

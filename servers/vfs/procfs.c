@@ -2,7 +2,8 @@
  * counters) and axolotl/threads (every thread's CPU, state, runs and CPU time; all made
  * afresh at every open); /proc/self, which shows the process whose call is being served:
  * fd/N (links to its open files; only the open ones are there), exe (the file it last
- * executed), cwd, and the per-process files of procpid.c, as /proc/PID has them; cpuinfo
+ * executed), cwd, and the per-process files of procpid.c, as /proc/PID has them (exe and
+ * cwd too; fd/ only under self); cpuinfo
  * and sys/ (procsys.c). The nodes are made once, with a magic number; ramfs asks us
  * (ramfs_hooks) whether one is there and where the links lead. */
 #include "procfs.h"
@@ -38,7 +39,7 @@ static bool hidden(const struct rnode *n)
 
 static int follow(const struct rnode *link, struct rnode **direct, const char **target)
 {
-	struct client *c = vfs_current;
+	struct client *c = link->magic == PROC_FD ? vfs_current : procfs_client(link); /* exe, cwd: any PID's */
 	struct ofile *f;
 	if (!c)
 		return -E_NOENT;
@@ -78,6 +79,8 @@ static int64_t file_name(const struct rnode *n, char *buf, size_t size)
 int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size_t size)
 {
 	struct ofile *f;
+	if (n->magic != PROC_FD && !(c = procfs_client(n)))
+		return -E_NOENT;
 	switch (n->magic) {
 	case PROC_FD:
 		return (f = fd_file(n)) ? file_name(f->node, buf, size) : -E_NOENT;
@@ -167,8 +170,6 @@ int procfs_init(struct rnode *root)
 	r = r ? r : procfs_make(ax, "kstat", S_IFREG_ | 0444, PROC_KSTAT, &n);
 	r = r ? r : procfs_make(ax, "threads", S_IFREG_ | 0444, PROC_THREADS, &n);
 	r = r ? r : procfs_make(proc, "self", S_IFDIR_ | 0555, 0, &self);
-	r = r ? r : procfs_make(self, "exe", S_IFLNK_, PROC_EXE, &n);
-	r = r ? r : procfs_make(self, "cwd", S_IFLNK_, PROC_CWD, &n);
 	r = r ? r : procfs_make(self, "fd", S_IFDIR_ | 0500, 0, &fd);
 	r = r ? r : procfs_pid_files(self, SELF_SLOT);
 	r = r ? r : procfs_pid_dirs_init(proc);

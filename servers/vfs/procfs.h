@@ -15,6 +15,8 @@ int procfs_make(struct rnode *dir, const char *name, uint32_t mode, uint16_t mag
 bool procfs_pid_hidden(const struct rnode *n);
 int procfs_pid_file(const struct rnode *n, char *buf, size_t size);
 int procfs_pid_files(struct rnode *dir, uint32_t slot);
+/* The process a per-process node (a file, exe, cwd) is about, or NULL. */
+struct client *procfs_client(const struct rnode *n);
 int procfs_pid_dirs_init(struct rnode *proc);
 /* procsys.c */
 int procfs_cpuinfo(char *buf, size_t size);

@@ -34,7 +34,7 @@ void procfs_sync(void)
 }
 
 /* The process a per-process file is about: the caller's for /proc/self, else its slot's. */
-static struct client *file_client(const struct rnode *n)
+struct client *procfs_client(const struct rnode *n)
 {
 	if (n->dev == SELF_SLOT)
 		return vfs_current;
@@ -92,7 +92,7 @@ static char state_of(const struct client *c)
 /* The text of /proc/PID/{stat,status,cmdline,environ,comm} into buf: its length. */
 int procfs_pid_file(const struct rnode *n, char *buf, size_t size)
 {
-	struct client *c = file_client(n);
+	struct client *c = procfs_client(n);
 	if (!c)
 		return 0;
 	if (n->magic == PROC_PID_CMDLINE || n->magic == PROC_PID_ENVIRON)
@@ -126,9 +126,16 @@ int procfs_pid_files(struct rnode *dir, uint32_t slot)
 		{ "stat", PROC_PID_STAT }, { "status", PROC_PID_STATUS }, { "cmdline", PROC_PID_CMDLINE }, { "comm", PROC_PID_COMM },
 		{ "environ", PROC_PID_ENVIRON },
 	};
+	static const struct { const char *name; uint16_t magic; } links[] = { { "exe", PROC_EXE }, { "cwd", PROC_CWD } };
 	struct rnode *n;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		int r = procfs_make(dir, files[i].name, S_IFREG_ | 0444, files[i].magic, &n);
+		if (r)
+			return r;
+		n->dev = slot, n->ro = true;
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		int r = procfs_make(dir, links[i].name, S_IFLNK_, links[i].magic, &n);
 		if (r)
 			return r;
 		n->dev = slot, n->ro = true;

@@ -1240,6 +1240,15 @@ static int mode_procfs(int argc, char **argv)
 	n = read_file(path, buf, sizeof(buf));
 	check("child_cmdline_inherited", n == (ssize_t)wl && !memcmp(buf, want, wl));
 	check("proc_lists_both", listed_in_proc(me) && listed_in_proc(child));
+	char lk[256] = "", cw[256] = "";
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)child);
+	ssize_t ln = readlink(path, lk, sizeof(lk) - 1);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)child);
+	ssize_t cn = readlink(path, cw, sizeof(cw) - 1);
+	char mycwd[256] = "", myexe[256] = "";
+	ssize_t me_n = readlink("/proc/self/exe", myexe, sizeof(myexe) - 1); /* (a boot module has none) */
+	check("child_exe_and_cwd", ln == me_n && !strcmp(lk, myexe) && cn > 0 && getcwd(mycwd, sizeof(mycwd)) &&
+					   !strcmp(cw, mycwd));
 	check("child_ends", write(p[1], "x", 1) == 1 && child_status(child) == 0);
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
 	check("ended_child_gone", read_file(path, buf, sizeof(buf)) == -1 && errno == ENOENT && !listed_in_proc(child));

@@ -6,7 +6,7 @@
 # them all out.
 # Each output is a real file, remade only when its recipe changes: a second make does nothing.
 
-INITRD_PORTS ?= busybox memcached lighttpd iperf
+INITRD_PORTS ?= busybox memcached lighttpd iperf redis
 
 PORTS_OUT := $(B)/ports/out
 PORTS_COMMON := apps/ports/lib.sh apps/ports/run.sh apps/ports/check.sh
@@ -47,6 +47,15 @@ $(PORTS_OUT)/iperf/iperf: apps/ports/iperf/build.sh $(PORTS_COMMON) $(AXSOCK_GLI
 	@$(PORTS_CHECK) --any-status $@ 'iperf version 2\.' -v
 PORT_iperf_ARGS := --file /usr/bin/iperf=$(PORTS_OUT)/iperf/iperf
 PORT_iperf_DEPS := $(PORTS_OUT)/iperf/iperf
+
+# Redis: redis-server (with lib/sock) and redis-cli; not started at boot (tests start it).
+$(PORTS_OUT)/redis/redis-server $(PORTS_OUT)/redis/redis-cli &: apps/ports/redis/build.sh $(PORTS_COMMON) \
+		$(AXSOCK_MUSL) $(AXSOCK_SYMS)
+	@$(PORTS_RUN) redis
+	@$(PORTS_CHECK) $(PORTS_OUT)/redis/redis-server '^Redis server v=7\.' --version
+PORT_redis_ARGS := --file /usr/bin/redis-server=$(PORTS_OUT)/redis/redis-server \
+	--file /usr/bin/redis-cli=$(PORTS_OUT)/redis/redis-cli
+PORT_redis_DEPS := $(PORTS_OUT)/redis/redis-server $(PORTS_OUT)/redis/redis-cli
 
 # The selection is a prerequisite too (rewritten only when it changes), so that changing it
 # repacks the initrd.

@@ -108,7 +108,7 @@ int image_load(struct proc *p, const struct img_src *src, const struct elf_info 
 	int r = 0;
 	for (uint32_t i = 0; i < nruns && !r; i++)
 		r = load_run(p, src, ei, order, &runs[i]);
-	struct memobj *stack = r ? NULL : memobj_create(USER_STACK_PAGES, 0);
+	struct memobj *stack = r ? NULL : memobj_create(USER_STACK_PAGES, MO_LAZY); /* (demand.c) */
 	if (!r && !stack)
 		r = -KE_NOMEM;
 	if (!r)

@@ -5,7 +5,7 @@
 #include "proc/elf.h"
 
 #define USER_STACK_TOP 0x00007fff00000000ull
-#define USER_STACK_PAGES 32
+#define USER_STACK_PAGES 2048 /* 8 MiB, Linux's RLIMIT_STACK: made page by page as touched (MO_LAZY) */
 #define DYN_BASE 0x400000ull
 
 /* Where an image's bytes are: flat kernel memory (a boot module) or a memory object. */

@@ -4,6 +4,7 @@
 
 #define LX_ENOMEM 12
 #define RLIM_INFINITY (~0ull)
+#define LX_NR_OPEN 1024 /* descriptors a process may have: servers/vfs MAX_FDS */
 
 struct lx_utsname {
 	char sysname[65], nodename[65], release[65], version[65], machine[65], domainname[65];
@@ -81,8 +82,8 @@ void lx_limits_init(struct lxproc *p)
 		p->limits[i][0] = p->limits[i][1] = RLIM_INFINITY;
 	p->limits[3][0] = 8u << 20;   /* RLIMIT_STACK: 8 MiB soft */
 	p->limits[4][0] = 0;          /* RLIMIT_CORE: no core files */
-	p->limits[7][0] = 1024;       /* RLIMIT_NOFILE */
-	p->limits[7][1] = 4096;
+	p->limits[7][0] = 1024;       /* RLIMIT_NOFILE: what vfs's table holds (MAX_FDS) */
+	p->limits[7][1] = LX_NR_OPEN;
 }
 
 /* prlimit64 on ourselves (pid 0 or our pid): old values out, new ones in. */
@@ -96,8 +97,12 @@ int64_t lx_prlimit(struct lxproc *p, uint64_t pid, uint64_t res, uint64_t newp, 
 	if (newp) {
 		if (ax_vcopy(p->ep, (const void *)newp, EP_NONE, nv, sizeof(nv)) < 0)
 			return -LX_EFAULT;
-		if (nv[0] > nv[1] || nv[1] > p->limits[res][1])
-			return nv[0] > nv[1] ? -LX_EINVAL : -LX_EPERM; /* raising the hard limit needs privilege */
+		if (nv[0] > nv[1])
+			return -LX_EINVAL;
+		/* Raising a hard limit needs privilege, and no one goes past the descriptors vfs
+		 * can hold (Linux's fs.nr_open) */
+		if ((nv[1] > p->limits[res][1] && !lx_privileged(p)) || (res == 7 && nv[1] > LX_NR_OPEN))
+			return -LX_EPERM;
 	}
 	if (oldp && ax_vcopy(EP_NONE, p->limits[res], p->ep, (void *)oldp, 16) < 0)
 		return -LX_EFAULT;

@@ -22,6 +22,7 @@ One guest for the whole file (a module fixture), the tests in this order:
 """
 import hashlib
 import os
+import random
 import re
 from collections import Counter
 import socket
@@ -131,7 +132,7 @@ def boot_apps(conf, name, library=True, smp=2, extra_fwds=()):
     subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(WWW, ROOT)], check=True)
     write_conf("tcpapps.conf", conf)
     write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
-    ports = {g: free_port(socket.SOCK_STREAM) for g in (80, 11211, 5001, 7000)}
+    ports = {g: free_port(socket.SOCK_STREAM) for g in (80, 11211, 5001, 7000, 6379)}
     fwds = [("tcp", h, g) for g, h in ports.items()] + list(extra_fwds)
     # 1 GiB, as `make run` boots it: memcached's cache, and 128 connections of lighttpd hold
     # 128 socket buffers of 560 KiB each (their pages are all allocated up front)
@@ -735,6 +736,110 @@ def test_vfs_restart_keeps_unix_sockets_system_v_ipc_and_shared_mappings(apps):
     results = dict((name, status) for status, name in re.findall(r"^LXTEST (PASS|FAIL) (\w+)$", out, re.M))
     assert len(results) == 8 and set(results.values()) == {"PASS"}, (results, out[-2000:])
     assert "ipckeep: done, 0 failed" in out, out[-2000:]
+
+
+class Resp:
+    """A Redis client speaking RESP over one connection (for the redis test)."""
+
+    def __init__(self, port, timeout=60):
+        self.s = socket.create_connection((HOST, port), timeout=timeout)
+        self.f = self.s.makefile("rb")
+
+    def send(self, *args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        self.s.sendall(out)
+
+    def reply(self):
+        line = self.f.readline()
+        if not line:
+            raise ConnectionError("redis closed the connection")
+        kind, rest = line[:1], line[1:-2]
+        if kind == b"+":
+            return rest.decode()
+        if kind == b"-":
+            raise AssertionError("redis error: " + rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self.f.read(n + 2)[:-2]
+        if kind == b"*":
+            return [self.reply() for _ in range(int(rest))]
+        raise AssertionError("not RESP: %r" % line)
+
+    def call(self, *args):
+        self.send(*args)
+        return self.reply()
+
+    def close(self):
+        self.f.close()
+        self.s.close()
+
+
+def redis_up(port):
+    try:
+        r = Resp(port, timeout=10)
+        try:
+            return r.call("PING") == "PONG"
+        finally:
+            r.close()
+    except (OSError, AssertionError, ConnectionError):
+        return False
+
+
+def test_redis_serves_saves_from_a_forked_child_and_loads_its_dump(apps):
+    """Redis 7 from Debian's source (apps/ports/redis, linked with lib/sock), unmodified:
+    2000 keys of 1 KiB set in pipelines from the host and read back byte for byte, a
+    counter and a list; BGSAVE (a forked child writes the dump while the server serves on,
+    then renames it into place); SHUTDOWN without saving, a new redis-server that loads the
+    dump, and every key there again."""
+    start = ("cd /tmp && rm -f dump.rdb && (redis-server --port 6379 --bind 0.0.0.0 --protected-mode no "
+             "--dir /tmp --save '' --appendonly no > /tmp/redis.log 2>&1 &); echo started-redis")
+    shell(apps, start, r"^started-redis")
+    wait_until("redis", lambda: redis_up(apps.port[6379]), 120)
+    rng = random.Random(6379)
+    values = {("key:%d" % i).encode(): bytes(rng.getrandbits(8) for _ in range(1024)) for i in range(2000)}
+    r = Resp(apps.port[6379])
+    try:
+        items = list(values.items())
+        for at in range(0, len(items), 100):  # pipelines of 100
+            for k, v in items[at:at + 100]:
+                r.send("SET", k, v)
+            assert all(r.reply() == "OK" for _ in items[at:at + 100])
+        assert r.call("INCRBY", "counter", 42) == 42 and r.call("RPUSH", "list", "a", "b", "c") == 3
+        for at in range(0, len(items), 100):
+            keys = [k for k, _ in items[at:at + 100]]
+            assert r.call("MGET", *keys) == [values[k] for k in keys]
+        assert r.call("BGSAVE") == "Background saving started"
+        # the server answers while its child saves; then the save is reported done
+        wait_until("bgsave", lambda: b"rdb_bgsave_in_progress:0" in r.call("INFO", "persistence") and
+                   r.call("GET", "key:7") == values[b"key:7"], 120)
+        info = r.call("INFO", "persistence")
+        assert b"rdb_last_bgsave_status:ok" in info, info
+        r.send("SHUTDOWN", "NOSAVE")
+        with pytest.raises(ConnectionError):
+            r.reply()  # it ends without answering
+    finally:
+        r.close()
+    wait_until("redis gone", lambda: not redis_up(apps.port[6379]), 60)
+    shell(apps, start.replace("rm -f dump.rdb && ", ""), r"^started-redis")
+    wait_until("redis again", lambda: redis_up(apps.port[6379]), 120)
+    r = Resp(apps.port[6379])
+    try:
+        assert r.call("DBSIZE") == 2002
+        sample = [("key:%d" % i).encode() for i in range(0, 2000, 37)]
+        assert r.call("MGET", *sample) == [values[k] for k in sample]
+        assert r.call("GET", "counter") == b"42" and r.call("LRANGE", "list", 0, -1) == [b"a", b"b", b"c"]
+        r.send("SHUTDOWN", "NOSAVE")
+        with pytest.raises(ConnectionError):
+            r.reply()
+    finally:
+        r.close()
+    wait_until("redis gone", lambda: not redis_up(apps.port[6379]), 60)
+    shell(apps, "rm -f /tmp/dump.rdb; echo cleaned-redis", r"^cleaned-redis")
 
 
 def test_pm_killed_and_hung_keeps_every_process(apps):

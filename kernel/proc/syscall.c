@@ -9,6 +9,7 @@
 #include "proc/klock.h"
 #include "proc/vdso.h"
 #include "proc/proc.h"
+#include "proc/exec.h"
 #include "proc/legacy.h"
 #include "proc/root.h"
 #include "proc/text.h"
@@ -258,6 +259,21 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		if (!p)
 			return -KE_SRCH;
 		return f == 0 ? (int64_t)p->arg_start : f == 1 ? (int64_t)p->arg_end : f == 2 ? (int64_t)p->env_end : -KE_INVAL;
+	}
+	case KI_LX_MAP:
+	case KI_LX_MAP_PAGES: {
+		struct proc *p = proc_of(me, (endpoint_t)(arg & 0xffffffffu));
+		uint64_t i = arg >> 32;
+		if (!p || i >= p->nmaps)
+			return -KE_SRCH;
+		const struct mapping *m = &p->maps[i];
+		if (what == KI_LX_MAP_PAGES)
+			return (int64_t)m->npages;
+		uint64_t bits = (m->prot & PROT_R ? KIM_R : 0) | (m->prot & PROT_W ? KIM_W : 0) |
+				(m->prot & PROT_X ? KIM_X : 0) | (m->shared || m->sys ? KIM_SHARED : 0) |
+				(m->sys ? KIM_SYS : 0) | (m->va == USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE ? KIM_STACK : 0) |
+				(!m->mo ? KIM_DEVICE : 0);
+		return (int64_t)(m->va | bits);
 	}
 	case KI_PROC_CPU_US: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;

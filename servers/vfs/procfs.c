@@ -132,6 +132,7 @@ void procfs_refresh(struct rnode *n)
 	case PROC_PID_CMDLINE:
 	case PROC_PID_ENVIRON:
 	case PROC_PID_COMM:
+	case PROC_PID_MAPS:
 		len = procfs_pid_file(n, text, sizeof(text));
 		break;
 	default:

@@ -4,7 +4,7 @@
 #include "vfs.h"
 
 enum { PROC_MEMINFO = 1, PROC_MOUNTS, PROC_UPTIME, PROC_FD, PROC_EXE, PROC_CWD, PROC_STAT, PROC_KSTAT, PROC_THREADS,
-       PROC_CPUINFO, PROC_PIDDIR, PROC_PID_STAT, PROC_PID_STATUS, PROC_PID_CMDLINE, PROC_PID_COMM, PROC_PID_ENVIRON };
+       PROC_CPUINFO, PROC_PIDDIR, PROC_PID_STAT, PROC_PID_STATUS, PROC_PID_CMDLINE, PROC_PID_COMM, PROC_PID_ENVIRON, PROC_PID_MAPS };
 #define SELF_SLOT 0xffffffffu /* rnode.dev of /proc/self's per-process files: the caller */
 
 /* A node of /proc: a file (regular or link) or directory with a magic number. */

@@ -1,4 +1,5 @@
-/* /proc/PID and /proc/self's per-process files: stat, status, cmdline, environ, comm. A
+/* /proc/PID and /proc/self's per-process files: stat, status, cmdline, environ, comm, maps,
+ * and the exe and cwd links. A
  * directory per slot of vfs's process table, named by the Linux pid of the process in the
  * slot: procfs_sync renames them at each lookup under /proc and each listing of it; an
  * empty slot's is hidden and named "#slot", so no stale name shadows a live one. */
@@ -89,12 +90,55 @@ static char state_of(const struct client *c)
 	return st < 0 ? 'Z' : (st & 0xff) == 3 ? 'S' : 'R';
 }
 
-/* The text of /proc/PID/{stat,status,cmdline,environ,comm} into buf: its length. */
+/* /proc/PID/maps: the process's mappings as the kernel has them (KI_LX_MAP), lowest first,
+ * in Linux's format. The kernel knows no file names: the stack, the vDSO and vvar are
+ * named, the program's image (the mappings below the area where mappings without an address
+ * go) carries the name of the file it runs; other mappings have none. */
+#define MAPS_MAX 512
+#define MAP_AREA_BASE 0x100000000000ull /* kernel/proc/proc.c */
+static int maps_of(const struct client *c, char *buf, size_t size)
+{
+	static uint64_t va[MAPS_MAX], pages[MAPS_MAX];
+	int n = 0;
+	for (uint64_t i = 0; n < MAPS_MAX; i++) {
+		int64_t v = kcall2(KC_INFO, KI_LX_MAP, c->pid | i << 32);
+		int64_t np = v < 0 ? v : kcall2(KC_INFO, KI_LX_MAP_PAGES, c->pid | i << 32);
+		if (v < 0 || np < 0)
+			break;
+		int k = n++; /* insertion by address */
+		while (k > 0 && (va[k - 1] & ~0xfffull) > ((uint64_t)v & ~0xfffull)) {
+			va[k] = va[k - 1], pages[k] = pages[k - 1];
+			k--;
+		}
+		va[k] = (uint64_t)v, pages[k] = (uint64_t)np;
+	}
+	int len = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t bits = va[i] & 0xfff, start = va[i] & ~0xfffull, end = start + pages[i] * 4096;
+		const char *name = bits & KIM_STACK ? "[stack]"
+				   : bits & KIM_SYS ? (start == 0x7fff80000000ull ? "[vvar]" : "[vdso]")
+				   : start < MAP_AREA_BASE && c->exe ? c->exe : "";
+		char line[RAMFS_PATH_MAX + 96];
+		int k = ksnprintf(line, sizeof(line), "%08llx-%08llx %c%c%c%c 00000000 00:00 0%s%s\n",
+				  (unsigned long long)start, (unsigned long long)end, bits & KIM_R ? 'r' : '-',
+				  bits & KIM_W ? 'w' : '-', bits & KIM_X ? 'x' : '-', bits & KIM_SHARED ? 's' : 'p',
+				  name[0] ? "                          " : "", name);
+		if (k < 0 || (size_t)(len + k) >= size)
+			break; /* (the rest does not fit: the file ends at a whole line) */
+		memcpy(buf + len, line, (size_t)k);
+		len += k;
+	}
+	return len;
+}
+
+/* The text of /proc/PID/{stat,status,cmdline,environ,comm,maps} into buf: its length. */
 int procfs_pid_file(const struct rnode *n, char *buf, size_t size)
 {
 	struct client *c = procfs_client(n);
 	if (!c)
 		return 0;
+	if (n->magic == PROC_PID_MAPS)
+		return maps_of(c, buf, size);
 	if (n->magic == PROC_PID_CMDLINE || n->magic == PROC_PID_ENVIRON)
 		return strings_of(c, n->magic == PROC_PID_ENVIRON, buf, size);
 	char comm[16];
@@ -124,7 +168,7 @@ int procfs_pid_files(struct rnode *dir, uint32_t slot)
 {
 	static const struct { const char *name; uint16_t magic; } files[] = {
 		{ "stat", PROC_PID_STAT }, { "status", PROC_PID_STATUS }, { "cmdline", PROC_PID_CMDLINE }, { "comm", PROC_PID_COMM },
-		{ "environ", PROC_PID_ENVIRON },
+		{ "environ", PROC_PID_ENVIRON }, { "maps", PROC_PID_MAPS },
 	};
 	static const struct { const char *name; uint16_t magic; } links[] = { { "exe", PROC_EXE }, { "cwd", PROC_CWD } };
 	struct rnode *n;

@@ -1207,6 +1207,20 @@ static int mode_procfs(int argc, char **argv)
 	ssize_t n = read_file("/proc/self/cmdline", buf, sizeof(buf));
 	check("self_cmdline", n == (ssize_t)wl && !memcmp(buf, want, wl));
 	check("self_comm", read_file("/proc/self/comm", buf, sizeof(buf)) > 0 && !strcmp(buf, "lxproc\n"));
+	/* maps: the stack, the vDSO, a mapping of ours with its protection, gone after munmap */
+	char *mp = mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *ms = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	static char maps[16384];
+	char want_p[64], want_s[64];
+	snprintf(want_p, sizeof(want_p), "%08lx-%08lx r--p ", (unsigned long)mp, (unsigned long)(mp + 3 * 4096));
+	snprintf(want_s, sizeof(want_s), "%08lx-%08lx rw-s ", (unsigned long)ms, (unsigned long)(ms + 4096));
+	ssize_t ml = read_file("/proc/self/maps", maps, sizeof(maps));
+	check("self_maps", ml > 0 && strstr(maps, want_p) && strstr(maps, want_s) && strstr(maps, "rw-p 00000000 00:00 0") &&
+				   strstr(maps, "[stack]") && strstr(maps, "[vdso]"));
+	munmap(mp, 3 * 4096);
+	munmap(ms, 4096);
+	ml = read_file("/proc/self/maps", maps, sizeof(maps));
+	check("maps_after_munmap", ml > 0 && !strstr(maps, want_p) && !strstr(maps, want_s) && strstr(maps, "[stack]"));
 	char pname[16] = "";
 	check("pr_set_name_comm", prctl(PR_SET_NAME, "renamed-proc", 0, 0, 0) == 0 &&
 					  prctl(PR_GET_NAME, pname, 0, 0, 0) == 0 && !strcmp(pname, "renamed-proc") &&
@@ -1247,8 +1261,11 @@ static int mode_procfs(int argc, char **argv)
 	ssize_t cn = readlink(path, cw, sizeof(cw) - 1);
 	char mycwd[256] = "", myexe[256] = "";
 	ssize_t me_n = readlink("/proc/self/exe", myexe, sizeof(myexe) - 1); /* (a boot module has none) */
-	check("child_exe_and_cwd", ln == me_n && !strcmp(lk, myexe) && cn > 0 && getcwd(mycwd, sizeof(mycwd)) &&
-					   !strcmp(cw, mycwd));
+	static char cmaps[16384];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
+	check("child_exe_cwd_maps", ln == me_n && !strcmp(lk, myexe) && cn > 0 && getcwd(mycwd, sizeof(mycwd)) &&
+					    !strcmp(cw, mycwd) && read_file(path, cmaps, sizeof(cmaps)) > 0 &&
+					    strstr(cmaps, "[stack]"));
 	check("child_ends", write(p[1], "x", 1) == 1 && child_status(child) == 0);
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
 	check("ended_child_gone", read_file(path, buf, sizeof(buf)) == -1 && errno == ENOENT && !listed_in_proc(child));

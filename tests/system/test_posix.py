@@ -115,13 +115,14 @@ def test_futexes_shared_between_processes():
 def test_proc_pid_files():
     """/proc/self and /proc/PID (vfs procfs.c): stat (pid, comm, state, ppid; 52 fields),
     status, cmdline and environ read from the process's memory (the kernel's KI_LX_ARGS),
-    comm (and comm after prctl PR_SET_NAME); a
+    comm (and comm after prctl PR_SET_NAME), maps (the stack, the vDSO, our own private and
+    shared mappings with their protections, gone after munmap); a
     child's directory by its pid while it lives (state S while blocked, its parent's pid, the
     inherited command line, its exe and cwd links), both pids in the listing of /proc, the child's gone once it is
     reaped, and comm after an execve through a link (the link's name)."""
     out, results = run_lxproc("lxprocfs.conf", ["lxproc procfs"])
     tail = out[-3000:]
-    assert len(results) == 14 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 16 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

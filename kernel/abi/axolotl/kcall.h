@@ -187,6 +187,16 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KI_LX_PID 23        /* the Linux pid of the process of endpoint arg (KC_LX_PID), -KE_SRCH if none */
 #define KI_LX_ARGS 24       /* the process of endpoint (arg & 0xffffffff): where exec put its strings,
                               field arg >> 32: 0 argv's start, 1 argv's end, 2 envp's end */
+#define KI_LX_MAP 25         /* the process of endpoint (arg & 0xffffffff), its mapping number arg >> 32
+                              (in no order; -ESRCH past the last): its address | KIM_* bits */
+#define KI_LX_MAP_PAGES 26   /* the same mapping's length in pages */
+#define KIM_R 1
+#define KIM_W 2
+#define KIM_X 4
+#define KIM_SHARED 8  /* MAP_SHARED (or shared by the kernel: vDSO, vvar) */
+#define KIM_SYS 16    /* the kernel's own (vDSO, vvar) */
+#define KIM_STACK 32  /* the main thread's stack */
+#define KIM_DEVICE 64 /* device memory (a native driver's) */
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

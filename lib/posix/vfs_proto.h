@@ -26,7 +26,9 @@
                                 regular file's bytes for execve. Answer: w[0] = size or -errno
                                 (ENOENT, ENOTDIR, EACCES: no x bit or not a regular file, ELOOP,
                                 EFAULT, ENAMETOOLONG), w[1] = pm's handle to a read-only memory
-                                object holding the bytes (pm destroys the handle when done) */
+                                object holding the bytes (pm destroys the handle when done),
+                                w[2] = set-user-ID file: its owner | 1 << 32 (0: not), w[3] =
+                                set-group-ID file: its group | 1 << 32 */
 
 /* The Linux calls vfs serves (x86-64 numbers): read, write, open, close, stat, fstat,
  * lstat, lseek, ioctl, pread64, pwrite64, readv, writev, access, dup, dup2, fcntl,

@@ -2,7 +2,8 @@
  * ids, and up to PM_NGROUPS supplementary groups), their system calls with Linux's rules,
  * and vfs's copy: vfs checks file permissions against the file-system ids, so every change
  * is told to it (VFS_CREDS) before the call returns. A process started by pm runs as root;
- * fork copies the parent's; execve keeps them (set-user-ID files are not honoured). */
+ * fork copies the parent's; execve keeps them but for a set-user-ID or set-group-ID file's
+ * owner or group, which become the effective ones (not with PR_SET_NO_NEW_PRIVS). */
 #include "pm.h"
 #include "vfs_proto.h"
 
@@ -155,6 +156,23 @@ static int64_t set_fs(struct lxproc *p, uint32_t id, bool gid)
 		}
 	}
 	return old;
+}
+
+void lx_creds_exec(struct lxproc *p, const uint64_t setid[2])
+{
+	struct lxcreds *c = &p->creds;
+	uint32_t euid = c->euid, egid = c->egid;
+	if (!p->no_new_privs) {
+		if (setid[0] >> 32)
+			euid = (uint32_t)setid[0];
+		if (setid[1] >> 32)
+			egid = (uint32_t)setid[1];
+	}
+	/* Linux: the saved ids become the effective ones at every execve. */
+	if (euid == c->euid && egid == c->egid && c->suid == euid && c->sgid == egid)
+		return;
+	apply(p, ID_KEEP, euid, euid, false);
+	apply(p, ID_KEEP, egid, egid, true);
 }
 
 bool lx_may_signal(const struct lxproc *from, const struct lxproc *to)

@@ -144,7 +144,7 @@ static int64_t read_vector(endpoint_t who, uint64_t uvec, size_t *pos, uint32_t 
 }
 
 /* Asks vfs for an executable file's bytes: size, or -errno; *h = our handle. */
-static int64_t open_exec(struct lxproc *p, const char *path, int64_t *h)
+static int64_t open_exec(struct lxproc *p, const char *path, int64_t *h, uint64_t setid[2])
 {
 	struct kmsg m = { .type = VFS_EXEC_OPEN, .w = { p->ep, ax_self(), (uint64_t)path } };
 	int64_t r = lx_vfs_call(&m);
@@ -153,6 +153,7 @@ static int64_t open_exec(struct lxproc *p, const char *path, int64_t *h)
 	if (r < 0)
 		return -LX_EAGAIN;
 	*h = (int64_t)m.w[1];
+	setid[0] = (int64_t)m.w[0] >= 0 ? m.w[2] : 0, setid[1] = (int64_t)m.w[0] >= 0 ? m.w[3] : 0;
 	return (int64_t)m.w[0];
 }
 
@@ -212,7 +213,8 @@ int64_t lx_execve(struct lxcall *c, uint64_t upath, uint64_t uargv, uint64_t uen
 	size_t argv_end = pos;
 	if ((r = read_vector(p->ep, uenvp, &pos, &envc)))
 		return r;
-	int64_t h = 0, size = open_exec(p, path, &h);
+	uint64_t setid[2];
+	int64_t h = 0, size = open_exec(p, path, &h, setid);
 	if (size < 0)
 		return size;
 	/* The block: counts, the file to load, then argv (an interpreter's line first), envp. */
@@ -222,7 +224,7 @@ int64_t lx_execve(struct lxcall *c, uint64_t upath, uint64_t uargv, uint64_t uen
 	size_t at = 8;
 	if (shebang(h, line, sizeof(line), &interp, &iarg)) {
 		kcall1(KC_MO_DESTROY, (uint64_t)h);
-		if ((size = open_exec(p, interp, &h)) < 0)
+		if ((size = open_exec(p, interp, &h, setid)) < 0) /* (a script's own bits count for nothing, as Linux) */
 			return size;
 		file = interp;
 		at = put(at, interp);
@@ -260,6 +262,7 @@ int64_t lx_execve(struct lxcall *c, uint64_t upath, uint64_t uargv, uint64_t uen
 		return r == -LX_ENOEXEC ? r : r == -KE_NOMEM ? -LX_ENOMEM : r == -KE_INVAL ? -LX_E2BIG : r;
 	struct kmsg m = { .type = VFS_EXEC, .w = { p->ep } }; /* close-on-exec descriptors go */
 	lx_vfs_call(&m);
+	lx_creds_exec(p, setid);
 	lx_timers_drop(p); /* POSIX timers do not survive execve (alarms do) */
 	const char *base = file;
 	for (const char *q = file; *q; q++)

@@ -97,6 +97,9 @@ struct lxcall {
  * effective uid that is the target's real or saved one); whether p is root. */
 int64_t lx_creds_call(struct lxproc *p, uint32_t nr, const uint64_t *a, bool *served);
 void lx_creds_fork(struct lxproc *child, const struct lxproc *parent);
+/* After a successful execve: setid[0] (setid[1]) = the file's owner (group) | 1 << 32 when
+ * it is set-user-ID (set-group-ID), else 0. */
+void lx_creds_exec(struct lxproc *p, const uint64_t setid[2]);
 bool lx_may_signal(const struct lxproc *from, const struct lxproc *to);
 bool lx_privileged(const struct lxproc *p);
 

@@ -65,7 +65,7 @@ static int64_t image_of(struct rnode *n)
 	return h;
 }
 
-int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle)
+int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle, uint64_t setid[2])
 {
 	static char path[RAMFS_PATH_MAX];
 	struct rnode *n;
@@ -83,6 +83,8 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 	if (g < 0)
 		return -E_NOMEM;
 	*handle = g;
+	setid[0] = n->mode & 04000 ? n->uid | 1ull << 32 : 0; /* set-user-ID: its owner's */
+	setid[1] = n->mode & 02000 ? n->gid | 1ull << 32 : 0; /* set-group-ID: its group's */
 	if (c) /* the command's name, as Linux takes it: from the name given, not the link's target */
 		ksnprintf(c->comm_next, sizeof(c->comm_next), "%s", vfs_last_name(path));
 	if (c && vfs_node_path(n, path, sizeof(path)) > 0) { /* /proc/self/exe once exec is done */

@@ -237,6 +237,7 @@ static void pm_message(struct kmsg *m)
 {
 	endpoint_t from = m->source;
 	int64_t r = -E_NOSYS, handle = 0;
+	uint64_t setid[2] = { 0, 0 };
 	if (!from_pm(from))
 		r = -E_PERM;
 	else if (m->type == VFS_CREDS)
@@ -252,8 +253,8 @@ static void pm_message(struct kmsg *m)
 	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -E_NOMEM) == 0)
 		tty_session((int32_t)m->w[1]);
 	else if (m->type == VFS_EXEC_OPEN)
-		r = exec_open(vfs_current = vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle);
-	struct kmsg a = { .type = 0, .w = { (uint64_t)r, (uint64_t)handle } };
+		r = exec_open(vfs_current = vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle, setid);
+	struct kmsg a = { .type = 0, .w = { (uint64_t)r, (uint64_t)handle, setid[0], setid[1] } };
 	ax_reply(from, &a);
 }
 

@@ -186,7 +186,7 @@ int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uin
 
 /* execve's image (exec.c): VFS_EXEC_OPEN for pm (endpoint pm, path at upath in mem's
  * memory); the size or -errno, *handle pm's handle of a read-only memory object. */
-int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle);
+int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t pm, int64_t *handle, uint64_t setid[2]);
 void exec_init(bool adopted);
 /* n's bytes are about to change, or n is freed: its cached image goes. */
 void exec_node_changed(struct rnode *n);

@@ -1986,6 +1986,30 @@ static int mode_creds(void)
 		_exit(setfsuid(1000) == 0 && open(secret, O_RDONLY) == -1 && errno == EACCES && setfsuid(0) == 1000 &&
 		      open(secret, O_RDONLY) >= 0 ? 0 : 1);
 	check("fsuid", child_status(pid) == 0);
+	/* a set-user-ID program: run by uid 1000, it runs as root (not under no_new_privs) */
+	const char *suid = "/tmp/lxproc-suid";
+	int in = open("/proc/self/exe", O_RDONLY), outf = open(suid, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (in < 0)
+		in = open("/bin/lxproc", O_RDONLY);
+	static char cp[65536];
+	ssize_t k;
+	while (in >= 0 && outf >= 0 && (k = read(in, cp, sizeof(cp))) > 0)
+		if (write(outf, cp, (size_t)k) != k)
+			break;
+	close(in);
+	close(outf);
+	int suid_ok = chmod(suid, 04755) == 0;
+	for (int nnp = 0; nnp < 2; nnp++) {
+		pid = fork();
+		if (pid == 0) {
+			if (setuid(1000) != 0 || (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0))
+				_exit(9);
+			execl(suid, "lxproc", "suidcheck", (char *)NULL);
+			_exit(8);
+		}
+		suid_ok = suid_ok && child_status(pid) == (nnp ? 3 : 0);
+	}
+	check("setuid_program", suid_ok && unlink(suid) == 0);
 	struct stat ms;
 	check("root_chown_and_unlink", stat(mine, &ms) == 0 && ms.st_uid == 1000 && chown(mine, 0, 0) == 0 &&
 					       stat(mine, &ms) == 0 && ms.st_uid == 0 && unlink(mine) == 0 && unlink(secret) == 0 &&
@@ -2045,6 +2069,8 @@ int main(int argc, char **argv)
 		return mode_mapshared();
 	if (!strcmp(mode, "creds"))
 		return mode_creds();
+	if (!strcmp(mode, "suidcheck")) /* run set-user-ID root by uid 1000 (mode_creds) */
+		return getuid() == 1000 && geteuid() == 0 ? 0 : geteuid() == 1000 ? 3 : 1;
 	fprintf(stderr, "usage: lxproc threads|signals|fork|exec [N]|timers|locks|pipes|fifos|shfutex|procfs|reaper|unix|sysv|links|ipckeep|mapshared|creds\n");
 	return 2;
 }

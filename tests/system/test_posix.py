@@ -201,10 +201,11 @@ def test_users_and_permissions():
     owner/group/other bits; a new file is the user's; chmod and chown of another's file EPERM,
     /tmp's sticky bit keeps another user's file; kill of root's process EPERM; no search or
     write permission on root's directories; /proc/self/status shows the ids; the saved
-    set-user-ID lets seteuid(0) back; setfsuid; root's chown."""
+    set-user-ID lets seteuid(0) back; setfsuid; a set-user-ID program runs as its owner
+    (not under PR_SET_NO_NEW_PRIVS); root's chown."""
     out, results = run_lxproc("lxcreds.conf", ["lxproc creds"])
     tail = out[-3000:]
-    assert len(results) == 15 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 16 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

@@ -245,7 +245,7 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		memset(rec, 0, reclen);
 		uint64_t ino = n->ino, next = index + 1;
 		uint16_t rl = (uint16_t)reclen;
-		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : kind(n) == S_IFIFO_ ? 1 : kind(n) == 0140000 ? 12 : 8;
+		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : kind(n) == S_IFIFO_ ? 1 : kind(n) == 0140000 ? 12 : kind(n) == 0060000 ? 6 : 8;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &next, 8);
 		memcpy(rec + 16, &rl, 2);

@@ -51,6 +51,8 @@ static uint64_t rdev_of(const struct rnode *n)
 {
 	static const uint16_t numbers[] = { [DEV_CONSOLE] = 5 << 8 | 1, [DEV_NULL] = 1 << 8 | 3, [DEV_ZERO] = 1 << 8 | 5,
 					    [DEV_FULL] = 1 << 8 | 7, [DEV_RANDOM] = 1 << 8 | 8, [DEV_URANDOM] = 1 << 8 | 9 };
+	if (n->rdev)
+		return n->rdev; /* a node mknod made: the number it was given */
 	if (vfs_kind(n) != S_IFCHR_ || n->dev >= sizeof(numbers) / sizeof(numbers[0]))
 		return 0;
 	return numbers[n->dev];

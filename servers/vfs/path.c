@@ -133,7 +133,8 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 	bool named_fifo = vfs_kind(n) == S_IFIFO_ && n->name[0];
 	if (named_fifo && (r = fifo_prepare(n, flags)))
 		return r;
-	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv) || vfs_kind(n) == 0140000 /* S_IFSOCK */)
+	if (vfs_kind(n) == S_IFANON_ || (vfs_kind(n) == S_IFIFO_ && !n->priv) || vfs_kind(n) == 0140000 /* S_IFSOCK */ ||
+	    (vfs_kind(n) == S_IFCHR_ && !n->dev) || vfs_kind(n) == 0060000 /* S_IFBLK */)
 		return -E_NXIO; /* an eventfd or epoll through /proc/self/fd; a pipe both ends closed; a
 				 * unix socket's path (connect, not open) */
 	if ((flags & O_DIRECTORY) && vfs_kind(n) != S_IFDIR_)
@@ -162,8 +163,10 @@ static int64_t do_open(struct client *c, struct vcall *v, int64_t dirfd, uint64_
 	return r;
 }
 
-/* Makes the node upath names, which must not exist yet: type, and mode less the umask. */
-static int64_t create_at(struct client *c, int64_t dirfd, uint64_t upath, uint32_t type, uint64_t mode)
+/* Makes the node upath names, which must not exist yet: type, and mode less the umask;
+ * *made the node (may be NULL). */
+static int64_t create_node(struct client *c, int64_t dirfd, uint64_t upath, uint32_t type, uint64_t mode,
+			   struct rnode **made)
 {
 	struct rnode *n, *parent;
 	const char *last;
@@ -176,20 +179,52 @@ static int64_t create_at(struct client *c, int64_t dirfd, uint64_t upath, uint32
 	    (r = ramfs_create(parent, last, name_len(last), type | ((uint32_t)mode & 07777 & ~c->umask), &n)))
 		return r;
 	vfs_own(c, n);
+	if (made)
+		*made = n;
+	return 0;
+}
+
+static int64_t create_at(struct client *c, int64_t dirfd, uint64_t upath, uint32_t type, uint64_t mode)
+{
+	return create_node(c, dirfd, upath, type, mode, NULL);
+}
+
+/* The device of ours a Linux device number names (0: none, opened as ENXIO). */
+static uint32_t device_of(uint64_t rdev)
+{
+	uint32_t major = (uint32_t)(((rdev >> 8) & 0xfff) | ((rdev >> 32) & ~0xfffu));
+	uint32_t minor = (uint32_t)((rdev & 0xff) | ((rdev >> 12) & ~0xffu));
+	static const struct { uint32_t major, minor, dev; } known[] = {
+		{ 1, 3, DEV_NULL }, { 1, 5, DEV_ZERO }, { 1, 7, DEV_FULL }, { 1, 8, DEV_RANDOM },
+		{ 1, 9, DEV_URANDOM }, { 5, 0, DEV_CONSOLE }, { 5, 1, DEV_CONSOLE },
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (known[i].major == major && known[i].minor == minor)
+			return known[i].dev;
 	return 0;
 }
 
 /* mknod: a named pipe or a regular file; device nodes EPERM (the devices are vfs's own). */
-static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+/* mknod: a regular file, a named pipe, a socket's name (no socket bound to it: connect
+ * ECONNREFUSED) or, for root, a device node: one of vfs's devices when the number is one
+ * of theirs (1:3 null ... 5:1 console), else a node that opens as ENXIO (block devices too). */
+static int64_t make_node(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode, uint64_t rdev)
 {
 	uint32_t type = (uint32_t)mode & S_IFMT_;
 	if (!type)
 		type = S_IFREG_;
-	if (type == S_IFCHR_ || type == 0060000 /* S_IFBLK */ || type == 0140000 /* S_IFSOCK */)
-		return -E_PERM;
-	if (type != S_IFREG_ && type != S_IFIFO_)
+	bool device = type == S_IFCHR_ || type == 0060000 /* S_IFBLK */;
+	if (device && c->fsuid)
+		return -E_PERM; /* CAP_MKNOD */
+	if (type != S_IFREG_ && type != S_IFIFO_ && type != 0140000 /* S_IFSOCK */ && !device)
 		return -E_INVAL;
-	return create_at(c, dirfd, upath, type, mode);
+	struct rnode *n = NULL;
+	int64_t r = create_node(c, dirfd, upath, type, mode, &n);
+	if (!r && device) {
+		n->rdev = rdev;
+		n->dev = type == S_IFCHR_ ? device_of(rdev) : 0;
+	}
+	return r;
 }
 
 static int64_t make_dir(struct client *c, int64_t dirfd, uint64_t upath, uint64_t mode)
@@ -390,9 +425,9 @@ int64_t path_call(struct client *c, struct vcall *v)
 	case NR_OPENAT:
 		return do_open(c, v, (int64_t)a[0], a[1], a[2], a[3]);
 	case NR_MKNOD:
-		return make_node(c, AT_FDCWD, a[0], a[1]);
+		return make_node(c, AT_FDCWD, a[0], a[1], a[2]);
 	case NR_MKNODAT:
-		return make_node(c, (int64_t)a[0], a[1], a[2]);
+		return make_node(c, (int64_t)a[0], a[1], a[2], a[3]);
 	case NR_ACCESS:
 		return access_at(c, AT_FDCWD, a[0], a[1], 0);
 	case NR_FACCESSAT:

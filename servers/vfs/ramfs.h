@@ -38,7 +38,8 @@
 struct rnode {
 	char *name;
 	uint32_t mode;    /* S_IF* | permissions */
-	uint32_t dev;     /* character devices: which one (vfs.c) */
+	uint32_t dev;     /* character devices: which one (vfs.c); 0 for a node with no device */
+	uint64_t rdev;    /* a device node mknod made: the Linux device number it was given */
 	uint64_t ino;
 	struct rnode *parent, *child, *next; /* directory tree; next = sibling */
 	uint8_t *data;    /* a symbolic link: its target, NUL-terminated */

@@ -23,9 +23,11 @@ static uint64_t fd_number(const struct rnode *n)
 	return v;
 }
 
+/* The open file an fd/N node names: the caller's under /proc/self, its slot's under /proc/PID. */
 static struct ofile *fd_file(const struct rnode *n)
 {
-	return vfs_current ? vfs_file(vfs_current, fd_number(n)) : NULL;
+	struct client *c = procfs_client(n);
+	return c ? vfs_file(c, fd_number(n)) : NULL;
 }
 
 static bool hidden(const struct rnode *n)
@@ -39,7 +41,7 @@ static bool hidden(const struct rnode *n)
 
 static int follow(const struct rnode *link, struct rnode **direct, const char **target)
 {
-	struct client *c = link->magic == PROC_FD ? vfs_current : procfs_client(link); /* exe, cwd: any PID's */
+	struct client *c = procfs_client(link); /* self's: the caller; a PID's: that process */
 	struct ofile *f;
 	if (!c)
 		return -E_NOENT;
@@ -176,7 +178,8 @@ int procfs_init(struct rnode *root)
 	r = r ? r : procfs_pid_dirs_init(proc);
 	for (int i = MAX_FDS - 1; i >= 0 && !r; i--) { /* made last first: listed in order */
 		ksnprintf(name, sizeof(name), "%d", i);
-		r = procfs_make(fd, name, S_IFLNK_, PROC_FD, &n);
+		if (!(r = procfs_make(fd, name, S_IFLNK_, PROC_FD, &n)))
+			n->dev = SELF_SLOT;
 	}
 	if (r)
 		return r;

@@ -7,6 +7,42 @@
 #include "heap.h"
 
 static VFS_KEPT struct rnode *pid_dirs[MAX_CLIENTS];
+/* /proc/PID/fd: nodes 0 .. fd_made - 1 (up to the highest open descriptor; procfs_sync keeps
+ * them so, the closed ones are hidden as under /proc/self/fd) */
+static VFS_KEPT struct rnode *fd_dirs[MAX_CLIENTS];
+static VFS_KEPT int fd_made[MAX_CLIENTS];
+
+static void sync_fds(int slot)
+{
+	struct client *c = vfs_client_at(slot);
+	struct rnode *d = fd_dirs[slot], *n;
+	int want = 0;
+	for (int fd = MAX_FDS - 1; c && c->used && fd >= 0 && !want; fd--)
+		if (c->fd[fd])
+			want = fd + 1;
+	char name[12];
+	d->ro = false; /* (ours to change) */
+	while (fd_made[slot] < want) {
+		ksnprintf(name, sizeof(name), "%d", fd_made[slot]);
+		if (procfs_make(d, name, S_IFLNK_, PROC_FD, &n))
+			break; /* no memory: the rest waits for the next look */
+		n->dev = (uint32_t)slot, n->ro = true;
+		fd_made[slot]++;
+	}
+	while (fd_made[slot] > want) {
+		ksnprintf(name, sizeof(name), "%d", fd_made[slot] - 1);
+		struct rnode *last = NULL;
+		for (n = d->child; n && !last; n = n->next)
+			if (!strcmp(n->name, name))
+				last = n;
+		if (last) {
+			last->ro = false;
+			ramfs_remove(last);
+		}
+		fd_made[slot]--;
+	}
+	d->ro = true;
+}
 
 bool procfs_pid_hidden(const struct rnode *n)
 {
@@ -32,6 +68,9 @@ void procfs_sync(void)
 			d->name = nn;
 		}
 	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (fd_dirs[i])
+			sync_fds(i);
 }
 
 /* The process a per-process file is about: the caller's for /proc/self, else its slot's. */
@@ -197,8 +236,10 @@ int procfs_pid_dirs_init(struct rnode *proc)
 		if (r)
 			return r;
 		pid_dirs[i]->dev = (uint32_t)i;
-		if ((r = procfs_pid_files(pid_dirs[i], (uint32_t)i)))
+		if ((r = procfs_make(pid_dirs[i], "fd", S_IFDIR_ | 0500, 0, &fd_dirs[i])) ||
+		    (r = procfs_pid_files(pid_dirs[i], (uint32_t)i))) /* (which closes the directory: ro) */
 			return r;
+		fd_dirs[i]->ro = true;
 	}
 	return 0;
 }

@@ -1272,6 +1272,18 @@ static int mode_procfs(int argc, char **argv)
 	ssize_t cn = readlink(path, cw, sizeof(cw) - 1);
 	char mycwd[256] = "", myexe[256] = "";
 	ssize_t me_n = readlink("/proc/self/exe", myexe, sizeof(myexe) - 1); /* (a boot module has none) */
+	/* the child's descriptors: its copy of our pipe's read end, its own pipe made after the fork */
+	char fdl[64] = "";
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)child, p[0]);
+	ssize_t fl = readlink(path, fdl, sizeof(fdl) - 1);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)child);
+	int nfds = 0;
+	DIR *fdd = opendir(path);
+	for (struct dirent *de; fdd && (de = readdir(fdd));)
+		nfds += de->d_name[0] != '.';
+	if (fdd)
+		closedir(fdd);
+	check("child_fd_dir", fl > 6 && !strncmp(fdl, "pipe:[", 6) && nfds >= 4);
 	static char cmaps[16384];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
 	check("child_exe_cwd_maps", ln == me_n && !strcmp(lk, myexe) && cn > 0 && getcwd(mycwd, sizeof(mycwd)) &&

@@ -119,11 +119,11 @@ def test_proc_pid_files():
     comm (and comm after prctl PR_SET_NAME), maps (the stack, the vDSO, our own private and
     shared mappings with their protections, gone after munmap); a
     child's directory by its pid while it lives (state S while blocked, its parent's pid, the
-    inherited command line, its exe and cwd links), both pids in the listing of /proc, the child's gone once it is
+    inherited command line, its exe and cwd links, its fd/ directory and a pipe there), both pids in the listing of /proc, the child's gone once it is
     reaped, and comm after an execve through a link (the link's name)."""
     out, results = run_lxproc("lxprocfs.conf", ["lxproc procfs"])
     tail = out[-3000:]
-    assert len(results) == 16 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 17 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

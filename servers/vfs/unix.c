@@ -738,6 +738,38 @@ static int64_t recvmsg_call(struct client *c, struct ofile *f, struct usock *u, 
 	return r;
 }
 
+/* sendmmsg/recvmmsg: sendmsg/recvmsg over an array of struct mmsghdr (a msghdr and the
+ * length moved, 64 bytes each), stopping at the first that would wait or fails once some
+ * went (Linux); recvmmsg's MSG_WAITFORONE waits for the first only, its timeout is not used. */
+#define MSG_WAITFORONE 0x10000
+#define UIO_MAXIOV 1024
+static int64_t mmsg(struct client *c, struct ofile *f, struct usock *u, uint64_t vec, uint64_t vlen, uint64_t flags,
+		    bool send)
+{
+	if (vlen > UIO_MAXIOV)
+		vlen = UIO_MAXIOV;
+	uint64_t done = 0;
+	for (; done < vlen; done++) {
+		uint64_t at = vec + done * 64, fl = flags & ~(uint64_t)MSG_WAITFORONE;
+		if (done && (flags & MSG_WAITFORONE))
+			fl |= MSG_DONTWAIT;
+		int64_t r = send ? sendmsg_call(c, f, u, at, fl) : recvmsg_call(c, f, u, at, fl);
+		if (r == VFS_BLOCK || r < 0) {
+			if (!done)
+				return r;
+			break; /* (what went is answered; the error comes with the next call, as Linux) */
+		}
+		uint32_t n = (uint32_t)r;
+		if (ax_vcopy(EP_NONE, &n, c->ep, (void *)(at + 56), 4) < 0)
+			return done ? (int64_t)done : -E_FAULT;
+		if (!send && !r && u->type != SOCK_DGRAM) {
+			done++;
+			break; /* end of file */
+		}
+	}
+	return (int64_t)done;
+}
+
 /* ---- connections ---- */
 
 static int64_t connect_to(struct client *c, struct ofile *f, struct usock *u, uint64_t uaddr, uint64_t ulen)
@@ -960,7 +992,7 @@ int64_t unix_call(struct client *c, struct vcall *v, struct ofile *f, struct uso
 		return recvmsg_call(c, f, u, a[1], a[2]);
 	case NR_SENDMMSG:
 	case NR_RECVMMSG:
-		return -E_OPNOTSUPP;
+		return mmsg(c, f, u, a[1], a[2], a[3], v->nr == NR_SENDMMSG);
 	case NR_SHUTDOWN:
 		if (a[1] > 2)
 			return -E_INVAL;

@@ -1604,6 +1604,26 @@ static int mode_unix(void)
 	close(sv[0]);
 	close(sv[1]);
 	unlink("/tmp/lxproc-pass");
+	/* sendmmsg/recvmmsg: three datagrams out, three in, lengths told */
+	int mm[2];
+	struct mmsghdr out3[3], in3[3];
+	struct iovec oi[3], ii[3];
+	char ib[3][16];
+	const char *words[3] = { "one", "three", "fiftyfive" };
+	memset(out3, 0, sizeof(out3));
+	memset(in3, 0, sizeof(in3));
+	for (int i = 0; i < 3; i++) {
+		oi[i] = (struct iovec){ (void *)words[i], strlen(words[i]) };
+		out3[i].msg_hdr.msg_iov = &oi[i], out3[i].msg_hdr.msg_iovlen = 1;
+		ii[i] = (struct iovec){ ib[i], sizeof(ib[i]) };
+		in3[i].msg_hdr.msg_iov = &ii[i], in3[i].msg_hdr.msg_iovlen = 1;
+	}
+	check("mmsg", socketpair(AF_UNIX, SOCK_DGRAM, 0, mm) == 0 && sendmmsg(mm[0], out3, 3, 0) == 3 &&
+			      recvmmsg(mm[1], in3, 3, MSG_WAITFORONE, NULL) == 3 && in3[0].msg_len == 3 && in3[1].msg_len == 5 &&
+			      in3[2].msg_len == 9 && !memcmp(ib[2], "fiftyfive", 9) &&
+			      recvmmsg(mm[1], in3, 3, MSG_DONTWAIT, NULL) == -1 && errno == EAGAIN);
+	close(mm[0]);
+	close(mm[1]);
 	check("unknown_family_eafnosupport", socket(AF_APPLETALK, SOCK_DGRAM, 0) == -1 && errno == EAFNOSUPPORT);
 	return failures ? 1 : 0;
 }

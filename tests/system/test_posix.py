@@ -147,10 +147,10 @@ def test_unix_sockets():
     EAGAIN, connect; autobind; a seqpacket pair whose writev is one message; SCM_RIGHTS (the
     same open file arrives, MSG_CMSG_CLOEXEC, MSG_CTRUNC keeping what fits, EBADF, a file the
     child opened reaching the parent), SO_PASSCRED with the child's pid, SCM_CREDENTIALS
-    with another pid EPERM."""
+    with another pid EPERM; sendmmsg and recvmmsg (MSG_WAITFORONE)."""
     out, results = run_lxproc("lxunix.conf", ["lxproc unix"])
     tail = out[-3000:]
-    assert len(results) == 50 and set(results.values()) == {"PASS"}, (results, tail)
+    assert len(results) == 51 and set(results.values()) == {"PASS"}, (results, tail)
     assert re.search(r"^pm: lxproc \(pid \d+\) exited with status 0$", out, re.M), tail
 
 

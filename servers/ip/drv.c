@@ -214,7 +214,9 @@ static bool send_pool(struct ip_if *f, uint32_t id, const char *label, const cha
 	struct netdev_pool m = { .type = ND_POOL, .pool_id = id };
 	ax_strpad(m.label, sizeof(m.label), label);
 	ax_strpad(m.key, sizeof(m.key), key);
-	return spsc_push_part(&f->down, &m, sizeof(m)) == 0;
+	bool ok = spsc_push_part(&f->down, &m, sizeof(m)) == 0;
+	f->down_other |= ok;
+	return ok;
 }
 
 /* Every pool the driver may see in a TX or RX message: ours, then the transports'. */
@@ -354,11 +356,18 @@ static bool if_poll(struct ip_if *f)
 	}
 	if (f->ready && !f->pools_sent && (f->pools_sent = send_pools(f)))
 		work = true;
+	bool wake = f->down_other;
+	f->down_other = false;
 	if (f->ready && f->pools_sent) {
-		work |= post_rx(f);
-		work |= tx_flush(f);
+		/* Buffers alone wake the driver only when it runs low: with half its share or more
+		 * it takes them at its next run anyway (an interrupt or a frame to send), and the
+		 * run a wake costs is most of what a received batch costs (docs/benchmarks.md). */
+		bool low = f->rx_posted < RX_PER_IF / 2;
+		bool posted = post_rx(f), sent = tx_flush(f);
+		work |= posted || sent;
+		wake |= sent || (posted && low);
 	}
-	if (work && f->drv.ep)
+	if (wake && f->drv.ep)
 		chan_kick(&f->down, &f->plat);
 	return work;
 }

@@ -53,6 +53,7 @@ struct ip_if {
 	uint32_t link;
 	uint32_t rx_posted;       /* RX buffers the driver holds */
 	bool pools_sent;
+	bool down_other;  /* this poll pushed the driver something besides RX buffers and frames */
 	uint32_t refused_pool;     /* ND_POOL_ERR: a transport pool the driver cannot use */
 	uint32_t tx_gen;
 	struct tx_slot tx[TX_MAX];

@@ -8,23 +8,6 @@
 #include "sock_ax.h"
 
 
-#define SOL_SOCKET 1
-#define SO_REUSEADDR 2
-#define SO_TYPE 3
-#define SO_ERROR 4
-#define SO_BROADCAST 6
-#define SO_SNDBUF 7
-#define SO_RCVBUF 8
-#define SO_REUSEPORT 15
-#define SO_RCVTIMEO 20
-#define SO_SNDTIMEO 21
-#define SO_ACCEPTCONN 30
-#define SO_PROTOCOL 38
-#define SO_DOMAIN 39
-#define SO_KEEPALIVE 9
-#define SO_LINGER 13
-#define SOCK_DGRAM 2
-#define SOCK_STREAM 1
 #define IPPROTO_TCP 6
 #define IOV_MAX 1024
 #define DEFAULT_BUF 212992 /* Linux's default socket buffer size */

@@ -7,11 +7,6 @@
  * side of all this is lib/net/sock_proto.h; the common calls are in calls.c. */
 #include "syscall.h"
 
-#define SOCK_NONBLOCK 04000
-#define SOCK_CLOEXEC 02000000
-#define MSG_PEEK 2
-#define MSG_WAITALL 0x100
-#define MSG_TRUNC 0x20
 #define PIECE_MAX (64 * 1024)   /* bytes per TX piece (at most half the TX ring anyway) */
 #define SOMAXCONN 4096
 

@@ -24,22 +24,7 @@
 #define E_FAULT 14
 #define E_BUSY 16
 #define E_INVAL 22
-#define E_PIPE 32
 #define E_BADFD 77
-#define E_NOTSOCK 88
-#define E_DESTADDRREQ 89
-#define E_MSGSIZE 90
-#define E_NOPROTOOPT 92
-#define E_OPNOTSUPP 95
-#define E_AFNOSUPPORT 97
-#define E_ADDRINUSE 98
-#define E_NETDOWN 100
-#define E_ISCONN 106
-#define E_NOTCONN 107
-#define E_CONNRESET 104
-#define E_ALREADY 114
-#define E_INPROGRESS 115
-#define E_CONNABORTED 103
 
 #define AF_INET 2
 #define MAX_SOCKS 1024

@@ -22,34 +22,7 @@
 
 #define AF_INET 2
 #define AF_INET6 10
-#define SOCK_STREAM 1
-#define SOCK_DGRAM 2
-#define SOCK_NONBLOCK 04000
-#define SOCK_CLOEXEC 02000000
-#define SOL_SOCKET 1
-#define SO_TYPE 3
-#define SO_ERROR 4
-#define SO_REUSEADDR 2
-#define SO_REUSEPORT 15
-#define SO_ACCEPTCONN 30
-#define SO_PROTOCOL 38
-#define SO_DOMAIN 39
 
-#define E_NOTSOCK 88
-#define E_DESTADDRREQ 89
-#define E_PROTOTYPE 91
-#define E_NOPROTOOPT 92
-#define E_PROTONOSUPPORT 93
-#define E_SOCKTNOSUPPORT 94
-#define E_OPNOTSUPP 95
-#define E_AFNOSUPPORT 97
-#define E_ADDRINUSE 98
-#define E_ADDRNOTAVAIL 99
-#define E_NETUNREACH 101
-#define E_ISCONN 106
-#define E_NOTCONN 107
-#define E_CONNREFUSED 111
-#define E_PIPE 32
 
 #define MAX_OPTS 16
 #define MAX_SOCKS 1024

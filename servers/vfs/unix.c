@@ -17,29 +17,6 @@
 #include "lx_socket.h"
 #include "unix.h"
 
-#define SOCK_STREAM 1
-#define SOCK_DGRAM 2
-#define SOCK_SEQPACKET 5
-#define MSG_CTRUNC 8
-#define MSG_EOR 0x80
-#define MSG_WAITALL 0x100
-#define MSG_NOSIGNAL 0x4000
-#define MSG_CMSG_CLOEXEC 0x40000000
-#define SOL_SOCKET 1
-#define SO_PEERCRED 17
-#define SO_ACCEPTCONN 30
-#define E_PIPE 32
-#define E_NOTSOCK 88
-#define E_DESTADDRREQ 89
-#define E_MSGSIZE 90
-#define E_PROTOTYPE 91
-#define E_OPNOTSUPP 95
-#define E_ADDRINUSE 98
-#define E_CONNRESET 104
-#define E_ISCONN 106
-#define E_NOTCONN 107
-#define E_CONNREFUSED 111
-
 #define UN_PATH 108           /* sun_path */
 #define UN_ADDR (2 + UN_PATH) /* struct sockaddr_un */
 #define UN_ABUF (UN_ADDR + 1)  /* one read from the caller: a path of 108 bytes still ends in NUL */
@@ -50,7 +27,6 @@
 #define UN_CTL_MAX 20480      /* control bytes a sendmsg may carry (Linux's optmem_max) */
 #define SCM_RIGHTS 1
 #define SCM_CREDENTIALS 2
-#define SO_PASSCRED 16
 
 /* What travels beside a message's bytes (sendmsg's control data, recvmsg's). */
 struct uctl {
@@ -742,12 +718,11 @@ static int64_t recvmsg_call(struct client *c, struct ofile *f, struct usock *u, 
  * length moved, 64 bytes each), stopping at the first that would wait or fails once some
  * went (Linux); recvmmsg's MSG_WAITFORONE waits for the first only, its timeout is not used. */
 #define MSG_WAITFORONE 0x10000
-#define UIO_MAXIOV 1024
 static int64_t mmsg(struct client *c, struct ofile *f, struct usock *u, uint64_t vec, uint64_t vlen, uint64_t flags,
 		    bool send)
 {
-	if (vlen > UIO_MAXIOV)
-		vlen = UIO_MAXIOV;
+	if (vlen > UN_IOV_MAX)
+		vlen = UN_IOV_MAX;
 	uint64_t done = 0;
 	for (; done < vlen; done++) {
 		uint64_t at = vec + done * 64, fl = flags & ~(uint64_t)MSG_WAITFORONE;
@@ -848,7 +823,7 @@ static int64_t accept_on(struct client *c, struct ofile *f, struct usock *u, uin
 {
 	if (!u->listening)
 		return -E_INVAL;
-	if (flags & ~(uint64_t)(SOCK_NONBLOCK_ | SOCK_CLOEXEC_))
+	if (flags & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return -E_INVAL;
 	if (!u->nbacklog)
 		return (f->flags & O_NONBLOCK_) ? -E_AGAIN : VFS_BLOCK;
@@ -872,7 +847,7 @@ static int64_t accept_on(struct client *c, struct ofile *f, struct usock *u, uin
 int64_t unix_pair(struct client *c, uint64_t type, uint64_t usv)
 {
 	int base = (int)(type & 0xf);
-	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK_ | SOCK_CLOEXEC_))
+	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return -E_INVAL;
 	if (!unix_type_ok(base))
 		return -E_OPNOTSUPP;

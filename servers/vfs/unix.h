@@ -2,11 +2,10 @@
 #pragma once
 #include "vfs.h"
 #include "lxnr.h"
+#include "lx_socket.h"
 
 #define AF_UNIX_ 1
 #define S_IFSOCK_ 0140000
-#define SOCK_NONBLOCK_ 04000
-#define SOCK_CLOEXEC_ 02000000
 #define O_NONBLOCK_ O_NONBLOCK
 #define AT_FDCWD_ AT_FDCWD
 #define POLLRDHUP_ POLLRDHUP

@@ -78,3 +78,31 @@ static inline struct lx_itimerspec lx_deadline_spec(const struct lx_deadline *d,
 	return (struct lx_itimerspec){ { (int64_t)(d->every_ns / LX_NS_PER_S), (int64_t)(d->every_ns % LX_NS_PER_S) },
 				       { (int64_t)(left / LX_NS_PER_S), (int64_t)(left % LX_NS_PER_S) } };
 }
+
+/* Whether a clock id's absolute times are wall-clock times: CLOCK_REALTIME, CLOCK_REALTIME_ALARM. */
+static inline bool lx_clock_is_wall(int32_t clock) { return clock == 0 || clock == 8; }
+
+/* timer_gettime/timerfd_gettime: d at now as an itimerspec into ep's memory at va; 0 or
+ * -EFAULT. */
+static inline int64_t lx_deadline_put(const struct lx_deadline *d, uint64_t now, endpoint_t ep, uint64_t va)
+{
+	struct lx_itimerspec cur = lx_deadline_spec(d, now);
+	return ax_vcopy(EP_NONE, &cur, ep, (void *)va, sizeof(cur)) < 0 ? -14 /* EFAULT */ : 0;
+}
+
+/* timer_settime/timerfd_settime: the new setting from ep's memory at new_va (checked), the
+ * old one at now into old_va when given, then d armed as lx_deadline_set does. 0, -EFAULT
+ * or -EINVAL; on an error d is as it was. */
+static inline int64_t lx_deadline_settime(struct lx_deadline *d, endpoint_t ep, uint64_t new_va, uint64_t old_va,
+					  bool absolute, bool wall, uint64_t now)
+{
+	struct lx_itimerspec nv;
+	if (ax_vcopy(ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
+		return -14; /* EFAULT */
+	if (!lx_timespec_valid(&nv.value) || !lx_timespec_valid(&nv.interval))
+		return -22; /* EINVAL */
+	if (old_va && lx_deadline_put(d, now, ep, old_va))
+		return -14;
+	lx_deadline_set(d, lx_timespec_ns(&nv.value), lx_timespec_ns(&nv.interval), absolute, wall, now);
+	return 0;
+}

@@ -145,21 +145,13 @@ int64_t lx_timer_create(struct lxproc *p, uint64_t clock, uint64_t sev_va, uint6
 int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t new_va, uint64_t old_va)
 {
 	struct lxtimer *t = timer_of(p, id);
-	struct lx_itimerspec nv;
 	if (!t || (flags & ~(uint64_t)TIMER_ABSTIME))
 		return -LX_EINVAL;
-	if (ax_vcopy(p->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
-		return -LX_EFAULT;
-	if (!lx_timespec_valid(&nv.value) || !lx_timespec_valid(&nv.interval))
-		return -LX_EINVAL;
-	uint64_t now = ax_time_ns();
-	struct lx_itimerspec old = lx_deadline_spec(&t->when, now);
-	if (old_va && ax_vcopy(EP_NONE, &old, p->ep, (void *)old_va, sizeof(old)) < 0)
-		return -LX_EFAULT;
-	t->overrun = 0;
-	lx_deadline_set(&t->when, lx_timespec_ns(&nv.value), lx_timespec_ns(&nv.interval), flags & TIMER_ABSTIME,
-			t->clock == 0 || t->clock == 8 /* REALTIME(_ALARM) */, now);
-	return 0;
+	int64_t r = lx_deadline_settime(&t->when, p->ep, new_va, old_va, flags & TIMER_ABSTIME, lx_clock_is_wall(t->clock),
+					ax_time_ns());
+	if (!r)
+		t->overrun = 0;
+	return r;
 }
 
 int64_t lx_timer_gettime(struct lxproc *p, uint64_t id, uint64_t cur_va)
@@ -167,8 +159,7 @@ int64_t lx_timer_gettime(struct lxproc *p, uint64_t id, uint64_t cur_va)
 	struct lxtimer *t = timer_of(p, id);
 	if (!t)
 		return -LX_EINVAL;
-	struct lx_itimerspec cur = lx_deadline_spec(&t->when, ax_time_ns());
-	return ax_vcopy(EP_NONE, &cur, p->ep, (void *)cur_va, sizeof(cur)) < 0 ? -LX_EFAULT : 0;
+	return lx_deadline_put(&t->when, ax_time_ns(), p->ep, cur_va);
 }
 
 int64_t lx_timer_getoverrun(struct lxproc *p, uint64_t id)

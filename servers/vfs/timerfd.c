@@ -71,19 +71,13 @@ int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t 
 		return err;
 	if (flags & ~(uint64_t)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
 		return -E_INVAL;
-	struct lx_itimerspec nv;
-	if (ax_vcopy(c->ep, (const void *)new_va, EP_NONE, &nv, sizeof(nv)) < 0)
-		return -E_FAULT;
-	if (!lx_timespec_valid(&nv.interval) || !lx_timespec_valid(&nv.value))
-		return -E_INVAL;
 	uint64_t now = ax_time_ns();
-	advance(t, now);
-	struct lx_itimerspec old = lx_deadline_spec(&t->when, now);
-	if (old_va && ax_vcopy(EP_NONE, &old, c->ep, (void *)old_va, sizeof(old)) < 0)
-		return -E_FAULT;
+	advance(t, now); /* (the old setting as it stands now) */
+	int64_t r = lx_deadline_settime(&t->when, c->ep, new_va, old_va, flags & TFD_TIMER_ABSTIME,
+					lx_clock_is_wall(t->clock), now);
+	if (r)
+		return r;
 	t->ticks = 0;
-	lx_deadline_set(&t->when, lx_timespec_ns(&nv.value), lx_timespec_ns(&nv.interval), flags & TFD_TIMER_ABSTIME,
-			t->clock == 0 || t->clock == 8 /* REALTIME(_ALARM) */, now);
 	t->node->events++; /* (the held calls are tried again after this call) */
 	return 0;
 }
@@ -96,8 +90,7 @@ int64_t timerfd_gettime(struct client *c, uint64_t fd, uint64_t cur_va)
 		return err;
 	uint64_t now = ax_time_ns();
 	advance(t, now);
-	struct lx_itimerspec cur = lx_deadline_spec(&t->when, now);
-	return ax_vcopy(EP_NONE, &cur, c->ep, (void *)cur_va, sizeof(cur)) < 0 ? -E_FAULT : 0;
+	return lx_deadline_put(&t->when, now, c->ep, cur_va);
 }
 
 int64_t timerfd_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)

@@ -217,8 +217,8 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 	struct rnode *d = f->node;
 	if (kind(d) != S_IFDIR_)
 		return -E_NOTDIR;
-	if (d->ro)
-		procfs_sync(); /* listing /proc or below: its PID directories and fd/ as they are now */
+	if (d->ro) /* listing /proc or below: its PID directories (and an fd/ directory) as they are now */
+		procfs_sync(!d->magic && !strcmp(d->name, "fd"));
 	uint64_t used = 0, index = 0;
 	uint8_t rec[8 + 8 + 2 + 1 + RAMFS_NAME_MAX + 1 + 8];
 	struct rnode *child = d->child;

@@ -46,12 +46,21 @@ int64_t vfs_resolve_at(struct client *c, int64_t dirfd, const char *p, int flags
 	return dir ? ramfs_resolve(vfs_root, dir, p, flags, out, parent, last) : r;
 }
 
+/* Whether a path below /proc names an fd/ directory on its way ("N/fd", "N/fd/3"). */
+static bool reaches_fd(const char *p)
+{
+	for (; *p; p++)
+		if (p[0] == '/' && p[1] == 'f' && p[2] == 'd' && (!p[3] || p[3] == '/'))
+			return true;
+	return false;
+}
+
 int64_t vfs_lookup(struct client *c, int64_t dirfd, uint64_t upath, int flags, struct rnode **out,
 		   struct rnode **parent, const char **last, char *buf)
 {
 	int64_t r = vfs_get_path(c->ep, upath, buf);
 	if (!r && !strncmp(buf, "/proc/", 6))
-		procfs_sync(); /* /proc/PID names follow the processes */
+		procfs_sync(reaches_fd(buf + 6)); /* /proc/PID names follow the processes */
 	return r ? r : vfs_resolve_at(c, dirfd, buf, flags, out, parent, last);
 }
 

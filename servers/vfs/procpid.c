@@ -50,7 +50,7 @@ bool procfs_pid_hidden(const struct rnode *n)
 	return !c || !c->used || c->lxpid <= 0;
 }
 
-void procfs_sync(void)
+void procfs_sync(bool fds)
 {
 	char name[16];
 	for (int i = 0; i < MAX_CLIENTS; i++) {
@@ -68,7 +68,7 @@ void procfs_sync(void)
 			d->name = nn;
 		}
 	}
-	for (int i = 0; i < MAX_CLIENTS; i++)
+	for (int i = 0; fds && i < MAX_CLIENTS; i++)
 		if (fd_dirs[i])
 			sync_fds(i);
 }

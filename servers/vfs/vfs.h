@@ -157,8 +157,10 @@ struct client *vfs_client(uint64_t pid, bool make);
 /* The client in table slot i (used or not), and its Linux pid (asked once; 0 if none). */
 struct client *vfs_client_at(int i);
 int32_t vfs_client_lxpid(struct client *c);
-/* /proc/PID: the directories' names brought up to date with the processes (procfs.c). */
-void procfs_sync(void);
+/* /proc/PID: the directories' names brought up to date with the processes, and with fds
+ * their fd/ directories too (a scan of every descriptor table: only when a path or listing
+ * reaches an fd/ directory) (procpid.c). */
+void procfs_sync(bool fds);
 void vfs_forget(uint64_t pid);
 /* Rings every process's wake word (KC_WAKE) with add: a new vfs knows no armed epoll set. */
 void vfs_ring_clients(uint32_t add);

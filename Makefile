@@ -270,7 +270,7 @@ UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
-CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c
+CHAN_SRCS := lib/chan/spsc.c lib/chan/doorbell.c lib/chan/pool.c lib/chan/reqdb.c lib/chan/watch.c
 CHAN_HDRS := $(wildcard lib/chan/*.h)
 LIB_SRCS := $(CHAN_SRCS) lib/sysconf/sysconf.c servers/ds/store.c servers/vfs/ramfs.c servers/vfs/cpio.c servers/console/lineed.c \
 	servers/vfs/ldisc.c

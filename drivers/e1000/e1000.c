@@ -159,6 +159,7 @@ static int64_t attach(void)
 	e1k.rx_pool = 0;
 	e1k.attached = true;
 	e1k.ipwake.ep = e1k.up_mem.owner;
+	chan_watch_reset(&e1k.up_w);
 	e1k.ipwake.bits = NETDEV_WAKE_BIT;
 	loop.doorbell = (const volatile uint64_t *)(const void *)&e1k.down.sh->bell;
 	loop.sleeping = &e1k.down.sh->sleeping;
@@ -255,6 +256,15 @@ static enum verdict on_tx(const struct netdev_msg *m)
 		ctx.addr = ipcss | ipcso << 8 | ipcse << 16 | tucss << 32 | tucso << 40;
 		ctx.lower = TXD_CMD_DEXT | TXD_DTYP_C | TXD_CTX_IP;
 		csum = &ctx;
+	}
+	if (tx_space() < m->nseg + 1u && !e1k.link) {
+		/* Without a link the device sends nothing and frees no descriptor: the frame is
+		 * refused, so ip's channel keeps moving (a stalled one is a broken driver) */
+		struct netdev_msg d = { .type = ND_TX_DONE, .id = m->id, .arg = (uint32_t)(int32_t)-KE_AGAIN };
+		if (!up_push(&d))
+			return e1k.attached ? V_WAIT : V_DONE;
+		e1k.c.tx_failed++;
+		return V_DONE;
 	}
 	if (tx_space() < m->nseg + 1u)
 		return V_WAIT; /* the ring is full: the message waits in the channel */
@@ -426,12 +436,16 @@ static bool poll(struct ax_evloop *l)
 			attach();
 		return false;
 	}
+	if (e1k.deaf)
+		return false;
 	int work = rx_harvest() + tx_harvest() + serve_down();
 	rings_publish();
 	if (e1k.kick_ip && e1k.attached) {
 		e1k.kick_ip = false;
 		chan_kick(&e1k.up, &e1k.plat);
 	}
+	if (e1k.attached)
+		chan_ax_watch(&e1k.up_w, &e1k.up, &e1k.plat, "e1000.up"); /* (we look every 50 ms) */
 	(void)l;
 	return work > 0 || (irq_bound && !e1k.poll_mode && irq_rearm());
 }
@@ -514,7 +528,12 @@ static void inject(struct ax_evloop *l, const char *word)
 	(void)l;
 	if (!strcmp(word, "reset"))
 		reattach_later("reset injected");
-	else
+	else if (!strcmp(word, "deaf")) {
+		/* what code faults in poll did in the fault campaign: the loop and its heartbeat
+		 * run on, ip's channel and the device are no longer served */
+		e1k.deaf = true;
+		ax_printf("e1000: injected fault: ip's channel and the device are no longer served\n");
+	} else
 		ax_printf("e1000: no injectable fault named %s\n", word);
 }
 

@@ -78,6 +78,8 @@ struct e1k {
 	uint32_t ip_seen_len;
 	struct chan_import down_mem, up_mem;
 	struct spsc down, up;
+	struct chan_watch up_w; /* ip reads up (lib/chan/watch.h) */
+	bool deaf;              /* `service inject e1000 deaf`: nothing is served (tests) */
 	struct chan_axolotl_peer ipwake;
 	struct chan_platform plat;
 	bool kick_ip;

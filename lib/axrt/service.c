@@ -46,6 +46,18 @@ int64_t ax_svc_lookup(const char *name, endpoint_t *next)
 	return r == 0 ? (int64_t)(uint32_t)m.w[0] : r;
 }
 
+int64_t ax_svc_complain(endpoint_t peer, const char *what, uint64_t stalled_ms)
+{
+	struct kmsg m = { .type = RS_COMPLAIN };
+	m.w[0] = peer;
+	m.w[1] = stalled_ms;
+	ax_strpad(&m.w[2], RS_COMPLAIN_WHAT, what); /* (a name too long is left out: it is only said) */
+	int64_t r = ax_call(rs_ep(), &m);
+	if (r == 0)
+		r = (int64_t)m.w[6];
+	return r == 0 ? (int64_t)m.w[0] : r;
+}
+
 int64_t ax_svc_ready(void)
 {
 	struct kmsg m = { .type = RS_READY };

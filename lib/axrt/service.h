@@ -22,6 +22,9 @@ bool ax_svc_rs_arg(const char *a);
 /* Endpoint of the named service's running instance, or a negative error. *next (if given)
  * gets the endpoint of the instance a live update is bringing up, or 0. */
 int64_t ax_svc_lookup(const char *name, endpoint_t *next);
+/* Tell rs that our channel `what` to peer has stood still for stalled_ms with messages
+ * queued (lib/chan/watch.h): 1 if rs restarted peer, 0 if it took note, or an error. */
+int64_t ax_svc_complain(endpoint_t peer, const char *what, uint64_t stalled_ms);
 /* New instance of a live update: the state is taken over, commit. 0, or an error (then the
  * update was rolled back and the caller should exit). */
 int64_t ax_svc_ready(void);

@@ -3,6 +3,7 @@
  * and on a dedicated MWAIT core the doorbell store alone already has). */
 #include <axrt.h>
 #include "chan_axolotl.h"
+#include "service.h"
 
 static int chan_ax_wait(const volatile uint64_t *doorbell, uint64_t seen, void *ctx)
 {
@@ -23,4 +24,16 @@ void chan_axolotl_platform(struct chan_platform *p, struct chan_axolotl_peer *pe
 	p->wait = chan_ax_wait;
 	p->wake = chan_ax_wake;
 	p->ctx = peer;
+}
+
+bool chan_ax_watch(struct chan_watch *w, struct spsc *q, const struct chan_platform *p, const char *what)
+{
+	uint64_t stalled;
+	const struct chan_axolotl_peer *peer = p->ctx;
+	enum chan_watch_verdict v = chan_watch(w, q, ax_time_ns(), &stalled);
+	if (v == CW_RING)
+		p->wake(p->ctx); /* the sleeping flag aside: a lost wake-up would be ours */
+	else if (v == CW_STUCK && peer->ep)
+		ax_svc_complain(peer->ep, what, stalled / 1000000);
+	return v != CW_IDLE;
 }

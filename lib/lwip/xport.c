@@ -557,6 +557,7 @@ static void sys_attach(void)
 		xp.replayed_until = atomic_load_explicit(&xp.req.sh->head, memory_order_acquire);
 	xp.sys_adopted = false;
 	xp.sys_peer.ep = xp.req_imp.owner;
+	chan_watch_reset(&xp.ev_w);
 	struct sk_msg h = { .type = SK_HELLO, .arg = ax_svc.restarts };
 	spsc_push_part(&xp.evq, &h, sizeof(h));
 	xp.ev_pushed = true;
@@ -571,6 +572,7 @@ static void on_out_attach(struct chan_export *e, endpoint_t importer)
 {
 	(void)e;
 	xp.ip_peer.ep = importer;
+	chan_watch_reset(&xp.out_w);
 }
 
 static int64_t export_pool(void);
@@ -751,6 +753,20 @@ static bool poll(struct ax_evloop *l)
 	if (ms != SYS_TIMEOUTS_SLEEPTIME_INFINITE && (!wait || (uint64_t)ms * 1000000 < wait))
 		wait = ms ? (uint64_t)ms * 1000000 : 1000000;
 #endif
+	/* A peer that stops reading what we queued for it is alive and broken: rs hears of it
+	 * (lib/chan/watch.h); the watch needs a look now and then while messages wait. */
+	char what[16];
+	bool queued = false;
+	if (xp.ip_ok && xp.ip_peer.ep) {
+		ksnprintf(what, sizeof(what), "%s/out", xp.ops->name);
+		queued |= chan_ax_watch(&xp.out_w, &xp.out, &xp.ip_plat, what);
+	}
+	if (xp.sys_ok && xp.sys_peer.ep) {
+		ksnprintf(what, sizeof(what), "%s/ev", xp.ops->name);
+		queued |= chan_ax_watch(&xp.ev_w, &xp.evq, &xp.sys_plat, what);
+	}
+	if (queued && (!wait || wait > CHAN_WATCH_LOOK_NS))
+		wait = CHAN_WATCH_LOOK_NS;
 	l->wait_ns = wait;
 	return work;
 }

@@ -99,6 +99,7 @@ struct xport {
 	struct spsc out;
 	struct chan_axolotl_peer ip_peer;
 	struct chan_platform ip_plat;
+	struct chan_watch out_w;    /* ip reads T/out (lib/chan/watch.h) */
 	bool out_pushed;
 	int32_t rx_held;            /* IPX_RX the engine holds (XP_RX_HELD), not answered yet */
 	/* syscall: both channels imported */
@@ -108,6 +109,7 @@ struct xport {
 	uint32_t sys_owner;
 	struct chan_axolotl_peer sys_peer;
 	struct chan_platform sys_plat;
+	struct chan_watch ev_w;     /* syscall reads T/ev */
 	bool ev_pushed;              /* syscall must be woken for what we posted this turn */
 	uint64_t hello_at;          /* when SK_HELLO went to syscall */
 	bool awaiting_reattach;     /* restored sockets wait for syscall: hold ip's packets */

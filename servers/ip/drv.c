@@ -28,6 +28,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 {
 	struct ip_if *f = if_of_export(e);
 	f->drv.ep = importer;
+	chan_watch_reset(&f->down_w);
 }
 
 static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uint64_t bytes,
@@ -321,6 +322,11 @@ static bool if_poll(struct ip_if *f)
 		return false;
 	if (f->lease_pending)
 		lease_check(f);
+	if (f->drv.ep) {
+		char what[16];
+		ksnprintf(what, sizeof(what), "ip/%s.down", f->name);
+		chan_ax_watch(&f->down_w, &f->down, &f->plat, what);
+	}
 	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;

@@ -49,6 +49,7 @@ struct ip_if {
 	struct spsc down, up;
 	struct chan_axolotl_peer drv;
 	struct chan_platform plat;
+	struct chan_watch down_w; /* the driver reads down (lib/chan/watch.h) */
 	uint8_t mac[6];
 	uint32_t link;
 	uint32_t rx_posted;       /* RX buffers the driver holds */
@@ -80,6 +81,7 @@ struct ip_transport {
 	bool in_attached;
 	struct chan_axolotl_peer peer;
 	struct chan_platform plat;
+	struct chan_watch in_w;   /* T reads in (lib/chan/watch.h) */
 	struct chan_import out_mem, pool_mem;
 	struct spsc out;          /* T -> ip */
 	struct pool_view pool;

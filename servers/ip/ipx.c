@@ -105,6 +105,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 		return;
 	t->peer.ep = importer;
 	t->in_attached = true;
+	chan_watch_reset(&t->in_w);
 	struct ipx_msg m = { .type = IPX_HELLO, .arg = (int32_t)ax_svc.restarts };
 	send_t(t, &m);
 	for (int k = 0; k < ip.nifs; k++)
@@ -411,6 +412,11 @@ void ip_ipx_ds_changed(const char *label)
 static bool t_poll(struct ip_transport *t)
 {
 	bool work = flush_t(t);
+	if (t->in_attached && t->peer.ep) {
+		char what[16];
+		ksnprintf(what, sizeof(what), "ip/%s.in", t->name);
+		chan_ax_watch(&t->in_w, &t->in, &t->plat, what); /* (ip looks at least every 100 ms) */
+	}
 	if (!t->attached && ax_time_ns() >= t->retry_ns)
 		attach(t);
 	if (!t->attached)

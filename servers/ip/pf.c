@@ -26,6 +26,7 @@ static struct {
 	struct spsc req, ans;
 	struct chan_axolotl_peer peer;
 	struct chan_platform plat;
+	struct chan_watch req_w; /* pf reads req (lib/chan/watch.h) */
 	struct reqdb db;
 	struct reqdb_entry ent[PF_SLOTS];
 	struct pend pend[PF_SLOTS];
@@ -99,6 +100,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 		if (pf.peer.ep && pf.peer.ep != importer)
 			ax_printf("ip: pf restarted: resubmitting %u pending packets\n", n);
 		pf.peer.ep = importer;
+		chan_watch_reset(&pf.req_w);
 		ip.retry = true;
 	}
 }
@@ -260,6 +262,8 @@ bool ip_pf_poll(void)
 	if (!ip.pf_on)
 		return false;
 	bool work = false;
+	if (pf.peer.ep)
+		chan_ax_watch(&pf.req_w, &pf.req, &pf.plat, "ip/pf.req");
 	atomic_store_explicit(&pf.ans.sh->sleeping, 1, memory_order_relaxed);
 	for (int i = 0; i < 256; i++) {
 		struct pf_ans a;

@@ -18,6 +18,7 @@ static struct {
 	struct spsc req, ans;
 	struct chan_axolotl_peer ip;
 	struct chan_platform plat;
+	struct chan_watch ans_w;    /* ip reads ans (lib/chan/watch.h) */
 	bool attached;
 	uint64_t retry_at;          /* next import attempt while detached (ns) */
 	uint32_t imports, fails;
@@ -122,6 +123,7 @@ static bool attach(struct ax_evloop *l)
 	s.attached = true;
 	s.fails = 0;
 	s.ip.ep = s.ans_mem.owner;
+	chan_watch_reset(&s.ans_w);
 	pf_flows_attach();
 	ax_heartbeat();
 	l->doorbell = (const volatile uint64_t *)(const void *)&s.req.sh->bell;
@@ -190,6 +192,8 @@ static bool poll(struct ax_evloop *l)
 	}
 	if (pushed)
 		chan_kick(&s.ans, &s.plat);
+	if (chan_ax_watch(&s.ans_w, &s.ans, &s.plat, "pf/ans") && !l->wait_ns)
+		l->wait_ns = CHAN_WATCH_LOOK_NS; /* answers wait: look at ip's reading again */
 	return n > 0 && l->wait_ns == 0;
 }
 

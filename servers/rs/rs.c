@@ -284,6 +284,8 @@ static void running(struct svc *s, endpoint_t ep, const char *binary, bool repla
 	s->started_ns = ax_time_ns();
 	s->hb_seen = false;
 	s->cmds = 0;
+	s->said.peer = 0;
+	s->accused.first_ns = 0;
 	s->build_id = module_build_id(binary);
 	ax_strpad(s->binary_now, sizeof(s->binary_now), binary);
 	svc_heartbeat_reset(s);
@@ -416,7 +418,7 @@ static void report(const struct kmsg *m)
  * for, are not checked: they wait for rs on purpose.
  * Returns ns until the next check, 0 if none. */
 /* Is ep waiting for rs to answer (a live update it asked for)? Then its loop cannot turn. */
-static bool waiting_for_rs(endpoint_t ep)
+bool waiting_for_rs(endpoint_t ep)
 {
 	for (int i = 0; i < nsvc; i++)
 		if (svcs[i].up.phase != UP_NONE && svcs[i].up.requester == ep)

@@ -36,6 +36,10 @@ struct svc {
 	bool hb_seen;          /* it has beaten since it started */
 	/* Commands waiting for the service to fetch them (RS_CMD): a bit per RS_DO_*. */
 	uint32_t cmds;
+	/* Complaints about channels that stopped moving (rs_stall.c): the latest this service
+	 * made about a peer, and the ones made about this instance. */
+	struct { endpoint_t peer; uint64_t since_ns, last_ns; } said;
+	struct { uint64_t first_ns, last_ns, cpu_us; bool told; } accused;
 	char word[RS_WORD_LEN];
 	endpoint_t ds_for_cmd; /* RS_DO_DS: the new ds */
 	/* Live update in progress. */
@@ -76,6 +80,7 @@ struct svc *svc_by_ep(endpoint_t ep);
 uint32_t svc_state(const struct svc *s);
 
 /* rs.c */
+bool waiting_for_rs(endpoint_t ep); /* blocked in a call to rs that is not answered yet */
 /* Logs an event: a console line "rs: ..." and an entry in the event log (RS_LOG). */
 void rs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rs_log_read(struct kmsg *m); /* RS_LOG */
@@ -129,6 +134,9 @@ enum hang_verdict { HV_HUNG, HV_STARVED, HV_WAITING };
  * tcp formats an 8 MiB pool; 1 s periods must not kill it for that). */
 #define HANG_START_NS 10000000000ull
 uint64_t hang_cpu_us(endpoint_t ep);
+
+/* rs_stall.c: RS_COMPLAIN from c: 1 if the accused was restarted, 0 if noted, or -KE_*. */
+int64_t stall_complaint(struct svc *c, const struct kmsg *m);
 /* where gets what the thread was doing, for the log; end, the thread at the end of the
  * chain of calls it waits in (HV_STARVED, HV_WAITING; 0 if none). */
 enum hang_verdict hang_judge(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n,

@@ -344,6 +344,12 @@ void rsctl_message(struct kmsg *m)
 	case RS_READY:
 		r = ready(from);
 		break;
+	case RS_COMPLAIN:
+		r = caller ? stall_complaint(caller, m) : -KE_PERM;
+		memset(m->w, 0, sizeof(m->w));
+		if (r > 0)
+			m->w[0] = 1, r = 0;
+		break;
 	case RS_LOG:
 		rs_log_read(m);
 		ax_reply(from, m);

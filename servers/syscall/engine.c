@@ -22,6 +22,7 @@ static struct engine {
 	struct chan_export req_ex, ev_ex;
 	struct chan_axolotl_peer peer;
 	struct chan_platform plat;
+	struct chan_watch req_w;  /* the engine reads T.req (lib/chan/watch.h) */
 	endpoint_t ep;           /* the importer of T.req: the current instance, 0: none yet */
 	bool hello;              /* it said SK_HELLO: requests may flow */
 	bool kick;               /* something was pushed this turn: ring it */
@@ -32,6 +33,7 @@ static struct engine {
 	uint64_t export_at;      /* when to try publishing them again */
 } engines[ENGINES] = { [ENG_UDP] = { .name = "udp" }, [ENG_TCP] = { .name = "tcp" } };
 static uint64_t next_seq;
+bool engines_watched; /* requests wait in a channel: engine_poll should run again soon */
 
 static struct ereq {
 	bool used;
@@ -66,6 +68,7 @@ static void on_req_attach(struct chan_export *x, endpoint_t importer)
 		reqdb_abort_peer(&e->db, e->ep); /* each goes again after the hello (abort_req) */
 	e->ep = importer;
 	e->peer.ep = importer;
+	chan_watch_reset(&e->req_w);
 	e->hello = false;
 	forget_opens(e);
 }
@@ -417,6 +420,7 @@ static bool poll_engine(struct engine *e)
 
 bool engine_poll(void)
 {
+	engines_watched = false;
 	while (reqs_top > 0 && !reqs[reqs_top - 1].used)
 		reqs_top--;
 	bool any = push_requests();
@@ -428,6 +432,11 @@ bool engine_poll(void)
 			chan_kick(&e->req, &e->plat);
 		e->kick = false;
 		any |= poll_engine(e);
+		if (e->ep) {
+			char what[16];
+			ksnprintf(what, sizeof(what), "syscall/%s.req", e->name);
+			engines_watched |= chan_ax_watch(&e->req_w, &e->req, &e->plat, what);
+		}
 	}
 	return any;
 }

@@ -2,6 +2,7 @@
  * datagram sockets here (KC_LX_PASS); syscall answers the application itself, moving the
  * data through the socket's shared buffers and asking udp over channels for the rest. */
 #include "syscall.h"
+#include "watch.h"
 #include "netq_proto.h"
 #include "service.h"
 #include "chan_name.h"
@@ -98,6 +99,8 @@ static bool poll(struct ax_evloop *l)
 	missing |= vfsside_export_missing();
 	if (missing && (!l->wait_ns || l->wait_ns > 100000000))
 		l->wait_ns = 100000000;
+	if (engines_watched && (!l->wait_ns || l->wait_ns > CHAN_WATCH_LOOK_NS))
+		l->wait_ns = CHAN_WATCH_LOOK_NS; /* an engine's channel is watched (lib/chan/watch.h) */
 	if (vfs_waits)
 		l->wait_ns = 0; /* timers late by vfs's retry period at most */
 	if (work)

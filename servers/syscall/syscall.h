@@ -223,6 +223,7 @@ bool engine_ready(int eng);           /* the engine attached and said hello */
  * implicit bind, an option). Pushed when udp is ready; the answer goes to calls_answered. */
 void engine_request(struct sock *s, struct sk_msg *m, uint64_t serial);
 bool engine_poll(void);               /* pushes what waits, drains events; true if it did work */
+extern bool engines_watched;                 /* engine_poll saw requests waiting: it should run again soon */
 bool engine_export_missing(void);     /* publishes what ds refused before; true: still missing */
 bool vfsside_export_missing(void);    /* the same for syscall/vfs.ev */
 void engine_close(struct sock *s);

@@ -501,11 +501,14 @@ def ip_counters(apps):
 
 
 def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
-    """ip stops reading tcp/out while the guest streams to us (`service inject ip deaf`): tcp's
-    answers and segments for that ip pile up there. ip is killed; the new one drops them
-    unread up to tcp's hello that names it, and tcp frees the packets it gave the old ip when
-    it hears the new one: no packet is sent from memory tcp freed, none is answered (tcp
-    counts no stale TX_DONE), and the one connection carries every byte right."""
+    """ip stops reading tcp/out while the guest streams to us (`service inject ip deaf`): its
+    loop and heartbeat run on, so only tcp sees it, by its channel standing still with
+    messages queued; tcp tells rs, which restarts ip by itself (lib/chan/watch.h). tcp, which
+    stopped reading ip's channel because its own output stood still first, is not blamed.
+    The new ip drops what tcp queued for its predecessor, up to tcp's hello that names it,
+    and tcp frees the packets it gave the old ip when it hears the new one: no packet is sent
+    from memory tcp freed, none is answered (tcp counts no stale TX_DONE), and the one
+    connection carries every byte right."""
     n = 48 << 20
     before = apps.tcp_counters()
     stream = CheckedStream(apps, n, 23)
@@ -514,21 +517,40 @@ def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
     mark = apps.g.mark()
     apps.g.type("service inject ip deaf\r")
     apps.g.wait_for(r"^ip: injected fault: the transports' channels are no longer read", timeout=60, start=mark)
-    deadline = time.monotonic() + 120
-    while ip_counters(apps).get("tcp_out_queued", 0) == 0:
-        assert time.monotonic() < deadline, apps.out()[-3000:]
-        time.sleep(0.5)
-    mark = apps.g.mark()
-    apps.g.type("service kill ip\r")
+    apps.g.wait_for(r"^rs: ip stuck: tcp's channel tcp/out not read for \d+ ms", timeout=120, start=mark)
     m = apps.g.wait_for(r"^ip: tcp/out: (\d+) messages for the previous ip dropped", timeout=120, start=mark)
     assert int(m.group(1)) > 0, m.group(0)
     apps.g.wait_for(r"^tcp: \d+ packets in flight to the previous ip forgotten", timeout=60, start=mark)
     stream.check(600)
+    out = apps.out()[mark:]
+    assert not re.search(r"^rs: tcp stuck", out, re.M), out[-3000:]
+    assert not re.search(r"^rs: started tcp as", out, re.M), out[-3000:]
     after = apps.tcp_counters()
     assert after.get("stale_tx_done") == before.get("stale_tx_done"), (before, after)
     assert ip_counters(apps).get("tcp_stale_msg") == int(m.group(1))
-    note(f"ip deaf to tcp under a 48 MiB stream, then killed: the new ip dropped {m.group(1)} messages "
-         f"for its predecessor")
+    note(f"ip deaf to tcp under a 48 MiB stream: rs restarted it on tcp's word; the new ip dropped "
+         f"{m.group(1)} messages for its predecessor")
+
+
+def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
+    """e1000 alive but no longer serving ip's channel or the device (`service inject e1000
+    deaf`, what code faults in its poll loop did in the fault campaign, each needing a manual
+    restart): ip sees its down channel stand still with frames queued and tells rs, which
+    restarts e1000; the stream from the guest carries every byte right."""
+    n = 32 << 20
+    stream = CheckedStream(apps, n, 29)
+    stream.reach(n // 5)
+    assert stream.th.is_alive(), stream.result
+    mark = apps.g.mark()
+    apps.g.type("service inject e1000 deaf\r")
+    apps.g.wait_for(r"^e1000: injected fault: ip's channel and the device are no longer served", timeout=60,
+                    start=mark)
+    apps.g.wait_for(r"^rs: e1000 stuck: ip's channel ip/\S+\.down not read for \d+ ms", timeout=120, start=mark)
+    apps.g.wait_for(r"^rs: started e1000 as", timeout=120, start=mark)
+    stream.check(600)
+    out = apps.out()[mark:]
+    assert not re.search(r"^rs: (ip|tcp) stuck", out, re.M), out[-3000:]
+    note("e1000 deaf under a 32 MiB stream: restarted by rs on ip's word, every byte right")
 
 
 def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
@@ -1262,29 +1284,34 @@ def test_a_transport_that_stops_reading_leaves_ips_rx_pool_to_the_others():
     buffers, must not take the pool. ip holds at most a quarter of it for one transport and
     drops the rest (udp_rx_full); TCP segments still reach tcp and new connections are
     served (they once were not: the applications waited behind the spinning udp while the
-    other CPU slept); a restart of udp gives the buffers back and new connections work."""
+    other CPU slept). udp's heartbeat beats on, so only ip sees it: its channel stands still
+    with datagrams queued, ip tells rs, and rs restarts udp by itself (it once took a manual
+    restart); the restart gives the buffers back and new connections work."""
     udp_port = free_port(socket.SOCK_DGRAM)
     gen = boot_apps(sysconf_variants.default(), "udp-deaf", extra_fwds=[("udp", udp_port, 9999)])
     a = next(gen)
     try:
+        mark = a.g.mark()
         a.monitor("service inject udp deaf", r"udp: injected fault: ip's channel is no longer read")
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             for i in range(2000):
                 s.sendto(b"%06d" % i + b"x" * 58, (HOST, udp_port))
                 if i % 100 == 99:
                     time.sleep(0.05)  # slirp queues a bounded amount; let the guest take it
-        before = ip_counters(a)
         # new connections are served meanwhile: the deaf udp spins on its unread channel, and
         # the applications queued behind it on its CPU are taken by the other (steal)
         wait_until("tcphash while udp is deaf", lambda: tcp_tools.tcphash_small(HOST, a.port[7000], 1, timeout=10), 90)
-        wait_until("lighttpd while udp is deaf",
-                   lambda: tcp_tools.http_get(HOST, a.port[80], "/hello.txt", timeout=10)[0] == 200, 60)
-        after = ip_counters(a)
-        assert after.get("udp_rx_full", 0) > 1000, after
-        assert 0 < after["udp_rx"] <= 512 // 4 + 8, after  # (+ what came before the fault)
-        assert after["tcp_rx"] > before["tcp_rx"], (before, after)
-        # a restart of udp gives ip its buffers back; new connections work
-        a.monitor("service restart udp", r"^rs: started udp as", timeout=90)
+        a.g.wait_for(r"^rs: udp stuck: ip's channel ip/udp\.in not read for \d+ ms", timeout=120, start=mark)
+        a.g.wait_for(r"^rs: started udp as", timeout=120, start=mark)
+        a.g.wait_for(r"ip: attached to udp \(pool", timeout=120, start=mark)
+        after = {}
+        for _ in range(10):  # (a line of the restart's may cut into netstat's table: read it again)
+            after = ip_counters(a)
+            if "udp_rx_full" in after:
+                break
+        assert after.get("udp_rx_full", 0) > 0, after
+        out = a.out()[mark:]
+        assert not re.search(r"^rs: (ip|tcp) stuck", out, re.M), out[-3000:]
         wait_until("tcphash after udp's restart",
                    lambda: tcp_tools.tcphash_small(HOST, a.port[7000], 1, timeout=10), 60)
         wait_until("lighttpd after udp's restart",

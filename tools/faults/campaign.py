@@ -19,6 +19,7 @@ import os
 import random
 import re
 import shlex
+import struct
 import subprocess
 import sys
 import time
@@ -38,8 +39,50 @@ ACTIVE = []  # the run's loads, stopped whatever happens
 FAULT_LINE = (r"^rs: swifi (\w+) #(\d+) seed=(\d+) (\w+) at=(0x[0-9a-f]+) \(([\w.]*)\+(0x[0-9a-f]+|0)\): "
               r"((?:[0-9a-f]{2} )+)-> ((?:[0-9a-f]{2} )+)")
 EVENTS = [("crash", r"^rs: (\w+) crashed: (.*)$"), ("exit", r"^rs: (\w+) exited with status (-?\d+)"),
-          ("hung", r"^rs: (\w+) hung: (.*)$"), ("started", r"^rs: started (\w+) as (0x[0-9a-f]+)"),
+          ("hung", r"^rs: (\w+) hung: (.*)$"), ("stuck", r"^rs: (\w+) stuck: (.*)$"), ("started", r"^rs: started (\w+) as (0x[0-9a-f]+)"),
           ("down", r"^rs: (\w+) stays down \((.*)\)"), ("panic", r"^()(KERNEL PANIC.*)$")]
+
+
+def elf_code_at(path, name):
+    """(address of function `name`, a reader of the bytes at an address) from an ELF file."""
+    nm = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    addr = next((int(a, 16) for a, _, n in (ln.split(maxsplit=2) for ln in nm.splitlines() if ln.count(" ") >= 2)
+                 if n == name), None)
+    data = open(path, "rb").read()
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    loads = []
+    for i in range(phnum):
+        ptype, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if ptype == 1:
+            loads.append((vaddr, off, filesz))
+
+    def read(a, n):
+        for vaddr, off, filesz in loads:
+            if vaddr <= a and a + n <= vaddr + filesz:
+                return data[off + a - vaddr:off + a - vaddr + n]
+        return b""
+    return addr, read
+
+
+def replay_address(rec):
+    """Where run rec's fault goes in today's binary: its function plus offset, if the bytes
+    there are still the ones it changed (a rebuilt server moves its functions); else the
+    recorded address, when the binary is the same, or an error saying the code changed."""
+    old = bytes.fromhex(rec.get("old") or "")
+    binary = os.path.join(ROOT, "build", "user", rec["server"])
+    if rec.get("function") and rec.get("offset") is not None and old and os.path.exists(binary):
+        base, read = elf_code_at(binary, rec["function"])
+        if base is not None:
+            a = base + int(rec["offset"], 16)
+            if read(a, len(old)) == old:
+                return hex(a)
+        a = int(rec["address"], 16)
+        if read(a, len(old)) == old:
+            return rec["address"]
+        raise SystemExit(f"campaign: {rec['function']}+{rec['offset']} of {rec['server']} no longer holds "
+                         f"{rec['old']}: the code changed since run {rec['index']}")
+    return rec["address"]
 
 
 def log(msg):
@@ -271,6 +314,7 @@ def one_run(system, cfg, index, server, seed, word="random", at=None):
     t_restart = next((e["t"] for e in mine if e["kind"] == "started"), None)
     rec["rs_restarted"] = t_restart is not None
     rec["detection"] = ("hang" if any(e["kind"] == "hung" for e in mine) else
+                        "stuck" if any(e["kind"] == "stuck" for e in mine) else
                         "crash" if any(e["kind"] in ("crash", "exit") for e in mine) else "none")
     # verdict, in the thesis's order of importance
     if not fault:
@@ -379,6 +423,7 @@ def main():
         replay = next(r for r in runs if r["index"] == int(idx))
         if not (replay.get("type") and replay.get("address")):
             raise SystemExit(f"campaign: run {idx} has no fault to replay")
+        replay = dict(replay, address=replay_address(replay))
     out = args.out or os.path.join(ROOT, "build", "faults", "replay" if replay else "")
     os.makedirs(out, exist_ok=True)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)

@@ -9,7 +9,7 @@ import tempfile
 import zlib
 
 VERDICTS = ("transparent", "reachable", "broke-tcp", "manual", "reboot", "corrupt")
-DETECTIONS = ("crash", "hang", "none", "system")
+DETECTIONS = ("crash", "hang", "stuck", "none", "system")
 COLOURS = {"transparent": (46, 160, 67), "reachable": (140, 200, 80), "broke-tcp": (240, 200, 40),
            "manual": (240, 130, 30), "reboot": (200, 40, 40), "corrupt": (120, 0, 140)}
 

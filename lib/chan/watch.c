@@ -1,0 +1,33 @@
+/* The producer's watch on a consumer that stops reading (watch.h). */
+#include "watch.h"
+
+enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t now, uint64_t *stalled_ns)
+{
+	if (stalled_ns)
+		*stalled_ns = 0;
+	long n = q->sh && q->role == SPSC_PRODUCER ? spsc_count(q) : 0;
+	uint64_t tail = q->theirs; /* what spsc_count just read */
+	if (n <= 0 || tail != w->tail || !w->since_ns) {
+		/* Empty, the consumer moved, or the first look with messages: the clock starts
+		 * (again) at this look. */
+		w->tail = tail;
+		w->since_ns = n > 0 ? now : 0;
+		w->rang_ns = w->said_ns = 0;
+		return n > 0 ? CW_MOVING : CW_IDLE;
+	}
+	uint64_t stood = now > w->since_ns ? now - w->since_ns : 0;
+	if (stalled_ns)
+		*stalled_ns = stood;
+	if (stood >= CHAN_STALL_SAY_NS) {
+		if (!w->said_ns || now - w->said_ns >= CHAN_STALL_AGAIN_NS) {
+			w->said_ns = now;
+			return CW_STUCK;
+		}
+		return CW_MOVING;
+	}
+	if (stood >= CHAN_STALL_RING_NS && !w->rang_ns) {
+		w->rang_ns = now;
+		return CW_RING;
+	}
+	return CW_MOVING;
+}

@@ -60,8 +60,17 @@
 #define LX_GETCPU 309
 #define LX_SET_ROBUST_LIST 273
 #define LX_GET_ROBUST_LIST 274
+#define LX_READ 0
 #define LX_WRITE 1
+#define LX_PREAD64 17
 #define LX_PWRITE64 18
+#define LX_RECVFROM 45
+#define LX_READLINK 89
+#define LX_GETDENTS64 217
+#define LX_GETRANDOM 318
+#define LX_EIO 5
+#define LX_MSG_TRUNC 0x20
+#define LX_MAX_ERRNO 4095
 #define LX_WRITEV 20
 #define LX_SENDFILE 40
 #define LX_SENDTO 44
@@ -209,6 +218,37 @@ static int64_t server_died(struct thread *me, endpoint_t server, uint64_t nr)
 	return -LX_EINTR;
 }
 
+/* An answer no Linux call can give: more bytes than the caller asked for, or an error number
+ * past Linux's last. A server that gives one is broken (the fault campaign saw syscall answer
+ * from the wrong stack slot, and tcphash's write loop, told it wrote more than it asked,
+ * went on past its buffer and sent what lay there). The caller gets EIO instead; the first
+ * such answer per call number is logged. */
+static int64_t answer_checked(endpoint_t server, uint64_t nr, const uint64_t a[6], int64_t r)
+{
+	uint64_t most;
+	switch (nr) {
+	case LX_RECVFROM:
+		if (a[3] & LX_MSG_TRUNC)
+			return r; /* a datagram's real length, however long */
+		most = a[2];
+		break;
+	case LX_READ: case LX_WRITE: case LX_PREAD64: case LX_PWRITE64: case LX_SENDTO: case LX_READLINK:
+	case LX_GETDENTS64: most = a[2]; break;
+	case LX_SENDFILE: most = a[3]; break;
+	case LX_GETRANDOM: most = a[1]; break;
+	default: return r;
+	}
+	if (r >= -LX_MAX_ERRNO && (r <= 0 || (uint64_t)r <= most))
+		return r;
+	static uint8_t logged[KMSG_LINUX_MAX];
+	if (nr < KMSG_LINUX_MAX && !logged[nr]) {
+		logged[nr] = 1;
+		kprintf("linux: call %llu for at most %llu bytes answered %lld (by server %#x or one it passed the "
+			"call to): EIO instead\n", (unsigned long long)nr, (unsigned long long)most, (long long)r, server);
+	}
+	return -LX_EIO;
+}
+
 static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, const uint64_t a[6])
 {
 	struct kmsg m = { .type = KMSG_LINUX | (uint32_t)nr };
@@ -221,7 +261,7 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 	if (r == -KE_DEADSRCDST)
 		return server_died(me, server, nr);
 	if (r == 0)
-		r = (int64_t)me->ipc_msg.w[0];
+		r = answer_checked(server, nr, a, (int64_t)me->ipc_msg.w[0]);
 	if (r == -LX_EPIPE && raises_sigpipe(nr, a))
 		signal_post(me->proc, me, LX_SIGPIPE, me->proc->lx ? me->proc->lx->pid : 0, 0, 0);
 	if (r == -LX_ERESTARTSYS) {

@@ -86,9 +86,13 @@ static int64_t apply(struct svc *s, enum swifi_type t, const struct elf_fn *f, u
 	if (swifi_make(t, window + from, n - from, f->addr + from, &ctx, rng, &p))
 		return -KE_SRCH;
 	/* How the chosen instruction changes (which bit, which register) is drawn from the seed
-	 * and its address alone, so that `at=` replays it exactly. */
+	 * and its place alone (the function's name and the offset in it, not the address), so
+	 * that `at=` replays it exactly, also in a rebuilt binary where the function moved. */
+	uint64_t place = 0xcbf29ce484222325ull; /* FNV-1a of the name */
+	for (const char *c = f->name; *c; c++)
+		place = (place ^ (uint8_t)*c) * 0x100000001b3ull;
 	struct swifi_rng how;
-	swifi_seed(&how, seed ^ (p.addr * 0x9e3779b97f4a7c15ull));
+	swifi_seed(&how, seed ^ place ^ ((p.addr - f->addr) * 0x9e3779b97f4a7c15ull));
 	if (swifi_make(t, window + (p.addr - f->addr), p.len, p.addr, &ctx, &how, &p))
 		return -KE_SRCH;
 	int64_t r = ax_text(s->ep, KT_WRITE, p.addr, p.new_, p.len);

@@ -17,6 +17,22 @@ static bool from_vfs(endpoint_t ep)
 	return ep && ep == vfs_endpoint_again(); /* vfs may have been restarted */
 }
 
+/* `service inject syscall overcount`: answers to reads and writes claim 1 MiB more than they
+ * moved (what a fault in answer() did in the fault campaign; the kernel's check of answers,
+ * kernel/proc/linux.c, must turn them into EIO). */
+static bool overcount;
+
+static void inject(struct ax_evloop *l, const char *word)
+{
+	(void)l;
+	if (!strcmp(word, "overcount")) {
+		overcount = true;
+		ax_printf("syscall: injected fault: answers to reads and writes claim 1 MiB more\n");
+	} else {
+		ax_printf("syscall: no injectable fault named %s\n", word);
+	}
+}
+
 static void passed_call(struct kmsg *m)
 {
 	struct lcall c = { .thread = m->source, .pid = (uint32_t)m->w[6], .nr = m->type & 0x3ff };
@@ -45,7 +61,7 @@ static void passed_call(struct kmsg *m)
 	if (r == CALL_HELD)
 		calls_hold(&c);
 	else if (r != CALL_TAKEN && r != CALL_DONE)
-		answer(c.thread, r);
+		answer(c.thread, overcount && r > 0 && c.nr <= 1 ? r + (1 << 20) : r); /* (read 0, write 1) */
 }
 
 static void on_message(struct ax_evloop *l, struct kmsg *m)
@@ -125,6 +141,6 @@ int main(int argc, char **argv)
 	ax_printf("syscall: ready (syscall/udp.req, .ev, syscall/tcp.req, .ev, syscall/vfs.ev)\n");
 	/* restartable: the socket table survives in kept memory (keep.c) */
 	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .on_notify = on_notify,
-				.poll = poll, .restartable = true };
+				.poll = poll, .inject = inject, .restartable = true };
 	return (int)ax_evloop_run(&l);
 }

@@ -553,6 +553,27 @@ def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
     note("e1000 deaf under a 32 MiB stream: restarted by rs on ip's word, every byte right")
 
 
+def test_an_impossible_answer_becomes_eio_not_a_wrong_byte(apps):
+    """The fault campaign's one corruption (run 19): a pointer fault in syscall's answer()
+    replied from the wrong stack slot; tcphash, told its write() moved more than it asked,
+    went on past its buffer and sent what lay there: a wrong byte at the host. The kernel
+    now checks answers against the call (no read or write moves more than its count): with
+    syscall claiming 1 MiB more (`service inject syscall overcount`) tcphash's reads and
+    writes fail with EIO, the host sees the stream end early with no wrong byte, and after
+    a restart of syscall streams are whole again."""
+    mark = apps.g.mark()
+    apps.monitor("service inject syscall overcount", r"syscall: injected fault: answers to reads and writes claim")
+    ok, got, bad = tcp_tools.tcphash_recv(HOST, apps.port[7000], 4 << 20, seed=31, timeout=120)
+    assert not ok and bad is None and got < 4 << 20, (ok, got, bad)
+    # (tcphash reads its request a byte at a time: the first read is the first wrong answer)
+    apps.g.wait_for(r"linux: call [01] for at most \d+ bytes answered \d+ \(by server 0x[0-9a-f]+ or one it "
+                    r"passed the call to\): EIO instead", timeout=60, start=mark)
+    apps.monitor("service restart syscall", r"^rs: started syscall as", timeout=90)
+    wait_until("a whole stream after syscall's restart",
+               lambda: tcp_tools.tcphash_recv(HOST, apps.port[7000], 1 << 20, seed=32, timeout=60)[0], 90)
+    note(f"syscall claiming 1 MiB more per read and write: tcphash got EIO, {got} bytes came, all right")
+
+
 def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
     """A killed tcp comes back afresh (its kept state was not left at rest: half-changed
     state is never adopted, only a live update's), with its listeners from ds and what its

@@ -17,8 +17,14 @@
 struct held {
 	bool used;
 	bool answer;   /* waits for the engine's answer (bind, connect); else for data or space */
+	uint64_t tried_ns; /* when it was last served (calls_timer's sweep) */
 	struct lcall c;
 };
+/* A call held for data or space is served again when an event says its socket changed, and
+ * in any case after this long: a lost event (or a fault in calls_retry, as the fault
+ * campaign found: held calls never retried, every blocking accept stuck) costs a second,
+ * not the call. */
+#define HELD_SWEEP_NS 1000000000ull
 static struct held held[MAX_HELD];
 static int held_top; /* every held call is below it (hold raises it, calls_timer lowers it) */
 
@@ -38,7 +44,7 @@ static struct held *hold(struct lcall *c, bool for_answer)
 {
 	for (int i = 0; i < MAX_HELD; i++)
 		if (!held[i].used) {
-			held[i] = (struct held){ true, for_answer, *c };
+			held[i] = (struct held){ true, for_answer, ax_time_ns(), *c };
 			held[i].c.serial = next_serial++;
 			if (i >= held_top)
 				held_top = i + 1;
@@ -662,25 +668,35 @@ void calls_hold(struct lcall *c)
 		answer(c->thread, -E_AGAIN); /* too many blocked callers */
 }
 
+/* Serves held call h again; true if it is no longer held. */
+static bool serve_again(struct held *h)
+{
+	struct sock *s = sock_find(h->c.sock);
+	h->tried_ns = ax_time_ns();
+	int64_t r = s ? calls_serve(&h->c, s) : -E_BADF;
+	if (s)
+		ready_changed(s);
+	if (r == CALL_HELD)
+		return false;
+	h->used = false; /* CALL_TAKEN: it waits for an answer in a slot of its own now */
+	vfsside_poll(); /* readiness first, as in main.c */
+	if (r != CALL_TAKEN && r != CALL_DONE)
+		answer(h->c.thread, r);
+	return true;
+}
+
+bool calls_noretry; /* `service inject syscall noretry`: events no longer serve held calls */
+
 void calls_retry(uint32_t sock)
 {
+	if (calls_noretry)
+		return;
 	for (bool progress = true; progress;) {
 		progress = false;
 		for (int i = 0; i < held_top; i++) {
 			struct held *h = &held[i];
-			if (!h->used || h->answer || (sock && h->c.sock != sock))
-				continue;
-			struct sock *s = sock_find(h->c.sock);
-			int64_t r = s ? calls_serve(&h->c, s) : -E_BADF;
-			if (s)
-				ready_changed(s);
-			if (r == CALL_HELD)
-				continue;
-			h->used = false; /* CALL_TAKEN: it waits for an answer in a slot of its own now */
-			vfsside_poll(); /* readiness first, as in main.c */
-			if (r != CALL_TAKEN && r != CALL_DONE)
-				answer(h->c.thread, r);
-			progress = true;
+			if (h->used && !h->answer && (!sock || h->c.sock == sock))
+				progress |= serve_again(h);
 		}
 	}
 }
@@ -765,10 +781,16 @@ uint64_t calls_timer(void)
 		held_top--;
 	for (int i = 0; i < held_top; i++) {
 		struct held *h = &held[i];
-		if (!h->used || !h->c.deadline)
+		if (!h->used)
 			continue;
 		if (!now)
 			now = ax_time_ns();
+		if (!h->answer && now - h->tried_ns >= HELD_SWEEP_NS && serve_again(h))
+			continue; /* the sweep (HELD_SWEEP_NS) */
+		if (!h->answer)
+			next = h->tried_ns + HELD_SWEEP_NS < next ? h->tried_ns + HELD_SWEEP_NS : next;
+		if (!h->c.deadline)
+			continue;
 		if (h->c.deadline > now) {
 			next = h->c.deadline < next ? h->c.deadline : next;
 			continue;

@@ -28,6 +28,9 @@ static void inject(struct ax_evloop *l, const char *word)
 	if (!strcmp(word, "overcount")) {
 		overcount = true;
 		ax_printf("syscall: injected fault: answers to reads and writes claim 1 MiB more\n");
+	} else if (!strcmp(word, "noretry")) {
+		calls_noretry = true; /* what an off-by-one in calls_retry did in the fault campaign */
+		ax_printf("syscall: injected fault: held calls are no longer served on events\n");
 	} else {
 		ax_printf("syscall: no injectable fault named %s\n", word);
 	}

@@ -287,6 +287,7 @@ endpoint_t vfs_endpoint_again(void); /* looked up again (it may have restarted) 
 void calls_hold(struct lcall *c);
 struct held;
 void calls_retry(uint32_t sock);      /* data or space may be there now (0: every socket) */
+extern bool calls_noretry;            /* injected fault: calls_retry does nothing (tests the sweep) */
 void calls_answered(uint64_t serial, const struct sk_msg *a);
 void calls_cancel(endpoint_t thread);
 void calls_drop_sock(uint32_t sock);

@@ -574,6 +574,24 @@ def test_an_impossible_answer_becomes_eio_not_a_wrong_byte(apps):
     note(f"syscall claiming 1 MiB more per read and write: tcphash got EIO, {got} bytes came, all right")
 
 
+def test_held_calls_are_served_without_the_event_that_should_wake_them(apps):
+    """The fault campaign's run 98: an off-by-one in syscall's calls_retry left blocked calls
+    (accept, read, a write waiting for room) held for ever, though their sockets were ready;
+    new connections hung and rs saw nothing. syscall now serves a held call again after a
+    second whatever the events say. With events ignored (`service inject syscall noretry`)
+    tcphash's blocking accept, read and writes still complete and the stream is whole;
+    then syscall is restarted clean."""
+    apps.monitor("service inject syscall noretry", r"syscall: injected fault: held calls are no longer served on events")
+    t0 = time.monotonic()
+    ok, got, bad = tcp_tools.tcphash_recv(HOST, apps.port[7000], 256 << 10, seed=33, timeout=120)
+    took = time.monotonic() - t0
+    assert ok, (got, bad)
+    apps.monitor("service restart syscall", r"^rs: started syscall as", timeout=90)
+    wait_until("a whole stream after syscall's restart",
+               lambda: tcp_tools.tcphash_recv(HOST, apps.port[7000], 1 << 20, seed=34, timeout=60)[0], 90)
+    note(f"held calls never retried on events: a 256 KiB stream still whole, in {took:.1f} s (sweeps)")
+
+
 def test_tcp_restart_keeps_lighttpd_listening(apps, tmp_path):
     """A killed tcp comes back afresh (its kept state was not left at rest: half-changed
     state is never adopted, only a live update's), with its listeners from ds and what its

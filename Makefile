@@ -11,10 +11,14 @@ CMDLINE ?=
 B := build
 
 CC := gcc
+# The Linux ABI's numbers (errno, signals, system calls, flags: LX_ names), generated from the
+# host's headers by tools/gen-linux-abi.sh at every make, rewritten only when they change;
+# everything built here includes it from $(B)/gen.
+LX_ABI := $(B)/gen/lx_abi.h
 KCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector \
 	-fno-pic -fno-pie -mno-red-zone -mcmodel=kernel -mgeneral-regs-only \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
-	-fno-common -Ikernel -Ikernel/abi -MMD -MP
+	-fno-common -Ikernel -Ikernel/abi -I$(B)/gen -MMD -MP
 KASFLAGS := -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-warn-rwx-segments -Wl,--build-id=none -z max-page-size=4096 -z noexecstack -T kernel/linker.ld
 
@@ -32,8 +36,12 @@ deps:
 kernel: $(B)/axolotl.elf
 iso: $(B)/axolotl.iso
 
+$(LX_ABI): tools/gen-linux-abi.sh FORCE
+	@tools/gen-linux-abi.sh $@
+
 # Objects depend on the flags they were built with: changing KCFLAGS rebuilds everything.
-$(B)/kflags: FORCE
+# (Everything built depends on this file, so the ABI header is made before anything.)
+$(B)/kflags: FORCE | $(LX_ABI)
 	@mkdir -p $(B)
 	@echo '$(KCFLAGS) $(KASFLAGS) $(KLDFLAGS)' | cmp -s - $@ || echo '$(KCFLAGS) $(KASFLAGS) $(KLDFLAGS)' > $@
 
@@ -51,7 +59,7 @@ $(B)/kernel/%.S.o: kernel/%.S $(B)/kflags
 # segment, no relocations, the LINUX_2.6 symbols) before image.S embeds it in the kernel.
 VDSO_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -ffreestanding -fPIC -fno-stack-protector \
 	-fvisibility=hidden -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
-	-fcf-protection=none -Ikernel -Ikernel/abi -MMD -MP
+	-fcf-protection=none -Ikernel -Ikernel/abi -I$(B)/gen -MMD -MP
 VDSO_LDFLAGS := -shared -nostdlib -Wl,-T,kernel/vdso/vdso.lds -Wl,--version-script=kernel/vdso/vdso.map \
 	-Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both -Wl,-Bsymbolic -Wl,--no-undefined \
 	-Wl,--build-id=none -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack
@@ -85,7 +93,7 @@ $(B)/axolotl.elf: $(KOBJS) kernel/linker.ld tools/gen-ksyms.sh
 # state for the programs that use it.
 UCFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-stack-protector -fno-pic \
 	-fno-pie -mgeneral-regs-only -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
-	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/posix -Ilib/sysconf -Ikernel/abi -MMD -MP
+	-Ilib/axrt -Ilib/chan -Ilib/ds -Ilib/rs -Ilib/posix -Ilib/sysconf -Ikernel/abi -I$(B)/gen -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack -Wl,-T,lib/axrt/kept.ld
 URT_OBJS := $(B)/user/rt/crt0.o $(B)/user/rt/axrt.o $(B)/user/rt/evloop.o $(B)/user/rt/heartbeat.o \
@@ -266,7 +274,7 @@ debug: deps
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
 # channel test is built a second time with TSan (which cannot be combined with ASan).
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -Iservers/vfs -DVFS_HOST -pthread
+	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -I$(B)/gen -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -Iservers/vfs -DVFS_HOST -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c
@@ -281,11 +289,11 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*
 LIB_SRCS += $(UNIT_EXTRA_SRCS)
 LIB_HDRS += $(UNIT_EXTRA_HDRS)
 
-$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(LIB_SRCS) $(LIB_HDRS)
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h $(UNIT_KSRCS) $(LIB_SRCS) $(LIB_HDRS) $(LX_ABI)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(UNIT_EXTRA_CFLAGS) -o $@ $< $(UNIT_KSRCS) $(LIB_SRCS)
 
-$(B)/unit/test_chan_threads_tsan: tests/unit/test_chan_threads.c tests/unit/unit.h $(CHAN_SRCS) \
+$(B)/unit/test_chan_threads_tsan: tests/unit/test_chan_threads.c tests/unit/unit.h $(CHAN_SRCS) $(LX_ABI) \
 		$(CHAN_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_BASE_CFLAGS) -fsanitize=thread -DCHAN_TSAN -o $@ $< $(CHAN_SRCS)

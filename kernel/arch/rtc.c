@@ -1,8 +1,9 @@
-/* The CMOS real-time clock, read once at boot to give CLOCK_REALTIME its epoch (the wall
+/* The CMOS real-time clock, read once at boot to give LX_CLOCK_REALTIME its epoch (the wall
  * clock then runs on the TSC-based uptime). Registers per the MC146818: BCD or binary,
  * 12 or 24 hour, as status register B says; read twice until equal so an update in the
  * middle cannot tear the value. */
 #include "arch/rtc.h"
+#include "lx_abi.h"
 #include "arch/x86.h"
 #include "arch/time.h"
 

@@ -1,30 +1,18 @@
 /* Linux futexes, served by the kernel: wait, wake, their bitset variants, requeue,
  * compare-and-requeue and wake-op — what musl's and glibc's mutexes, condition variables,
- * thread joins (CLONE_CHILD_CLEARTID) and barriers use. A futex is named by a key: with
- * FUTEX_PRIVATE_FLAG, or in memory no other process shares, its process and user address;
+ * thread joins (LX_CLONE_CHILD_CLEARTID) and barriers use. A futex is named by a key: with
+ * LX_FUTEX_PRIVATE_FLAG, or in memory no other process shares, its process and user address;
  * without the flag in a shared mapping (MAP_SHARED, shared by fork), the memory object and
  * the offset in it, so processes sharing the memory share the futex (process-shared
  * mutexes, condition variables and semaphores), as Linux. Waiters are found among the
  * threads in a futex wait (a bitmap of slots) and woken oldest first. */
 #include "proc/futex.h"
+#include "lx_abi.h"
 #include "proc/ipc.h"
 #include "proc/lxtime.h"
 #include "proc/signal.h"
 #include "proc/wait.h"
 #include "mm/aspace.h"
-
-#define FUTEX_WAIT 0
-#define FUTEX_WAKE 1
-#define FUTEX_REQUEUE 3
-#define FUTEX_CMP_REQUEUE 4
-#define FUTEX_WAKE_OP 5
-#define FUTEX_WAIT_BITSET 9
-#define FUTEX_WAKE_BITSET 10
-#define FUTEX_PRIVATE_FLAG 128
-#define FUTEX_CLOCK_REALTIME 256
-#define LX_EAGAIN 11
-#define LX_EINTR 4
-#define LX_ENOSYS 38
 
 static uint64_t seq;
 /* Threads that blocked in a futex wait, by slot: a wake looks at these alone, not the whole
@@ -83,9 +71,9 @@ int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
 }
 
 /* A signal ended the wait. As Linux: a wait without a timeout is made again after a handler
- * with SA_RESTART (or when none ran), else EINTR; a timed one always ends with EINTR (Linux
+ * with LX_SA_RESTART (or when none ran), else EINTR; a timed one always ends with EINTR (Linux
  * restarts it only when no handler ran: a spurious EINTR is the futex's right). The library's
- * blocking reads rely on this (lib/sock: a read must not end with EINTR under SA_RESTART). */
+ * blocking reads rely on this (lib/sock: a read must not end with EINTR under LX_SA_RESTART). */
 static int64_t interrupted(struct thread *me, uint64_t utimeout)
 {
 	if (!utimeout)
@@ -137,7 +125,7 @@ static int64_t requeue(struct fkey k, uint64_t n, struct fkey k2, uint64_t n2)
 	return done;
 }
 
-/* FUTEX_WAKE_OP: *va2 = *va2 OP arg (old value kept), wake n on va, and n2 on va2 if
+/* LX_FUTEX_WAKE_OP: *va2 = *va2 OP arg (old value kept), wake n on va, and n2 on va2 if
  * old CMP cmparg. */
 static int64_t wake_op(struct fkey k, uint64_t va2, struct fkey k2, uint64_t n, uint64_t n2, uint32_t op)
 {
@@ -177,24 +165,24 @@ static int64_t wake_op(struct fkey k, uint64_t va2, struct fkey k2, uint64_t n, 
 int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint64_t utimeout, uint64_t va2,
 		 uint64_t val3)
 {
-	uint32_t cmd = op & ~(uint64_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
-	uint64_t clk = op & FUTEX_CLOCK_REALTIME ? 0 : 1; /* CLOCK_REALTIME : CLOCK_MONOTONIC */
+	uint32_t cmd = op & ~(uint64_t)(LX_FUTEX_PRIVATE_FLAG | LX_FUTEX_CLOCK_REALTIME);
+	uint64_t clk = op & LX_FUTEX_CLOCK_REALTIME ? 0 : 1; /* LX_CLOCK_REALTIME : LX_CLOCK_MONOTONIC */
 	if ((va & 3) || va >= USER_TOP)
 		return -KE_INVAL;
 	struct proc *p = me->proc;
-	bool shared = !(op & FUTEX_PRIVATE_FLAG);
+	bool shared = !(op & LX_FUTEX_PRIVATE_FLAG);
 	struct fkey k = key_of(p, va, shared);
 	uint64_t n2 = utimeout; /* the requeue calls pass a count where the timeout goes */
 	switch (cmd) {
-	case FUTEX_WAIT:
+	case LX_FUTEX_WAIT:
 		return futex_wait(me, va, k, (uint32_t)val, utimeout, false, 1, ~0u);
-	case FUTEX_WAIT_BITSET:
+	case LX_FUTEX_WAIT_BITSET:
 		return futex_wait(me, va, k, (uint32_t)val, utimeout, true, clk, (uint32_t)val3);
-	case FUTEX_WAKE:
+	case LX_FUTEX_WAKE:
 		return wake_key(k, (uint32_t)val, ~0u);
-	case FUTEX_WAKE_BITSET:
+	case LX_FUTEX_WAKE_BITSET:
 		return val3 ? wake_key(k, (uint32_t)val, (uint32_t)val3) : -KE_INVAL;
-	case FUTEX_CMP_REQUEUE: {
+	case LX_FUTEX_CMP_REQUEUE: {
 		uint32_t cur;
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
@@ -204,11 +192,11 @@ int64_t lx_futex(struct thread *me, uint64_t va, uint64_t op, uint64_t val, uint
 			return -LX_EAGAIN;
 		return requeue(k, (uint32_t)val, key_of(p, va2, shared), (uint32_t)n2);
 	}
-	case FUTEX_REQUEUE:
+	case LX_FUTEX_REQUEUE:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
 		return requeue(k, (uint32_t)val, key_of(p, va2, shared), (uint32_t)n2);
-	case FUTEX_WAKE_OP:
+	case LX_FUTEX_WAKE_OP:
 		if ((va2 & 3) || va2 >= USER_TOP)
 			return -KE_INVAL;
 		return wake_op(k, va2, key_of(p, va2, shared), (uint32_t)val, (uint32_t)n2, (uint32_t)val3);

@@ -5,6 +5,7 @@
  * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "proc/linux.h"
+#include "lx_abi.h"
 #include "proc/ipc.h"
 #include "proc/futex.h"
 #include "proc/lxmem.h"
@@ -20,85 +21,19 @@
 #include "core/config.h"
 #include "smp/percpu.h"
 
-#define LX_MMAP 9
-#define LX_MPROTECT 10
-#define LX_MUNMAP 11
-#define LX_BRK 12
-#define LX_MADVISE 28
-#define LX_MSYNC 26
-#define LX_SCHED_YIELD 24
-#define LX_NANOSLEEP 35
-#define LX_GETTIMEOFDAY 96
-#define LX_TIME 201
-#define LX_CLOCK_GETTIME 228
-#define LX_CLOCK_GETRES 229
-#define LX_CLOCK_NANOSLEEP 230
-#define LX_MAP_ANONYMOUS 0x20
-#define LX_EXIT 60
-#define LX_ARCH_PRCTL 158
-#define LX_EXIT_GROUP 231
-#define LX_RT_SIGACTION 13
-#define LX_RT_SIGPROCMASK 14
-#define LX_RT_SIGRETURN 15
-#define LX_GETPID 39
-#define LX_POLL 7
-#define LX_SELECT 23
-#define LX_EPOLL_WAIT 232
-#define LX_PSELECT6 270
-#define LX_PPOLL 271
-#define LX_EPOLL_PWAIT 281
-#define LX_EPOLL_PWAIT2 441
-#define LX_PAUSE 34
-#define LX_GETRUSAGE 98
-#define LX_RT_SIGPENDING 127
-#define LX_RT_SIGSUSPEND 130
-#define LX_RT_SIGTIMEDWAIT 128
-#define LX_SIGALTSTACK 131
-#define LX_GETTID 186
-#define LX_FUTEX 202
-#define LX_SET_TID_ADDRESS 218
-#define LX_GETCPU 309
-#define LX_SET_ROBUST_LIST 273
-#define LX_GET_ROBUST_LIST 274
-#define LX_READ 0
-#define LX_WRITE 1
-#define LX_PREAD64 17
-#define LX_PWRITE64 18
-#define LX_RECVFROM 45
-#define LX_READLINK 89
-#define LX_GETDENTS64 217
-#define LX_GETRANDOM 318
-#define LX_EIO 5
-#define LX_MSG_TRUNC 0x20
 #define LX_MAX_ERRNO 4095
-#define LX_WRITEV 20
-#define LX_SENDFILE 40
-#define LX_SENDTO 44
-#define LX_SENDMSG 46
-#define LX_SPLICE 275
-#define LX_PWRITEV 296
-#define LX_MSG_NOSIGNAL 0x4000
-#define LX_EPIPE 32
-#define LX_SIGPIPE 13
-#define ARCH_SET_FS 0x1002
-#define ARCH_GET_FS 0x1003
-#define LX_EINTR 4
-#define LX_CLONE 56
-#define LX_FORK 57
-#define LX_VFORK 58
-#define LX_CLONE3 435
 #define SUCCESSOR_POLL_NS 10000000ull
 
 static int64_t arch_prctl(struct thread *me, uint64_t code, uint64_t addr)
 {
 	switch (code) {
-	case ARCH_SET_FS:
+	case LX_ARCH_SET_FS:
 		if (addr >= USER_TOP)
 			return -KE_PERM; /* Linux: EPERM for a non-canonical or kernel address */
 		me->fs_base = addr;
 		wrmsr(MSR_FS_BASE, addr);
 		return 0;
-	case ARCH_GET_FS:
+	case LX_ARCH_GET_FS:
 		return copy_to_user((void *)addr, &me->fs_base, sizeof(me->fs_base)) ? -KE_FAULT : 0;
 	default:
 		return -KE_INVAL;
@@ -130,15 +65,15 @@ static endpoint_t server_for(const struct proc *p, uint64_t nr)
 }
 
 /* Writes to a pipe or socket whose reader is gone fail with EPIPE and raise SIGPIPE in the
- * writing thread (not for sends with MSG_NOSIGNAL), as Linux does. */
+ * writing thread (not for sends with LX_MSG_NOSIGNAL), as Linux does. */
 static bool raises_sigpipe(uint64_t nr, const uint64_t a[6])
 {
 	switch (nr) {
-	case LX_WRITE: case LX_WRITEV: case LX_PWRITE64: case LX_PWRITEV: case LX_SPLICE: case LX_SENDFILE:
+	case LX_SYS_write: case LX_SYS_writev: case LX_SYS_pwrite64: case LX_SYS_pwritev: case LX_SYS_splice: case LX_SYS_sendfile:
 		return true;
-	case LX_SENDTO:
+	case LX_SYS_sendto:
 		return !(a[3] & LX_MSG_NOSIGNAL);
-	case LX_SENDMSG:
+	case LX_SYS_sendmsg:
 		return !(a[2] & LX_MSG_NOSIGNAL);
 	}
 	return false;
@@ -155,11 +90,11 @@ static int64_t wait_mask(struct thread *me, uint64_t nr, const uint64_t a[6], bo
 	*swapped = false;
 	if (!me->proc->lx)
 		return 0;
-	if (nr == LX_PPOLL) {
+	if (nr == LX_SYS_ppoll) {
 		uset = a[3], size = a[4];
-	} else if (nr == LX_EPOLL_PWAIT || nr == LX_EPOLL_PWAIT2) {
+	} else if (nr == LX_SYS_epoll_pwait || nr == LX_SYS_epoll_pwait2) {
 		uset = a[4], size = a[5];
-	} else if (nr == LX_PSELECT6 && a[5]) {
+	} else if (nr == LX_SYS_pselect6 && a[5]) {
 		uint64_t pair[2]; /* { const sigset_t *, size_t } */
 		if (copy_from_user(pair, (const void *)a[5], sizeof(pair)))
 			return -KE_FAULT;
@@ -177,11 +112,11 @@ static int64_t wait_mask(struct thread *me, uint64_t nr, const uint64_t a[6], bo
 }
 
 /* poll, select, epoll_wait and their variants: a handler ends them with EINTR even under
- * SA_RESTART (Linux's ERESTARTNOHAND); they are made again only when no handler ran. */
+ * LX_SA_RESTART (Linux's ERESTARTNOHAND); they are made again only when no handler ran. */
 static bool waits_for_events(uint64_t nr)
 {
-	return nr == LX_POLL || nr == LX_SELECT || nr == LX_EPOLL_WAIT || nr == LX_PPOLL || nr == LX_PSELECT6 ||
-	       nr == LX_EPOLL_PWAIT || nr == LX_EPOLL_PWAIT2;
+	return nr == LX_SYS_poll || nr == LX_SYS_select || nr == LX_SYS_epoll_wait || nr == LX_SYS_ppoll || nr == LX_SYS_pselect6 ||
+	       nr == LX_SYS_epoll_pwait || nr == LX_SYS_epoll_pwait2;
 }
 
 /* One call to the POSIX server; the caller blocks until it answers. */
@@ -202,19 +137,19 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 /* The server died before it answered. If a successor serves already (it took over the Linux
  * calls sent to the dead one, legacy.h) or may come (the dead one's memory is kept for it: a
  * restart or a live update), the call is made again, as Linux makes a call again after an
- * SA_RESTART handler; while none serves yet the caller waits 10 ms first (and again, as long
+ * LX_SA_RESTART handler; while none serves yet the caller waits 10 ms first (and again, as long
  * as the legacy waits). Calls that make a process may have made it already: they end with
  * EINTR, as every call does whose server does not come back. docs/kernel-api.md, "Routing". */
 static int64_t server_died(struct thread *me, endpoint_t server, uint64_t nr)
 {
-	bool makes_process = nr == LX_CLONE || nr == LX_FORK || nr == LX_VFORK || nr == LX_CLONE3;
+	bool makes_process = nr == LX_SYS_clone || nr == LX_SYS_fork || nr == LX_SYS_vfork || nr == LX_SYS_clone3;
 	bool succeeded = server_for(me->proc, nr) != server;
 	if (makes_process || (!succeeded && !legacy_pending(server)))
 		return -LX_EINTR;
 	int64_t r = succeeded ? 0 : wait_sleep(me, SUCCESSOR_POLL_NS);
 	if (r && r != -KE_INTR)
 		return -LX_EINTR;
-	me->lx_restart = true; /* a signal meanwhile: its handler's SA_RESTART decides, as for any call */
+	me->lx_restart = true; /* a signal meanwhile: its handler's LX_SA_RESTART decides, as for any call */
 	return -LX_EINTR;
 }
 
@@ -227,15 +162,15 @@ static int64_t answer_checked(endpoint_t server, uint64_t nr, const uint64_t a[6
 {
 	uint64_t most;
 	switch (nr) {
-	case LX_RECVFROM:
+	case LX_SYS_recvfrom:
 		if (a[3] & LX_MSG_TRUNC)
 			return r; /* a datagram's real length, however long */
 		most = a[2];
 		break;
-	case LX_READ: case LX_WRITE: case LX_PREAD64: case LX_PWRITE64: case LX_SENDTO: case LX_READLINK:
-	case LX_GETDENTS64: most = a[2]; break;
-	case LX_SENDFILE: most = a[3]; break;
-	case LX_GETRANDOM: most = a[1]; break;
+	case LX_SYS_read: case LX_SYS_write: case LX_SYS_pread64: case LX_SYS_pwrite64: case LX_SYS_sendto: case LX_SYS_readlink:
+	case LX_SYS_getdents64: most = a[2]; break;
+	case LX_SYS_sendfile: most = a[3]; break;
+	case LX_SYS_getrandom: most = a[1]; break;
 	default: return r;
 	}
 	if (r >= -LX_MAX_ERRNO && (r <= 0 || (uint64_t)r <= most))
@@ -277,39 +212,39 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 {
 	*served = true;
 	switch (nr) {
-	case LX_GETPID:
+	case LX_SYS_getpid:
 		return me->proc->lx->pid;
-	case LX_GETTID:
+	case LX_SYS_gettid:
 		return me->tid;
-	case LX_SET_TID_ADDRESS:
+	case LX_SYS_set_tid_address:
 		return lx_set_tid_address(me, a[0]);
-	case LX_SET_ROBUST_LIST:
+	case LX_SYS_set_robust_list:
 		return lx_robust_list(me, true, a[0], a[1], 0);
-	case LX_GET_ROBUST_LIST:
+	case LX_SYS_get_robust_list:
 		return lx_robust_list(me, false, a[0], a[1], a[2]);
-	case LX_FUTEX:
+	case LX_SYS_futex:
 		return lx_futex(me, a[0], a[1], a[2], a[3], a[4], a[5]);
-	case LX_RT_SIGACTION:
+	case LX_SYS_rt_sigaction:
 		return lx_rt_sigaction(me, a[0], a[1], a[2], a[3]);
-	case LX_RT_SIGPROCMASK:
+	case LX_SYS_rt_sigprocmask:
 		return lx_rt_sigprocmask(me, a[0], a[1], a[2], a[3]);
-	case LX_RT_SIGRETURN:
+	case LX_SYS_rt_sigreturn:
 		return lx_rt_sigreturn(me, me->uframe);
-	case LX_RT_SIGPENDING:
+	case LX_SYS_rt_sigpending:
 		return lx_rt_sigpending(me, a[0], a[1]);
-	case LX_RT_SIGTIMEDWAIT:
+	case LX_SYS_rt_sigtimedwait:
 		return lx_rt_sigtimedwait(me, a[0], a[1], a[2], a[3]);
-	case LX_RT_SIGSUSPEND:
+	case LX_SYS_rt_sigsuspend:
 		return lx_rt_sigsuspend(me, a[0], a[1]);
-	case LX_SIGALTSTACK:
+	case LX_SYS_sigaltstack:
 		return lx_sigaltstack(me, a[0], a[1]);
-	case LX_PAUSE:
+	case LX_SYS_pause:
 		return lx_pause(me);
-	case LX_GETRUSAGE:
+	case LX_SYS_getrusage:
 		if (a[0] != 0 && a[0] != 1)
 			break; /* RUSAGE_CHILDREN and errors: pm's */
 		return lx_getrusage(me, a[0], a[1]);
-	case LX_EXIT:
+	case LX_SYS_exit:
 		lx_exit(me, a[0], false);
 		return 0;
 	}
@@ -338,44 +273,44 @@ int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 			return r;
 	}
 	switch (nr) {
-	case LX_ARCH_PRCTL:
+	case LX_SYS_arch_prctl:
 		return arch_prctl(me, a[0], a[1]);
-	case LX_EXIT:
-	case LX_EXIT_GROUP:
+	case LX_SYS_exit:
+	case LX_SYS_exit_group:
 		/* The POSIX server, the parent, gets a Linux wait status in the exit report. */
 		lx_exit(me, a[0], true);
 		return 0;
-	case LX_SCHED_YIELD:
+	case LX_SYS_sched_yield:
 		me->state = T_READY;
 		schedule();
 		return 0;
-	case LX_MMAP:
+	case LX_SYS_mmap:
 		if (!(a[3] & LX_MAP_ANONYMOUS))
 			break; /* file mappings are the POSIX server's */
 		return lx_mmap(me, a[0], a[1], a[2], a[3]);
-	case LX_MUNMAP:
+	case LX_SYS_munmap:
 		return lx_munmap(me, a[0], a[1]);
-	case LX_MPROTECT:
+	case LX_SYS_mprotect:
 		return lx_mprotect(me, a[0], a[1], a[2]);
-	case LX_MADVISE:
+	case LX_SYS_madvise:
 		return lx_madvise(me, a[0], a[1], a[2]);
-	case LX_MSYNC:
+	case LX_SYS_msync:
 		return lx_msync(me, a[0], a[1], a[2]);
-	case LX_CLOCK_GETTIME:
+	case LX_SYS_clock_gettime:
 		return lx_clock_gettime(me, a[0], a[1]);
-	case LX_CLOCK_GETRES:
+	case LX_SYS_clock_getres:
 		return lx_clock_getres(me, a[0], a[1]);
-	case LX_GETTIMEOFDAY:
+	case LX_SYS_gettimeofday:
 		return lx_gettimeofday(me, a[0], a[1]);
-	case LX_TIME:
+	case LX_SYS_time:
 		return lx_time(me, a[0]);
-	case LX_GETCPU:
+	case LX_SYS_getcpu:
 		return lx_getcpu(a[0], a[1]);
-	case LX_NANOSLEEP:
+	case LX_SYS_nanosleep:
 		return lx_nanosleep(me, a[0], a[1]);
-	case LX_CLOCK_NANOSLEEP:
+	case LX_SYS_clock_nanosleep:
 		return lx_clock_nanosleep(me, a[0], a[1], a[2], a[3]);
-	case LX_BRK:
+	case LX_SYS_brk:
 		/* No program break: brk(x) answers 0, which C libraries take as "brk cannot grow"
 		 * and use anonymous mmap instead (musl and glibc both do). */
 		return 0;

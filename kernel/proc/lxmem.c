@@ -7,23 +7,11 @@
  * mprotect may cut mappings into pieces, each piece keeping a reference to the object, so
  * the frames of an object go back when its last piece is unmapped. */
 #include "proc/lxmem.h"
+#include "lx_abi.h"
 #include "proc/memobj.h"
 #include "mm/aspace.h"
 #include "mm/vmm.h"
 #include "lib/string.h"
-
-#define LX_PROT_READ 1
-#define LX_PROT_WRITE 2
-#define LX_PROT_EXEC 4
-#define LX_MAP_SHARED 0x01
-#define LX_MAP_PRIVATE 0x02
-#define LX_MAP_FIXED 0x10
-#define LX_MAP_ANONYMOUS 0x20
-#define LX_MAP_FIXED_NOREPLACE 0x100000
-#define LX_ENOMEM 12
-#define LX_EEXIST 17
-#define LX_EACCES 13
-#define LX_MADV_DONTNEED 4
 
 static uint32_t prot_of(uint64_t lx)
 {

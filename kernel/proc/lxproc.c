@@ -6,6 +6,7 @@
  * and cheap enough for the small static programs we run; MAP_SHARED memory is shared, and
  * objects mapped through native handles are not inherited (docs/decisions.md). */
 #include "proc/lxproc.h"
+#include "lx_abi.h"
 #include "proc/exec.h"
 #include "proc/futex.h"
 #include "proc/ipc.h"
@@ -281,7 +282,7 @@ void lx_exit(struct thread *me, uint64_t code, bool group)
 		schedule(); /* dead: never comes back */
 		return;
 	}
-	/* One thread of several ends: tell a joiner (CLONE_CHILD_CLEARTID), then go. */
+	/* One thread of several ends: tell a joiner (LX_CLONE_CHILD_CLEARTID), then go. */
 	if (me->clear_tid) {
 		uint32_t zero = 0;
 		if (!copy_to_user((void *)me->clear_tid, &zero, 4))

@@ -7,6 +7,7 @@
  * the same numbers with the same arithmetic (axolotl/vvar.h), so both give the same value for
  * the same TSC reading; programs reach this file for them only without a vDSO. */
 #include "proc/lxtime.h"
+#include "lx_abi.h"
 #include "proc/wait.h"
 #include "arch/rtc.h"
 #include "arch/time.h"
@@ -15,15 +16,6 @@
 #include "core/config.h"
 #include <axolotl/vvar.h>
 
-#define CLOCK_REALTIME 0
-#define CLOCK_MONOTONIC 1
-#define CLOCK_PROCESS_CPUTIME_ID 2
-#define CLOCK_THREAD_CPUTIME_ID 3
-#define CLOCK_MONOTONIC_RAW 4
-#define CLOCK_REALTIME_COARSE 5
-#define CLOCK_MONOTONIC_COARSE 6
-#define CLOCK_BOOTTIME 7
-#define TIMER_ABSTIME 1
 #define NS 1000000000ull
 
 struct lx_timespec {
@@ -35,20 +27,20 @@ static int64_t clock_ns(struct thread *me, uint64_t clk, uint64_t *out)
 {
 	uint64_t up = time_ns_since_boot();
 	switch (clk) {
-	case CLOCK_REALTIME:
-	case CLOCK_REALTIME_COARSE:
+	case LX_CLOCK_REALTIME:
+	case LX_CLOCK_REALTIME_COARSE:
 		*out = rtc_epoch_ns_at_boot() + up;
 		return 0;
-	case CLOCK_MONOTONIC:
-	case CLOCK_MONOTONIC_RAW:
-	case CLOCK_MONOTONIC_COARSE:
-	case CLOCK_BOOTTIME:
+	case LX_CLOCK_MONOTONIC:
+	case LX_CLOCK_MONOTONIC_RAW:
+	case LX_CLOCK_MONOTONIC_COARSE:
+	case LX_CLOCK_BOOTTIME:
 		*out = up;
 		return 0;
-	case CLOCK_PROCESS_CPUTIME_ID: /* every thread's, the caller's current run included */
+	case LX_CLOCK_PROCESS_CPUTIME_ID: /* every thread's, the caller's current run included */
 		*out = (proc_cpu_us(me->proc) + time_us_since_boot() - this_cpu()->run_since_us) * 1000;
 		return 0;
-	case CLOCK_THREAD_CPUTIME_ID:
+	case LX_CLOCK_THREAD_CPUTIME_ID:
 		*out = (me->cpu_us + time_us_since_boot() - this_cpu()->run_since_us) * 1000;
 		return 0;
 	}
@@ -76,15 +68,15 @@ int64_t lx_clock_getres(struct thread *me, uint64_t clk, uint64_t uptr)
 		return r;
 	/* The vDSO answers the same for the clocks it serves (kernel/proc/vdso.c fills res_ns
 	 * and coarse_res_ns with these). */
-	bool coarse = clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE;
-	bool cputime = clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+	bool coarse = clk == LX_CLOCK_REALTIME_COARSE || clk == LX_CLOCK_MONOTONIC_COARSE;
+	bool cputime = clk == LX_CLOCK_PROCESS_CPUTIME_ID || clk == LX_CLOCK_THREAD_CPUTIME_ID;
 	return put_timespec(uptr, coarse ? NS / kernel_hz : cputime ? 1000 : VCLOCK_RES_NS);
 }
 
 int64_t lx_gettimeofday(struct thread *me, uint64_t tv, uint64_t tz)
 {
 	uint64_t ns;
-	clock_ns(me, CLOCK_REALTIME, &ns);
+	clock_ns(me, LX_CLOCK_REALTIME, &ns);
 	struct lx_timespec v = { (int64_t)(ns / NS), (int64_t)(ns % NS / 1000) };
 	static const uint32_t no_zone[2];
 	if (tv && copy_to_user((void *)tv, &v, sizeof(v)))
@@ -97,7 +89,7 @@ int64_t lx_gettimeofday(struct thread *me, uint64_t tv, uint64_t tz)
 int64_t lx_time(struct thread *me, uint64_t tloc)
 {
 	uint64_t ns;
-	clock_ns(me, CLOCK_REALTIME, &ns);
+	clock_ns(me, LX_CLOCK_REALTIME, &ns);
 	int64_t s = (int64_t)(ns / NS);
 	if (tloc && copy_to_user((void *)tloc, &s, sizeof(s)))
 		return -KE_FAULT;
@@ -136,11 +128,11 @@ int64_t lx_clock_nanosleep(struct thread *me, uint64_t clk, uint64_t flags, uint
 {
 	uint64_t ns, now;
 	int64_t r = get_request(req, &ns);
-	if (r == 0 && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME)
+	if (r == 0 && clk != LX_CLOCK_REALTIME && clk != LX_CLOCK_MONOTONIC && clk != LX_CLOCK_BOOTTIME)
 		r = -KE_INVAL;
 	if (r)
 		return r;
-	if (flags & TIMER_ABSTIME)
+	if (flags & LX_TIMER_ABSTIME)
 		return sleep_until(me, clk, ns, 0);
 	clock_ns(me, clk, &now);
 	return sleep_until(me, clk, now + ns, rem);
@@ -148,7 +140,7 @@ int64_t lx_clock_nanosleep(struct thread *me, uint64_t clk, uint64_t flags, uint
 
 int64_t lx_nanosleep(struct thread *me, uint64_t req, uint64_t rem)
 {
-	return lx_clock_nanosleep(me, CLOCK_MONOTONIC, 0, req, rem);
+	return lx_clock_nanosleep(me, LX_CLOCK_MONOTONIC, 0, req, rem);
 }
 
 int64_t lx_timeout(struct thread *me, uint64_t uptr, uint64_t clk, bool absolute, uint64_t *ns)

@@ -2,6 +2,7 @@
  * unless noted. */
 #pragma once
 #include "lib/types.h"
+#include "lx_abi.h"
 #include "arch/trap.h"
 #include "proc/memobj.h"
 #include "proc/devpriv.h"
@@ -131,7 +132,7 @@ struct thread {
 	uint64_t kcalls, notifies; /* native kernel calls it made, and of them KC_NOTIFY */
 	/* Linux thread state (proc/lxproc.c, proc/signal.c, proc/futex.c). */
 	int32_t tid;
-	uint64_t clear_tid;        /* CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */
+	uint64_t clear_tid;        /* LX_CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */
 	uint64_t robust_list;      /* set_robust_list head (stored, returned) */
 	uint64_t sigmask, sigpending;
 	uint64_t saved_mask;       /* rt_sigsuspend: the mask to restore after the handler */
@@ -143,7 +144,7 @@ struct thread {
 	uint32_t altstack_flags;
 	bool in_lxcall;            /* blocked in a call forwarded to a POSIX server */
 	bool lx_restart;           /* that call answered -LX_ERESTARTSYS: EINTR or run again */
-	bool lx_restart_nohand;    /* ...but EINTR after a handler even with SA_RESTART (ppoll...) */
+	bool lx_restart_nohand;    /* ...but EINTR after a handler even with LX_SA_RESTART (ppoll...) */
 	uint64_t lx_nr;            /* the Linux call being served (for a restart) */
 	const void *futex_space;   /* B_FUTEX: the futex's key (futex.c): the process or the shared
 	                              memory object, and the address or offset in it; the bitset */

@@ -5,6 +5,7 @@
  * stack; rt_sigreturn undoes it. Stop signals are not supported: their default action is
  * treated as "ignore" (docs/posix.md). */
 #include "proc/signal.h"
+#include "lx_abi.h"
 #include "arch/time.h"
 #include "proc/wait.h"
 #include "proc/lxtime.h"
@@ -20,18 +21,9 @@
 
 #define SIG_DFL 0
 #define SIG_IGN 1
-#define SA_NOCLDWAIT 0x2
-#define SA_SIGINFO 0x4
-#define SA_ONSTACK 0x08000000
-#define SA_RESTART 0x10000000
-#define SA_NODEFER 0x40000000
-#define SA_RESETHAND 0x80000000
 #define SS_ONSTACK 1
 #define SS_DISABLE 2
 #define MINSIGSTKSZ 2048
-#define LX_EINTR 4
-#define LX_EAGAIN 11
-#define LX_ENOMEM 12
 #define SI_USER 0
 #define SI_QUEUE (-1)
 #define SI_TIMER (-2) /* a POSIX timer's (pm): the pid field is its id, and a value comes */
@@ -40,7 +32,7 @@
 
 #define BIT(sig) (1ull << ((sig) - 1))
 #define UNBLOCKABLE (BIT(LX_SIGKILL) | BIT(LX_SIGSTOP))
-/* Default "ignore" (SIGCHLD, SIGCONT, SIGURG, SIGWINCH) and "stop" (SIGSTOP, SIGTSTP,
+/* Default "ignore" (LX_SIGCHLD, SIGCONT, SIGURG, LX_SIGWINCH) and "stop" (SIGSTOP, SIGTSTP,
  * SIGTTIN, SIGTTOU), which we treat as ignore. */
 #define DEFAULT_IGNORE (BIT(17) | BIT(18) | BIT(23) | BIT(28) | BIT(19) | BIT(20) | BIT(21) | BIT(22))
 /* Default "terminate with core": SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV,
@@ -223,7 +215,7 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 	struct lx_sigaction *a = &t->proc->lx->act[sig - 1];
 	uint64_t sp = f->rsp;
 	bool on_alt = t->altstack_size && sp - t->altstack_sp <= t->altstack_size;
-	if ((a->flags & SA_ONSTACK) && t->altstack_size && !on_alt)
+	if ((a->flags & LX_SA_ONSTACK) && t->altstack_size && !on_alt)
 		sp = t->altstack_sp + t->altstack_size;
 	sp -= 128; /* the interrupted code's red zone */
 	uint64_t fp = (sp - 512) & ~63ull;
@@ -250,7 +242,7 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 		t->sigmask = t->saved_mask;
 		t->has_saved_mask = false;
 	}
-	t->sigmask |= (a->mask | (a->flags & SA_NODEFER ? 0 : BIT(sig))) & ~UNBLOCKABLE;
+	t->sigmask |= (a->mask | (a->flags & LX_SA_NODEFER ? 0 : BIT(sig))) & ~UNBLOCKABLE;
 	f->rsp = frame;
 	f->rip = a->handler;
 	f->rdi = (uint64_t)sig;
@@ -258,8 +250,8 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 	f->rdx = uc_va;
 	f->rax = 0;
 	f->rflags &= ~(0x400ull | 0x100ull); /* DF and TF clear, as the ABI expects */
-	if (a->flags & SA_RESETHAND)
-		a->handler = SIG_DFL, a->flags &= ~SA_RESETHAND;
+	if (a->flags & LX_SA_RESETHAND)
+		a->handler = SIG_DFL, a->flags &= ~LX_SA_RESETHAND;
 }
 
 void signal_user_return(struct trap_frame *f)
@@ -276,7 +268,7 @@ void signal_user_return(struct trap_frame *f)
 		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
 			bool nohand = t->lx_restart_nohand;
 			t->lx_restart = t->lx_restart_nohand = false;
-			if (!handler || (!nohand && (a->flags & SA_RESTART))) {
+			if (!handler || (!nohand && (a->flags & LX_SA_RESTART))) {
 				f->rax = t->lx_nr;
 				f->rip -= 2; /* back onto the `syscall` instruction */
 			} else {
@@ -538,11 +530,11 @@ int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_
 	if (sig < 1 || sig > LX_NSIG || (flags & ~(uint64_t)(LXS_THREAD | LXS_QUERY)))
 		return -KE_INVAL;
 	if (flags & LXS_QUERY) {
-		/* For SIGCHLD the question is whether children are kept as zombies: not when it
-		 * is set to SIG_IGN or has SA_NOCLDWAIT (its default "ignore" keeps them). */
+		/* For LX_SIGCHLD the question is whether children are kept as zombies: not when it
+		 * is set to SIG_IGN or has LX_SA_NOCLDWAIT (its default "ignore" keeps them). */
 		const struct lx_sigaction *a = &p->lx->act[sig - 1];
 		if (sig == LX_SIGCHLD)
-			return a->handler == SIG_IGN || (a->flags & SA_NOCLDWAIT);
+			return a->handler == SIG_IGN || (a->flags & LX_SA_NOCLDWAIT);
 		return ignored(p->lx, (int)sig);
 	}
 	return signal_post(p, flags & LXS_THREAD ? t : NULL, (int)sig, (int32_t)pid, (int32_t)code, value);

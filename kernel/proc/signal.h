@@ -1,13 +1,9 @@
 /* Linux signals: dispositions, masks, posting, and delivery on the way back to user mode
- * (signal.c). pm decides who gets a signal (kill, SIGCHLD, the terminal's ^C); the kernel
+ * (signal.c). pm decides who gets a signal (kill, LX_SIGCHLD, the terminal's ^C); the kernel
  * keeps the per-process actions and per-thread masks and builds the handler frames. */
 #pragma once
 #include "proc/proc.h"
-
-#define LX_SIGKILL 9
-#define LX_SIGSEGV 11
-#define LX_SIGCHLD 17
-#define LX_SIGSTOP 19
+#include "lx_abi.h"
 
 /* Posts sig to thread t (to_thread) or to any thread of p that does not block it.
  * Returns 1 if it was discarded because it is ignored, else 0. */

@@ -1,12 +1,13 @@
 /* KC_WAKE: a Linux process's wake word, which the servers ring (docs/sockets.md, "A library
  * that blocks"). The socket library of a process names one 32-bit word of memory it shares
- * with the stack (its activity page) and sleeps on it with a Linux FUTEX_WAIT; a server that
+ * with the stack (its activity page) and sleeps on it with a Linux LX_FUTEX_WAIT; a server that
  * has something for it (tcp or udp new data or room, syscall a changed status, vfs a ready
  * descriptor of the kernel's set) adds to the word and wakes the process's waiters there,
  * in one call and with no server in between. The word is changed by the kernel, so a ring
- * between the library's last look and its FUTEX_WAIT makes the wait return at once: no
+ * between the library's last look and its LX_FUTEX_WAIT makes the wait return at once: no
  * wake-up is lost. A process can spoil only its own wake-ups through its word. */
 #include "proc/wakeword.h"
+#include "lx_abi.h"
 #include "proc/futex.h"
 #include "mm/aspace.h"
 #include "mm/vmm.h"

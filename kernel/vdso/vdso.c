@@ -12,12 +12,7 @@
  * everything hidden but the exported functions, so the image needs no relocation: the
  * kernel maps the file as it is (kernel/vdso/check.sh proves it at build time). */
 #include <axolotl/vvar.h>
-
-#define LX_GETTIMEOFDAY 96
-#define LX_TIME 201
-#define LX_CLOCK_GETTIME 228
-#define LX_CLOCK_GETRES 229
-#define LX_GETCPU 309
+#include "lx_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -61,7 +56,7 @@ static int do_clock_gettime(int clk, struct vts *ts)
 {
 	uint64_t ns;
 	if (!vvar_clock_ns(vvar(), clk, tsc_ordered(), &ns))
-		return (int)sys3(LX_CLOCK_GETTIME, clk, (long)ts, 0);
+		return (int)sys3(LX_SYS_clock_gettime, clk, (long)ts, 0);
 	split_ns(ns, ts);
 	return 0;
 }
@@ -70,7 +65,7 @@ static int do_clock_getres(int clk, struct vts *res)
 {
 	uint64_t ns;
 	if (!vvar_clock_res(vvar(), clk, &ns))
-		return (int)sys3(LX_CLOCK_GETRES, clk, (long)res, 0);
+		return (int)sys3(LX_SYS_clock_getres, clk, (long)res, 0);
 	if (res)
 		split_ns(ns, res);
 	return 0;
@@ -80,7 +75,7 @@ static int do_gettimeofday(struct vtv *tv, struct vtz *tz)
 {
 	uint64_t ns;
 	if (!vvar_clock_ns(vvar(), VCLOCK_REALTIME, tsc_ordered(), &ns))
-		return (int)sys3(LX_GETTIMEOFDAY, (long)tv, (long)tz, 0);
+		return (int)sys3(LX_SYS_gettimeofday, (long)tv, (long)tz, 0);
 	if (tv) {
 		tv->sec = (int64_t)(ns / VNS_PER_S);
 		tv->usec = (int64_t)(ns % VNS_PER_S / 1000);
@@ -94,7 +89,7 @@ static int64_t do_time(int64_t *tloc)
 {
 	uint64_t ns;
 	if (!vvar_clock_ns(vvar(), VCLOCK_REALTIME, tsc_ordered(), &ns))
-		return sys3(LX_TIME, (long)tloc, 0, 0);
+		return sys3(LX_SYS_time, (long)tloc, 0, 0);
 	int64_t s = (int64_t)(ns / VNS_PER_S);
 	if (tloc)
 		*tloc = s;
@@ -104,7 +99,7 @@ static int64_t do_time(int64_t *tloc)
 static int do_getcpu(unsigned *cpu, unsigned *node, void *cache)
 {
 	if (!(vvar()->flags & VVAR_GETCPU_RDTSCP))
-		return (int)sys3(LX_GETCPU, (long)cpu, (long)node, (long)cache);
+		return (int)sys3(LX_SYS_getcpu, (long)cpu, (long)node, (long)cache);
 	uint32_t lo, hi, aux;
 	__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 	if (cpu)

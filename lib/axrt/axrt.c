@@ -1,4 +1,5 @@
 #include "axrt.h"
+#include "lx_abi.h"
 #include <axolotl/vvar.h>
 
 __attribute__((noreturn)) void ax_exit(int status)
@@ -135,7 +136,7 @@ uint64_t ax_wall_ns(void)
 	const struct vvar *v = vvar();
 	if (!clock_by_kcall) /* the vDSO's arithmetic: the wall clock at boot plus the time since */
 		return __atomic_load_n(&v->epoch_ns, __ATOMIC_RELAXED) + ax_time_ns();
-	int64_t ts[2] = { 0, 0 }, r; /* Linux's clock_gettime(CLOCK_REALTIME) */
+	int64_t ts[2] = { 0, 0 }, r; /* Linux's clock_gettime(LX_CLOCK_REALTIME) */
 	__asm__ volatile("syscall" : "=a"(r) : "a"(228ull), "D"(0ull), "S"(ts) : "rcx", "r11", "memory");
 	return r == 0 ? (uint64_t)ts[0] * 1000000000ull + (uint64_t)ts[1] : 0;
 }

@@ -2,6 +2,7 @@
  * console output. Freestanding: no libc. */
 #pragma once
 #include <stdarg.h>
+#include "lx_abi.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +40,7 @@ static inline int64_t ax_yield(void) { return kcall0(KC_YIELD); }
 /* Nanoseconds since boot: read from the TSC with the kernel's own numbers (the vvar page,
  * mapped at the first call), so no kernel call; KC_TIME where the clock is not the TSC. */
 uint64_t ax_time_ns(void);
-/* The wall clock (CLOCK_REALTIME), ns since 1970, the same way: no kernel call where the
+/* The wall clock (LX_CLOCK_REALTIME), ns since 1970, the same way: no kernel call where the
  * clock is the TSC (Linux's clock_gettime otherwise; 0 if that fails). */
 uint64_t ax_wall_ns(void);
 /* Threads ended since boot (the vvar page's thread_deaths): a thread found alive when it was

@@ -1,9 +1,9 @@
 #include "ds_client.h"
+#include "lx_abi.h"
 #include "service.h"
 
 #define MAX_KEYS 16
 #define MAX_SUBS 8
-#define E_NOENT 2 /* ds answers with errno values */
 
 static endpoint_t ds;
 static struct { char key[DS_NAME_LEN]; uint8_t val[DS_VAL_LEN]; uint32_t len; bool used; } keys[MAX_KEYS];
@@ -23,7 +23,7 @@ static int64_t ds_call(struct kmsg *m)
 		*m = saved;
 		int64_t r = ax_call(ds, m);
 		if (r == 0)
-			return (int64_t)m->w[6] == -E_NOENT ? -KE_SRCH : (int64_t)m->w[6];
+			return (int64_t)m->w[6] == -LX_ENOENT ? -KE_SRCH : (int64_t)m->w[6];
 		if (r != -KE_DEADSRCDST && r != -KE_SRCH)
 			return r;
 		ds = 0;

@@ -3,6 +3,7 @@
  * (servers/vfs/timerfd.c) keep their timers so. */
 #pragma once
 #include <stdbool.h>
+#include "lx_abi.h"
 #include <stdint.h>
 #include "axrt.h"
 
@@ -79,7 +80,7 @@ static inline struct lx_itimerspec lx_deadline_spec(const struct lx_deadline *d,
 				       { (int64_t)(left / LX_NS_PER_S), (int64_t)(left % LX_NS_PER_S) } };
 }
 
-/* Whether a clock id's absolute times are wall-clock times: CLOCK_REALTIME, CLOCK_REALTIME_ALARM. */
+/* Whether a clock id's absolute times are wall-clock times: LX_CLOCK_REALTIME, CLOCK_REALTIME_ALARM. */
 static inline bool lx_clock_is_wall(int32_t clock) { return clock == 0 || clock == 8; }
 
 /* timer_gettime/timerfd_gettime: d at now as an itimerspec into ep's memory at va; 0 or

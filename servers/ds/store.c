@@ -1,11 +1,5 @@
 #include "store.h"
-
-#define E_PERM 1
-#define E_NOENT 2
-#define E_AGAIN 11
-#define E_NOSPC 28
-#define E_INVAL 22
-#define E_EXIST 17
+#include "lx_abi.h"
 
 bool ds_name_ok(const char in[DS_NAME_LEN], bool wildcard)
 {
@@ -50,12 +44,12 @@ static struct ds_owner *owner_of(struct ds_store *st, uint32_t ep)
 int ds_register(struct ds_store *st, uint32_t ep, const char label[DS_NAME_LEN])
 {
 	if (!ep || !ds_name_ok(label, false))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct ds_owner *free_slot = NULL;
 	for (int i = 0; i < DS_MAX_OWNERS; i++) {
 		struct ds_owner *o = &st->o[i];
 		if (o->ep == ep)
-			return -E_EXIST; /* an endpoint has one label */
+			return -LX_EEXIST; /* an endpoint has one label */
 		if (o->ep && name_eq(o->label, label)) {
 			/* The launcher restarted the service: the new endpoint takes the label over. */
 			ds_forget(st, o->ep);
@@ -66,7 +60,7 @@ int ds_register(struct ds_store *st, uint32_t ep, const char label[DS_NAME_LEN])
 			free_slot = o;
 	}
 	if (!free_slot)
-		return -E_NOSPC;
+		return -LX_ENOSPC;
 	free_slot->ep = ep;
 	name_cpy(free_slot->label, label);
 	return 0;
@@ -83,9 +77,9 @@ int ds_put(struct ds_store *st, uint32_t ep, const char key[DS_NAME_LEN], const 
 	*nnotify = 0;
 	const struct ds_owner *o = owner_of(st, ep);
 	if (!o)
-		return -E_PERM; /* only registered owners write, and only their own namespace */
+		return -LX_EPERM; /* only registered owners write, and only their own namespace */
 	if (!ds_name_ok(key, false) || len > DS_VAL_LEN)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct ds_entry *e = NULL, *free_slot = NULL;
 	for (int i = 0; i < DS_MAX_ENTRIES; i++) {
 		struct ds_entry *x = &st->e[i];
@@ -95,7 +89,7 @@ int ds_put(struct ds_store *st, uint32_t ep, const char key[DS_NAME_LEN], const 
 			free_slot = x;
 	}
 	if (!e && !(e = free_slot))
-		return -E_NOSPC;
+		return -LX_ENOSPC;
 	name_cpy(e->label, o->label);
 	name_cpy(e->key, key);
 	for (uint32_t i = 0; i < DS_VAL_LEN; i++)
@@ -118,7 +112,7 @@ int ds_get(const struct ds_store *st, const char label[DS_NAME_LEN], const char 
 	   uint32_t *len)
 {
 	if (!ds_name_ok(label, false) || !ds_name_ok(key, false))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	for (int i = 0; i < DS_MAX_ENTRIES; i++) {
 		const struct ds_entry *e = &st->e[i];
 		if (e->version && name_eq(e->label, label) && name_eq(e->key, key)) {
@@ -128,13 +122,13 @@ int ds_get(const struct ds_store *st, const char label[DS_NAME_LEN], const char 
 			return 0;
 		}
 	}
-	return -E_NOENT;
+	return -LX_ENOENT;
 }
 
 int ds_subscribe(struct ds_store *st, uint32_t ep, const char label[DS_NAME_LEN], const char key[DS_NAME_LEN])
 {
 	if (!ep || !ds_name_ok(label, false) || !ds_name_ok(key, true))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct ds_sub *free_slot = NULL;
 	for (int i = 0; i < DS_MAX_SUBS; i++) {
 		struct ds_sub *s = &st->s[i];
@@ -144,7 +138,7 @@ int ds_subscribe(struct ds_store *st, uint32_t ep, const char label[DS_NAME_LEN]
 			free_slot = s;
 	}
 	if (!free_slot)
-		return -E_NOSPC;
+		return -LX_ENOSPC;
 	free_slot->ep = ep;
 	name_cpy(free_slot->label, label);
 	name_cpy(free_slot->key, key);
@@ -167,7 +161,7 @@ int ds_check(struct ds_store *st, uint32_t ep, char label[DS_NAME_LEN], char key
 		}
 	}
 	if (!best)
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	/* Every subscription of ep that matches has now been told of this version. */
 	for (int i = 0; i < DS_MAX_SUBS; i++) {
 		struct ds_sub *s = &st->s[i];

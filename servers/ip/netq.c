@@ -1,6 +1,7 @@
 /* Questions from the console (netq_proto.h): interfaces, routes, the ARP cache, counters,
  * and ping through a raw ICMP pcb (which also passes ICMP errors on to the transports). Answered at once; ping runs from the event loop. */
 #include "ip.h"
+#include "lx_abi.h"
 #include "lwip/raw.h"
 #include "lwip/etharp.h"
 #include "lwip/inet_chksum.h"
@@ -13,10 +14,6 @@
 #define PING_MAX 100
 #define PING_LOST_NS 3000000000ull
 #define PING_FORGET_NS 30000000000ull
-#define ENOENT_ 2
-#define EINVAL_ 22
-#define EBUSY_ 16
-#define ENOMEM_ 12
 
 struct ping {
 	bool used;
@@ -128,7 +125,7 @@ static int64_t ping_start(const struct kmsg *m)
 {
 	uint32_t count = (uint32_t)m->w[1], size = (uint32_t)m->w[2], ms = (uint32_t)m->w[3];
 	if (!m->w[0] || count < 1 || count > PING_MAX || m->w[2] > 65000 || ms < 10 || ms > 10000)
-		return -EINVAL_;
+		return -LX_EINVAL;
 	/* A free session, else the one finished longest ago (every echo answered or lost). */
 	int pick = -1;
 	for (int i = 0; i < PING_SESSIONS && pick < 0; i++)
@@ -153,7 +150,7 @@ static int64_t ping_start(const struct kmsg *m)
 		ping_send(s);
 		return (int64_t)((uint32_t)gen << 8 | (uint32_t)i);
 	}
-	return -EBUSY_;
+	return -LX_EBUSY;
 }
 
 static struct ping *session(uint64_t id)
@@ -311,7 +308,7 @@ void ip_netq(struct kmsg *m)
 					ip_ipx_gauges();
 				have = line_counter(n, text);
 				break;
-			default: r = -ENOENT_; have = false; break;
+			default: r = -LX_ENOENT; have = false; break;
 			}
 		}
 		memset(m->w, 0, sizeof(m->w));
@@ -336,8 +333,8 @@ void ip_netq(struct kmsg *m)
 		uint64_t seq = m->w[1] - 1; /* asked from 1; 0 wraps and waits forever */
 		memset(m->w, 0, sizeof(m->w));
 		if (!s) {
-			m->type = (uint32_t)-ENOENT_;
-			m->w[0] = (uint64_t)-ENOENT_;
+			m->type = (uint32_t)-LX_ENOENT;
+			m->w[0] = (uint64_t)-LX_ENOENT;
 			break;
 		}
 		m->type = NETQ_OK;
@@ -351,7 +348,7 @@ void ip_netq(struct kmsg *m)
 	}
 	default:
 		memset(m->w, 0, sizeof(m->w));
-		m->type = (uint32_t)-ENOENT_;
+		m->type = (uint32_t)-LX_ENOENT;
 		break;
 	}
 	ax_reply(m->source, m);

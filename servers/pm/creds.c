@@ -5,6 +5,7 @@
  * fork copies the parent's; execve keeps them but for a set-user-ID or set-group-ID file's
  * owner or group, which become the effective ones (not with PR_SET_NO_NEW_PRIVS). */
 #include "pm.h"
+#include "lx_abi.h"
 #include "vfs_proto.h"
 
 #define ID_KEEP 0xffffffffu /* -1: leave this id as it is */
@@ -190,37 +191,37 @@ int64_t lx_creds_call(struct lxproc *p, uint32_t nr, const uint64_t *a, bool *se
 	*served = true;
 	const struct lxcreds *c = &p->creds;
 	switch (nr) {
-	case LX_GETUID:
+	case LX_SYS_getuid:
 		return c->uid;
-	case LX_GETGID:
+	case LX_SYS_getgid:
 		return c->gid;
-	case LX_GETEUID:
+	case LX_SYS_geteuid:
 		return c->euid;
-	case LX_GETEGID:
+	case LX_SYS_getegid:
 		return c->egid;
-	case LX_GETRESUID:
+	case LX_SYS_getresuid:
 		return get_res(p, a[0], a[1], a[2], false);
-	case LX_GETRESGID:
+	case LX_SYS_getresgid:
 		return get_res(p, a[0], a[1], a[2], true);
-	case LX_GETGROUPS:
+	case LX_SYS_getgroups:
 		return get_groups(p, (int32_t)a[0], a[1]);
-	case LX_SETGROUPS:
+	case LX_SYS_setgroups:
 		return set_groups(p, (int32_t)a[0], a[1]);
-	case LX_SETUID:
+	case LX_SYS_setuid:
 		return set_id(p, (uint32_t)a[0], false);
-	case LX_SETGID:
+	case LX_SYS_setgid:
 		return set_id(p, (uint32_t)a[0], true);
-	case LX_SETREUID:
+	case LX_SYS_setreuid:
 		return set_re(p, (uint32_t)a[0], (uint32_t)a[1], false);
-	case LX_SETREGID:
+	case LX_SYS_setregid:
 		return set_re(p, (uint32_t)a[0], (uint32_t)a[1], true);
-	case LX_SETRESUID:
+	case LX_SYS_setresuid:
 		return set_res(p, (uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2], false);
-	case LX_SETRESGID:
+	case LX_SYS_setresgid:
 		return set_res(p, (uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2], true);
-	case LX_SETFSUID:
+	case LX_SYS_setfsuid:
 		return set_fs(p, (uint32_t)a[0], false);
-	case LX_SETFSGID:
+	case LX_SYS_setfsgid:
 		return set_fs(p, (uint32_t)a[0], true);
 	}
 	*served = false;

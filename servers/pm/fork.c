@@ -3,24 +3,12 @@
  * the image); pm picks the ids, tells vfs, writes the tids clone asks for, and reads
  * execve's arguments and file. */
 #include "pm.h"
+#include "lx_abi.h"
 #include "vfs_proto.h"
 
-#define CLONE_VM 0x100
-#define CLONE_FS 0x200
-#define CLONE_FILES 0x400
-#define CLONE_SIGHAND 0x800
-#define CLONE_VFORK 0x4000
-#define CLONE_PARENT 0x8000
-#define CLONE_THREAD 0x10000
-#define CLONE_SYSVSEM 0x40000
-#define CLONE_SETTLS 0x80000
-#define CLONE_PARENT_SETTID 0x100000
-#define CLONE_CHILD_CLEARTID 0x200000
-#define CLONE_DETACHED 0x400000
-#define CLONE_CHILD_SETTID 0x01000000
-#define CLONE_KNOWN (0xff | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_VFORK | CLONE_PARENT | \
-		     CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | \
-		     CLONE_DETACHED | CLONE_CHILD_SETTID)
+#define CLONE_KNOWN (0xff | LX_CLONE_VM | LX_CLONE_FS | LX_CLONE_FILES | LX_CLONE_SIGHAND | LX_CLONE_VFORK | LX_CLONE_PARENT | \
+		     LX_CLONE_THREAD | LX_CLONE_SYSVSEM | LX_CLONE_SETTLS | LX_CLONE_PARENT_SETTID | LX_CLONE_CHILD_CLEARTID | \
+		     LX_CLONE_DETACHED | LX_CLONE_CHILD_SETTID)
 
 static int64_t put_tid(endpoint_t who, uint64_t addr, int32_t tid)
 {
@@ -29,15 +17,15 @@ static int64_t put_tid(endpoint_t who, uint64_t addr, int32_t tid)
 
 static int64_t new_thread(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid, uint64_t ctid, uint64_t tls)
 {
-	if ((flags & (CLONE_VM | CLONE_SIGHAND)) != (CLONE_VM | CLONE_SIGHAND) || !stack)
+	if ((flags & (LX_CLONE_VM | LX_CLONE_SIGHAND)) != (LX_CLONE_VM | LX_CLONE_SIGHAND) || !stack)
 		return -LX_EINVAL;
 	int32_t tid = lx_new_pid();
 	int64_t r = 0;
-	if ((flags & CLONE_PARENT_SETTID) && (r = put_tid(c->p->ep, ptid, tid)))
+	if ((flags & LX_CLONE_PARENT_SETTID) && (r = put_tid(c->p->ep, ptid, tid)))
 		return r;
-	if ((flags & CLONE_CHILD_SETTID) && (r = put_tid(c->p->ep, ctid, tid)))
+	if ((flags & LX_CLONE_CHILD_SETTID) && (r = put_tid(c->p->ep, ctid, tid)))
 		return r;
-	uint64_t lxf = (flags & CLONE_SETTLS ? LXT_SETTLS : 0) | (flags & CLONE_CHILD_CLEARTID ? LXT_CLEARTID : 0);
+	uint64_t lxf = (flags & LX_CLONE_SETTLS ? LXT_SETTLS : 0) | (flags & LX_CLONE_CHILD_CLEARTID ? LXT_CLEARTID : 0);
 	int64_t ep = kcall6(KC_LX_THREAD, c->thread, (uint64_t)tid, stack, tls, lxf, ctid);
 	if (ep < 0)
 		return ep == -KE_AGAIN || ep == -KE_NOMEM ? -LX_EAGAIN : -LX_EINVAL;
@@ -50,9 +38,9 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 	struct lxproc *p = c->p;
 	if (flags & ~(uint64_t)CLONE_KNOWN)
 		return -LX_EINVAL; /* namespaces, ptrace, pidfds: not offered */
-	if (flags & CLONE_THREAD)
+	if (flags & LX_CLONE_THREAD)
 		return new_thread(c, flags, stack, ptid, ctid, tls);
-	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+	if ((flags & LX_CLONE_VM) && !(flags & LX_CLONE_VFORK))
 		return -LX_EINVAL; /* processes sharing memory without being threads: not offered */
 	struct lxproc *q = lx_alloc();
 	if (!q)
@@ -73,23 +61,23 @@ int64_t lx_clone(struct lxcall *c, uint64_t flags, uint64_t stack, uint64_t ptid
 		ax_kill((endpoint_t)cep);
 		return r < 0 ? -LX_EAGAIN : (int64_t)m.w[0];
 	}
-	*q = (struct lxproc){ .ep = (endpoint_t)cep, .pid = pid, .ppid = flags & CLONE_PARENT ? p->ppid : p->pid,
+	*q = (struct lxproc){ .ep = (endpoint_t)cep, .pid = pid, .ppid = flags & LX_CLONE_PARENT ? p->ppid : p->pid,
 			      .pgid = p->pgid, .sid = p->sid, .used = true, .exit_signal = (uint8_t)(flags & 0xff),
 			      };
 	memcpy(q->name, p->name, sizeof(q->name));
 	memcpy(q->limits, p->limits, sizeof(q->limits));
 	q->no_new_privs = p->no_new_privs, q->timerslack_ns = p->timerslack_ns; /* (inherited, as Linux) */
 	lx_creds_fork(q, p);
-	if (flags & CLONE_PARENT_SETTID)
+	if (flags & LX_CLONE_PARENT_SETTID)
 		put_tid(p->ep, ptid, pid);
-	if (flags & CLONE_CHILD_SETTID)
+	if (flags & LX_CLONE_CHILD_SETTID)
 		put_tid((endpoint_t)cep, ctid, pid);
 	if (kcall1(KC_START, (uint64_t)cep) < 0) {
 		ax_kill((endpoint_t)cep);
 		q->used = false;
 		return -LX_EAGAIN;
 	}
-	if (flags & CLONE_VFORK) {
+	if (flags & LX_CLONE_VFORK) {
 		q->vfork_parent = c->thread;
 		return PM_HOLD;
 	}

@@ -1,4 +1,4 @@
-/* alarm, setitimer and getitimer (ITIMER_REAL), and POSIX timers (timer_create ...).
+/* alarm, setitimer and getitimer (LX_ITIMER_REAL), and POSIX timers (timer_create ...).
  * A process's real-time interval timer is a
  * deadline and a reload interval on the monotonic clock, kept in its table entry (so a
  * restarted pm keeps them). pm's loop looks at the deadlines between messages
@@ -11,16 +11,14 @@
  * process, or one thread with SIGEV_THREAD_ID; SIGEV_NONE none), the expirations one signal
  * stood for (timer_getoverrun); deleted at execve and exit; not inherited by fork. */
 #include "pm.h"
+#include "lx_abi.h"
 #include "evloop.h"
 
-#define ITIMER_REAL 0
-#define LX_SIGALRM 14
 #define SI_KERNEL 0x80
 #define SI_TIMER (-2)
 #define SIGEV_SIGNAL 0
 #define SIGEV_NONE 1
 #define SIGEV_THREAD_ID 4
-#define TIMER_ABSTIME 1
 #define LX_SIGRTMAX 64
 #define NS_PER_US 1000ull
 #define NS_PER_S LX_NS_PER_S
@@ -50,7 +48,7 @@ static bool valid(const struct lx_timeval *t) { return t->sec >= 0 && t->usec >=
 
 int64_t lx_setitimer(struct lxproc *p, int64_t which, uint64_t new_va, uint64_t old_va)
 {
-	if (which != ITIMER_REAL)
+	if (which != LX_ITIMER_REAL)
 		return -LX_EINVAL;
 	struct lx_itimerval nv = { { 0, 0 }, { 0, 0 } };
 	/* (a NULL new value disarms, as Linux has long accepted) */
@@ -68,7 +66,7 @@ int64_t lx_setitimer(struct lxproc *p, int64_t which, uint64_t new_va, uint64_t 
 
 int64_t lx_getitimer(struct lxproc *p, int64_t which, uint64_t cur_va)
 {
-	if (which != ITIMER_REAL)
+	if (which != LX_ITIMER_REAL)
 		return -LX_EINVAL;
 	struct lx_itimerval cur = current(p, ax_time_ns());
 	return ax_vcopy(EP_NONE, &cur, p->ep, (void *)cur_va, sizeof(cur)) < 0 ? -LX_EFAULT : 0;
@@ -145,9 +143,9 @@ int64_t lx_timer_create(struct lxproc *p, uint64_t clock, uint64_t sev_va, uint6
 int64_t lx_timer_settime(struct lxproc *p, uint64_t id, uint64_t flags, uint64_t new_va, uint64_t old_va)
 {
 	struct lxtimer *t = timer_of(p, id);
-	if (!t || (flags & ~(uint64_t)TIMER_ABSTIME))
+	if (!t || (flags & ~(uint64_t)LX_TIMER_ABSTIME))
 		return -LX_EINVAL;
-	int64_t r = lx_deadline_settime(&t->when, p->ep, new_va, old_va, flags & TIMER_ABSTIME, lx_clock_is_wall(t->clock),
+	int64_t r = lx_deadline_settime(&t->when, p->ep, new_va, old_va, flags & LX_TIMER_ABSTIME, lx_clock_is_wall(t->clock),
 					ax_time_ns());
 	if (!r)
 		t->overrun = 0;

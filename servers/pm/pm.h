@@ -1,41 +1,10 @@
 /* pm: the POSIX personality's process manager (README.md). Shared between its files. */
 #pragma once
 #include "axrt.h"
+#include "lx_abi.h"
 #include "deadline.h"
 
-/* Linux errno values pm answers with (the kernel's KE_* share Linux numbering). */
-#define LX_EPERM 1
-#define LX_EFAULT 14
-#define LX_EINVAL 22
-#define LX_ENOSYS 38
-
 #define LX_NLIMITS 16 /* RLIMIT_* */
-
-#define LX_ESRCH 3
-#define LX_EINTR 4
-#define LX_ENOEXEC 8
-#define LX_ECHILD 10
-#define LX_EAGAIN 11
-#define LX_ENOMEM 12
-#define LX_E2BIG 7
-
-/* The credential calls (Linux x86-64 numbers; creds.c serves them). */
-#define LX_GETUID 102
-#define LX_GETGID 104
-#define LX_GETEUID 107
-#define LX_GETEGID 108
-#define LX_SETUID 105
-#define LX_SETGID 106
-#define LX_SETREUID 113
-#define LX_SETREGID 114
-#define LX_GETGROUPS 115
-#define LX_SETGROUPS 116
-#define LX_SETRESUID 117
-#define LX_GETRESUID 118
-#define LX_SETRESGID 119
-#define LX_GETRESGID 120
-#define LX_SETFSUID 122
-#define LX_SETFSGID 123
 
 /* A process's credentials (creds.c); all zero: root. */
 #define PM_NGROUPS 6 /* supplementary groups: what one VFS_CREDS message carries */
@@ -56,10 +25,10 @@ struct lxproc {
 	int32_t status; /* Linux wait status once a zombie */
 	uint64_t cpu_us;      /* CPU time it used (from its exit report) */
 	uint64_t children_us; /* CPU time of the children it has reaped, and theirs */
-	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; SIGCHLD) */
+	uint8_t exit_signal; /* sent to the parent at the end (clone's low byte; LX_SIGCHLD) */
 	endpoint_t vfork_parent; /* thread held in vfork until this child execs or ends */
 	uint64_t limits[LX_NLIMITS][2]; /* soft, hard (prlimit64) */
-	struct lx_deadline alarm; /* ITIMER_REAL (itimer.c) */
+	struct lx_deadline alarm; /* LX_ITIMER_REAL (itimer.c) */
 	bool subreaper;       /* PR_SET_CHILD_SUBREAPER: orphans below it come to it, not to pid 1 */
 	uint8_t pdeathsig;    /* PR_SET_PDEATHSIG: the signal it gets when its parent ends */
 	bool no_new_privs, keepcaps; /* PR_SET_NO_NEW_PRIVS (inherited, kept for good), PR_SET_KEEPCAPS */
@@ -122,7 +91,7 @@ endpoint_t lx_vfs(void);
  * when the system has no vfs. A vfs that ended (killed, crashed, hung) and is being
  * restarted is waited for, up to 2 s. */
 int64_t lx_vfs_call(struct kmsg *m);
-/* The exit of process p (a kernel report): zombie, SIGCHLD, waiters. */
+/* The exit of process p (a kernel report): zombie, LX_SIGCHLD, waiters. */
 void lx_ended(struct lxproc *p, int32_t status);
 /* An answer to a held call. */
 void lx_answer(endpoint_t thread, int64_t r);

@@ -3,50 +3,11 @@
  * pointer is EFAULT, never a crash of pm. Everything else is ENOSYS, logged once per call by
  * name. docs/posix.md has the list. */
 #include "pm.h"
+#include "lx_abi.h"
 #include "linux_syscalls.h"
 #include "vfs_proto.h"
 
-#define LX_GETPPID 110
-#define LX_UNAME 63
-#define LX_GETRLIMIT 97
-#define LX_SYSINFO 99
-#define LX_SETRLIMIT 160
-#define LX_SCHED_SETAFFINITY 203
-#define LX_SCHED_GETAFFINITY 204
-#define LX_PRLIMIT64 302
-#define LX_GETRANDOM 318
-#define LX_CLONE 56
-#define LX_FORK 57
-#define LX_VFORK 58
-#define LX_EXECVE 59
-#define LX_WAIT4 61
-#define LX_KILL 62
-#define LX_TKILL 200
-#define LX_TGKILL 234
-#define LX_GETPGID 121
-#define LX_GETPGRP 111
-#define LX_SETPGID 109
-#define LX_GETSID 124
-#define LX_SETSID 112
-#define LX_PRCTL 157
-#define LX_TIMES 100
-#define LX_GETRUSAGE 98
-#define LX_GETITIMER 36
-#define LX_ALARM 37
-#define LX_SETITIMER 38
-#define LX_PERSONALITY 135
-#define LX_CAPGET 125
-#define LX_CAPSET 126
-#define LX_CLOCK_SETTIME 227
-#define LX_SETXATTR 188
 #define LX_REMOVEXATTR_LAST 199 /* setxattr 188 .. fremovexattr 199 */
-#define LX_EOPNOTSUPP 95
-#define LX_TIMER_CREATE 222
-#define LX_TIMER_SETTIME 223
-#define LX_TIMER_GETTIME 224
-#define LX_TIMER_GETOVERRUN 225
-#define LX_TIMER_DELETE 226
-
 
 const char *lx_name(uint32_t nr)
 {
@@ -213,88 +174,88 @@ int64_t lx_serve(struct lxcall *c)
 	const uint64_t *a = c->a;
 	uint32_t nr = c->nr;
 	switch (nr) {
-	case LX_CLONE:
+	case LX_SYS_clone:
 		return lx_clone(c, a[0], a[1], a[2], a[3], a[4]);
-	case LX_FORK:
-		return lx_clone(c, 17 /* SIGCHLD */, 0, 0, 0, 0);
-	case LX_VFORK:
-		return lx_clone(c, 0x4000 | 0x100 | 17, 0, 0, 0, 0);
-	case LX_EXECVE:
+	case LX_SYS_fork:
+		return lx_clone(c, LX_SIGCHLD, 0, 0, 0, 0);
+	case LX_SYS_vfork:
+		return lx_clone(c, LX_CLONE_VFORK | LX_CLONE_VM | LX_SIGCHLD, 0, 0, 0, 0);
+	case LX_SYS_execve:
 		return lx_execve(c, a[0], a[1], a[2]);
-	case LX_WAIT4:
+	case LX_SYS_wait4:
 		return lx_wait4(c);
-	case LX_KILL:
+	case LX_SYS_kill:
 		return lx_kill(p, (int32_t)a[0], a[1]);
-	case LX_TKILL:
+	case LX_SYS_tkill:
 		return lx_tgkill(p, -1, (int32_t)a[0], a[1]);
-	case LX_TGKILL:
+	case LX_SYS_tgkill:
 		return lx_tgkill(p, (int32_t)a[0], (int32_t)a[1], a[2]);
-	case LX_GETPPID:
+	case LX_SYS_getppid:
 		return p->ppid;
-	case LX_GETPGID:
+	case LX_SYS_getpgid:
 		return id_of(p, (int32_t)a[0], false);
-	case LX_GETPGRP:
+	case LX_SYS_getpgrp:
 		return p->pgid;
-	case LX_SETPGID:
+	case LX_SYS_setpgid:
 		return setpgid(p, (int32_t)a[0], (int32_t)a[1]);
-	case LX_GETSID:
+	case LX_SYS_getsid:
 		return id_of(p, (int32_t)a[0], true);
-	case LX_SETSID:
+	case LX_SYS_setsid:
 		if (p->pgid == p->pid)
 			return -LX_EPERM; /* a group leader cannot start a session */
 		p->sid = p->pgid = p->pid;
 		return p->pid;
-	case LX_PRCTL:
+	case LX_SYS_prctl:
 		return prctl(p, c->thread, a[0], a[1]);
-	case LX_TIMES:
+	case LX_SYS_times:
 		return times(p, a[0]);
-	case LX_GETRUSAGE:
+	case LX_SYS_getrusage:
 		return getrusage(p, (int64_t)a[0], a[1]);
-	case LX_UNAME:
+	case LX_SYS_uname:
 		return lx_uname(p, a[0]);
-	case LX_SYSINFO:
+	case LX_SYS_sysinfo:
 		return lx_sysinfo(p, a[0]);
-	case LX_GETRANDOM:
+	case LX_SYS_getrandom:
 		return lx_getrandom(p, a[0], a[1]);
-	case LX_PRLIMIT64:
+	case LX_SYS_prlimit64:
 		return lx_prlimit(p, a[0], a[1], a[2], a[3]);
-	case LX_GETRLIMIT:
+	case LX_SYS_getrlimit:
 		return lx_prlimit(p, 0, a[0], 0, a[1]);
-	case LX_SETRLIMIT:
+	case LX_SYS_setrlimit:
 		return lx_prlimit(p, 0, a[0], a[1], 0);
-	case LX_SCHED_GETAFFINITY:
+	case LX_SYS_sched_getaffinity:
 		return lx_sched_getaffinity(p, a[0], a[1], a[2]);
-	case LX_SCHED_SETAFFINITY:
+	case LX_SYS_sched_setaffinity:
 		return a[0] && a[0] != (uint64_t)p->pid ? -LX_EINVAL : 0; /* accepted; placement is rs's */
-	case LX_PERSONALITY: /* PER_LINUX only; 0xffffffff asks */
+	case LX_SYS_personality: /* PER_LINUX only; 0xffffffff asks */
 		return a[0] == 0 || (uint32_t)a[0] == 0xffffffffu ? 0 : -LX_EINVAL;
-	case LX_CAPGET:
-	case LX_CAPSET:
-		return capget(p, a[0], a[1], nr == LX_CAPSET);
-	case LX_CLOCK_SETTIME: /* the clock is the machine's: not settable from a program */
+	case LX_SYS_capget:
+	case LX_SYS_capset:
+		return capget(p, a[0], a[1], nr == LX_SYS_capset);
+	case LX_SYS_clock_settime: /* the clock is the machine's: not settable from a program */
 		return -LX_EPERM;
-	case LX_ALARM:
+	case LX_SYS_alarm:
 		return lx_alarm(p, a[0]);
-	case LX_TIMER_CREATE:
+	case LX_SYS_timer_create:
 		return lx_timer_create(p, a[0], a[1], a[2]);
-	case LX_TIMER_SETTIME:
+	case LX_SYS_timer_settime:
 		return lx_timer_settime(p, a[0], a[1], a[2], a[3]);
-	case LX_TIMER_GETTIME:
+	case LX_SYS_timer_gettime:
 		return lx_timer_gettime(p, a[0], a[1]);
-	case LX_TIMER_GETOVERRUN:
+	case LX_SYS_timer_getoverrun:
 		return lx_timer_getoverrun(p, a[0]);
-	case LX_TIMER_DELETE:
+	case LX_SYS_timer_delete:
 		return lx_timer_delete(p, a[0]);
-	case LX_SETITIMER:
+	case LX_SYS_setitimer:
 		return lx_setitimer(p, (int64_t)a[0], a[1], a[2]);
-	case LX_GETITIMER:
+	case LX_SYS_getitimer:
 		return lx_getitimer(p, (int64_t)a[0], a[1]);
 	}
 	bool served;
 	int64_t r = lx_creds_call(p, nr, a, &served);
 	if (served)
 		return r;
-	if (nr >= LX_SETXATTR && nr <= LX_REMOVEXATTR_LAST)
+	if (nr >= LX_SYS_setxattr && nr <= LX_REMOVEXATTR_LAST)
 		return -LX_EOPNOTSUPP; /* extended attributes: the file system has none */
 	static uint8_t logged[1024];
 	if (nr < sizeof(logged) && !logged[nr]) {

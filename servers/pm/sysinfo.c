@@ -1,8 +1,8 @@
 /* System information calls pm serves: uname, sysinfo, getrandom, resource limits,
  * CPU affinity. Per-process values (limits) live in struct lxproc. */
 #include "pm.h"
+#include "lx_abi.h"
 
-#define LX_ENOMEM 12
 #define RLIM_INFINITY (~0ull)
 #define LX_NR_OPEN 1024 /* descriptors a process may have: servers/vfs MAX_FDS */
 

@@ -1,14 +1,13 @@
-/* Ends and waits: a process's end (zombie, SIGCHLD, reparenting), wait4 with calls held
+/* Ends and waits: a process's end (zombie, LX_SIGCHLD, reparenting), wait4 with calls held
  * until a child ends, kill/tkill/tgkill, and giving held calls back for signals. */
 #include "pm.h"
+#include "lx_abi.h"
 #include "vfs_proto.h"
 
-#define WNOHANG 1
 #define WAIT_OPTIONS (1u | 2u | 8u | 0x20000000u | 0x40000000u | 0x80000000u)
 #define CLD_EXITED 1
 #define CLD_KILLED 2
 #define CLD_DUMPED 3
-#define SIGCHLD 17
 #define MAX_WAITS 64
 
 static struct lxcall waits[MAX_WAITS]; /* held wait4 calls (thread 0: free) */
@@ -22,7 +21,7 @@ static bool matches(const struct lxproc *parent, const struct lxproc *q, int32_t
 		(pid < -1 && q->pgid == -pid));
 }
 
-/* One attempt at a wait4: a pid, 0 (WNOHANG, none ended), -errno, or PM_HOLD. */
+/* One attempt at a wait4: a pid, 0 (LX_WNOHANG, none ended), -errno, or PM_HOLD. */
 static int64_t wait_try(struct lxcall *c)
 {
 	struct lxproc *p = c->p;
@@ -46,7 +45,7 @@ static int64_t wait_try(struct lxcall *c)
 	}
 	if (!any)
 		return -LX_ECHILD;
-	return c->a[2] & WNOHANG ? 0 : PM_HOLD;
+	return c->a[2] & LX_WNOHANG ? 0 : PM_HOLD;
 }
 
 int64_t lx_wait4(struct lxcall *c)
@@ -132,8 +131,8 @@ void lx_ended(struct lxproc *p, int32_t status)
 	struct lxproc *parent = p->ppid ? lx_find_pid(p->ppid) : NULL;
 	if (!parent || parent->zombie) {
 		free_proc(p);
-	} else if (kcall6(KC_LX_SIGNAL, parent->ep, SIGCHLD, LXS_QUERY, 0, 0, 0) == 1) {
-		free_proc(p); /* SIGCHLD ignored or SA_NOCLDWAIT: no zombie */
+	} else if (kcall6(KC_LX_SIGNAL, parent->ep, LX_SIGCHLD, LXS_QUERY, 0, 0, 0) == 1) {
+		free_proc(p); /* LX_SIGCHLD ignored or LX_SA_NOCLDWAIT: no zombie */
 	} else if (p->exit_signal) {
 		int code = !sig ? CLD_EXITED : status & 0x80 ? CLD_DUMPED : CLD_KILLED;
 		kcall6(KC_LX_SIGNAL, parent->ep, p->exit_signal, 0, (uint64_t)p->pid, (uint64_t)code, 0);

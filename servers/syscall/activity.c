@@ -17,6 +17,7 @@
  * SYSCALL_EXEC) the old image's spares and mappings are dropped, and the page is mapped
  * into the new image at its library's first call. */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "keep.h"
 #include "sock_ax.h"
 #include "netq_proto.h"
@@ -285,9 +286,9 @@ int64_t act_set_wake(struct sock *s, uint32_t pid)
 {
 	struct act *a = find(pid);
 	if (!a)
-		return -E_INVAL; /* no library here (no socket taken over yet) */
+		return -LX_EINVAL; /* no library here (no socket taken over yet) */
 	if (s->stream || s->lib_pid)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct sock *old = sock_find(a->wake_sock);
 	if (old)
 		old->wake = false;
@@ -297,9 +298,9 @@ int64_t act_set_wake(struct sock *s, uint32_t pid)
 	return 0;
 }
 
-/* A wake socket reports POLLIN always; it is registered edge-triggered, so what the library
+/* A wake socket reports LX_POLLIN always; it is registered edge-triggered, so what the library
  * hears is each arrival (a wake-up), never the level. */
-uint32_t act_wake_bits(void) { return POLLIN | POLLRDNORM; }
+uint32_t act_wake_bits(void) { return LX_POLLIN | LX_POLLRDNORM; }
 
 void act_status(struct sock *s, uint32_t bits)
 {
@@ -307,7 +308,7 @@ void act_status(struct sock *s, uint32_t bits)
 	uint32_t bit = (uint32_t)(s - socks);
 	if (!a || bit >= AX_ACT_SOCKS)
 		return;
-	uint32_t st = (bits & (POLLERR | POLLHUP | POLLRDHUP)) | (s->connected ? AXS_CONNECTED : 0) |
+	uint32_t st = (bits & (LX_POLLERR | LX_POLLHUP | LX_POLLRDHUP)) | (s->connected ? AXS_CONNECTED : 0) |
 		      (uint32_t)(s->error & 0xffff) << AXS_ERR_SHIFT;
 	uint32_t old = atomic_exchange_explicit(&AX_ACT_STATUS(a->mem)->st[bit], st, memory_order_seq_cst);
 	/* A changed status wakes a library sleeping on its wake word (the rings' changes are
@@ -393,7 +394,7 @@ void act_listen_state(const struct sock *l)
 	struct ax_listen *e = a ? listen_entry(a, l) : NULL;
 	if (!e)
 		return;
-	uint32_t bits = l->error ? POLLIN | POLLRDNORM | POLLERR : l->pending ? POLLIN | POLLRDNORM : 0;
+	uint32_t bits = l->error ? LX_POLLIN | LX_POLLRDNORM | LX_POLLERR : l->pending ? LX_POLLIN | LX_POLLRDNORM : 0;
 	uint32_t old = atomic_exchange_explicit(&e->bits, bits, memory_order_seq_cst);
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
 	if (!(bits & ~old) && seq == e->rung)

@@ -5,10 +5,9 @@
  * that cannot finish now is held (the application stays blocked in its call) and served
  * again when the engine answers or says something changed on the socket (calls_retry). */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "sock_ax.h"
 
-
-#define IPPROTO_TCP 6
 #define IOV_MAX 1024
 #define DEFAULT_BUF 212992 /* Linux's default socket buffer size */
 
@@ -54,7 +53,6 @@ static struct held *hold(struct lcall *c, bool for_answer)
 	return NULL;
 }
 
-
 struct held *calls_hold_for_answer(struct lcall *c) { return hold(c, true); }
 
 /* Reads a sockaddr_in: 0, -EFAULT, -EINVAL, -EAFNOSUPPORT; *unspec for AF_UNSPEC. */
@@ -62,20 +60,20 @@ int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, 
 {
 	uint8_t b[16] = { 0 };
 	if ((int64_t)len < 0 || len > 128)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (len < 2)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (ax_vcopy(t, (const void *)uaddr, EP_NONE, b, len < 16 ? len : 16) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	uint16_t fam = (uint16_t)(b[0] | b[1] << 8);
 	if (unspec)
 		*unspec = fam == 0;
 	if (fam == 0 && unspec)
 		return 0;
 	if (len < 16)
-		return -E_INVAL;
-	if (fam != AF_INET)
-		return -E_AFNOSUPPORT;
+		return -LX_EINVAL;
+	if (fam != LX_AF_INET)
+		return -LX_EAFNOSUPPORT;
 	memcpy(&out->port, b + 2, 2);
 	memcpy(&out->addr, b + 4, 4);
 	return 0;
@@ -84,18 +82,18 @@ int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, 
 /* Writes a sockaddr_in and its length the Linux way (truncated to the caller's buffer). */
 int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen)
 {
-	uint8_t b[16] = { AF_INET, 0 };
+	uint8_t b[16] = { LX_AF_INET, 0 };
 	memcpy(b + 2, &a->port, 2);
 	memcpy(b + 4, &a->addr, 4);
 	int32_t have;
 	uint32_t len = 16;
 	if (ax_vcopy(t, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if (have < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (ax_vcopy(EP_NONE, b, t, (void *)uaddr, (uint32_t)have < len ? (uint32_t)have : len) < 0 ||
 	    ax_vcopy(EP_NONE, &len, t, (void *)ulen, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	return 0;
 }
 
@@ -103,7 +101,7 @@ static bool is_broadcast(const struct inaddr *a) { return a->addr == 0xffffffffu
 
 void addr_msg(struct sk_msg *m, const struct inaddr *a)
 {
-	m->family = AF_INET, m->port = a->port;
+	m->family = LX_AF_INET, m->port = a->port;
 	memcpy(m->addr, &a->addr, 4);
 }
 
@@ -114,10 +112,10 @@ static int64_t do_bind(struct lcall *c, struct sock *s)
 	if (r)
 		return r;
 	if (s->bound || s->binding)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct held *h = hold(c, true);
 	if (!h)
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	struct sk_msg m = { .type = SK_BIND };
 	addr_msg(&m, &a);
 	engine_request(s, &m, h->c.serial);
@@ -132,11 +130,11 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	if (r)
 		return r;
 	if (!unspec && is_broadcast(&a) && !s->broadcast)
-		return -E_ACCES;
+		return -LX_EACCES;
 	c->a[3] = a.addr, c->a[4] = a.port, c->a[5] = unspec; /* for the answer */
 	struct held *h = hold(c, true);
 	if (!h)
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	struct sk_msg m = { .type = SK_CONNECT };
 	if (!unspec)
 		addr_msg(&m, &a);
@@ -156,7 +154,7 @@ int64_t take_error(struct sock *s)
 static int64_t hold_or_give_up(struct lcall *c, uint64_t timeo_ns, uint64_t flags)
 {
 	if (nonblocking(c, flags) || (c->deadline && ax_time_ns() >= c->deadline))
-		return c->done ? (int64_t)c->done : -E_AGAIN;
+		return c->done ? (int64_t)c->done : -LX_EAGAIN;
 	if (!c->deadline && timeo_ns)
 		c->deadline = ax_time_ns() + timeo_ns;
 	return CALL_HELD;
@@ -167,24 +165,24 @@ int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags) { return
 
 bool nonblocking(const struct lcall *c, uint64_t flags)
 {
-	return (c->vflags & SYSP_NONBLOCK) || (flags & MSG_DONTWAIT);
+	return (c->vflags & SYSP_NONBLOCK) || (flags & LX_MSG_DONTWAIT);
 }
 
 /* An iovec (up to IOV_MAX entries, read in pieces) and its total length. */
 int64_t iov_total(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t *total)
 {
 	if (iovlen > IOV_MAX)
-		return -E_MSGSIZE;
+		return -LX_EMSGSIZE;
 	*total = 0;
 	for (uint64_t i = 0; i < iovlen; i++) {
 		struct lx_iovec v;
 		if (ax_vcopy(t, (const void *)(iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		if ((int64_t)v.len < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		*total += v.len;
 		if (*total > (1ull << 31))
-			return -E_MSGSIZE;
+			return -LX_EMSGSIZE;
 	}
 	return 0;
 }
@@ -194,7 +192,7 @@ int64_t iov_copy(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t skip, uns
 	for (uint64_t i = 0; i < iovlen && len; i++) {
 		struct lx_iovec v;
 		if (ax_vcopy(t, (const void *)(iov + i * sizeof(v)), EP_NONE, &v, sizeof(v)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		if (skip >= v.len) {
 			skip -= v.len;
 			continue;
@@ -203,7 +201,7 @@ int64_t iov_copy(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t skip, uns
 		uint64_t n = v.len < len ? v.len : len;
 		int64_t r = out ? ax_vcopy(EP_NONE, buf, t, (void *)v.base, n) : ax_vcopy(t, (const void *)v.base, EP_NONE, buf, n);
 		if (r < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		buf += n, len -= n;
 	}
 	return 0;
@@ -215,7 +213,7 @@ static void autobind(struct sock *s)
 	if (s->binding)
 		return;
 	s->binding = true;
-	struct sk_msg m = { .type = SK_BIND, .family = AF_INET };
+	struct sk_msg m = { .type = SK_BIND, .family = LX_AF_INET };
 	engine_request(s, &m, 0);
 }
 
@@ -225,39 +223,39 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 	uint64_t flags = 0, buf = 0, len = 0, uaddr = 0, alen = 0;
 	struct lx_msghdr mh = { 0 };
 	int64_t r;
-	if (c->nr == NR_SENDMSG) {
+	if (c->nr == LX_SYS_sendmsg) {
 		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		flags = c->a[2], uaddr = mh.name, alen = mh.namelen;
 		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
-	} else if (c->nr == NR_WRITEV) {
+	} else if (c->nr == LX_SYS_writev) {
 		mh.iov = c->a[1], mh.iovlen = c->a[2];
 		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
 	} else {
 		buf = c->a[1], len = c->a[2];
-		if (c->nr == NR_SENDTO)
+		if (c->nr == LX_SYS_sendto)
 			flags = c->a[3], uaddr = c->a[4], alen = c->a[5];
 	}
 	if (s->error) /* an asynchronous error (ICMP) is reported by the next call */
 		return take_error(s);
 	if (s->shut_wr)
-		return -E_PIPE;
+		return -LX_EPIPE;
 	struct inaddr to = s->peer;
 	bool given = uaddr != 0;
 	if (given) {
 		if ((r = get_sin(t, uaddr, alen, &to, NULL)))
 			return r;
 		if (!to.port)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		if (is_broadcast(&to) && !s->broadcast)
-			return -E_ACCES;
+			return -LX_EACCES;
 	} else if (!s->connected) {
-		return -E_DESTADDRREQ;
+		return -LX_EDESTADDRREQ;
 	}
 	if (len > UDP_MAX)
-		return -E_MSGSIZE;
+		return -LX_EMSGSIZE;
 	if (!s->bound) {
 		autobind(s);
 		return CALL_HELD; /* again when udp has answered the bind */
@@ -267,13 +265,13 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 	if (!p && err == CHAN_EAGAIN)
 		return wait_for_space(c, s, flags);
 	if (!p)
-		return err == CHAN_EINVAL ? -E_MSGSIZE : -E_NOMEM;
-	r = mh.iov ? iov_copy(t, mh.iov, mh.iovlen, 0, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -E_FAULT : 0;
+		return err == CHAN_EINVAL ? -LX_EMSGSIZE : -LX_ENOMEM;
+	r = mh.iov ? iov_copy(t, mh.iov, mh.iovlen, 0, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -LX_EFAULT : 0;
 	if (r)
 		return r; /* nothing committed: the space is offered again */
 	struct sockbuf_desc d = { 0 };
 	if (given) {
-		d.family = AF_INET, d.port = to.port;
+		d.family = LX_AF_INET, d.port = to.port;
 		memcpy(d.addr, &to.addr, 4);
 	}
 	if (sys_debug)
@@ -292,28 +290,28 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 	struct lx_msghdr mh = { 0 };
 	uint64_t len = 0;
 	int64_t r;
-	if (c->nr == NR_RECVMSG) {
+	if (c->nr == LX_SYS_recvmsg) {
 		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		flags = c->a[2];
 		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
-	} else if (c->nr == NR_READV) {
+	} else if (c->nr == LX_SYS_readv) {
 		mh.iov = c->a[1], mh.iovlen = c->a[2];
 		if ((r = iov_total(t, mh.iov, mh.iovlen, &len)))
 			return r;
 	} else {
 		len = c->a[2];
-		if (c->nr == NR_RECVFROM)
+		if (c->nr == LX_SYS_recvfrom)
 			flags = c->a[3];
 		if ((int64_t)len < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 	}
 	struct sockbuf_desc d;
 	int err;
 	const unsigned char *p = sockbuf_peek(&s->sb.rx, &d, &err);
 	if (!p && err != CHAN_EAGAIN)
-		return -5; /* EIO: udp wrote impossible descriptors into this socket */
+		return -LX_EIO; /* udp wrote impossible descriptors into this socket */
 	if (!p) {
 		if (s->error)
 			return take_error(s);
@@ -326,50 +324,50 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 		ax_printf("syscall: %lu ms: rx %u bytes from %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), d.len,
 			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
 	struct inaddr from = s->peer;
-	if (d.family == AF_INET) {
+	if (d.family == LX_AF_INET) {
 		from.port = d.port;
 		memcpy(&from.addr, d.addr, 4);
 	}
-	if (c->nr == NR_READV) {
+	if (c->nr == LX_SYS_readv) {
 		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
 			return r;
-	} else if (c->nr == NR_RECVMSG) {
+	} else if (c->nr == LX_SYS_recvmsg) {
 		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
 			return r;
-		uint8_t b[16] = { AF_INET, 0 };
+		uint8_t b[16] = { LX_AF_INET, 0 };
 		memcpy(b + 2, &from.port, 2);
 		memcpy(b + 4, &from.addr, 4);
 		struct lx_msghdr out = mh;
 		if (mh.name && ax_vcopy(EP_NONE, b, t, (void *)mh.name, mh.namelen < 16 ? mh.namelen : 16) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		out.namelen = mh.name ? 16 : 0;
 		out.controllen = 0;
-		out.flags = (n < d.len || (d.flags & SBD_TRUNC)) ? MSG_TRUNC : 0;
+		out.flags = (n < d.len || (d.flags & SBD_TRUNC)) ? LX_MSG_TRUNC : 0;
 		if (ax_vcopy(EP_NONE, &out, t, (void *)c->a[1], sizeof(out)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 	} else {
 		if (ax_vcopy(EP_NONE, p, t, (void *)c->a[1], n) < 0)
-			return -E_FAULT;
-		if (c->nr == NR_RECVFROM && c->a[4] && (r = put_sin(t, &from, c->a[4], c->a[5])))
+			return -LX_EFAULT;
+		if (c->nr == LX_SYS_recvfrom && c->a[4] && (r = put_sin(t, &from, c->a[4], c->a[5])))
 			return r;
 	}
-	if (!(flags & MSG_PEEK)) {
+	if (!(flags & LX_MSG_PEEK)) {
 		sockbuf_consume(&s->sb.rx, &d);
 		s->rx_hint = true;
 	}
-	return (int64_t)((flags & MSG_TRUNC) ? d.len : n);
+	return (int64_t)((flags & LX_MSG_TRUNC) ? d.len : n);
 }
 
 int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen)
 {
 	int32_t have;
 	if (ax_vcopy(t, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if (have < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	uint32_t len = (uint32_t)have < vlen ? (uint32_t)have : vlen;
 	if (ax_vcopy(EP_NONE, v, t, (void *)uval, len) < 0 || ax_vcopy(EP_NONE, &len, t, (void *)ulen, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	return 0;
 }
 
@@ -385,111 +383,111 @@ static int64_t do_setsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2];
 	uint64_t uval = c->a[3], len = c->a[4];
-	if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
+	if (level == LX_SOL_SOCKET && (name == LX_SO_RCVTIMEO || name == LX_SO_SNDTIMEO)) {
 		int64_t tv[2];
 		if (len < sizeof(tv))
-			return -E_INVAL;
+			return -LX_EINVAL;
 		if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, tv, sizeof(tv)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		if (tv[1] < 0 || tv[1] >= 1000000)
 			return -33; /* EDOM, as Linux */
-		*(name == SO_RCVTIMEO ? &s->rcvtimeo_ns : &s->sndtimeo_ns) =
+		*(name == LX_SO_RCVTIMEO ? &s->rcvtimeo_ns : &s->sndtimeo_ns) =
 			tv[0] < 0 ? 0 : (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000;
 		return 0;
 	}
-	if (level == IPPROTO_TCP && s->stream && name == 13 /* TCP_CONGESTION */) {
+	if (level == LX_IPPROTO_TCP && s->stream && name == 13 /* TCP_CONGESTION */) {
 		char cc[16] = { 0 };
 		uint64_t n = len < sizeof(cc) - 1 ? len : sizeof(cc) - 1;
 		if ((int64_t)len < 1 || ax_vcopy(c->thread, (const void *)uval, EP_NONE, cc, n) < 0)
-			return (int64_t)len < 1 ? -E_INVAL : -E_FAULT;
+			return (int64_t)len < 1 ? -LX_EINVAL : -LX_EFAULT;
 		/* lwIP has one congestion control (NewReno-like): Linux's names for it are taken */
 		return !strcmp(cc, "reno") || !strcmp(cc, "cubic") ? 0 : -2 /* ENOENT */;
 	}
 	int32_t v;
 	if ((int64_t)len < 4)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, &v, 4) < 0)
-		return -E_FAULT;
-	if (level == SOL_SOCKET) {
+		return -LX_EFAULT;
+	if (level == LX_SOL_SOCKET) {
 		switch (name) {
-		case SO_BROADCAST:
+		case LX_SO_BROADCAST:
 			s->broadcast = v != 0;
 			setopt_engine(s, OPT_BROADCAST, s->broadcast);
 			return 0;
-		case SO_REUSEADDR:
-		case SO_REUSEPORT:
+		case LX_SO_REUSEADDR:
+		case LX_SO_REUSEPORT:
 			s->reuseaddr = v != 0;
 			setopt_engine(s, OPT_REUSEADDR, s->reuseaddr);
 			return 0;
-		case SO_RCVBUF:
-		case SO_SNDBUF:
+		case LX_SO_RCVBUF:
+		case LX_SO_SNDBUF:
 			v = v < 1024 ? 1024 : v > (1 << 24) ? 1 << 24 : v;
-			*(name == SO_RCVBUF ? &s->rcvbuf : &s->sndbuf) = v;
-			setopt_engine(s, name == SO_RCVBUF ? OPT_RCVBUF : OPT_SNDBUF, (uint64_t)v);
+			*(name == LX_SO_RCVBUF ? &s->rcvbuf : &s->sndbuf) = v;
+			setopt_engine(s, name == LX_SO_RCVBUF ? OPT_RCVBUF : OPT_SNDBUF, (uint64_t)v);
 			return 0;
-		case SO_KEEPALIVE:
+		case LX_SO_KEEPALIVE:
 			setopt_engine(s, OPT_KEEPALIVE, v != 0);
 			return 0;
-		case SO_LINGER: {
+		case LX_SO_LINGER: {
 			int32_t l[2];
 			if (len < sizeof(l))
-				return -E_INVAL;
+				return -LX_EINVAL;
 			if (ax_vcopy(c->thread, (const void *)uval, EP_NONE, l, sizeof(l)) < 0)
-				return -E_FAULT;
+				return -LX_EFAULT;
 			setopt_engine(s, OPT_LINGER, (uint64_t)(l[0] != 0) << 32 | (uint32_t)(l[1] < 0 ? 0 : l[1]));
 			return 0;
 		}
 		}
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	}
-	if (level == IPPROTO_TCP && s->stream) {
+	if (level == LX_IPPROTO_TCP && s->stream) {
 		static const int tcp_opts[] = { [1] = OPT_NODELAY, [2] = OPT_MAXSEG, [3] = OPT_CORK, [4] = OPT_KEEPIDLE,
 						[5] = OPT_KEEPINTVL, [6] = OPT_KEEPCNT };
 		if (name >= 1 && name <= 6) {
 			if (name == 2 && (v < 88 || v > 32767))
-				return -E_INVAL;
+				return -LX_EINVAL;
 			if (name >= 4 && (v < 1 || v > 32767))
-				return -E_INVAL;
+				return -LX_EINVAL;
 			setopt_engine(s, tcp_opts[name], (uint64_t)v);
 			return 0;
 		}
 		if (name == 9 /* DEFER_ACCEPT */ || name == 12 /* QUICKACK */ || name == 23 /* FASTOPEN */)
 			return 0; /* accepted; lwIP has no fast open */
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	}
 	if (level == 0 && (name == 1 /* IP_TOS */ || name == 2 /* IP_TTL */))
 		return 0; /* accepted, not applied yet */
-	return -E_NOPROTOOPT;
+	return -LX_ENOPROTOOPT;
 }
 
 static int64_t do_getsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], v = 0;
-	if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
-		uint64_t ns = name == SO_RCVTIMEO ? s->rcvtimeo_ns : s->sndtimeo_ns;
+	if (level == LX_SOL_SOCKET && (name == LX_SO_RCVTIMEO || name == LX_SO_SNDTIMEO)) {
+		uint64_t ns = name == LX_SO_RCVTIMEO ? s->rcvtimeo_ns : s->sndtimeo_ns;
 		int64_t tv[2] = { (int64_t)(ns / 1000000000ull), (int64_t)(ns % 1000000000ull / 1000) };
 		return put_int_opt(c->thread, tv, sizeof(tv), c->a[3], c->a[4]);
 	}
-	if (level == SOL_SOCKET && name == SO_LINGER) {
+	if (level == LX_SOL_SOCKET && name == LX_SO_LINGER) {
 		int32_t l[2] = { (int32_t)(s->opt_val[OPT_LINGER] >> 32), (int32_t)(uint32_t)s->opt_val[OPT_LINGER] };
 		return put_int_opt(c->thread, l, sizeof(l), c->a[3], c->a[4]);
 	}
-	if (level == IPPROTO_TCP && s->stream)
+	if (level == LX_IPPROTO_TCP && s->stream)
 		return stream_getsockopt(c, s, name);
-	if (level != SOL_SOCKET)
-		return -E_NOPROTOOPT;
+	if (level != LX_SOL_SOCKET)
+		return -LX_ENOPROTOOPT;
 	switch (name) {
-	case SO_TYPE: v = s->stream ? SOCK_STREAM : SOCK_DGRAM; break;
-	case SO_DOMAIN: v = AF_INET; break;
-	case SO_PROTOCOL: v = s->stream ? 6 : 17; break;
-	case SO_KEEPALIVE: v = (int32_t)s->opt_val[OPT_KEEPALIVE]; break;
-	case SO_ERROR: v = s->error, s->error = 0; ready_changed(s); break;
-	case SO_BROADCAST: v = s->broadcast; break;
-	case SO_REUSEADDR: case SO_REUSEPORT: v = s->reuseaddr; break;
-	case SO_RCVBUF: v = s->rcvbuf ? 2 * s->rcvbuf : DEFAULT_BUF; break;
-	case SO_SNDBUF: v = s->sndbuf ? 2 * s->sndbuf : DEFAULT_BUF; break;
-	case SO_ACCEPTCONN: v = s->listening; break;
-	default: return -E_NOPROTOOPT;
+	case LX_SO_TYPE: v = s->stream ? LX_SOCK_STREAM : LX_SOCK_DGRAM; break;
+	case LX_SO_DOMAIN: v = LX_AF_INET; break;
+	case LX_SO_PROTOCOL: v = s->stream ? 6 : 17; break;
+	case LX_SO_KEEPALIVE: v = (int32_t)s->opt_val[OPT_KEEPALIVE]; break;
+	case LX_SO_ERROR: v = s->error, s->error = 0; ready_changed(s); break;
+	case LX_SO_BROADCAST: v = s->broadcast; break;
+	case LX_SO_REUSEADDR: case LX_SO_REUSEPORT: v = s->reuseaddr; break;
+	case LX_SO_RCVBUF: v = s->rcvbuf ? 2 * s->rcvbuf : DEFAULT_BUF; break;
+	case LX_SO_SNDBUF: v = s->sndbuf ? 2 * s->sndbuf : DEFAULT_BUF; break;
+	case LX_SO_ACCEPTCONN: v = s->listening; break;
+	default: return -LX_ENOPROTOOPT;
 	}
 	return put_int_opt(c->thread, &v, 4, c->a[3], c->a[4]);
 }
@@ -498,9 +496,9 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 {
 	uint64_t how = c->a[1];
 	if (how > 2)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (!s->connected)
-		return -E_NOTCONN;
+		return -LX_ENOTCONN;
 	s->shut_rd |= how != 1;
 	s->shut_wr |= how != 0;
 	struct sk_msg m = { .type = SK_SHUTDOWN, .arg = how };
@@ -511,8 +509,8 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 
 static bool data_call(uint32_t nr)
 {
-	return nr == NR_READ || nr == NR_WRITE || nr == NR_READV || nr == NR_WRITEV || nr == NR_SENDTO ||
-	       nr == NR_SENDMSG || nr == NR_RECVFROM || nr == NR_RECVMSG || nr == NR_SENDFILE;
+	return nr == LX_SYS_read || nr == LX_SYS_write || nr == LX_SYS_readv || nr == LX_SYS_writev || nr == LX_SYS_sendto ||
+	       nr == LX_SYS_sendmsg || nr == LX_SYS_recvfrom || nr == LX_SYS_recvmsg || nr == LX_SYS_sendfile;
 }
 
 /* The library's options (lib/net/sock_ax.h). */
@@ -520,11 +518,11 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 {
 	int32_t name = (int32_t)c->a[2];
 	if (name != AX_ACCEPT_TAKE && name != AX_SOCKBUF)
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	uint64_t act_va = act_map(c->pid, c->thread);
 	if (name == AX_ACCEPT_TAKE) {
 		if (!s->listening)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		struct ax_listener l = { .act_va = act_va, .key = (uint32_t)(s - socks) };
 		if (s->accept_take_pid && s->accept_take_pid != c->pid)
 			act_listen_drop(s); /* the other process's epoll asks the kernel from now on */
@@ -533,14 +531,14 @@ static int64_t ax_getsockopt(struct lcall *c, struct sock *s)
 		return put_int_opt(c->thread, &l, sizeof(l), c->a[3], c->a[4]);
 	}
 	if (s->lib_pid && s->lib_pid != c->pid)
-		return -E_BUSY; /* another process's library has it */
+		return -LX_EBUSY; /* another process's library has it */
 	/* taken to be connected by a connect descriptor (AX_TAKE_CONNECT in rx_off) */
 	uint32_t intent = 0;
 	int32_t have = 0;
 	if (ax_vcopy(c->thread, (const void *)c->a[4], EP_NONE, &have, 4) < 0 ||
 	    (have >= (int32_t)(offsetof(struct ax_sockbuf, rx_off) + 4) &&
 	     ax_vcopy(c->thread, (const void *)(c->a[3] + offsetof(struct ax_sockbuf, rx_off)), EP_NONE, &intent, 4) < 0))
-		return -E_FAULT;
+		return -LX_EFAULT;
 	int64_t va = sock_map_force(s, c->thread, c->pid);
 	if (va < 0)
 		return va;
@@ -570,17 +568,17 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 		return 0;
 	}
 	if (name != AX_SOCKBUF)
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	uint32_t back[2] = { 0, 0 }; /* the stream offset, AX_BACK_FIN */
 	uint64_t blen = c->a[4] >= 8 ? 8 : 4;
 	if (c->a[4] < 4 || ax_vcopy(c->thread, (const void *)c->a[3], EP_NONE, back, blen) < 0)
-		return c->a[4] < 4 ? -E_INVAL : -E_FAULT;
+		return c->a[4] < 4 ? -LX_EINVAL : -LX_EFAULT;
 	uint32_t off = back[0];
 	if (s->lib_pid != c->pid)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	/* our view of the rings again from what is published (the library moved them) */
 	if (sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP))
-		return -5; /* EIO: the library left impossible indices */
+		return -LX_EIO; /* the library left impossible indices */
 	act_forget_sock(s);
 	if (s->lib_connect) /* its connect descriptor was never queued, or not yet answered */
 		s->connecting = s->lib_connect = false;
@@ -595,45 +593,45 @@ static int64_t ax_setsockopt(struct lcall *c, struct sock *s)
 int64_t calls_serve(struct lcall *c, struct sock *s)
 {
 	if (s->lib_pid && data_call(c->nr))
-		return -E_BADFD; /* the library moves this socket's data (docs/sockets.md) */
-	if ((c->nr == NR_GETSOCKOPT || c->nr == NR_SETSOCKOPT) && (int32_t)c->a[1] == SOL_AXOLOTL)
-		return c->nr == NR_GETSOCKOPT ? ax_getsockopt(c, s) : ax_setsockopt(c, s);
+		return -LX_EBADFD; /* the library moves this socket's data (docs/sockets.md) */
+	if ((c->nr == LX_SYS_getsockopt || c->nr == LX_SYS_setsockopt) && (int32_t)c->a[1] == SOL_AXOLOTL)
+		return c->nr == LX_SYS_getsockopt ? ax_getsockopt(c, s) : ax_setsockopt(c, s);
 	if (s->stream) {
 		int64_t r = stream_serve(c, s);
 		if (r != CALL_NOT_STREAM)
 			return r;
 	}
 	switch (c->nr) {
-	case NR_BIND:
+	case LX_SYS_bind:
 		return do_bind(c, s);
-	case NR_CONNECT:
+	case LX_SYS_connect:
 		return do_connect(c, s);
-	case NR_SENDTO:
-	case NR_SENDMSG:
-	case NR_WRITE:
-	case NR_WRITEV:
+	case LX_SYS_sendto:
+	case LX_SYS_sendmsg:
+	case LX_SYS_write:
+	case LX_SYS_writev:
 		return do_send(c, s);
-	case NR_RECVFROM:
-	case NR_RECVMSG:
-	case NR_READ:
-	case NR_READV:
+	case LX_SYS_recvfrom:
+	case LX_SYS_recvmsg:
+	case LX_SYS_read:
+	case LX_SYS_readv:
 		return do_recv(c, s);
-	case NR_GETSOCKNAME:
+	case LX_SYS_getsockname:
 		return put_sin(c->thread, &s->local, c->a[1], c->a[2]);
-	case NR_GETPEERNAME:
-		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -E_NOTCONN;
-	case NR_SETSOCKOPT:
+	case LX_SYS_getpeername:
+		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -LX_ENOTCONN;
+	case LX_SYS_setsockopt:
 		return do_setsockopt(c, s);
-	case NR_GETSOCKOPT:
+	case LX_SYS_getsockopt:
 		return do_getsockopt(c, s);
-	case NR_SHUTDOWN:
+	case LX_SYS_shutdown:
 		return do_shutdown(c, s);
-	case NR_LISTEN:
-	case NR_ACCEPT:
-	case NR_ACCEPT4:
-		return -E_OPNOTSUPP;
+	case LX_SYS_listen:
+	case LX_SYS_accept:
+	case LX_SYS_accept4:
+		return -LX_EOPNOTSUPP;
 	}
-	return -E_OPNOTSUPP; /* recvmmsg, sendmmsg: not yet */
+	return -LX_EOPNOTSUPP; /* recvmmsg, sendmmsg: not yet */
 }
 
 void calls_event(struct sock *s, uint64_t ev, int64_t result)
@@ -642,8 +640,8 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result)
 		s->fin_queued = true;
 	if ((ev & EV_ERR) && result < 0 && result > -4096)
 		s->error = (int32_t)-result;
-	if (s->error == E_CONNRESET && s->fin_queued)
-		s->error = E_PIPE; /* reset after the peer's FIN (CLOSE_WAIT): EPIPE, as Linux */
+	if (s->error == LX_ECONNRESET && s->fin_queued)
+		s->error = LX_EPIPE; /* reset after the peer's FIN (CLOSE_WAIT): EPIPE, as Linux */
 	if (ev & (EV_RX | EV_ACCEPT | EV_HUP | EV_ERR | EV_FIN))
 		s->ready_told = false; /* an arrival: vfs hears of it even if the bits stay (EPOLLET) */
 	if (ev & EV_HUP)
@@ -665,7 +663,7 @@ void calls_event(struct sock *s, uint64_t ev, int64_t result)
 void calls_hold(struct lcall *c)
 {
 	if (!hold(c, false))
-		answer(c->thread, -E_AGAIN); /* too many blocked callers */
+		answer(c->thread, -LX_EAGAIN); /* too many blocked callers */
 }
 
 /* Serves held call h again; true if it is no longer held. */
@@ -673,7 +671,7 @@ static bool serve_again(struct held *h)
 {
 	struct sock *s = sock_find(h->c.sock);
 	h->tried_ns = ax_time_ns();
-	int64_t r = s ? calls_serve(&h->c, s) : -E_BADF;
+	int64_t r = s ? calls_serve(&h->c, s) : -LX_EBADF;
 	if (s)
 		ready_changed(s);
 	if (r == CALL_HELD)
@@ -707,7 +705,7 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 	struct inaddr got = { 0, a->port };
 	memcpy(&got.addr, a->addr, 4);
 	if (s && a->result == 0 && (a->flags == SK_BIND || a->flags == SK_CONNECT || a->flags == SK_LISTEN)) {
-		if (a->family == AF_INET) /* the local address the engine chose */
+		if (a->family == LX_AF_INET) /* the local address the engine chose */
 			s->bound = true, s->local = got;
 	}
 	if (s)
@@ -737,7 +735,7 @@ void calls_answered(uint64_t serial, const struct sk_msg *a)
 	}
 	if (h) {
 		h->used = false;
-		if (s && a->result == 0 && h->c.nr == NR_CONNECT) {
+		if (s && a->result == 0 && h->c.nr == LX_SYS_connect) {
 			s->connected = !h->c.a[5];
 			s->peer = s->connected ? (struct inaddr){ (uint32_t)h->c.a[3], (uint16_t)h->c.a[4] } : (struct inaddr){ 0, 0 };
 		}
@@ -762,7 +760,7 @@ void calls_cancel(endpoint_t thread)
 	for (int i = 0; i < held_top; i++) {
 		struct held *h = &held[i];
 		struct sock *s = h->used ? sock_find(h->c.sock) : NULL;
-		if (h->used && h->c.thread == thread && (!h->answer || (s && s->stream && h->c.nr == NR_CONNECT)))
+		if (h->used && h->c.thread == thread && (!h->answer || (s && s->stream && h->c.nr == LX_SYS_connect)))
 			end_held(h, -LX_ERESTARTSYS);
 	}
 }
@@ -771,7 +769,7 @@ void calls_drop_sock(uint32_t sock)
 {
 	for (int i = 0; i < held_top; i++)
 		if (held[i].used && held[i].c.sock == sock)
-			end_held(&held[i], -E_BADF);
+			end_held(&held[i], -LX_EBADF);
 }
 
 uint64_t calls_timer(void)
@@ -795,7 +793,7 @@ uint64_t calls_timer(void)
 			next = h->c.deadline < next ? h->c.deadline : next;
 			continue;
 		}
-		end_held(h, h->c.done ? (int64_t)h->c.done : -E_AGAIN);
+		end_held(h, h->c.done ? (int64_t)h->c.done : -LX_EAGAIN);
 	}
 	return next == UINT64_MAX ? 0 : next - now;
 }

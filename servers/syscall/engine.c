@@ -9,6 +9,7 @@
  * options; tcp: a listener's options, bind and listen — connections die with the old tcp),
  * so applications keep their sockets. */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "chan_name.h"
 #include "chan_axolotl.h"
 #include "reqdb.h"
@@ -146,7 +147,7 @@ void engine_request(struct sock *s, struct sk_msg *m, uint64_t serial)
 			return;
 		}
 	ax_printf("syscall: too many requests to the engines: dropped one\n");
-	struct sk_msg a = { .type = SK_ANSWER, .flags = m->type, .sock = s->id, .result = -E_AGAIN };
+	struct sk_msg a = { .type = SK_ANSWER, .flags = m->type, .sock = s->id, .result = -LX_EAGAIN };
 	calls_answered(serial, &a);
 }
 
@@ -169,7 +170,7 @@ static void push_own(struct engine *e, struct sk_msg *m)
 
 static void replay_addr(struct engine *e, struct sock *s, uint16_t type, const struct inaddr *a)
 {
-	struct sk_msg b = { .type = type, .sock = s->id, .family = AF_INET, .port = a->port };
+	struct sk_msg b = { .type = type, .sock = s->id, .family = LX_AF_INET, .port = a->port };
 	memcpy(b.addr, &a->addr, 4);
 	push_own(e, &b);
 }

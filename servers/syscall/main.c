@@ -1,7 +1,8 @@
-/* syscall: the socket front door (README.md). vfs passes the Linux calls on AF_INET
+/* syscall: the socket front door (README.md). vfs passes the Linux calls on LX_AF_INET
  * datagram sockets here (KC_LX_PASS); syscall answers the application itself, moving the
  * data through the socket's shared buffers and asking udp over channels for the rest. */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "watch.h"
 #include "netq_proto.h"
 #include "service.h"
@@ -43,7 +44,7 @@ static void passed_call(struct kmsg *m)
 	c.sock = (uint32_t)m->w[0];
 	c.vflags = (uint32_t)(m->w[0] >> 32);
 	if (!from_vfs((endpoint_t)(m->w[6] >> 32))) {
-		answer(c.thread, -E_BADF); /* only vfs's sockets come here */
+		answer(c.thread, -LX_EBADF); /* only vfs's sockets come here */
 		return;
 	}
 	int64_t r;
@@ -53,7 +54,7 @@ static void passed_call(struct kmsg *m)
 		r = calls_serve(&c, s);
 		ready_changed(s);
 	} else if (s) {
-		r = -E_BADF;
+		r = -LX_EBADF;
 	}
 	if (sys_debug)
 		ax_printf("syscall: pid %#x call %u on socket %u: %ld\n", c.pid, c.nr, c.sock,

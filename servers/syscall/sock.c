@@ -3,12 +3,12 @@
  * calls on it when asked (shared, read/write: KC_LX_MMAP with LXM_SHARE) and granted to its
  * engine, udp or tcp (engine.c). */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "keep.h"
 
 /* Geometry: datagram sockets, stream sockets (a TCP window of 128 KiB fits half the RX ring). */
 static const uint32_t geometry[2][4] = { { 256, 256 * 1024, 64, 128 * 1024 }, { 512, 256 * 1024, 256, 256 * 1024 } };
 #define LX_PROT_RW 3
-#define LX_MAP_SHARED 1
 
 struct sock *socks;
 int sock_top;
@@ -39,7 +39,7 @@ void sock_keep(void *part, bool adopted)
 		s->closing = false;
 		s->binding = false;
 		if (s->connecting && !s->lib_connect)
-			s->connecting = false, s->error = s->nb_connect ? E_CONNABORTED : 0;
+			s->connecting = false, s->error = s->nb_connect ? LX_ECONNABORTED : 0;
 		s->ready_told = false;
 		s->tx_hint = s->rx_hint = true;
 		sock_top = i + 1;
@@ -90,11 +90,11 @@ struct sock *sock_get(uint32_t id, bool make, bool stream, uint32_t spare_pid, i
 {
 	struct sock *s = sock_find(id);
 	if (s || !id || !make)
-		return s ? s : (*err = -E_BADF, NULL); /* not made here: an earlier syscall's */
+		return s ? s : (*err = -LX_EBADF, NULL); /* not made here: an earlier syscall's */
 	for (int i = 0; i < MAX_SOCKS && !s; i++)
 		if (!socks[i].id)
 			s = &socks[i];
-	*err = -E_NOMEM;
+	*err = -LX_ENOMEM;
 	if (!s)
 		return NULL;
 	/* a buffer spare_pid's library kept mapped from a closed socket (lazy closing), else a
@@ -133,11 +133,11 @@ int64_t sock_map_force(struct sock *s, endpoint_t thread, uint32_t pid)
 			free = i;
 	}
 	if (free < 0)
-		return -E_BUSY; /* shared by many processes: the later ones use system calls only */
+		return -LX_EBUSY; /* shared by many processes: the later ones use system calls only */
 	int64_t va = lx_map_shared(s->mo, s->bytes, thread);
 	if (va < 0) {
 		ax_printf("syscall: mapping socket %u's buffers into process %#x: %ld\n", s->id, pid, (long)va);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	s->mapped_pid[free] = pid, s->mapped_va[free] = (uint64_t)va;
 	return va;

@@ -6,6 +6,7 @@
  * with the data), sendfile (bytes vfs staged), TCP options and what poll sees. The engine's
  * side of all this is lib/net/sock_proto.h; the common calls are in calls.c. */
 #include "syscall.h"
+#include "lx_abi.h"
 
 #define PIECE_MAX (64 * 1024)   /* bytes per TX piece (at most half the TX ring anyway) */
 #define SOMAXCONN 4096
@@ -16,13 +17,13 @@ enum { TCPS_ESTABLISHED = 1, TCPS_SYN_SENT = 2, TCPS_CLOSE = 7, TCPS_CLOSE_WAIT 
 static int64_t do_listen(struct lcall *c, struct sock *s)
 {
 	if (s->connected || s->connecting || s->was_connected)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int64_t backlog = (int32_t)c->a[1];
 	backlog = backlog < 0 || backlog > SOMAXCONN ? SOMAXCONN : backlog;
 	c->a[1] = (uint64_t)backlog;
 	struct held *h = calls_hold_for_answer(c);
 	if (!h)
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	struct sk_msg m = { .type = SK_LISTEN, .arg = (uint64_t)backlog };
 	engine_request(s, &m, c->serial);
 	return CALL_TAKEN;
@@ -30,20 +31,20 @@ static int64_t do_listen(struct lcall *c, struct sock *s)
 
 static int64_t do_accept(struct lcall *c, struct sock *s)
 {
-	if (c->nr == NR_ACCEPT4 && (c->a[3] & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC)))
-		return -E_INVAL;
+	if (c->nr == LX_SYS_accept4 && (c->a[3] & ~(uint64_t)(LX_SOCK_NONBLOCK | LX_SOCK_CLOEXEC)))
+		return -LX_EINVAL;
 	if (!s->listening)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (s->error) /* the listener died with tcp and could not be restored */
 		return take_error(s);
 	if (!s->pending)
-		return nonblocking(c, 0) ? -E_AGAIN : CALL_HELD;
+		return nonblocking(c, 0) ? -LX_EAGAIN : CALL_HELD;
 	int64_t err;
 	struct sock *n = c->newsock ? sock_find(c->newsock) : NULL;
 	if (!n) {
 		uint32_t id = (uint32_t)c->a[4];
 		if (!id || sock_find(id))
-			return -E_INVAL; /* vfs gives a fresh id with every accept */
+			return -LX_EINVAL; /* vfs gives a fresh id with every accept */
 		/* accepts taken over for a library may reuse a buffer it kept (lazy closing) */
 		n = sock_get(id, true, true, s->accept_take_pid == c->pid ? c->pid : 0, &err);
 		if (!n)
@@ -62,7 +63,7 @@ static int64_t do_accept(struct lcall *c, struct sock *s)
 	struct held *h = calls_hold_for_answer(c);
 	if (!h) {
 		stream_cancelled(c, 0);
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	}
 	struct sk_msg m = { .type = SK_ACCEPT, .arg = s->id };
 	engine_request(n, &m, c->serial);
@@ -77,7 +78,7 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	if (r)
 		return r;
 	if (unspec)
-		return -E_INVAL; /* dissolving a TCP connection this way is not offered */
+		return -LX_EINVAL; /* dissolving a TCP connection this way is not offered */
 	if (s->nb_connect && !s->connecting) { /* a non-blocking connect ended: its result, once */
 		s->nb_connect = false;
 		if (s->error)
@@ -86,9 +87,9 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 			return 0;
 	}
 	if (s->listening || s->connected || s->was_connected)
-		return -E_ISCONN;
+		return -LX_EISCONN;
 	if (s->connecting)
-		return -E_ALREADY;
+		return -LX_EALREADY;
 	if (!a.port)
 		return -111; /* ECONNREFUSED: nothing listens on port 0 */
 	s->peer = a;
@@ -100,12 +101,12 @@ static int64_t do_connect(struct lcall *c, struct sock *s)
 	if (nonblocking(c, 0)) {
 		s->nb_connect = true;
 		engine_request(s, &m, 0); /* stream_connect_done takes the answer */
-		return -E_INPROGRESS;
+		return -LX_EINPROGRESS;
 	}
 	struct held *h = calls_hold_for_answer(c);
 	if (!h) {
 		s->connecting = false;
-		return -E_AGAIN;
+		return -LX_EAGAIN;
 	}
 	engine_request(s, &m, c->serial);
 	return CALL_TAKEN;
@@ -125,13 +126,13 @@ void stream_connect_done(struct sock *s, const struct sk_msg *a)
 {
 	connected(s, a);
 	if (a->result < 0 && a->result > -4096)
-		s->error = (int32_t)-a->result; /* SO_ERROR, and the next call */
+		s->error = (int32_t)-a->result; /* LX_SO_ERROR, and the next call */
 	calls_retry(s->id);
 }
 
 void stream_conn_event(struct sock *s, const struct sk_msg *m)
 {
-	if (m->result == 0 && m->family == AF_INET) { /* the addresses, for getsockname/getpeername */
+	if (m->result == 0 && m->family == LX_AF_INET) { /* the addresses, for getsockname/getpeername */
 		memcpy(&s->local.addr, m->addr, 4);
 		s->local.port = m->port;
 		s->peer.addr = (uint32_t)m->arg2, s->peer.port = (uint16_t)(m->arg2 >> 32);
@@ -159,10 +160,10 @@ static int64_t accepted(struct lcall *c, struct sock *n, const struct sk_msg *a)
 	struct sock *l = sock_find(c->sock);
 	if (l && l->accept_take_pid == c->pid)
 		act_accepted(c, l, n);
-	uint64_t w[6] = { n->id, c->nr == NR_ACCEPT4 ? c->a[3] : 0, stream_ready(n) };
+	uint64_t w[6] = { n->id, c->nr == LX_SYS_accept4 ? c->a[3] : 0, stream_ready(n) };
 	n->ready = (uint32_t)w[2], n->ready_told = true;
-	r = vfs_pass_back(c->thread, NR_ACCEPT4, w);
-	return r < 0 ? -E_NOMEM : CALL_DONE;
+	r = vfs_pass_back(c->thread, LX_SYS_accept4, w);
+	return r < 0 ? -LX_ENOMEM : CALL_DONE;
 }
 
 /* Linux's struct tcp_info (its first 104 bytes) from tcp's SK_INFO answer. */
@@ -202,28 +203,28 @@ void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a)
 {
 	int64_t r = a->result;
 	switch (c->nr) {
-	case NR_GETSOCKOPT: /* TCP_INFO (SK_INFO) */
+	case LX_SYS_getsockopt: /* TCP_INFO (SK_INFO) */
 		if (r == 0)
 			r = tcp_info_answer(c, a);
 		else
 			r = tcp_info_local(c, s);
 		break;
-	case NR_LISTEN:
+	case LX_SYS_listen:
 		if (r == 0)
 			s->listening = true, s->backlog = (int32_t)c->a[1];
 		break;
-	case NR_CONNECT:
+	case LX_SYS_connect:
 		connected(s, a);
 		break;
-	case NR_ACCEPT:
-	case NR_ACCEPT4: {
+	case LX_SYS_accept:
+	case LX_SYS_accept4: {
 		struct sock *n = sock_find(c->newsock);
-		if (r == -E_AGAIN && n) { /* it went away before we asked: wait for the next */
+		if (r == -LX_EAGAIN && n) { /* it went away before we asked: wait for the next */
 			c->serial = 0;
 			calls_hold(c);
 			return;
 		}
-		r = r == 0 && n ? accepted(c, n, a) : r == 0 ? -E_CONNABORTED : r;
+		r = r == 0 && n ? accepted(c, n, a) : r == 0 ? -LX_ECONNABORTED : r;
 		if (r != CALL_DONE)
 			stream_cancelled(c, r);
 		break;
@@ -235,15 +236,15 @@ void stream_answered(struct lcall *c, struct sock *s, const struct sk_msg *a)
 
 bool stream_cancelled(struct lcall *c, int64_t r)
 {
-	if ((c->nr == NR_ACCEPT || c->nr == NR_ACCEPT4) && c->newsock) {
+	if ((c->nr == LX_SYS_accept || c->nr == LX_SYS_accept4) && c->newsock) {
 		struct sock *n = sock_find(c->newsock);
 		c->newsock = 0;
 		if (n && !n->closing)
 			engine_close(n); /* a connection it took from the backlog is closed */
 	}
-	if (c->nr == NR_SENDFILE) { /* vfs frees what it staged */
+	if (c->nr == LX_SYS_sendfile) { /* vfs frees what it staged */
 		uint64_t w[6] = { (uint64_t)(c->done ? (int64_t)c->done : r), c->a[1], !c->a[3] };
-		vfs_pass_back(c->thread, NR_SENDFILE, w);
+		vfs_pass_back(c->thread, LX_SYS_sendfile, w);
 		return true;
 	}
 	return false;
@@ -259,7 +260,7 @@ static int64_t source_copy(const struct source *src, uint64_t skip, unsigned cha
 {
 	if (src->iov)
 		return iov_copy(src->from, src->iov, src->iovlen, skip, p, n, false);
-	return ax_vcopy(src->from, (const void *)(src->buf + skip), EP_NONE, p, n) < 0 ? -E_FAULT : 0;
+	return ax_vcopy(src->from, (const void *)(src->buf + skip), EP_NONE, p, n) < 0 ? -LX_EFAULT : 0;
 }
 
 /* Queues len bytes from src into TX, going on from c->done: the total, or CALL_HELD (a
@@ -271,11 +272,11 @@ static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source 
 		return c->done ? (int64_t)c->done : e;
 	}
 	if (s->shut_wr || s->fin_sent || s->hup)
-		return c->done ? (int64_t)c->done : -E_PIPE;
+		return c->done ? (int64_t)c->done : -LX_EPIPE;
 	if (!s->connected) {
 		if (s->connecting)
-			return nonblocking(c, flags) ? -E_AGAIN : CALL_HELD;
-		return -E_PIPE;
+			return nonblocking(c, flags) ? -LX_EAGAIN : CALL_HELD;
+		return -LX_EPIPE;
 	}
 	while (c->done < len) {
 		uint32_t room = sockbuf_room(&s->sb.tx);
@@ -308,24 +309,24 @@ static int64_t stream_send(struct lcall *c, struct sock *s)
 	struct source src = { .from = c->thread };
 	uint64_t len = 0, flags = 0;
 	int64_t r;
-	if (c->nr == NR_SENDMSG) {
+	if (c->nr == LX_SYS_sendmsg) {
 		struct lx_msghdr mh;
 		if (ax_vcopy(c->thread, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		src.iov = mh.iov, src.iovlen = mh.iovlen, flags = c->a[2];
-	} else if (c->nr == NR_WRITEV) {
+	} else if (c->nr == LX_SYS_writev) {
 		src.iov = c->a[1], src.iovlen = c->a[2];
 	} else {
 		src.buf = c->a[1], len = c->a[2];
-		if (c->nr == NR_SENDTO)
+		if (c->nr == LX_SYS_sendto)
 			flags = c->a[3];
 		if ((int64_t)len < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 	}
 	if (src.iov && (r = iov_total(c->thread, src.iov, src.iovlen, &len)))
 		return r;
 	if (!len && !s->error)
-		return s->connected || !s->was_connected ? 0 : -E_PIPE;
+		return s->connected || !s->was_connected ? 0 : -LX_EPIPE;
 	return queue_bytes(c, s, &src, len, flags);
 }
 
@@ -339,10 +340,10 @@ static int64_t do_sendfile(struct lcall *c, struct sock *s)
 	if (r > 0 && c->a[3]) { /* the offset pointer: advanced here, vfs's file position stays */
 		uint64_t off = c->a[4] + (uint64_t)r;
 		if (ax_vcopy(EP_NONE, &off, c->thread, (void *)c->a[3], 8) < 0)
-			r = -E_FAULT;
+			r = -LX_EFAULT;
 	}
 	uint64_t w[6] = { (uint64_t)r, c->a[1], !c->a[3] };
-	return vfs_pass_back(c->thread, NR_SENDFILE, w) < 0 ? -E_NOMEM : CALL_DONE;
+	return vfs_pass_back(c->thread, LX_SYS_sendfile, w) < 0 ? -LX_ENOMEM : CALL_DONE;
 }
 
 /* Copies up to len stream bytes into the application from byte c->done of its buffer. */
@@ -352,25 +353,25 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 	uint64_t flags = 0, len = 0, iov = 0, iovlen = 0, buf = 0;
 	struct lx_msghdr mh = { 0 };
 	int64_t r;
-	if (c->nr == NR_RECVMSG) {
+	if (c->nr == LX_SYS_recvmsg) {
 		if (ax_vcopy(t, (const void *)c->a[1], EP_NONE, &mh, sizeof(mh)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		iov = mh.iov, iovlen = mh.iovlen, flags = c->a[2];
-	} else if (c->nr == NR_READV) {
+	} else if (c->nr == LX_SYS_readv) {
 		iov = c->a[1], iovlen = c->a[2];
 	} else {
 		buf = c->a[1], len = c->a[2];
-		if (c->nr == NR_RECVFROM)
+		if (c->nr == LX_SYS_recvfrom)
 			flags = c->a[3];
 		if ((int64_t)len < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 	}
 	if (iov && (r = iov_total(t, iov, iovlen, &len)))
 		return r;
 	if (s->listening || (!s->connected && !s->connecting && !s->was_connected))
-		return -E_NOTCONN;
+		return -LX_ENOTCONN;
 	uint64_t got = c->done;
-	bool peek = flags & MSG_PEEK;
+	bool peek = flags & LX_MSG_PEEK;
 	while (got < len && !s->peer_fin && !s->shut_rd) {
 		struct sockbuf_desc d;
 		uint64_t n;
@@ -382,12 +383,12 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 			break;
 		}
 		if (!p && err != CHAN_EAGAIN)
-			return got ? (int64_t)got : -5; /* EIO: the engine wrote impossible pieces */
+			return got ? (int64_t)got : -LX_EIO; /* the engine wrote impossible pieces */
 		if (!p)
 			break;
-		r = (flags & MSG_TRUNC) ? 0 /* a stream's MSG_TRUNC discards the bytes */
+		r = (flags & LX_MSG_TRUNC) ? 0 /* a stream's LX_MSG_TRUNC discards the bytes */
 			: iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p, n, true)
-			: ax_vcopy(EP_NONE, p, t, (void *)(buf + got), n) < 0 ? -E_FAULT : 0;
+			: ax_vcopy(EP_NONE, p, t, (void *)(buf + got), n) < 0 ? -LX_EFAULT : 0;
 		if (r)
 			return got ? (int64_t)got : r;
 		got += n;
@@ -396,13 +397,13 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 		s->rx_hint |= sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
 	}
 	ready_changed(s);
-	bool waitall = (flags & MSG_WAITALL) && !peek && !nonblocking(c, flags);
+	bool waitall = (flags & LX_MSG_WAITALL) && !peek && !nonblocking(c, flags);
 	if (got && (!waitall || got == len || s->peer_fin || s->error || s->hup)) {
-		if (c->nr == NR_RECVMSG) { /* no address, no control data for a stream */
+		if (c->nr == LX_SYS_recvmsg) { /* no address, no control data for a stream */
 			mh.namelen = 0, mh.controllen = 0, mh.flags = 0;
 			if (ax_vcopy(EP_NONE, &mh, t, (void *)c->a[1], sizeof(mh)) < 0)
-				return -E_FAULT;
-		} else if (c->nr == NR_RECVFROM && c->a[4] && c->a[5]) {
+				return -LX_EFAULT;
+		} else if (c->nr == LX_SYS_recvfrom && c->a[4] && c->a[5]) {
 			uint32_t zero = 0;
 			ax_vcopy(EP_NONE, &zero, t, (void *)c->a[5], 4);
 		}
@@ -410,7 +411,7 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 	}
 	c->done = got;
 	if (got)
-		return CALL_HELD; /* MSG_WAITALL: the rest */
+		return CALL_HELD; /* LX_MSG_WAITALL: the rest */
 	if (s->peer_fin || s->shut_rd || !len)
 		return 0;
 	if (s->error)
@@ -434,9 +435,9 @@ static int64_t do_shutdown(struct lcall *c, struct sock *s)
 {
 	uint64_t how = c->a[1];
 	if (how > 2)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (!s->connected && !s->listening)
-		return -E_NOTCONN;
+		return -LX_ENOTCONN;
 	s->shut_rd |= how != 1;
 	s->shut_wr |= how != 0;
 	if (s->listening && s->accept_take_pid)
@@ -475,7 +476,7 @@ int64_t stream_getsockopt(struct lcall *c, struct sock *s, int32_t name)
 		return put_int_opt(c->thread, name16, sizeof(name16), c->a[3], c->a[4]);
 	}
 	default:
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	}
 	return put_int_opt(c->thread, &v, 4, c->a[3], c->a[4]);
 }
@@ -483,53 +484,53 @@ int64_t stream_getsockopt(struct lcall *c, struct sock *s, int32_t name)
 uint32_t stream_ready(struct sock *s)
 {
 	if (s->listening)
-		return s->pending || s->error ? POLLIN | POLLRDNORM : 0;
+		return s->pending || s->error ? LX_POLLIN | LX_POLLRDNORM : 0;
 	if (s->connecting)
 		return 0;
 	if (!s->connected) /* never connected, or a connect that failed: as Linux reports it */
-		return POLLOUT | POLLWRNORM | POLLHUP | (s->error ? POLLERR : 0);
+		return LX_POLLOUT | LX_POLLWRNORM | LX_POLLHUP | (s->error ? LX_POLLERR : 0);
 	uint32_t bits = 0;
 	if (sockbuf_ready(&s->sb.rx) || s->peer_fin || s->fin_queued || s->shut_rd)
-		bits |= POLLIN | POLLRDNORM;
+		bits |= LX_POLLIN | LX_POLLRDNORM;
 	if (s->peer_fin || s->fin_queued)
-		bits |= POLLRDHUP;
+		bits |= LX_POLLRDHUP;
 	if (s->error)
-		bits |= POLLERR;
+		bits |= LX_POLLERR;
 	if (s->hup || ((s->peer_fin || s->fin_queued) && s->shut_wr))
-		bits |= POLLHUP | POLLIN | POLLRDNORM;
+		bits |= LX_POLLHUP | LX_POLLIN | LX_POLLRDNORM;
 	if (!s->shut_wr && !s->hup && sockbuf_room(&s->sb.tx) >= 4096)
-		bits |= POLLOUT | POLLWRNORM;
+		bits |= LX_POLLOUT | LX_POLLWRNORM;
 	if (s->hup || s->shut_wr)
-		bits |= POLLOUT | POLLWRNORM; /* a write does not wait: it fails at once */
+		bits |= LX_POLLOUT | LX_POLLWRNORM; /* a write does not wait: it fails at once */
 	return bits;
 }
 
 int64_t stream_serve(struct lcall *c, struct sock *s)
 {
 	switch (c->nr) {
-	case NR_LISTEN:
+	case LX_SYS_listen:
 		return do_listen(c, s);
-	case NR_ACCEPT:
-	case NR_ACCEPT4:
+	case LX_SYS_accept:
+	case LX_SYS_accept4:
 		return do_accept(c, s);
-	case NR_CONNECT:
+	case LX_SYS_connect:
 		return do_connect(c, s);
-	case NR_SENDTO:
-	case NR_SENDMSG:
-	case NR_WRITE:
-	case NR_WRITEV:
+	case LX_SYS_sendto:
+	case LX_SYS_sendmsg:
+	case LX_SYS_write:
+	case LX_SYS_writev:
 		return stream_send(c, s);
-	case NR_RECVFROM:
-	case NR_RECVMSG:
-	case NR_READ:
-	case NR_READV:
+	case LX_SYS_recvfrom:
+	case LX_SYS_recvmsg:
+	case LX_SYS_read:
+	case LX_SYS_readv:
 		return stream_recv(c, s);
-	case NR_SENDFILE:
+	case LX_SYS_sendfile:
 		return do_sendfile(c, s);
-	case NR_SHUTDOWN:
+	case LX_SYS_shutdown:
 		return do_shutdown(c, s);
-	case NR_GETPEERNAME:
-		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -E_NOTCONN;
+	case LX_SYS_getpeername:
+		return s->connected ? put_sin(c->thread, &s->peer, c->a[1], c->a[2]) : -LX_ENOTCONN;
 	}
 	return CALL_NOT_STREAM;
 }

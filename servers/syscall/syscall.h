@@ -8,25 +8,12 @@
  *             sockets and sendfile results (the call passed back, KC_LX_PASS) */
 #pragma once
 #include "axrt.h"
+#include "lx_abi.h"
 #include "evloop.h"
 #include "sockbuf.h"
 #include "sock_proto.h"
 #include "syscall_proto.h"
-#include "lx_socket.h"
 
-/* Linux errno values. */
-#define E_PERM 1
-#define E_INTR 4
-#define E_BADF 9
-#define E_AGAIN 11
-#define E_NOMEM 12
-#define E_ACCES 13
-#define E_FAULT 14
-#define E_BUSY 16
-#define E_INVAL 22
-#define E_BADFD 77
-
-#define AF_INET 2
 #define MAX_SOCKS 1024
 #define MAX_MAPPED 4  /* processes a socket's buffer is mapped into */
 #define UDP_MAX 65507 /* the largest UDP payload over IPv4 */
@@ -58,9 +45,9 @@ struct sock {
 	struct inaddr local, peer;
 	bool broadcast, reuseaddr;
 	int32_t rcvbuf, sndbuf;   /* as set (getsockopt doubles them, as Linux does) */
-	uint64_t rcvtimeo_ns;     /* SO_RCVTIMEO, 0: none */
-	uint64_t sndtimeo_ns;     /* SO_SNDTIMEO, 0: none */
-	int32_t error;            /* pending SO_ERROR (an EV_ERR), a positive errno */
+	uint64_t rcvtimeo_ns;     /* LX_SO_RCVTIMEO, 0: none */
+	uint64_t sndtimeo_ns;     /* LX_SO_SNDTIMEO, 0: none */
+	int32_t error;            /* pending LX_SO_ERROR (an EV_ERR), a positive errno */
 	bool shut_rd, shut_wr;
 	uint32_t lib_pid;         /* the process whose socket library moves the data (AX_SOCKBUF), 0: us */
 	bool lib_dirty;           /* the engine has not heard lib_pid yet (SK_LIB) */
@@ -98,7 +85,7 @@ struct lcall {
 	uint32_t sock;            /* the socket id */
 	uint32_t vflags;          /* SYSP_* from vfs */
 	uint64_t a[6];            /* a[0] is the socket id word */
-	uint64_t deadline;        /* SO_RCVTIMEO's end (KC_TIME ns), 0: none */
+	uint64_t deadline;        /* LX_SO_RCVTIMEO's end (KC_TIME ns), 0: none */
 	uint64_t serial;          /* names a held call to engine.c (never reused), 0: none */
 	uint64_t done;            /* stream send: bytes already queued (a held send goes on) */
 	uint32_t newsock;         /* accept: the socket made for the connection, 0: none yet */
@@ -108,19 +95,6 @@ struct lcall {
 #define CALL_TAKEN (INT64_MIN + 1)   /* held already, waiting for the engine's answer */
 #define CALL_DONE (INT64_MIN + 3)    /* answered already (passed back to vfs): forget it */
 /* poll's bits (Linux's), as vfs keeps them for a socket. */
-#define POLLIN 0x001
-#define POLLOUT 0x004
-#define POLLERR 0x008
-#define POLLHUP 0x010
-#define POLLRDNORM 0x040
-#define POLLWRNORM 0x100
-#define POLLRDHUP 0x2000
-/* Linux call numbers beyond lx_socket.h's. */
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_READV 19
-#define NR_WRITEV 20
-#define NR_SENDFILE 40
 
 extern bool sys_debug;
 
@@ -241,11 +215,11 @@ void setopt_engine(struct sock *s, int opt, uint64_t val);
 bool nonblocking(const struct lcall *c, uint64_t flags);
 /* The pending asynchronous error as -errno, cleared (it is reported once); 0 if none. */
 int64_t take_error(struct sock *s);
-/* A receive that found nothing (c->done is 0 then): EAGAIN (non-blocking, or SO_RCVTIMEO
- * ran out), else CALL_HELD with SO_RCVTIMEO's deadline started. */
+/* A receive that found nothing (c->done is 0 then): EAGAIN (non-blocking, or LX_SO_RCVTIMEO
+ * ran out), else CALL_HELD with LX_SO_RCVTIMEO's deadline started. */
 int64_t wait_for_data(struct lcall *c, struct sock *s, uint64_t flags);
-/* A send that found no room: what it queued or EAGAIN (non-blocking, or SO_SNDTIMEO ran
- * out), else CALL_HELD with SO_SNDTIMEO's deadline started. */
+/* A send that found no room: what it queued or EAGAIN (non-blocking, or LX_SO_SNDTIMEO ran
+ * out), else CALL_HELD with LX_SO_SNDTIMEO's deadline started. */
 int64_t wait_for_space(struct lcall *c, struct sock *s, uint64_t flags);
 int64_t put_sin(endpoint_t t, const struct inaddr *a, uint64_t uaddr, uint64_t ulen);
 int64_t get_sin(endpoint_t t, uint64_t uaddr, uint64_t len, struct inaddr *out, bool *unspec);

@@ -5,6 +5,7 @@
  * calls whose end is vfs's business (accept makes a descriptor, sendfile moves a file
  * position and frees vfs's staging) are passed back to vfs with KC_LX_PASS. */
 #include "syscall.h"
+#include "lx_abi.h"
 #include "keep.h"
 #include "chan_name.h"
 #include "service.h"
@@ -106,10 +107,10 @@ static uint32_t dgram_ready(struct sock *s)
 {
 	uint32_t bits = 0;
 	if (sockbuf_ready(&s->sb.rx) || s->error || s->shut_rd)
-		bits |= POLLIN | POLLRDNORM;
+		bits |= LX_POLLIN | LX_POLLRDNORM;
 	if (sockbuf_space(&s->sb.tx) > 0)
-		bits |= POLLOUT | POLLWRNORM;
-	return bits | (s->error ? POLLERR : 0);
+		bits |= LX_POLLOUT | LX_POLLWRNORM;
+	return bits | (s->error ? LX_POLLERR : 0);
 }
 
 uint32_t sock_ready_bits(struct sock *s)
@@ -119,7 +120,7 @@ uint32_t sock_ready_bits(struct sock *s)
 	/* a library-owned socket's rings moved without us: our view again from what is
 	 * published (impossible indices: the socket reports an error) */
 	bool lost = s->lib_pid && sockbuf_attach(&s->sb, s->mem, s->bytes, SB_APP) != 0;
-	return lost ? POLLERR | POLLIN | POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
+	return lost ? LX_POLLERR | LX_POLLIN | LX_POLLOUT : s->stream ? stream_ready(s) : dgram_ready(s);
 }
 
 void ready_changed(struct sock *s)

@@ -2,6 +2,7 @@
  * buffer object (we are the ENGINE: we consume TX, produce RX), closing, listeners in ds and
  * their restore, and the events syscall hears of. */
 #include "tcp.h"
+#include "lx_abi.h"
 #include "ds_client.h"
 #include "lwip/ip4.h"
 #include "lwip/netif.h"
@@ -159,9 +160,9 @@ static int64_t need_pcb(struct ts_sock *s)
 	if (s->pcb)
 		return 0;
 	if (s->connected || s->hup)
-		return -TE_INVAL;
+		return -LX_EINVAL;
 	if (!(s->pcb = tcp_new_ip_type(IPADDR_TYPE_V4)))
-		return -TE_NOMEM;
+		return -LX_ENOMEM;
 	ts_pcb_setup(s);
 	apply_opts(s);
 	return 0;
@@ -171,12 +172,12 @@ static int64_t lwip_errno(err_t e)
 {
 	switch (e) {
 	case ERR_OK: return 0;
-	case ERR_USE: return -TE_ADDRINUSE;
-	case ERR_MEM: case ERR_BUF: return -TE_NOMEM;
-	case ERR_RTE: return -TE_NETUNREACH;
-	case ERR_ISCONN: return -TE_ISCONN;
-	case ERR_ALREADY: return -TE_ALREADY;
-	default: return -TE_INVAL;
+	case ERR_USE: return -LX_EADDRINUSE;
+	case ERR_MEM: case ERR_BUF: return -LX_ENOMEM;
+	case ERR_RTE: return -LX_ENETUNREACH;
+	case ERR_ISCONN: return -LX_EISCONN;
+	case ERR_ALREADY: return -LX_EALREADY;
+	default: return -LX_EINVAL;
 	}
 }
 
@@ -188,21 +189,21 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 	bool unknown_reattach = false;
 	int64_t r = 0;
 	if (!(q->flags & SKF_STREAM) || (q->flags & SKF_DGRAM))
-		r = -TE_PROTONOSUPPORT;
+		r = -LX_EPROTONOSUPPORT;
 	else if (q->flags & SKF_INET6)
-		r = -TE_AFNOSUPPORT;
+		r = -LX_EAFNOSUPPORT;
 	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
-		r = -TE_INVAL;
+		r = -LX_EINVAL;
 	else if (s && !(q->flags & SKF_REATTACH))
-		r = -TE_EXIST;
+		r = -LX_EEXIST;
 	else if (!(s && s->attached) && attached_count() >= TS_MAX_SOCKS)
-		r = -TE_MFILE;
+		r = -LX_EMFILE;
 	else if (!s) {
 		for (int i = 0; i < TS_SLOTS && !s; i++)
 			if (ts.s[i].kind == TK_FREE)
 				s = &ts.s[i];
 		if (!s)
-			r = -TE_MFILE;
+			r = -LX_EMFILE;
 		else {
 			memset(s, 0, offsetof(struct ts_sock, saved));
 			s->kind = TK_SOCK, s->sock = q->sock, s->flags = q->flags & (SKF_STREAM | SKF_INET6);
@@ -243,7 +244,7 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 	s->attached_before = true;
 	s->restored_at = 0;
 	if (unknown_reattach) /* its connection (if it had one) died with the old tcp */
-		ts_set_err(s, -TE_CONNRESET, true);
+		ts_set_err(s, -LX_ECONNRESET, true);
 	*out = s;
 	return 0;
 }
@@ -251,22 +252,22 @@ static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 static int64_t do_bind(const struct sk_msg *q, struct ts_sock *s)
 {
 	if (q->family != TS_AF_INET)
-		return -TE_AFNOSUPPORT;
+		return -LX_EAFNOSUPPORT;
 	uint32_t a;
 	memcpy(&a, q->addr, 4);
 	uint16_t port = lwip_ntohs(q->port);
 	if (s->pcb && s->pcb->local_port) /* bound already: the same again is the idempotent resend */
-		return (s->pcb->local_port == port || !port) && laddr_of(s->pcb) == a ? 0 : -TE_INVAL;
+		return (s->pcb->local_port == port || !port) && laddr_of(s->pcb) == a ? 0 : -LX_EINVAL;
 	if (s->connected || s->connecting)
-		return -TE_INVAL;
+		return -LX_EINVAL;
 	if (!local_addr_ok(a))
-		return -TE_ADDRNOTAVAIL;
-	/* Linux: SO_REUSEADDR never lets a second socket bind next to a listener */
+		return -LX_EADDRNOTAVAIL;
+	/* Linux: LX_SO_REUSEADDR never lets a second socket bind next to a listener */
 	for (int i = 0; port && i < ts.top; i++) {
 		struct ts_sock *o = &ts.s[i];
 		if (o != s && o->kind == TK_SOCK && o->listening && o->pcb && o->pcb->local_port == port &&
 		    (!a || !laddr_of(o->pcb) || laddr_of(o->pcb) == a))
-			return -TE_ADDRINUSE;
+			return -LX_EADDRINUSE;
 	}
 	int64_t r = need_pcb(s);
 	if (r < 0)
@@ -285,7 +286,7 @@ static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
 		return 0;
 	}
 	if (s->connected || s->connecting || s->hup)
-		return -TE_INVAL;
+		return -LX_EINVAL;
 	int64_t r = need_pcb(s);
 	if (r < 0)
 		return r;
@@ -304,21 +305,21 @@ static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
 int64_t ts_connect(struct ts_sock *s, uint16_t family, uint16_t port, const uint8_t *addr)
 {
 	if (family != TS_AF_INET)
-		return family == 0 ? -TE_INVAL : -TE_AFNOSUPPORT;
+		return family == 0 ? -LX_EINVAL : -LX_EAFNOSUPPORT;
 	if (s->listening || s->connected)
-		return -TE_ISCONN;
+		return -LX_EISCONN;
 	if (s->connecting)
-		return -TE_ALREADY;
+		return -LX_EALREADY;
 	uint32_t a;
 	memcpy(&a, addr, 4);
 	if (!port)
-		return -TE_CONNREFUSED;
+		return -LX_ECONNREFUSED;
 	if (!a)
 		a = lwip_htonl(0x7f000001); /* Linux: 0.0.0.0 is this host */
 	ip_addr_t ia;
 	ip_addr_set_ip4_u32(&ia, a);
 	if (!ip4_route(ip_2_ip4(&ia)))
-		return -TE_NETUNREACH;
+		return -LX_ENETUNREACH;
 	s->hup = false;
 	int64_t r = need_pcb(s);
 	if (r < 0)
@@ -341,7 +342,7 @@ static int64_t do_connect(const struct sk_msg *q, struct ts_sock *s, bool *later
 			*later = true;
 			return 0;
 		}
-		return s->pcb ? 0 : -TE_CONNRESET;
+		return s->pcb ? 0 : -LX_ECONNRESET;
 	}
 	s->kept = false;
 	int64_t r = ts_connect(s, q->family, q->port, q->addr);
@@ -365,21 +366,21 @@ static int64_t do_accept(const struct sk_msg *q, struct ts_sock *s, struct sk_ms
 {
 	struct ts_sock *l = find((uint32_t)q->arg);
 	if (!l || !l->listening)
-		return -TE_INVAL;
+		return -LX_EINVAL;
 	if (s->kept && s->connected && s->pcb) { /* our predecessor's accept, asked again */
 		s->kept = false;
 		accepted(s, a);
 		return 0;
 	}
 	if (s == l || s->listening || s->connected || s->connecting || !s->attached)
-		return -TE_INVAL;
+		return -LX_EINVAL;
 	struct ts_sock *e = NULL;
 	int li = (int)(l - ts.s);
 	for (int i = 0; i < ts.top; i++)
 		if (ts.s[i].kind == TK_PENDING && ts.s[i].lst == li && (!e || ts.s[i].seq < e->seq))
 			e = &ts.s[i];
 	if (!e)
-		return -TE_AGAIN;
+		return -LX_EAGAIN;
 	if (s->pcb) { /* made for options: not needed, the connection has its own */
 		ts_pcb_orphan(s->pcb);
 		tcp_close(s->pcb);
@@ -414,7 +415,7 @@ static int64_t do_info(struct ts_sock *s, struct sk_msg *a)
 	static const uint8_t linux_state[] = { 7, 10, 2, 3, 1, 4, 5, 8, 11, 9, 6 };
 	struct tcp_pcb *p = s->pcb;
 	if (!p || s->listening)
-		return -TE_NOTCONN;
+		return -LX_ENOTCONN;
 	uint32_t unacked = 0;
 	for (struct tcp_seg *g = p->unacked; g; g = g->next)
 		unacked++;
@@ -443,25 +444,25 @@ static int64_t do_setopt(const struct sk_msg *q, struct ts_sock *s)
 		return 0;
 	case SKO_TCP_MAXSEG:
 		if (v < 88 || v > TCP_MSS)
-			return -TE_INVAL;
+			return -LX_EINVAL;
 		s->maxseg = (uint32_t)v;
 		break;
 	case SKO_TCP_KEEPIDLE:
 	case SKO_TCP_KEEPINTVL:
 		if (v < 1 || v > 32767)
-			return -TE_INVAL;
+			return -LX_EINVAL;
 		*(q->arg == SKO_TCP_KEEPIDLE ? &s->keepidle : &s->keepintvl) = (uint32_t)v;
 		break;
 	case SKO_TCP_KEEPCNT:
 		if (v < 1 || v > 127)
-			return -TE_INVAL;
+			return -LX_EINVAL;
 		s->keepcnt = (uint32_t)v;
 		break;
 	case SKO_RCVBUF:
 	case SKO_SNDBUF:
 		return 0; /* the buffer's geometry is syscall's */
 	default:
-		return -TE_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	}
 	if (bit)
 		s->opts = v ? s->opts | bit : s->opts & ~bit;
@@ -472,7 +473,7 @@ static int64_t do_setopt(const struct sk_msg *q, struct ts_sock *s)
 }
 
 /* SK_CLOSE: a listener or an unconnected socket goes at once; a connection with unread data
- * or SO_LINGER 0 is reset; otherwise TX drains into lwIP first (ts_close_poll). */
+ * or LX_SO_LINGER 0 is reset; otherwise TX drains into lwIP first (ts_close_poll). */
 static bool do_close(const struct sk_msg *q, struct ts_sock *s)
 {
 	s->close_req = q->req;
@@ -553,13 +554,13 @@ static void request(const struct sk_msg *q)
 		return;
 	if (!s) {
 		if (q->type >= SK_BIND && q->type <= SK_INFO)
-			ts_answer(q->sock, q->req, q->type == SK_CLOSE ? 0 : -TE_BADF, NULL);
+			ts_answer(q->sock, q->req, q->type == SK_CLOSE ? 0 : -LX_EBADF, NULL);
 		else
 			ts.c.bad_msgs++;
 		return;
 	}
 	if (s->closing) {
-		ts_answer(q->sock, q->req, -TE_BADF, NULL);
+		ts_answer(q->sock, q->req, -LX_EBADF, NULL);
 		return;
 	}
 	bool later = false;
@@ -591,7 +592,7 @@ static void request(const struct sk_msg *q)
 		}
 		break;
 	case SK_SHUTDOWN: /* a stream's SHUT_WR is an SBD_FIN in its TX ring; SHUT_RD: nothing to do */
-		r = q->arg > 2 ? -TE_INVAL : (s->connected && !s->hup) ? 0 : -TE_NOTCONN;
+		r = q->arg > 2 ? -LX_EINVAL : (s->connected && !s->hup) ? 0 : -LX_ENOTCONN;
 		break;
 	case SK_CLOSE:
 		if (do_close(q, s))

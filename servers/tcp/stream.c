@@ -12,11 +12,11 @@
 static int32_t conn_errno(err_t e, bool connecting)
 {
 	switch (e) {
-	case ERR_RST: return connecting ? -TE_CONNREFUSED : -TE_CONNRESET;
-	case ERR_ABRT: return -TE_TIMEDOUT; /* lwIP gave up: retransmissions or keepalives */
+	case ERR_RST: return connecting ? -LX_ECONNREFUSED : -LX_ECONNRESET;
+	case ERR_ABRT: return -LX_ETIMEDOUT; /* lwIP gave up: retransmissions or keepalives */
 	case ERR_CLSD: return 0;
-	case ERR_RTE: return -TE_NETUNREACH;
-	default: return connecting ? -TE_CONNREFUSED : -TE_CONNRESET;
+	case ERR_RTE: return -LX_ENETUNREACH;
+	default: return connecting ? -LX_ECONNREFUSED : -LX_ECONNRESET;
 	}
 }
 
@@ -54,7 +54,7 @@ static void mark_corrupt(struct ts_sock *s)
 {
 	s->corrupt = true;
 	ts.c.corrupt_bufs++;
-	ts_set_err(s, -TE_INVAL, false);
+	ts_set_err(s, -LX_EINVAL, false);
 }
 
 /* Copies up to len bytes (from p at off, or from buf) into the RX ring as pieces; returns
@@ -170,7 +170,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	if (put < len && !(s->kind == TK_SOCK && s->corrupt) && !pend_add(s, p, put, len - put)) {
 		ts.c.rx_nomem++; /* bytes lwIP acknowledged cannot be kept: the stream is broken */
 		pbuf_free(p);
-		ts_set_err(s, -TE_CONNRESET, true);
+		ts_set_err(s, -LX_ECONNRESET, true);
 		ts_abort(s);
 		return ERR_ABRT;
 	}
@@ -357,7 +357,7 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		if (s->connecting && s->pcb)
 			break; /* after the handshake */
 		if (d.flags == SBD_CONNECT && !d.len) { /* the library's non-blocking connect */
-			int64_t r = s->pcb && (s->connected || s->listening) ? -TE_ISCONN
+			int64_t r = s->pcb && (s->connected || s->listening) ? -LX_EISCONN
 											: ts_connect(s, d.family, d.port, d.addr);
 			drop_desc(s, &d, 0);
 			s->connect_desc = true;
@@ -369,12 +369,12 @@ static void tx_sock(struct ts_sock *s, bool *work)
 		}
 		if ((d.flags & ~(uint32_t)SBD_FIN) || ((d.flags & SBD_FIN) && d.len)) {
 			ts.c.bad_desc++;
-			drop_desc(s, &d, -TE_INVAL);
+			drop_desc(s, &d, -LX_EINVAL);
 			continue;
 		}
 		if (!s->pcb || !s->connected || s->tx_fin_sent || s->hup) {
 			/* nothing to send on: the connection is gone, never was, or was shut down */
-			drop_desc(s, &d, s->hup ? 0 : -TE_PIPE);
+			drop_desc(s, &d, s->hup ? 0 : -LX_EPIPE);
 			s->tx_off = 0;
 			continue;
 		}
@@ -405,7 +405,7 @@ static void tx_sock(struct ts_sock *s, bool *work)
 			break;
 		}
 		if (e != ERR_OK) {
-			drop_desc(s, &d, -TE_PIPE);
+			drop_desc(s, &d, -LX_EPIPE);
 			s->tx_off = 0;
 			continue;
 		}

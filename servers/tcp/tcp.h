@@ -4,6 +4,7 @@
  * from here. */
 #pragma once
 #include "xport.h"
+#include "lx_abi.h"
 #include "sockbuf.h"
 #include "seg.h"
 
@@ -11,13 +12,6 @@
 #define TS_SLOTS 1024     /* table entries: sockets plus pending (not yet accepted) connections */
 #define TS_REATTACH_NS (30ull * 1000000000) /* restored listeners syscall does not claim go */
 #define TS_CLOSE_NS (60ull * 1000000000)    /* SK_CLOSE's bound on draining TX */
-
-/* Linux errno values for answers and events. */
-enum { TE_BADF = 9, TE_AGAIN = 11, TE_NOMEM = 12, TE_EXIST = 17, TE_INVAL = 22, TE_MFILE = 24,
-       TE_PIPE = 32, TE_NOPROTOOPT = 92, TE_PROTONOSUPPORT = 93, TE_OPNOTSUPP = 95,
-       TE_AFNOSUPPORT = 97, TE_ADDRINUSE = 98, TE_ADDRNOTAVAIL = 99, TE_NETUNREACH = 101,
-       TE_CONNABORTED = 103, TE_CONNRESET = 104, TE_ISCONN = 106, TE_NOTCONN = 107,
-       TE_TIMEDOUT = 110, TE_CONNREFUSED = 111, TE_HOSTUNREACH = 113, TE_ALREADY = 114 };
 
 struct tcp_pcb;
 struct pbuf;

@@ -3,6 +3,7 @@
  * outgoing datagram is built — lives in udp's DMA send pool, so ip and the drivers read the
  * packets lwIP wrote where they are. */
 #pragma once
+#include "lx_abi.h"
 
 #define NO_SYS 1
 #define LWIP_TIMERS 0
@@ -26,7 +27,7 @@
 #define IP_REASSEMBLY 0
 #define IP_FRAG 0 /* ip fragments what is longer than the interface MTU */
 #define IP_OPTIONS_ALLOWED 1
-#define IP_SOF_BROADCAST 1      /* sending to a broadcast address needs SO_BROADCAST */
+#define IP_SOF_BROADCAST 1      /* sending to a broadcast address needs LX_SO_BROADCAST */
 #define IP_SOF_BROADCAST_RECV 0 /* receiving does not (Linux) */
 #define SO_REUSE 1
 /* Datagrams to 127.0.0.0/8 and to our own addresses never leave udp: lwIP's loopback

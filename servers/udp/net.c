@@ -27,7 +27,7 @@ static void sock_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_a
 	void *dst = sockbuf_alloc(&s->sb.rx, len, &err);
 	if (!dst) {
 		if (err == SOCKBUF_ECORRUPT) {
-			s->corrupt = true, s->ev |= EV_ERR, s->err = -UE_INVAL;
+			s->corrupt = true, s->ev |= EV_ERR, s->err = -LX_EINVAL;
 			us.c.corrupt_bufs++;
 		}
 		us.c.rx_full++;

@@ -1,5 +1,6 @@
 /* udp's pure checks (pkt.h). */
 #include "pkt.h"
+#include "lx_abi.h"
 
 int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -39,10 +40,6 @@ int us_udp_check(const uint8_t *hdr, size_t have, size_t len, struct us_udpinfo 
 	return US_PKT_OK;
 }
 
-/* errno values (Linux). */
-enum { E_HOSTUNREACH = 113, E_NETUNREACH = 101, E_CONNREFUSED = 111, E_MSGSIZE = 90,
-       E_PROTO = 71, E_INVAL = 22, E_AFNOSUPPORT = 97, E_DESTADDRREQ = 89 };
-
 int us_icmp_parse(const uint8_t *msg, size_t len, struct us_icmperr *e)
 {
 	if (len < 20 || (msg[0] >> 4) != 4 || (msg[0] & 15) < 5)
@@ -61,14 +58,14 @@ int us_icmp_parse(const uint8_t *msg, size_t len, struct us_icmperr *e)
 	e->code = ic[1];
 	switch (e->type) {
 	case 3: /* destination unreachable */
-		e->err = e->code == 0 ? E_NETUNREACH : e->code == 3 ? E_CONNREFUSED :
-			 e->code == 4 ? E_MSGSIZE : E_HOSTUNREACH;
+		e->err = e->code == 0 ? LX_ENETUNREACH : e->code == 3 ? LX_ECONNREFUSED :
+			 e->code == 4 ? LX_EMSGSIZE : LX_EHOSTUNREACH;
 		break;
 	case 11: /* time exceeded */
-		e->err = E_HOSTUNREACH;
+		e->err = LX_EHOSTUNREACH;
 		break;
 	case 12: /* parameter problem */
-		e->err = E_PROTO;
+		e->err = LX_EPROTO;
 		break;
 	default:
 		return -1;
@@ -107,10 +104,10 @@ int us_txd_check(uint16_t family, const uint8_t addr[16], uint16_t port, uint32_
 int us_txd_errno(int err)
 {
 	switch (err) {
-	case US_TXD_FAMILY: return E_AFNOSUPPORT;
-	case US_TXD_NODEST: return E_DESTADDRREQ;
-	case US_TXD_SIZE: return E_MSGSIZE;
-	default: return E_INVAL;
+	case US_TXD_FAMILY: return LX_EAFNOSUPPORT;
+	case US_TXD_NODEST: return LX_EDESTADDRREQ;
+	case US_TXD_SIZE: return LX_EMSGSIZE;
+	default: return LX_EINVAL;
 	}
 }
 

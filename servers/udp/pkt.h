@@ -4,6 +4,7 @@
  * copies: callers copy shared memory out first. */
 #pragma once
 #include <stdbool.h>
+#include "lx_abi.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,7 +51,7 @@ int us_icmp_parse(const uint8_t *msg, size_t len, struct us_icmperr *e);
 /* A TX descriptor's destination, checked (the descriptor is a private copy). */
 enum us_txd_err {
 	US_TXD_OK = 0,
-	US_TXD_FAMILY = -1, /* not AF_INET or 0 */
+	US_TXD_FAMILY = -1, /* not LX_AF_INET or 0 */
 	US_TXD_NODEST = -2, /* no address given and the socket is not connected */
 	US_TXD_PORT = -3,   /* destination port 0 */
 	US_TXD_SIZE = -4,   /* longer than a UDP datagram can be */

@@ -2,6 +2,7 @@
  * object (we are the ENGINE: we consume TX descriptors and produce RX ones), its record in
  * ds, and the events syscall hears of. */
 #include "udp.h"
+#include "lx_abi.h"
 #include "ds_client.h"
 #include "lwip/ip4.h"
 #include "lwip/pbuf.h"
@@ -163,11 +164,11 @@ static int64_t lwip_errno(err_t e)
 {
 	switch (e) {
 	case ERR_OK: return 0;
-	case ERR_USE: return -UE_ADDRINUSE;
-	case ERR_MEM: case ERR_BUF: return -UE_NOMEM;
-	case ERR_RTE: return -UE_NETUNREACH;
-	case ERR_VAL: return -UE_ACCES; /* broadcast without SO_BROADCAST */
-	default: return -UE_INVAL;
+	case ERR_USE: return -LX_EADDRINUSE;
+	case ERR_MEM: case ERR_BUF: return -LX_ENOMEM;
+	case ERR_RTE: return -LX_ENETUNREACH;
+	case ERR_VAL: return -LX_EACCES; /* broadcast without LX_SO_BROADCAST */
+	default: return -LX_EINVAL;
 	}
 }
 
@@ -195,15 +196,15 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 	struct us_sock *s = find(q->sock);
 	int64_t r = 0;
 	if (!(q->flags & SKF_DGRAM) || (q->flags & SKF_STREAM))
-		r = -UE_PROTONOSUPPORT;
+		r = -LX_EPROTONOSUPPORT;
 	else if (q->flags & SKF_INET6)
-		r = -UE_AFNOSUPPORT;
+		r = -LX_EAFNOSUPPORT;
 	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
-		r = -UE_INVAL;
+		r = -LX_EINVAL;
 	else if (s && !(q->flags & SKF_REATTACH))
-		r = -UE_EXIST;
+		r = -LX_EEXIST;
 	else if (!s && !(s = sock_new(q->sock, q->flags)))
-		r = -UE_MFILE;
+		r = -LX_EMFILE;
 	if (r < 0) {
 		if (handle > 0)
 			ax_mo_destroy(handle); /* not ours to keep */
@@ -232,14 +233,14 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 static int64_t do_bind(const struct sk_msg *q, struct us_sock *s)
 {
 	if (q->family != US_AF_INET)
-		return -UE_AFNOSUPPORT;
+		return -LX_EAFNOSUPPORT;
 	uint32_t a;
 	memcpy(&a, q->addr, 4);
 	uint16_t port = lwip_ntohs(q->port);
 	if (s->pcb->local_port) /* bound already: the same again is the idempotent resend */
-		return (s->pcb->local_port == port || !port) && pcb_laddr(s->pcb) == a ? 0 : -UE_INVAL;
+		return (s->pcb->local_port == port || !port) && pcb_laddr(s->pcb) == a ? 0 : -LX_EINVAL;
 	if (!local_addr_ok(a))
-		return -UE_ADDRNOTAVAIL;
+		return -LX_EADDRNOTAVAIL;
 	ip_addr_t ia;
 	ip_addr_set_ip4_u32(&ia, a);
 	return lwip_errno(udp_bind(s->pcb, &ia, port));
@@ -252,16 +253,16 @@ static int64_t do_connect(const struct sk_msg *q, struct us_sock *s)
 		return 0;
 	}
 	if (q->family != US_AF_INET)
-		return -UE_AFNOSUPPORT;
+		return -LX_EAFNOSUPPORT;
 	uint32_t a;
 	memcpy(&a, q->addr, 4);
 	if (!q->port)
-		return -UE_INVAL;
+		return -LX_EINVAL;
 	ip_addr_t ia;
 	ip_addr_set_ip4_u32(&ia, a);
 	struct netif *n = ip4_route(ip_2_ip4(&ia));
 	if (!(s->opts & SKR_BROADCAST) && (a == 0xffffffffu || (n && ip4_addr_isbroadcast(ip_2_ip4(&ia), n))))
-		return -UE_ACCES;
+		return -LX_EACCES;
 	return lwip_errno(udp_connect(s->pcb, &ia, lwip_ntohs(q->port)));
 }
 
@@ -282,7 +283,7 @@ static int64_t do_setopt(const struct sk_msg *q, struct us_sock *s)
 	case SKO_SNDBUF:
 		return 0; /* the buffer's geometry is syscall's */
 	default:
-		return -UE_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	}
 }
 
@@ -310,7 +311,7 @@ static void request(const struct sk_msg *q)
 	if (!s) {
 		if (q->type == SK_BIND || q->type == SK_CONNECT || q->type == SK_SETOPT ||
 		    q->type == SK_CLOSE || q->type == SK_SHUTDOWN)
-			answer(q, q->type == SK_CLOSE ? 0 : -UE_BADF, NULL);
+			answer(q, q->type == SK_CLOSE ? 0 : -LX_EBADF, NULL);
 		else
 			us.c.bad_msgs++;
 		return;
@@ -327,7 +328,7 @@ static void request(const struct sk_msg *q)
 		break;
 	case SK_SHUTDOWN:
 		if (q->arg > 2) {
-			r = -UE_INVAL;
+			r = -LX_EINVAL;
 			break;
 		}
 		s->shut_rd |= q->arg != 1; /* SHUT_RD 0, SHUT_WR 1, SHUT_RDWR 2 */
@@ -394,7 +395,7 @@ static void tx_sock(struct us_sock *s, bool *work)
 		const void *data = sockbuf_peek(&s->sb.tx, &d, &err);
 		if (!data) {
 			if (err == SOCKBUF_ECORRUPT) {
-				s->corrupt = true, s->ev |= EV_ERR, s->err = -UE_INVAL;
+				s->corrupt = true, s->ev |= EV_ERR, s->err = -LX_EINVAL;
 				us.c.corrupt_bufs++;
 			}
 			s->tx_pending = false;
@@ -416,7 +417,7 @@ static void tx_sock(struct us_sock *s, bool *work)
 			us.c.bad_desc++;
 			r = -us_txd_errno(c);
 		} else if (s->shut_wr) {
-			r = -UE_PIPE;
+			r = -LX_EPIPE;
 		} else {
 			struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)d.len, PBUF_RAM);
 			if (!p) {

@@ -2,17 +2,12 @@
  * ip and syscall and the send pool are lib/lwip/xport's). One thread; lwIP is called only from here. */
 #pragma once
 #include "xport.h"
+#include "lx_abi.h"
 #include "sockbuf.h"
 #include "pkt.h"
 
 #define US_MAX_SOCKS 256 /* each socket: one memory handle and one mapping of ours, a pcb */
 #define US_REATTACH_NS (30ull * 1000000000) /* restored sockets syscall does not claim go */
-
-/* Linux errno values for answers and events. */
-enum { UE_BADF = 9, UE_AGAIN = 11, UE_NOMEM = 12, UE_ACCES = 13, UE_EXIST = 17, UE_INVAL = 22,
-       UE_PIPE = 32, UE_NOPROTOOPT = 92, UE_PROTONOSUPPORT = 93, UE_AFNOSUPPORT = 97,
-       UE_ADDRINUSE = 98, UE_ADDRNOTAVAIL = 99, UE_NETUNREACH = 101, UE_ISCONN = 106,
-       UE_MFILE = 24, UE_MSGSIZE = 90 };
 
 struct udp_pcb;
 struct us_sock {

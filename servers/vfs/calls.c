@@ -1,38 +1,21 @@
 /* The Linux file calls vfs serves. The caller's memory is reached with KC_VCOPY only, every
  * length and descriptor is checked, and errors are Linux errno values. */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "sysv.h"
 #include "heap.h"
 #include "vfs_proto.h"
 #include "tty.h"
-#include "lxnr.h"
 #include "fview.h"
-
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_CLOSE 3
-#define NR_LSEEK 8
-#define NR_IOCTL 16
-#define NR_PREAD64 17
-#define NR_PWRITE64 18
-#define NR_DUP 32
-#define NR_DUP2 33
-#define NR_FLOCK 73
-#define NR_FTRUNCATE 77
-#define NR_FALLOCATE 285
-#define NR_GETDENTS64 217
-#define NR_DUP3 292
-#define NR_PIPE 22
-#define NR_PIPE2 293
 
 #define IO_MAX (1u << 20)  /* bytes one call moves at most */
 #define IOV_MAX 1024
 
 static char iobuf[65536];
 
-static bool readable(const struct ofile *f) { return (f->flags & O_ACCMODE) != O_WRONLY; }
-static bool writable(const struct ofile *f) { return (f->flags & O_ACCMODE) != 0; }
-static uint32_t kind(const struct rnode *n) { return n->mode & S_IFMT_; }
+static bool readable(const struct ofile *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY; }
+static bool writable(const struct ofile *f) { return (f->flags & LX_O_ACCMODE) != 0; }
+static uint32_t kind(const struct rnode *n) { return n->mode & LX_S_IFMT; }
 
 static struct ofile *file_of(struct client *c, uint64_t fd)
 {
@@ -48,7 +31,7 @@ static int64_t new_fd(struct client *c, struct ofile *f, uint64_t min, bool cloe
 			f->refs++;
 			return (int64_t)fd;
 		}
-	return -E_MFILE;
+	return -LX_EMFILE;
 }
 
 static void drop(struct ofile *f)
@@ -57,7 +40,7 @@ static void drop(struct ofile *f)
 		return;
 	lock_file_gone(f);
 	epoll_file_gone(f);
-	if (kind(f->node) == S_IFIFO_)
+	if (kind(f->node) == LX_S_IFIFO)
 		pipe_end_closed(f);
 	else if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_EVENTFD)
 		eventfd_closed(f->node);
@@ -87,7 +70,7 @@ int64_t vfs_anon_fd(struct client *c, uint32_t dev, void *priv, uint32_t flags, 
 		ax_free(priv);
 		if (n)
 			ramfs_release(n);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	n->dev = dev;
 	n->priv = priv;
@@ -107,7 +90,7 @@ static int64_t close_fd(struct client *c, uint64_t fd)
 {
 	struct ofile *f = file_of(c, fd);
 	if (!f)
-		return -E_BADF;
+		return -LX_EBADF;
 	c->fd[fd] = NULL;
 	lock_closed(c, f); /* POSIX: any close of the file drops the process's record locks */
 	drop(f);
@@ -129,24 +112,24 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 {
 	struct rnode *n = f->node;
 	if (write ? !writable(f) : !readable(f))
-		return -E_BADF;
+		return -LX_EBADF;
 	if (len > IO_MAX)
 		len = IO_MAX;
-	if (kind(n) == S_IFDIR_)
-		return -E_ISDIR;
-	if (kind(n) == S_IFIFO_)
-		return pos != &f->off ? -E_SPIPE : pipe_transfer(c, f, ubuf, len, write);
-	if (kind(n) == S_IFCHR_ && n->dev >= DEV_FULL)
-		return pos != &f->off ? -E_SPIPE : dev_transfer(c, n, ubuf, len, write);
+	if (kind(n) == LX_S_IFDIR)
+		return -LX_EISDIR;
+	if (kind(n) == LX_S_IFIFO)
+		return pos != &f->off ? -LX_ESPIPE : pipe_transfer(c, f, ubuf, len, write);
+	if (kind(n) == LX_S_IFCHR && n->dev >= DEV_FULL)
+		return pos != &f->off ? -LX_ESPIPE : dev_transfer(c, n, ubuf, len, write);
 	if (kind(n) == S_IFANON_ && n->dev == ANON_SOCKET)
-		return pos != &f->off ? -E_SPIPE : sock_transfer(c, f, ubuf, len, write);
+		return pos != &f->off ? -LX_ESPIPE : sock_transfer(c, f, ubuf, len, write);
 	if (kind(n) == S_IFANON_ && n->dev == ANON_TIMERFD)
-		return pos != &f->off ? -E_SPIPE : timerfd_read(c, f, ubuf, len, write);
+		return pos != &f->off ? -LX_ESPIPE : timerfd_read(c, f, ubuf, len, write);
 	if (kind(n) == S_IFANON_) /* an eventfd; an epoll file has no bytes */
-		return pos != &f->off ? -E_SPIPE : n->dev == ANON_EVENTFD ? eventfd_transfer(c, f, ubuf, len, write) : -E_INVAL;
-	if (kind(n) == S_IFCHR_) {
+		return pos != &f->off ? -LX_ESPIPE : n->dev == ANON_EVENTFD ? eventfd_transfer(c, f, ubuf, len, write) : -LX_EINVAL;
+	if (kind(n) == LX_S_IFCHR) {
 		if (pos != &f->off)
-			return -E_SPIPE;
+			return -LX_ESPIPE;
 		if (n->dev == DEV_CONSOLE)
 			return write ? tty_write(c, f, ubuf, len) : tty_read(c, f, ubuf, len);
 		if (!write && n->dev != DEV_ZERO)
@@ -156,13 +139,13 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			if (!write) {
 				memset(iobuf, 0, k);
 				if (ax_vcopy(EP_NONE, iobuf, c->ep, (void *)(ubuf + done), k) < 0)
-					return done ? (int64_t)done : -E_FAULT;
+					return done ? (int64_t)done : -LX_EFAULT;
 			}
 			done += k;
 		}
 		return (int64_t)len;
 	}
-	if (write && (f->flags & O_APPEND) && pos == &f->off)
+	if (write && (f->flags & LX_O_APPEND) && pos == &f->off)
 		f->off = n->size;
 	uint64_t done = 0;
 	while (done < len) {
@@ -170,12 +153,12 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 		int64_t r;
 		if (write) {
 			if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, iobuf, k) < 0)
-				return done ? (int64_t)done : -E_FAULT;
+				return done ? (int64_t)done : -LX_EFAULT;
 			r = ramfs_write(n, *pos, iobuf, k);
 		} else {
 			r = ramfs_read(n, *pos, iobuf, k);
 			if (r > 0 && ax_vcopy(EP_NONE, iobuf, c->ep, (void *)(ubuf + done), (uint64_t)r) < 0)
-				return done ? (int64_t)done : -E_FAULT;
+				return done ? (int64_t)done : -LX_EFAULT;
 		}
 		if (r < 0)
 			return done ? (int64_t)done : r;
@@ -190,7 +173,7 @@ static int64_t transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 static int64_t vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t cnt, bool write)
 {
 	if (cnt > IOV_MAX)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET && (write ? writable(f) : readable(f))) {
 		int64_t r = sock_vector(c, f, iov, cnt, write);
 		if (r != VFS_NOT_MINE)
@@ -200,7 +183,7 @@ static int64_t vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t 
 	for (uint64_t i = 0; i < cnt; i++) {
 		uint64_t v[2];
 		if (ax_vcopy(c->ep, (const void *)(iov + i * 16), EP_NONE, v, sizeof(v)) < 0)
-			return total ? total : -E_FAULT;
+			return total ? total : -LX_EFAULT;
 		int64_t r = transfer(c, f, v[0], v[1], &f->off, write);
 		if (r < 0)
 			return total ? total : r;
@@ -215,8 +198,8 @@ static int64_t vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t 
 static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t count)
 {
 	struct rnode *d = f->node;
-	if (kind(d) != S_IFDIR_)
-		return -E_NOTDIR;
+	if (kind(d) != LX_S_IFDIR)
+		return -LX_ENOTDIR;
 	if (d->ro) /* listing /proc or below: its PID directories (and an fd/ directory) as they are now */
 		procfs_sync(!d->magic && !strcmp(d->name, "fd"));
 	uint64_t used = 0, index = 0;
@@ -241,18 +224,18 @@ static int64_t getdents(struct client *c, struct ofile *f, uint64_t ubuf, uint64
 			continue;
 		size_t nl = strlen(name), reclen = (8 + 8 + 2 + 1 + nl + 1 + 7) & ~(size_t)7;
 		if (used + reclen > count)
-			return used ? (int64_t)used : -E_INVAL;
+			return used ? (int64_t)used : -LX_EINVAL;
 		memset(rec, 0, reclen);
 		uint64_t ino = n->ino, next = index + 1;
 		uint16_t rl = (uint16_t)reclen;
-		uint8_t type = kind(n) == S_IFDIR_ ? 4 : kind(n) == S_IFCHR_ ? 2 : kind(n) == S_IFLNK_ ? 10 : kind(n) == S_IFIFO_ ? 1 : kind(n) == 0140000 ? 12 : kind(n) == 0060000 ? 6 : 8;
+		uint8_t type = kind(n) == LX_S_IFDIR ? 4 : kind(n) == LX_S_IFCHR ? 2 : kind(n) == LX_S_IFLNK ? 10 : kind(n) == LX_S_IFIFO ? 1 : kind(n) == 0140000 ? 12 : kind(n) == 0060000 ? 6 : 8;
 		memcpy(rec, &ino, 8);
 		memcpy(rec + 8, &next, 8);
 		memcpy(rec + 16, &rl, 2);
 		rec[18] = type;
 		memcpy(rec + 19, name, nl);
 		if (ax_vcopy(EP_NONE, rec, c->ep, (void *)(ubuf + used), reclen) < 0)
-			return used ? (int64_t)used : -E_FAULT;
+			return used ? (int64_t)used : -LX_EFAULT;
 		used += reclen;
 		f->off = index + 1;
 	}
@@ -263,11 +246,11 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 {
 	struct ofile *f = file_of(c, fd);
 	if (!f)
-		return -E_BADF;
+		return -LX_EBADF;
 	switch (cmd) {
 	case 0: /* F_DUPFD */
 	case 1030: /* F_DUPFD_CLOEXEC */
-		return arg >= MAX_FDS ? -E_INVAL : new_fd(c, f, arg, cmd == 1030);
+		return arg >= MAX_FDS ? -LX_EINVAL : new_fd(c, f, arg, cmd == 1030);
 	case 1: /* F_GETFD */
 		return c->cloexec[fd];
 	case 2: /* F_SETFD */
@@ -275,12 +258,12 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 		return 0;
 	case 3: /* F_GETFL */
 		return f->flags;
-	case 4: /* F_SETFL: only O_APPEND and O_NONBLOCK change */
-		f->flags = (f->flags & ~(uint32_t)(O_APPEND | 04000)) | ((uint32_t)arg & (O_APPEND | 04000));
+	case 4: /* F_SETFL: only LX_O_APPEND and LX_O_NONBLOCK change */
+		f->flags = (f->flags & ~(uint32_t)(LX_O_APPEND | 04000)) | ((uint32_t)arg & (LX_O_APPEND | 04000));
 		return 0;
 	case 1031: /* F_SETPIPE_SZ */
 	case 1032: /* F_GETPIPE_SZ */
-		return kind(f->node) == S_IFIFO_ && f->node->priv ? pipe_size(f, arg, cmd == 1031) : -E_BADF;
+		return kind(f->node) == LX_S_IFIFO && f->node->priv ? pipe_size(f, arg, cmd == 1031) : -LX_EBADF;
 	case LX_F_GETLK:
 	case LX_F_SETLK:
 	case LX_F_SETLKW:
@@ -289,7 +272,7 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 	case LX_F_OFD_SETLKW:
 		return lock_fcntl(c, f, cmd, arg);
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 /* fallocate: the RAM file system has no blocks to reserve, so mode 0 makes the file at least
@@ -298,19 +281,19 @@ static int64_t fcntl_call(struct client *c, uint64_t fd, uint64_t cmd, uint64_t 
 static int64_t fallocate(struct ofile *f, uint64_t mode, int64_t off, int64_t len)
 {
 	if (off < 0 || len <= 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (!writable(f))
-		return -E_BADF;
-	if (kind(f->node) == S_IFIFO_)
-		return -E_SPIPE;
-	if (kind(f->node) == S_IFDIR_)
+		return -LX_EBADF;
+	if (kind(f->node) == LX_S_IFIFO)
+		return -LX_ESPIPE;
+	if (kind(f->node) == LX_S_IFDIR)
 		return -21; /* EISDIR */
-	if (kind(f->node) != S_IFREG_)
+	if (kind(f->node) != LX_S_IFREG)
 		return -19; /* ENODEV */
 	if (mode & ~(uint64_t)1)
 		return -95; /* EOPNOTSUPP */
 	if ((uint64_t)off > RAMFS_MAX_FILE || (uint64_t)len > RAMFS_MAX_FILE - (uint64_t)off)
-		return -E_FBIG;
+		return -LX_EFBIG;
 	uint64_t end = (uint64_t)off + (uint64_t)len;
 	return (mode & 1) || end <= f->node->size ? 0 : ramfs_truncate(f->node, end);
 }
@@ -321,24 +304,24 @@ static int64_t generic_ioctl(struct client *c, uint64_t fd, struct ofile *f, uin
 	int32_t on;
 	int64_t unread = -1;
 	switch (req) {
-	case 0x5421: /* FIONBIO: the open file's O_NONBLOCK, as fcntl sets it */
+	case 0x5421: /* LX_FIONBIO: the open file's LX_O_NONBLOCK, as fcntl sets it */
 		if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, &on, sizeof(on)) < 0)
-			return -E_FAULT;
-		f->flags = on ? f->flags | O_NONBLOCK : f->flags & ~(uint32_t)O_NONBLOCK;
+			return -LX_EFAULT;
+		f->flags = on ? f->flags | LX_O_NONBLOCK : f->flags & ~(uint32_t)LX_O_NONBLOCK;
 		return 0;
 	case 0x5451: /* FIOCLEX */
 	case 0x5450: /* FIONCLEX */
 		c->cloexec[fd] = req == 0x5451;
 		return 0;
-	case 0x541b: /* FIONREAD of pipes and files (the terminal answers for the console) */
-		if (kind(f->node) == S_IFIFO_)
+	case 0x541b: /* LX_FIONREAD of pipes and files (the terminal answers for the console) */
+		if (kind(f->node) == LX_S_IFIFO)
 			unread = (int64_t)pipe_unread(f);
-		else if (kind(f->node) == S_IFREG_)
+		else if (kind(f->node) == LX_S_IFREG)
 			unread = f->off < f->node->size ? (int64_t)(f->node->size - f->off) : 0;
 		if (unread < 0)
 			return VFS_NOT_MINE;
 		on = unread > INT32_MAX ? INT32_MAX : (int32_t)unread;
-		return ax_vcopy(EP_NONE, &on, c->ep, (void *)arg, sizeof(on)) < 0 ? -E_FAULT : 0;
+		return ax_vcopy(EP_NONE, &on, c->ep, (void *)arg, sizeof(on)) < 0 ? -LX_EFAULT : 0;
 	}
 	return VFS_NOT_MINE;
 }
@@ -347,15 +330,15 @@ static int64_t dup_to(struct client *c, uint64_t old, uint64_t newfd, uint64_t f
 {
 	struct ofile *f = file_of(c, old);
 	if (!f || newfd >= MAX_FDS)
-		return -E_BADF;
+		return -LX_EBADF;
 	if (old == newfd)
-		return dup3 ? -E_INVAL : (int64_t)newfd;
-	if (dup3 && (flags & ~(uint64_t)O_CLOEXEC))
-		return -E_INVAL;
+		return dup3 ? -LX_EINVAL : (int64_t)newfd;
+	if (dup3 && (flags & ~(uint64_t)LX_O_CLOEXEC))
+		return -LX_EINVAL;
 	if (c->fd[newfd])
 		close_fd(c, newfd);
 	c->fd[newfd] = f;
-	c->cloexec[newfd] = flags & O_CLOEXEC;
+	c->cloexec[newfd] = flags & LX_O_CLOEXEC;
 	f->refs++;
 	return (int64_t)newfd;
 }
@@ -376,84 +359,84 @@ static int64_t call(struct client *c, struct vcall *v)
 	struct ofile *f = file_of(c, a[0]);
 	int64_t r;
 	switch (nr) {
-	case NR_READ:
-	case NR_WRITE:
-		return f ? transfer(c, f, a[1], a[2], &f->off, nr == NR_WRITE) : -E_BADF;
-	case NR_PREAD64:
-	case NR_PWRITE64: {
+	case LX_SYS_read:
+	case LX_SYS_write:
+		return f ? transfer(c, f, a[1], a[2], &f->off, nr == LX_SYS_write) : -LX_EBADF;
+	case LX_SYS_pread64:
+	case LX_SYS_pwrite64: {
 		if (!f)
-			return -E_BADF;
+			return -LX_EBADF;
 		if ((int64_t)a[3] < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		uint64_t pos = a[3];
-		return transfer(c, f, a[1], a[2], &pos, nr == NR_PWRITE64);
+		return transfer(c, f, a[1], a[2], &pos, nr == LX_SYS_pwrite64);
 	}
-	case NR_READV:
-	case NR_WRITEV:
-		return f ? vector(c, f, a[1], a[2], nr == NR_WRITEV) : -E_BADF;
-	case NR_SENDFILE:
-		return f ? sock_sendfile(c, f, file_of(c, a[1])) : -E_BADF;
-	case NR_CLOSE:
+	case LX_SYS_readv:
+	case LX_SYS_writev:
+		return f ? vector(c, f, a[1], a[2], nr == LX_SYS_writev) : -LX_EBADF;
+	case LX_SYS_sendfile:
+		return f ? sock_sendfile(c, f, file_of(c, a[1])) : -LX_EBADF;
+	case LX_SYS_close:
 		return close_fd(c, a[0]);
-	case NR_LSEEK: {
+	case LX_SYS_lseek: {
 		if (!f)
-			return -E_BADF;
-		if (kind(f->node) == S_IFIFO_ || kind(f->node) == S_IFANON_)
-			return -E_SPIPE;
-		if (kind(f->node) == S_IFCHR_)
-			return f->node->dev == DEV_CONSOLE ? -E_SPIPE : 0;
+			return -LX_EBADF;
+		if (kind(f->node) == LX_S_IFIFO || kind(f->node) == S_IFANON_)
+			return -LX_ESPIPE;
+		if (kind(f->node) == LX_S_IFCHR)
+			return f->node->dev == DEV_CONSOLE ? -LX_ESPIPE : 0;
 		int64_t base = a[2] == 0 ? 0 : a[2] == 1 ? (int64_t)f->off : a[2] == 2 ? (int64_t)f->node->size : -1;
-		if (base < 0 || (kind(f->node) == S_IFDIR_ && a[2] != 0))
-			return -E_INVAL;
+		if (base < 0 || (kind(f->node) == LX_S_IFDIR && a[2] != 0))
+			return -LX_EINVAL;
 		int64_t to = base + (int64_t)a[1];
 		if (to < 0 || ((int64_t)a[1] > 0 && to < base))
-			return -E_INVAL;
+			return -LX_EINVAL;
 		f->off = (uint64_t)to;
 		return to;
 	}
-	case NR_GETDENTS64:
-		return f ? getdents(c, f, a[1], a[2]) : -E_BADF;
-	case NR_FTRUNCATE:
+	case LX_SYS_getdents64:
+		return f ? getdents(c, f, a[1], a[2]) : -LX_EBADF;
+	case LX_SYS_ftruncate:
 		if (!f)
-			return -E_BADF;
-		if ((int64_t)a[1] < 0 || kind(f->node) != S_IFREG_ || !writable(f))
-			return -E_INVAL;
+			return -LX_EBADF;
+		if ((int64_t)a[1] < 0 || kind(f->node) != LX_S_IFREG || !writable(f))
+			return -LX_EINVAL;
 		return ramfs_truncate(f->node, a[1]);
-	case NR_FALLOCATE:
-		return f ? fallocate(f, a[1], (int64_t)a[2], (int64_t)a[3]) : -E_BADF;
-	case NR_IOCTL:
+	case LX_SYS_fallocate:
+		return f ? fallocate(f, a[1], (int64_t)a[2], (int64_t)a[3]) : -LX_EBADF;
+	case LX_SYS_ioctl:
 		if (!f)
-			return -E_BADF;
+			return -LX_EBADF;
 		if ((r = generic_ioctl(c, a[0], f, a[1], a[2])) != VFS_NOT_MINE)
 			return r;
-		if (kind(f->node) == S_IFCHR_ && f->node->dev == DEV_CONSOLE)
+		if (kind(f->node) == LX_S_IFCHR && f->node->dev == DEV_CONSOLE)
 			return tty_ioctl(c, f, a[1], a[2]);
-		return -E_NOTTY;
-	case NR_DUP:
-		return f ? new_fd(c, f, 0, false) : -E_BADF;
-	case NR_DUP2:
+		return -LX_ENOTTY;
+	case LX_SYS_dup:
+		return f ? new_fd(c, f, 0, false) : -LX_EBADF;
+	case LX_SYS_dup2:
 		return dup_to(c, a[0], a[1], 0, false);
-	case NR_DUP3:
+	case LX_SYS_dup3:
 		return dup_to(c, a[0], a[1], a[2], true);
-	case NR_FCNTL:
+	case LX_SYS_fcntl:
 		return a[1] == AX_F_VIEW ? fview_map(c, v, f) : fcntl_call(c, a[0], a[1], a[2]);
-	case NR_FLOCK:
-		return f ? lock_flock(c, f, a[1]) : -E_BADF;
-	case NR_PIPE:
+	case LX_SYS_flock:
+		return f ? lock_flock(c, f, a[1]) : -LX_EBADF;
+	case LX_SYS_pipe:
 		return pipe_create(c, a[0], 0);
-	case NR_PIPE2:
+	case LX_SYS_pipe2:
 		return pipe_create(c, a[0], a[1]);
-	case NR_EVENTFD:
+	case LX_SYS_eventfd:
 		return eventfd_create(c, a[0], 0);
 	case 9: /* mmap: only file mappings come here */
 		return file_mmap(c, v);
-	case NR_EVENTFD2:
+	case LX_SYS_eventfd2:
 		return eventfd_create(c, a[0], a[1]);
-	case NR_TIMERFD_CREATE:
+	case LX_SYS_timerfd_create:
 		return timerfd_create(c, a[0], a[1]);
-	case NR_TIMERFD_SETTIME:
+	case LX_SYS_timerfd_settime:
 		return timerfd_settime(c, a[0], a[1], a[2], a[3]);
-	case NR_TIMERFD_GETTIME:
+	case LX_SYS_timerfd_gettime:
 		return timerfd_gettime(c, a[0], a[1]);
 	}
 	/* The calls of the other files, each answering VFS_NOT_MINE for the others'. */
@@ -462,5 +445,5 @@ static int64_t call(struct client *c, struct vcall *v)
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
 		if ((r = more[i](c, v)) != VFS_NOT_MINE)
 			return r;
-	return -E_NOSYS; /* not one of ours (pm routes only vfs_calls here) */
+	return -LX_ENOSYS; /* not one of ours (pm routes only vfs_calls here) */
 }

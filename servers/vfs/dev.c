@@ -3,8 +3,7 @@
  * where the CPU has it, else from the TSC and the clock: NOT cryptographically strong (an
  * entropy pool is to come); /dev/random never blocks, as on Linux since 5.6. */
 #include "vfs.h"
-
-#define E_NOSPC 28
+#include "lx_abi.h"
 
 static uint64_t s[4];
 static char buf[4096];
@@ -62,7 +61,7 @@ void dev_init(void)
 int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uint64_t len, bool write)
 {
 	if (write) /* full is always full; random takes what is written and ignores it */
-		return n->dev == DEV_FULL ? -E_NOSPC : (int64_t)len;
+		return n->dev == DEV_FULL ? -LX_ENOSPC : (int64_t)len;
 	uint64_t done = 0;
 	while (done < len) {
 		uint64_t k = len - done < sizeof(buf) ? len - done : sizeof(buf);
@@ -75,7 +74,7 @@ int64_t dev_transfer(struct client *c, const struct rnode *n, uint64_t ubuf, uin
 			}
 		}
 		if (ax_vcopy(EP_NONE, buf, c->ep, (void *)(ubuf + done), k) < 0)
-			return done ? (int64_t)done : -E_FAULT;
+			return done ? (int64_t)done : -LX_EFAULT;
 		done += k;
 	}
 	return (int64_t)done;

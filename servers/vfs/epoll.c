@@ -1,33 +1,26 @@
 /* epoll: a set of registered (descriptor, open file) pairs, each with the events it wants
  * and a word of data given back; epoll_wait reports the ready ones, waiting (vfs_wait) while
  * none is. Readiness is recomputed from the files (vfs_poll) at every look, so level-
- * triggered is exact; EPOLLET reports a registration again only when new bits appear or
- * the file's state changed since (rnode.events); EPOLLONESHOT disarms it until
- * EPOLL_CTL_MOD. A registration ends with EPOLL_CTL_DEL or when its open file is closed for
+ * triggered is exact; LX_EPOLLET reports a registration again only when new bits appear or
+ * the file's state changed since (rnode.events); LX_EPOLLONESHOT disarms it until
+ * LX_EPOLL_CTL_MOD. A registration ends with LX_EPOLL_CTL_DEL or when its open file is closed for
  * the last time, as in Linux. Regular files and directories cannot be registered (EPERM). */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
-#include "lxnr.h"
 #include "../../lib/net/sock_ax.h"
 
-#define EPOLLEXCLUSIVE (1u << 28)
-#define EPOLLONESHOT (1u << 30)
-#define EPOLLET (1u << 31)
-#define EPOLL_CTL_ADD 1
-#define EPOLL_CTL_DEL 2
-#define EPOLL_CTL_MOD 3
 #define MAX_ITEMS 1024 /* registrations per epoll file (ENOSPC beyond) */
 #define MAX_NEST 4     /* epoll files inside epoll files, as Linux's EP_MAX_NESTS */
-#define E_NOSPC 28
 
 struct item {
 	struct ofile *f;
 	int32_t fd;
-	uint32_t events;       /* wanted, with EPOLLET and EPOLLONESHOT */
+	uint32_t events;       /* wanted, with LX_EPOLLET and LX_EPOLLONESHOT */
 	uint64_t data;
-	uint32_t seen_bits;    /* EPOLLET: what was last reported, 0 once it was not ready */
-	uint32_t seen_events;  /* EPOLLET: the file's rnode.events when last reported */
-	bool off;              /* EPOLLONESHOT fired */
+	uint32_t seen_bits;    /* LX_EPOLLET: what was last reported, 0 once it was not ready */
+	uint32_t seen_events;  /* LX_EPOLLET: the file's rnode.events when last reported */
+	bool off;              /* LX_EPOLLONESHOT fired */
 };
 
 struct epoll {
@@ -67,8 +60,8 @@ static uint32_t item_bits(const struct item *it)
 {
 	if (it->off)
 		return 0;
-	uint32_t bits = vfs_poll(it->f) & (it->events | POLLERR | POLLHUP);
-	if ((it->events & EPOLLET) && !(bits & ~it->seen_bits) && it->f->node->events == it->seen_events)
+	uint32_t bits = vfs_poll(it->f) & (it->events | LX_POLLERR | LX_POLLHUP);
+	if ((it->events & LX_EPOLLET) && !(bits & ~it->seen_bits) && it->f->node->events == it->seen_events)
 		return 0; /* nothing new since it was reported */
 	return bits;
 }
@@ -88,7 +81,7 @@ static bool any_ready(const struct epoll *ep)
 uint32_t epoll_poll(const struct ofile *f)
 {
 	struct epoll *ep = epoll_of(f);
-	return ep && any_ready(ep) ? POLLIN | POLLRDNORM : 0;
+	return ep && any_ready(ep) ? LX_POLLIN | LX_POLLRDNORM : 0;
 }
 
 static void disarm(uint32_t k)
@@ -170,12 +163,12 @@ void epoll_closed(struct rnode *n)
 
 static int64_t create(struct client *c, uint64_t flags)
 {
-	if (flags & ~(uint64_t)O_CLOEXEC)
-		return -E_INVAL;
+	if (flags & ~(uint64_t)LX_O_CLOEXEC)
+		return -LX_EINVAL;
 	struct epoll *ep = ax_calloc(1, sizeof(*ep));
 	if (!ep)
-		return -E_NOMEM;
-	int64_t fd = vfs_anon_fd(c, ANON_EPOLL, ep, O_RDWR, flags & O_CLOEXEC, &ep->node);
+		return -LX_ENOMEM;
+	int64_t fd = vfs_anon_fd(c, ANON_EPOLL, ep, LX_O_RDWR, flags & LX_O_CLOEXEC, &ep->node);
 	if (fd >= 0) {
 		ep->link = all;
 		all = ep;
@@ -203,57 +196,57 @@ static int64_t ctl(struct client *c, uint64_t epfd, uint64_t op, uint64_t fd, ui
 	if (op == AX_EPOLL_ARM) {
 		struct ofile *af = vfs_file(c, epfd);
 		struct epoll *aep = epoll_of(af);
-		return !af ? -E_BADF : !aep ? -E_INVAL : arm(c, aep);
+		return !af ? -LX_EBADF : !aep ? -LX_EINVAL : arm(c, aep);
 	}
-	if (op != EPOLL_CTL_DEL && ax_vcopy(c->ep, (const void *)uev, EP_NONE, &ev, sizeof(ev)) < 0)
-		return -E_FAULT;
+	if (op != LX_EPOLL_CTL_DEL && ax_vcopy(c->ep, (const void *)uev, EP_NONE, &ev, sizeof(ev)) < 0)
+		return -LX_EFAULT;
 	struct ofile *ef = vfs_file(c, epfd), *f = vfs_file(c, fd);
 	if (!ef || !f)
-		return -E_BADF;
+		return -LX_EBADF;
 	uint32_t kind = vfs_kind(f->node);
-	if (kind == S_IFREG_ || kind == S_IFDIR_)
-		return -E_PERM; /* always ready: Linux refuses to watch them */
+	if (kind == LX_S_IFREG || kind == LX_S_IFDIR)
+		return -LX_EPERM; /* always ready: Linux refuses to watch them */
 	struct epoll *ep = epoll_of(ef);
 	if (!ep || ef == f)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct item *it = NULL;
 	for (uint32_t i = 0; i < ep->n && !it; i++)
 		if (ep->items[i].f == f && ep->items[i].fd == (int32_t)fd)
 			it = &ep->items[i];
 	switch (op) {
-	case EPOLL_CTL_ADD:
+	case LX_EPOLL_CTL_ADD:
 		if (it)
-			return -E_EXIST;
-		if ((ev.events & EPOLLEXCLUSIVE) && (ev.events & EPOLLONESHOT))
-			return -E_INVAL;
+			return -LX_EEXIST;
+		if ((ev.events & LX_EPOLLEXCLUSIVE) && (ev.events & LX_EPOLLONESHOT))
+			return -LX_EINVAL;
 		if (epoll_of(f) && reaches(epoll_of(f), ep, 0))
-			return -E_LOOP;
+			return -LX_ELOOP;
 		if (ep->n == MAX_ITEMS)
-			return -E_NOSPC;
+			return -LX_ENOSPC;
 		if (ep->n == ep->cap) {
 			uint32_t cap = ep->cap ? ep->cap * 2 : 8;
 			struct item *items = ax_realloc(ep->items, cap * sizeof(*items));
 			if (!items)
-				return -E_NOMEM;
+				return -LX_ENOMEM;
 			ep->items = items;
 			ep->cap = cap;
 		}
 		ep->items[ep->n++] = (struct item){ f, (int32_t)fd, ev.events, ev.data, 0, 0, false };
 		return 0;
-	case EPOLL_CTL_MOD:
+	case LX_EPOLL_CTL_MOD:
 		if (!it)
-			return -E_NOENT;
-		if (ev.events & EPOLLEXCLUSIVE)
-			return -E_INVAL;
+			return -LX_ENOENT;
+		if (ev.events & LX_EPOLLEXCLUSIVE)
+			return -LX_EINVAL;
 		*it = (struct item){ f, (int32_t)fd, ev.events, ev.data, 0, 0, false }; /* armed anew */
 		return 0;
-	case EPOLL_CTL_DEL:
+	case LX_EPOLL_CTL_DEL:
 		if (!it)
-			return -E_NOENT;
+			return -LX_ENOENT;
 		remove_at(ep, (uint32_t)(it - ep->items));
 		return 0;
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 static int64_t wait(struct client *c, struct vcall *v, uint64_t epfd, uint64_t uevents, uint64_t maxevents, int64_t timeout)
@@ -261,18 +254,18 @@ static int64_t wait(struct client *c, struct vcall *v, uint64_t epfd, uint64_t u
 	struct ofile *ef = vfs_file(c, epfd);
 	struct epoll *ep = epoll_of(ef);
 	if ((int32_t)maxevents <= 0 || maxevents > INT32_MAX / sizeof(struct lx_epoll_event))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (!ef)
-		return -E_BADF;
+		return -LX_EBADF;
 	if (!ep)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	uint32_t max = maxevents < MAX_ITEMS ? (uint32_t)maxevents : MAX_ITEMS, got = 0;
 	for (uint32_t k = 0; k < ep->n && got < max; k++) {
 		uint32_t i = (ep->next + k) % ep->n;
 		struct item *it = &ep->items[i];
 		uint32_t bits = item_bits(it);
 		if (!bits) {
-			if (!(vfs_poll(it->f) & (it->events | POLLERR | POLLHUP)))
+			if (!(vfs_poll(it->f) & (it->events | LX_POLLERR | LX_POLLHUP)))
 				it->seen_bits = 0; /* not ready: becoming ready again is an edge */
 			continue;
 		}
@@ -282,13 +275,13 @@ static int64_t wait(struct client *c, struct vcall *v, uint64_t epfd, uint64_t u
 	if (!got)
 		return vfs_wait(v, timeout); /* VFS_BLOCK, or 0 events when the time is up */
 	if (ax_vcopy(EP_NONE, out, c->ep, (void *)uevents, got * sizeof(out[0])) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	/* Reported: only now does an edge or a one-shot count as used. */
 	for (uint32_t k = 0; k < got; k++) {
 		struct item *it = &ep->items[out_index[k]];
 		it->seen_bits = out[k].events;
 		it->seen_events = it->f->node->events;
-		it->off = it->events & EPOLLONESHOT;
+		it->off = it->events & LX_EPOLLONESHOT;
 	}
 	ep->next = (out_index[got - 1] + 1) % ep->n;
 	return got;
@@ -302,9 +295,9 @@ static int64_t timespec_ns(struct client *c, uint64_t uts, int64_t *err)
 	if (!uts)
 		return -1;
 	if (ax_vcopy(c->ep, (const void *)uts, EP_NONE, t, sizeof(t)) < 0)
-		*err = -E_FAULT;
+		*err = -LX_EFAULT;
 	else if (t[0] < 0 || t[1] < 0 || t[1] >= 1000000000)
-		*err = -E_INVAL;
+		*err = -LX_EINVAL;
 	return *err || t[0] > INT64_MAX / 1000000000 - 1 ? -1 : t[0] * 1000000000 + t[1];
 }
 
@@ -314,17 +307,17 @@ int64_t epoll_call(struct client *c, struct vcall *v)
 	const uint64_t *a = v->a;
 	int64_t ms = (int32_t)a[3] < 0 ? -1 : (int64_t)(int32_t)a[3] * 1000000, err, t;
 	switch (v->nr) {
-	case NR_EPOLL_CREATE:
-		return (int32_t)a[0] <= 0 ? -E_INVAL : create(c, 0);
-	case NR_EPOLL_CREATE1:
+	case LX_SYS_epoll_create:
+		return (int32_t)a[0] <= 0 ? -LX_EINVAL : create(c, 0);
+	case LX_SYS_epoll_create1:
 		return create(c, a[0]);
-	case NR_EPOLL_CTL:
+	case LX_SYS_epoll_ctl:
 		return ctl(c, a[0], a[1], a[2], a[3]);
-	case NR_EPOLL_WAIT:
+	case LX_SYS_epoll_wait:
 		return wait(c, v, a[0], a[1], a[2], ms);
-	case NR_EPOLL_PWAIT: /* the signal mask is not applied (README.md) */
+	case LX_SYS_epoll_pwait: /* the signal mask is not applied (README.md) */
 		return (err = vfs_check_sigmask(a[4], a[5])) ? err : wait(c, v, a[0], a[1], a[2], ms);
-	case NR_EPOLL_PWAIT2:
+	case LX_SYS_epoll_pwait2:
 		t = timespec_ns(c, a[3], &err);
 		if (!err)
 			err = vfs_check_sigmask(a[4], a[5]);

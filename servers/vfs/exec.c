@@ -4,8 +4,8 @@
  * file's bytes change or the file is freed. A few files at most: each object takes one of
  * our 64 memory-object handles, which the heap needs too. */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
-#include "lxnr.h"
 
 #define EXEC_CACHE 4
 #define PAGE 4096ull
@@ -74,14 +74,14 @@ int64_t exec_open(struct client *c, endpoint_t mem, uint64_t upath, endpoint_t p
 		r = ramfs_resolve(vfs_root, c ? c->cwd : vfs_root, path, RAMFS_FOLLOW, &n, NULL, NULL);
 	if (r)
 		return r;
-	if ((n->mode & S_IFMT_) != S_IFREG_ || vfs_permit(c, n, 1, false))
-		return -E_ACCES;
+	if ((n->mode & LX_S_IFMT) != LX_S_IFREG || vfs_permit(c, n, 1, false))
+		return -LX_EACCES;
 	int64_t h = image_of(n);
 	if (h < 0)
 		return h;
 	int64_t g = ax_mo_grant(h, pm, KP_R);
 	if (g < 0)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	*handle = g;
 	setid[0] = n->mode & 04000 ? n->uid | 1ull << 32 : 0; /* set-user-ID: its owner's */
 	setid[1] = n->mode & 02000 ? n->gid | 1ull << 32 : 0; /* set-group-ID: its group's */
@@ -104,20 +104,20 @@ int64_t file_mmap(struct client *c, struct vcall *v)
 	uint64_t prot = a[2], flags = a[3], type = flags & 3;
 	struct ofile *f = vfs_file(c, a[4]);
 	if (!f)
-		return -E_BADF;
+		return -LX_EBADF;
 	if (a[5] & (PAGE - 1))
-		return -E_INVAL;
-	if ((f->flags & O_ACCMODE) == O_WRONLY)
-		return -E_ACCES;
+		return -LX_EINVAL;
+	if ((f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
+		return -LX_EACCES;
 	struct rnode *n = f->node;
 	int64_t h = 0;
-	if (vfs_kind(n) == S_IFCHR_ && n->dev == DEV_ZERO)
+	if (vfs_kind(n) == LX_S_IFCHR && n->dev == DEV_ZERO)
 		h = 0;
-	else if (vfs_kind(n) != S_IFREG_)
+	else if (vfs_kind(n) != LX_S_IFREG)
 		return -19; /* ENODEV: pipes, terminals, directories cannot be mapped */
 	else if (type == 1 /* MAP_SHARED */ || type == 3 /* MAP_SHARED_VALIDATE */) {
-		if ((prot & 2 /* PROT_WRITE */) && (f->flags & O_ACCMODE) != O_RDWR)
-			return -E_ACCES;
+		if ((prot & 2 /* PROT_WRITE */) && (f->flags & LX_O_ACCMODE) != LX_O_RDWR)
+			return -LX_EACCES;
 		if ((h = fmap_handle(n)) < 0)
 			return h;
 		flags = (flags & ~(uint64_t)3) | 1 | LXM_SHARE; /* the object itself */

@@ -8,6 +8,7 @@
  * freed; the processes' mappings hold it past that (as Linux's pages outlive an unlinked
  * file while mapped). A restarted vfs maps the objects again where they were (keep.h). */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "keep.h"
 
 #define PAGE 4096ull
@@ -36,7 +37,7 @@ int64_t fmap_handle(struct rnode *n)
 		if (!backs[i].node)
 			b = &backs[i];
 	if (!b)
-		return -E_NOMEM; /* (ENOMEM, as Linux's out of mappings) */
+		return -LX_ENOMEM; /* (ENOMEM, as Linux's out of mappings) */
 	uint64_t va;
 	int64_t h = vfs_mo_make(RAMFS_MAX_FILE / PAGE, &va);
 	if (h < 0)

@@ -6,15 +6,13 @@
  * answered before its pread began. A dead view's pages live until its last mapper unmaps
  * them (KC_LX_MMAP LXM_SHARE mappings hold the object); vfs closes its own handle at once. */
 #include "vfs.h"
-#include "lxnr.h"
+#include "lx_abi.h"
 #include "fview.h"
 
 #define PAGE 4096ull
 #define VIEW_SLOTS 32
 #define VIEW_MAX_FILE (4ull << 20)   /* bigger files are read through vfs */
 #define VIEW_MAX_BYTES (32ull << 20) /* all live views together */
-#define LX_PROT_READ 1
-#define LX_MAP_SHARED 1
 
 static struct view {
 	struct rnode *node; /* NULL: free */
@@ -95,11 +93,11 @@ static struct view *room_for(uint64_t bytes)
 int64_t fview_map(struct client *c, struct vcall *call, struct ofile *f)
 {
 	if (!f)
-		return -E_BADF;
-	if ((f->flags & O_ACCMODE) == O_WRONLY)
-		return -E_BADF;
+		return -LX_EBADF;
+	if ((f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
+		return -LX_EBADF;
 	struct rnode *n = f->node;
-	if ((n->mode & S_IFMT_) != S_IFREG_ || n->magic || n->size > VIEW_MAX_FILE || n->backed)
+	if ((n->mode & LX_S_IFMT) != LX_S_IFREG || n->magic || n->size > VIEW_MAX_FILE || n->backed)
 		return -19; /* ENODEV: pread goes to vfs (a shared-mapped file changes without a write) */
 	uint64_t bytes = (AX_FVIEW_DATA + n->size + PAGE - 1) & ~(PAGE - 1);
 	struct view *v = NULL;
@@ -108,7 +106,7 @@ int64_t fview_map(struct client *c, struct vcall *call, struct ofile *f)
 			v = &views[i];
 	if (!v) {
 		struct view *slot = room_for(bytes);
-		int64_t h = slot ? make(n, bytes) : -E_NOMEM;
+		int64_t h = slot ? make(n, bytes) : -LX_ENOMEM;
 		if (h < 0)
 			return h;
 		v = slot;

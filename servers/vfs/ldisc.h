@@ -8,12 +8,13 @@
  * termbits.h), so a program's struct termios is copied in and out unchanged. */
 #pragma once
 #include <stdbool.h>
+#include "lx_abi.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #define LD_BUF 4096 /* bytes of input held at most (a power of two); beyond it input is dropped */
 
-/* Linux's kernel struct termios (TCGETS/TCSETS): 36 bytes. */
+/* Linux's kernel struct termios (LX_TCGETS/LX_TCSETS): 36 bytes. */
 #define LD_NCCS 19
 struct ld_termios {
 	uint32_t iflag, oflag, cflag, lflag;
@@ -86,14 +87,14 @@ struct ldisc {
 /* Linux's defaults (tty_std_termios), at 115200 baud. */
 void ld_init(struct ldisc *l, void (*out)(void *ctx, const char *s, size_t n), void (*sig)(void *ctx, int sig),
 	     void *ctx);
-/* New settings (TCSETS): switching canonical mode on makes pending input one line, as Linux
+/* New settings (LX_TCSETS): switching canonical mode on makes pending input one line, as Linux
  * does; switching it off makes everything readable. */
 void ld_set(struct ldisc *l, const struct ld_termios *t);
 /* One byte typed on the terminal. */
 void ld_input(struct ldisc *l, uint8_t c);
 /* A program's output, processed per c_oflag (OPOST, ONLCR, ...), to `out`. */
 void ld_output(struct ldisc *l, const uint8_t *s, size_t n);
-/* Drops all pending input (TCFLSH, a signal character without NOFLSH). */
+/* Drops all pending input (LX_TCFLSH, a signal character without NOFLSH). */
 void ld_flush_input(struct ldisc *l);
 
 /* Bytes in the buffer that are not part of the line being edited: in non-canonical mode all
@@ -101,7 +102,7 @@ void ld_flush_input(struct ldisc *l);
 uint32_t ld_avail(const struct ldisc *l);
 /* Canonical mode: whether a completed line (maybe empty: end of file) is waiting. */
 bool ld_line_ready(const struct ldisc *l);
-/* What FIONREAD answers: readable bytes, EOF markers not counted. */
+/* What LX_FIONREAD answers: readable bytes, EOF markers not counted. */
 uint32_t ld_inq(const struct ldisc *l);
 /* Copies what one read(n) returns now into dst (at most n bytes): in canonical mode up to and
  * including the end of the first line (an EOF marker is not copied), else up to n of the

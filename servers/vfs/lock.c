@@ -9,20 +9,10 @@
  * detects it (waits on OFD and flock locks are not followed). The tables are kept memory: a
  * restarted vfs keeps every lock. */
 #include "vfs.h"
-#include "lxnr.h"
+#include "lx_abi.h"
 
 #define MAX_LOCKS 512
-#define F_RDLCK 0
-#define F_WRLCK 1
-#define F_UNLCK 2
-#define LOCK_SH 1
-#define LOCK_EX 2
-#define LOCK_NB 4
-#define LOCK_UN 8
-#define E_NOLCK 37
-#define E_DEADLK 35
 #define MAX_WAITS 64
-#define E_OVERFLOW 75
 #define TO_END UINT64_MAX /* a range's end: however far the file grows */
 
 enum { LK_POSIX = 1, LK_OFD, LK_FLOCK };
@@ -96,7 +86,7 @@ static struct lock *conflict(struct rnode *n, uint8_t kind, uint64_t owner, uint
 			continue;
 		if (l->end < start || l->start > end)
 			continue;
-		if (type == F_WRLCK || l->type == F_WRLCK)
+		if (type == LX_F_WRLCK || l->type == LX_F_WRLCK)
 			return l;
 	}
 	return NULL;
@@ -139,27 +129,27 @@ static bool carve(struct rnode *n, uint8_t kind, uint64_t owner, uint64_t start,
 	return true;
 }
 
-/* Sets (or with F_UNLCK removes) a lock; 0, -E_AGAIN when another owner's conflicts and
- * wait is false, VFS_BLOCK when it must wait, -E_NOLCK when the table is full. */
+/* Sets (or with LX_F_UNLCK removes) a lock; 0, -LX_EAGAIN when another owner's conflicts and
+ * wait is false, VFS_BLOCK when it must wait, -LX_ENOLCK when the table is full. */
 static int64_t set(struct rnode *n, uint8_t kind, uint64_t owner, int32_t lxpid, uint8_t type, uint64_t start,
 		   uint64_t end, bool wait)
 {
-	struct lock *c = type != F_UNLCK ? conflict(n, kind, owner, type, start, end) : NULL;
+	struct lock *c = type != LX_F_UNLCK ? conflict(n, kind, owner, type, start, end) : NULL;
 	if (kind == LK_POSIX && !(c && wait))
 		wait_clear(owner); /* (not waiting, or not any more) */
 	if (c && wait && kind == LK_POSIX && c->kind == LK_POSIX && would_deadlock(owner, c->owner)) {
 		wait_clear(owner);
-		return -E_DEADLK;
+		return -LX_EDEADLK;
 	}
 	if (c)
-		return wait ? VFS_BLOCK : -E_AGAIN;
+		return wait ? VFS_BLOCK : -LX_EAGAIN;
 	if (!carve(n, kind, owner, start, end))
-		return -E_NOLCK;
-	if (type == F_UNLCK)
+		return -LX_ENOLCK;
+	if (type == LX_F_UNLCK)
 		return 0;
 	struct lock *l = free_entry();
 	if (!l)
-		return -E_NOLCK;
+		return -LX_ENOLCK;
 	*l = (struct lock){ n, owner, kind, type, lxpid, start, end };
 	return 0;
 }
@@ -169,21 +159,21 @@ static int64_t range_of(const struct ofile *f, const struct lx_flock *fl, uint64
 {
 	int64_t base = fl->whence == 0 ? 0 : fl->whence == 1 ? (int64_t)f->off : fl->whence == 2 ? (int64_t)f->node->size : -1;
 	if (base < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int64_t s;
 	if (__builtin_add_overflow(base, fl->start, &s))
-		return -E_OVERFLOW;
+		return -LX_EOVERFLOW;
 	if (fl->len < 0) { /* the len bytes before s */
 		if (s + fl->len < 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		*start = (uint64_t)(s + fl->len), *end = (uint64_t)s - 1;
 		return 0;
 	}
 	if (s < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int64_t last;
 	if (fl->len > 0 && __builtin_add_overflow(s, fl->len - 1, &last))
-		return -E_OVERFLOW;
+		return -LX_EOVERFLOW;
 	*start = (uint64_t)s, *end = fl->len ? (uint64_t)last : TO_END;
 	return 0;
 }
@@ -198,32 +188,32 @@ int64_t lock_fcntl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg
 {
 	struct lx_flock fl;
 	if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, &fl, sizeof(fl)) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	bool ofd = cmd >= LX_F_OFD_GETLK;
 	uint8_t kind = ofd ? LK_OFD : LK_POSIX;
 	uint64_t owner = ofd ? (uint64_t)(uintptr_t)f : c->pid;
-	if ((fl.type != F_RDLCK && fl.type != F_WRLCK && fl.type != F_UNLCK) || (ofd && fl.pid != 0))
-		return -E_INVAL;
+	if ((fl.type != LX_F_RDLCK && fl.type != LX_F_WRLCK && fl.type != LX_F_UNLCK) || (ofd && fl.pid != 0))
+		return -LX_EINVAL;
 	uint64_t start, end;
 	int64_t r = range_of(f, &fl, &start, &end);
 	if (r)
 		return r;
 	if (cmd == LX_F_GETLK || cmd == LX_F_OFD_GETLK) {
-		if (fl.type == F_UNLCK)
-			return -E_INVAL;
+		if (fl.type == LX_F_UNLCK)
+			return -LX_EINVAL;
 		struct lock *l = conflict(f->node, kind, owner, (uint8_t)fl.type, start, end);
 		if (!l) {
-			fl.type = F_UNLCK;
+			fl.type = LX_F_UNLCK;
 		} else {
 			fl.type = l->type, fl.whence = 0, fl.start = (int64_t)l->start;
 			fl.len = l->end == TO_END ? 0 : (int64_t)(l->end - l->start + 1);
 			fl.pid = l->kind == LK_POSIX ? l->lxpid : -1;
 		}
-		return ax_vcopy(EP_NONE, &fl, c->ep, (void *)arg, sizeof(fl)) < 0 ? -E_FAULT : 0;
+		return ax_vcopy(EP_NONE, &fl, c->ep, (void *)arg, sizeof(fl)) < 0 ? -LX_EFAULT : 0;
 	}
-	if ((fl.type == F_RDLCK && (f->flags & O_ACCMODE) == O_WRONLY) ||
-	    (fl.type == F_WRLCK && (f->flags & O_ACCMODE) == 0))
-		return -E_BADF; /* a read lock needs a readable file, a write lock a writable one */
+	if ((fl.type == LX_F_RDLCK && (f->flags & LX_O_ACCMODE) == LX_O_WRONLY) ||
+	    (fl.type == LX_F_WRLCK && (f->flags & LX_O_ACCMODE) == 0))
+		return -LX_EBADF; /* a read lock needs a readable file, a write lock a writable one */
 	bool wait = cmd == LX_F_SETLKW || cmd == LX_F_OFD_SETLKW;
 	return set(f->node, kind, owner, ofd ? -1 : lxpid_of(c), (uint8_t)fl.type, start, end, wait);
 }
@@ -231,11 +221,11 @@ int64_t lock_fcntl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg
 int64_t lock_flock(struct client *c, struct ofile *f, uint64_t op)
 {
 	(void)c;
-	uint64_t how = op & ~(uint64_t)LOCK_NB;
-	if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN)
-		return -E_INVAL;
-	uint8_t type = how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK;
-	return set(f->node, LK_FLOCK, (uint64_t)(uintptr_t)f, -1, type, 0, TO_END, !(op & LOCK_NB));
+	uint64_t how = op & ~(uint64_t)LX_LOCK_NB;
+	if (how != LX_LOCK_SH && how != LX_LOCK_EX && how != LX_LOCK_UN)
+		return -LX_EINVAL;
+	uint8_t type = how == LX_LOCK_SH ? LX_F_RDLCK : how == LX_LOCK_EX ? LX_F_WRLCK : LX_F_UNLCK;
+	return set(f->node, LK_FLOCK, (uint64_t)(uintptr_t)f, -1, type, 0, TO_END, !(op & LX_LOCK_NB));
 }
 
 /* Drops owner's locks of kind on n (every kind but LK_POSIX when n is NULL: by the open
@@ -255,7 +245,7 @@ void lock_wait_ended(uint64_t pid) { wait_clear(pid); }
 
 void lock_wait_cancelled(uint64_t pid, const struct vcall *v)
 {
-	if (v->nr == NR_FCNTL && v->a[1] == LX_F_SETLKW)
+	if (v->nr == LX_SYS_fcntl && v->a[1] == LX_F_SETLKW)
 		wait_clear(pid);
 }
 

@@ -4,21 +4,17 @@
  * (it does not reply) and tries the call again after every call it serves, so the answer
  * comes when the other side has acted. A write of at most PIPE_BUF bytes goes in whole or
  * waits (POSIX's atomic writes: writers sharing a pipe never interleave such writes).
- * pipe2's O_DIRECT makes a packet pipe (Linux's): each write is one packet or, past PIPE_BUF,
+ * pipe2's LX_O_DIRECT makes a packet pipe (Linux's): each write is one packet or, past PIPE_BUF,
  * several; a read takes one packet and drops what did not fit; a pipe holds at most one
  * packet per 4 KiB of its size (Linux's one per pipe buffer). */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
 
 #define PIPE_SIZE 65536u
 #define PIPE_MIN 4096u
 #define PIPE_MAX (1u << 20) /* Linux's /proc/sys/fs/pipe-max-size */
 #define PIPE_BUF 4096u
-#define O_NONBLOCK 04000
-#define O_DIRECT 040000
-#define O_CLOEXEC 02000000
-#define E_PIPE 32
-#define E_BUSY 16
 
 struct pipe {
 	uint8_t *buf;
@@ -54,26 +50,26 @@ static void pipe_free(struct pipe *p)
 
 int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 {
-	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC | O_DIRECT))
-		return -E_INVAL;
-	struct rnode *n = ramfs_anon(S_IFIFO_ | 0600);
+	if (flags & ~(uint64_t)(LX_O_NONBLOCK | LX_O_CLOEXEC | LX_O_DIRECT))
+		return -LX_EINVAL;
+	struct rnode *n = ramfs_anon(LX_S_IFIFO | 0600);
 	struct pipe *p = pipe_new();
 	struct ofile *r = ax_calloc(1, sizeof(*r)), *w = ax_calloc(1, sizeof(*w));
-	if (p && (flags & O_DIRECT) && !(p->plen = ax_calloc(PKT_MAX, sizeof(*p->plen))))
+	if (p && (flags & LX_O_DIRECT) && !(p->plen = ax_calloc(PKT_MAX, sizeof(*p->plen))))
 		pipe_free(p), p = NULL;
 	if (!n || !p || !r || !w) {
 		pipe_free(p);
 		ax_free(r), ax_free(w);
 		if (n)
 			ramfs_release(n);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	n->priv = p;
-	*r = (struct ofile){ n, 0, (uint32_t)(flags & (O_NONBLOCK | O_DIRECT)), 0 };
-	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & (O_NONBLOCK | O_DIRECT)), 0 };
+	*r = (struct ofile){ n, 0, (uint32_t)(flags & (LX_O_NONBLOCK | LX_O_DIRECT)), 0 };
+	*w = (struct ofile){ n, 0, 1 | (uint32_t)(flags & (LX_O_NONBLOCK | LX_O_DIRECT)), 0 };
 	n->opens = 2;
 	p->readers = p->writers = 1;
-	bool cloexec = flags & O_CLOEXEC;
+	bool cloexec = flags & LX_O_CLOEXEC;
 	int64_t fr = vfs_new_fd(c, r, cloexec);
 	if (fr < 0) {
 		vfs_drop(r);
@@ -90,12 +86,12 @@ int64_t pipe_create(struct client *c, uint64_t ufds, uint64_t flags)
 	if (ax_vcopy(EP_NONE, fds, c->ep, (void *)ufds, sizeof(fds)) < 0) {
 		vfs_close_fd(c, (uint64_t)fr);
 		vfs_close_fd(c, (uint64_t)fw);
-		return -E_FAULT;
+		return -LX_EFAULT;
 	}
 	return 0;
 }
 
-/* An O_RDWR end (opened through /proc/self/fd) counts as both. */
+/* An LX_O_RDWR end (opened through /proc/self/fd) counts as both. */
 void pipe_end_opened(struct ofile *f)
 {
 	struct pipe *p = f->node->priv;
@@ -127,10 +123,10 @@ uint32_t pipe_poll(const struct ofile *f)
 	const struct pipe *p = f->node->priv;
 	uint32_t bits = 0;
 	if ((f->flags & 3) != 1) /* a read end */
-		bits |= (p->wr != p->rd ? POLLIN | POLLRDNORM : 0) | (p->writers ? 0 : POLLHUP);
+		bits |= (p->wr != p->rd ? LX_POLLIN | LX_POLLRDNORM : 0) | (p->writers ? 0 : LX_POLLHUP);
 	bool slot = !p->plen || p->ptail - p->phead < pkt_slots(p);
 	if ((f->flags & 3) != 0) /* a write end */
-		bits |= (p->wr - p->rd < p->cap && slot ? POLLOUT | POLLWRNORM : 0) | (p->readers ? 0 : POLLERR);
+		bits |= (p->wr - p->rd < p->cap && slot ? LX_POLLOUT | LX_POLLWRNORM : 0) | (p->readers ? 0 : LX_POLLERR);
 	return bits;
 }
 
@@ -157,7 +153,7 @@ static int64_t packet_transfer(struct client *c, struct ofile *f, struct pipe *p
 		uint64_t room = p->cap - (p->wr - p->rd), slots = pkt_slots(p) - (p->ptail - p->phead);
 		uint64_t need = (len + PIPE_BUF - 1) / PIPE_BUF; /* packets for all of it */
 		if (!room || !slots || (len <= PIPE_BUF && room < len))
-			return nonblock ? -E_AGAIN : VFS_BLOCK;
+			return nonblock ? -LX_EAGAIN : VFS_BLOCK;
 		uint64_t done = 0;
 		for (uint64_t i = 0; i < need && i < slots && done < room; i++) {
 			uint64_t k = len - done < PIPE_BUF ? len - done : PIPE_BUF;
@@ -170,13 +166,13 @@ static int64_t packet_transfer(struct client *c, struct ofile *f, struct pipe *p
 			done += k;
 		}
 		f->node->events++;
-		return done ? (int64_t)done : -E_FAULT;
+		return done ? (int64_t)done : -LX_EFAULT;
 	}
 	if (p->phead == p->ptail)
-		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0;
+		return p->writers ? (nonblock ? -LX_EAGAIN : VFS_BLOCK) : 0;
 	uint64_t plen = p->plen[p->phead % PKT_MAX], n = len < plen ? len : plen;
 	if (ring_copy(c, p, p->rd, ubuf, n, false) < n)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	p->rd += plen; /* what did not fit is dropped */
 	p->phead++;
 	f->node->events++;
@@ -186,32 +182,32 @@ static int64_t packet_transfer(struct client *c, struct ofile *f, struct pipe *p
 int64_t pipe_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len, bool write)
 {
 	struct pipe *p = f->node->priv;
-	bool nonblock = f->flags & O_NONBLOCK;
+	bool nonblock = f->flags & LX_O_NONBLOCK;
 	if (!len)
 		return 0;
 	if (p->plen) {
 		if (write && !p->readers)
-			return -E_PIPE;
+			return -LX_EPIPE;
 		return packet_transfer(c, f, p, ubuf, len, write, nonblock);
 	}
 	if (write) {
 		if (!p->readers)
-			return -E_PIPE; /* (SIGPIPE comes with signals) */
+			return -LX_EPIPE; /* (SIGPIPE comes with signals) */
 		uint64_t room = p->cap - (p->wr - p->rd);
 		if (!room || (len <= PIPE_BUF && room < len)) /* (small writes go in whole) */
-			return nonblock ? -E_AGAIN : VFS_BLOCK;
+			return nonblock ? -LX_EAGAIN : VFS_BLOCK;
 		uint64_t n = len < room ? len : room, done = ring_copy(c, p, p->wr, ubuf, n, true);
 		p->wr += done;
 		f->node->events++;
-		return done ? (int64_t)done : -E_FAULT;
+		return done ? (int64_t)done : -LX_EFAULT;
 	}
 	uint64_t avail = p->wr - p->rd;
 	if (!avail)
-		return p->writers ? (nonblock ? -E_AGAIN : VFS_BLOCK) : 0; /* 0: end of file */
+		return p->writers ? (nonblock ? -LX_EAGAIN : VFS_BLOCK) : 0; /* 0: end of file */
 	uint64_t n = len < avail ? len : avail, done = ring_copy(c, p, p->rd, ubuf, n, false);
 	p->rd += done;
 	f->node->events++;
-	return done ? (int64_t)done : -E_FAULT;
+	return done ? (int64_t)done : -LX_EFAULT;
 }
 
 int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
@@ -220,18 +216,18 @@ int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
 	if (!set)
 		return p->cap;
 	if (want > PIPE_MAX)
-		return -E_PERM; /* past pipe-max-size */
+		return -LX_EPERM; /* past pipe-max-size */
 	uint32_t cap = PIPE_MIN;
 	while (cap < want)
 		cap <<= 1;
 	uint64_t unread = p->wr - p->rd;
 	if (unread > cap || (p->plen && p->ptail - p->phead > cap / PIPE_BUF))
-		return -E_BUSY;
+		return -LX_EBUSY;
 	if (cap == p->cap)
 		return cap;
 	uint8_t *buf = ax_malloc(cap);
 	if (!buf)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	for (uint64_t i = 0; i < unread; i++) /* the unread bytes where the new ring has them */
 		buf[(p->rd + i) % cap] = p->buf[(p->rd + i) % p->cap];
 	ax_free(p->buf);
@@ -243,14 +239,14 @@ int64_t pipe_size(struct ofile *f, uint64_t want, bool set)
 int64_t fifo_prepare(struct rnode *n, uint64_t flags)
 {
 	if (!n->priv && !(n->priv = pipe_new()))
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	struct pipe *p = n->priv;
-	if ((flags & 3) == 1 && (flags & O_NONBLOCK) && !p->readers) {
+	if ((flags & 3) == 1 && (flags & LX_O_NONBLOCK) && !p->readers) {
 		if (!p->writers) { /* nobody has it open: the ring goes again */
 			pipe_free(p);
 			n->priv = NULL;
 		}
-		return -E_NXIO;
+		return -LX_ENXIO;
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
  * across execve): their descriptor tables and working directories, and what pm tells us
  * about them (vfs_proto.h: fork, exec, end). */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
 
 static VFS_KEPT struct client clients[MAX_CLIENTS];
@@ -12,7 +13,7 @@ void vfs_proc_init(struct rnode *console)
 	console_file = ax_calloc(1, sizeof(*console_file));
 	if (!console_file)
 		return;
-	*console_file = (struct ofile){ console, 0, 2 /* O_RDWR */, 1 };
+	*console_file = (struct ofile){ console, 0, 2 /* LX_O_RDWR */, 1 };
 	console->opens++;
 }
 
@@ -90,10 +91,10 @@ int64_t vfs_fork(uint64_t parent, uint64_t child)
 {
 	struct client *p = vfs_client(parent, true), *c;
 	if (!p || !child)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	vfs_forget(child); /* a stale entry under the same id */
 	if (!(c = slot(child)))
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	for (int fd = 0; fd < MAX_FDS; fd++) {
 		c->fd[fd] = p->fd[fd];
 		c->cloexec[fd] = p->cloexec[fd];
@@ -143,7 +144,7 @@ int64_t vfs_set_comm(const struct kmsg *m)
 {
 	struct client *c = vfs_client(m->w[0], true);
 	if (!c)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	memcpy(c->comm, &m->w[1], sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
 	return 0;

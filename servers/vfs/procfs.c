@@ -7,6 +7,7 @@
  * and sys/ (procsys.c). The nodes are made once, with a magic number; ramfs asks us
  * (ramfs_hooks) whether one is there and where the links lead. */
 #include "procfs.h"
+#include "lx_abi.h"
 #include "heap.h"
 #include "kstat_text.h"
 
@@ -37,18 +38,16 @@ static bool hidden(const struct rnode *n)
 	return n->magic == PROC_FD && !fd_file(n);
 }
 
-
-
 static int follow(const struct rnode *link, struct rnode **direct, const char **target)
 {
 	struct client *c = procfs_client(link); /* self's: the caller; a PID's: that process */
 	struct ofile *f;
 	if (!c)
-		return -E_NOENT;
+		return -LX_ENOENT;
 	switch (link->magic) {
 	case PROC_FD:
 		if (!(f = fd_file(link)))
-			return -E_NOENT;
+			return -LX_ENOENT;
 		*direct = f->node;
 		return 0;
 	case PROC_CWD:
@@ -56,7 +55,7 @@ static int follow(const struct rnode *link, struct rnode **direct, const char **
 		return 0;
 	case PROC_EXE:
 		if (!c->exe)
-			return -E_NOENT;
+			return -LX_ENOENT;
 		*target = c->exe;
 		return 0;
 	}
@@ -66,7 +65,7 @@ static int follow(const struct rnode *link, struct rnode **direct, const char **
 /* What a file descriptor link reads as: a path, or Linux's names for pipes and the like. */
 static int64_t file_name(const struct rnode *n, char *buf, size_t size)
 {
-	if (vfs_kind(n) == S_IFIFO_)
+	if (vfs_kind(n) == LX_S_IFIFO)
 		return ksnprintf(buf, size, "pipe:[%llu]", (unsigned long long)n->ino);
 	if (vfs_kind(n) == 0 && n->dev == ANON_SOCKET)
 		return ksnprintf(buf, size, "socket:[%llu]", (unsigned long long)n->ino);
@@ -82,16 +81,16 @@ int64_t procfs_readlink(struct client *c, const struct rnode *n, char *buf, size
 {
 	struct ofile *f;
 	if (n->magic != PROC_FD && !(c = procfs_client(n)))
-		return -E_NOENT;
+		return -LX_ENOENT;
 	switch (n->magic) {
 	case PROC_FD:
-		return (f = fd_file(n)) ? file_name(f->node, buf, size) : -E_NOENT;
+		return (f = fd_file(n)) ? file_name(f->node, buf, size) : -LX_ENOENT;
 	case PROC_CWD:
 		return file_name(c->cwd, buf, size);
 	case PROC_EXE:
-		return c->exe ? ksnprintf(buf, size, "%s", c->exe) : -E_NOENT;
+		return c->exe ? ksnprintf(buf, size, "%s", c->exe) : -LX_ENOENT;
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 /* A generated file's text, made now (at open). */
@@ -147,38 +146,34 @@ void procfs_refresh(struct rnode *n)
 int procfs_make(struct rnode *dir, const char *name, uint32_t mode, uint16_t magic, struct rnode **out)
 {
 	size_t len = strlen(name);
-	int r = (mode & S_IFMT_) == S_IFLNK_ ? ramfs_symlink(dir, name, len, "?", 1, out) : ramfs_create(dir, name, len, mode, out);
+	int r = (mode & LX_S_IFMT) == LX_S_IFLNK ? ramfs_symlink(dir, name, len, "?", 1, out) : ramfs_create(dir, name, len, mode, out);
 	if (r == 0)
 		(*out)->magic = magic;
 	return r;
 }
-
-
-
-
 
 int procfs_init(struct rnode *root)
 {
 	struct rnode *proc, *self, *fd, *ax, *n;
 	char name[8];
 	total_frames = (uint64_t)kcall2(KC_INFO, KI_FREE_FRAMES, 0); /* what was free at our start */
-	int r = procfs_make(root, "proc", S_IFDIR_ | 0555, 0, &proc);
-	r = r ? r : procfs_make(proc, "meminfo", S_IFREG_ | 0444, PROC_MEMINFO, &n);
-	r = r ? r : procfs_make(proc, "mounts", S_IFREG_ | 0444, PROC_MOUNTS, &n);
-	r = r ? r : procfs_make(proc, "uptime", S_IFREG_ | 0444, PROC_UPTIME, &n);
-	r = r ? r : procfs_make(proc, "stat", S_IFREG_ | 0444, PROC_STAT, &n);
-	r = r ? r : procfs_make(proc, "cpuinfo", S_IFREG_ | 0444, PROC_CPUINFO, &n);
+	int r = procfs_make(root, "proc", LX_S_IFDIR | 0555, 0, &proc);
+	r = r ? r : procfs_make(proc, "meminfo", LX_S_IFREG | 0444, PROC_MEMINFO, &n);
+	r = r ? r : procfs_make(proc, "mounts", LX_S_IFREG | 0444, PROC_MOUNTS, &n);
+	r = r ? r : procfs_make(proc, "uptime", LX_S_IFREG | 0444, PROC_UPTIME, &n);
+	r = r ? r : procfs_make(proc, "stat", LX_S_IFREG | 0444, PROC_STAT, &n);
+	r = r ? r : procfs_make(proc, "cpuinfo", LX_S_IFREG | 0444, PROC_CPUINFO, &n);
 	r = r ? r : procfs_sys_init(proc);
-	r = r ? r : procfs_make(proc, "axolotl", S_IFDIR_ | 0555, 0, &ax);
-	r = r ? r : procfs_make(ax, "kstat", S_IFREG_ | 0444, PROC_KSTAT, &n);
-	r = r ? r : procfs_make(ax, "threads", S_IFREG_ | 0444, PROC_THREADS, &n);
-	r = r ? r : procfs_make(proc, "self", S_IFDIR_ | 0555, 0, &self);
-	r = r ? r : procfs_make(self, "fd", S_IFDIR_ | 0500, 0, &fd);
+	r = r ? r : procfs_make(proc, "axolotl", LX_S_IFDIR | 0555, 0, &ax);
+	r = r ? r : procfs_make(ax, "kstat", LX_S_IFREG | 0444, PROC_KSTAT, &n);
+	r = r ? r : procfs_make(ax, "threads", LX_S_IFREG | 0444, PROC_THREADS, &n);
+	r = r ? r : procfs_make(proc, "self", LX_S_IFDIR | 0555, 0, &self);
+	r = r ? r : procfs_make(self, "fd", LX_S_IFDIR | 0500, 0, &fd);
 	r = r ? r : procfs_pid_files(self, SELF_SLOT);
 	r = r ? r : procfs_pid_dirs_init(proc);
 	for (int i = MAX_FDS - 1; i >= 0 && !r; i--) { /* made last first: listed in order */
 		ksnprintf(name, sizeof(name), "%d", i);
-		if (!(r = procfs_make(fd, name, S_IFLNK_, PROC_FD, &n)))
+		if (!(r = procfs_make(fd, name, LX_S_IFLNK, PROC_FD, &n)))
 			n->dev = SELF_SLOT;
 	}
 	if (r)

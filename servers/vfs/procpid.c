@@ -4,6 +4,7 @@
  * slot: procfs_sync renames them at each lookup under /proc and each listing of it; an
  * empty slot's is hidden and named "#slot", so no stale name shadows a live one. */
 #include "procfs.h"
+#include "lx_abi.h"
 #include "heap.h"
 
 static VFS_KEPT struct rnode *pid_dirs[MAX_CLIENTS];
@@ -24,7 +25,7 @@ static void sync_fds(int slot)
 	d->ro = false; /* (ours to change) */
 	while (fd_made[slot] < want) {
 		ksnprintf(name, sizeof(name), "%d", fd_made[slot]);
-		if (procfs_make(d, name, S_IFLNK_, PROC_FD, &n))
+		if (procfs_make(d, name, LX_S_IFLNK, PROC_FD, &n))
 			break; /* no memory: the rest waits for the next look */
 		n->dev = (uint32_t)slot, n->ro = true;
 		fd_made[slot]++;
@@ -212,13 +213,13 @@ int procfs_pid_files(struct rnode *dir, uint32_t slot)
 	static const struct { const char *name; uint16_t magic; } links[] = { { "exe", PROC_EXE }, { "cwd", PROC_CWD } };
 	struct rnode *n;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		int r = procfs_make(dir, files[i].name, S_IFREG_ | 0444, files[i].magic, &n);
+		int r = procfs_make(dir, files[i].name, LX_S_IFREG | 0444, files[i].magic, &n);
 		if (r)
 			return r;
 		n->dev = slot, n->ro = true;
 	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		int r = procfs_make(dir, links[i].name, S_IFLNK_, links[i].magic, &n);
+		int r = procfs_make(dir, links[i].name, LX_S_IFLNK, links[i].magic, &n);
 		if (r)
 			return r;
 		n->dev = slot, n->ro = true;
@@ -232,11 +233,11 @@ int procfs_pid_dirs_init(struct rnode *proc)
 	char name[16];
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		ksnprintf(name, sizeof(name), "#%d", i);
-		int r = procfs_make(proc, name, S_IFDIR_ | 0555, PROC_PIDDIR, &pid_dirs[i]);
+		int r = procfs_make(proc, name, LX_S_IFDIR | 0555, PROC_PIDDIR, &pid_dirs[i]);
 		if (r)
 			return r;
 		pid_dirs[i]->dev = (uint32_t)i;
-		if ((r = procfs_make(pid_dirs[i], "fd", S_IFDIR_ | 0500, 0, &fd_dirs[i])) ||
+		if ((r = procfs_make(pid_dirs[i], "fd", LX_S_IFDIR | 0500, 0, &fd_dirs[i])) ||
 		    (r = procfs_pid_files(pid_dirs[i], (uint32_t)i))) /* (which closes the directory: ro) */
 			return r;
 		fd_dirs[i]->ro = true;

@@ -1,5 +1,6 @@
 /* /proc/cpuinfo (made at each open) and /proc/sys (fixed values programs read). */
 #include "procfs.h"
+#include "lx_abi.h"
 
 static void cpuid(uint32_t leaf, uint32_t r[4])
 {
@@ -57,9 +58,9 @@ int procfs_cpuinfo(char *buf, size_t size)
 static int fixed(struct rnode *dir, const char *name, const char *value)
 {
 	struct rnode *n;
-	int r = procfs_make(dir, name, S_IFREG_ | 0444, 0, &n);
+	int r = procfs_make(dir, name, LX_S_IFREG | 0444, 0, &n);
 	if (r == 0 && ramfs_write(n, 0, value, strlen(value)) < 0)
-		r = -E_NOMEM;
+		r = -LX_ENOMEM;
 	if (r == 0)
 		n->ro = true;
 	return r;
@@ -69,8 +70,8 @@ static int fixed(struct rnode *dir, const char *name, const char *value)
 int procfs_sys_init(struct rnode *proc)
 {
 	struct rnode *sys, *kernel, *net, *core, *fs, *vm, *d;
-	int r = procfs_make(proc, "sys", S_IFDIR_ | 0555, 0, &sys);
-	r = r ? r : procfs_make(sys, "kernel", S_IFDIR_ | 0555, 0, &kernel);
+	int r = procfs_make(proc, "sys", LX_S_IFDIR | 0555, 0, &sys);
+	r = r ? r : procfs_make(sys, "kernel", LX_S_IFDIR | 0555, 0, &kernel);
 	r = r ? r : fixed(kernel, "ostype", "Linux\n");
 	r = r ? r : fixed(kernel, "osrelease", "6.1.0-axolotl\n"); /* as uname (pm) */
 	r = r ? r : fixed(kernel, "hostname", "axolotl\n");
@@ -78,14 +79,14 @@ int procfs_sys_init(struct rnode *proc)
 	r = r ? r : fixed(kernel, "pid_max", "4194304\n"); /* pm's pids wrap there */
 	r = r ? r : fixed(kernel, "threads-max", "1024\n");
 	r = r ? r : fixed(kernel, "ngroups_max", "65536\n");
-	r = r ? r : procfs_make(sys, "net", S_IFDIR_ | 0555, 0, &net);
-	r = r ? r : procfs_make(net, "core", S_IFDIR_ | 0555, 0, &core);
+	r = r ? r : procfs_make(sys, "net", LX_S_IFDIR | 0555, 0, &net);
+	r = r ? r : procfs_make(net, "core", LX_S_IFDIR | 0555, 0, &core);
 	r = r ? r : fixed(core, "somaxconn", "4096\n");
-	r = r ? r : procfs_make(sys, "fs", S_IFDIR_ | 0555, 0, &fs);
+	r = r ? r : procfs_make(sys, "fs", LX_S_IFDIR | 0555, 0, &fs);
 	r = r ? r : fixed(fs, "pipe-max-size", "1048576\n"); /* pipe.c */
 	r = r ? r : fixed(fs, "file-max", "65536\n");
 	r = r ? r : fixed(fs, "nr_open", "1024\n"); /* vfs's descriptors per process */
-	r = r ? r : procfs_make(sys, "vm", S_IFDIR_ | 0555, 0, &vm);
+	r = r ? r : procfs_make(sys, "vm", LX_S_IFDIR | 0555, 0, &vm);
 	r = r ? r : fixed(vm, "overcommit_memory", "0\n");
 	for (struct rnode *dirs[] = { sys, kernel, net, core, fs, vm }, **p = dirs; !r && p < dirs + 6; p++)
 		if ((d = *p))

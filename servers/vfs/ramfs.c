@@ -1,4 +1,5 @@
 #include "ramfs.h"
+#include "lx_abi.h"
 #include "vfs_alloc.h"
 
 static VFS_KEPT uint64_t next_ino; /* the last one given */
@@ -41,7 +42,7 @@ static struct rnode *node_new(const char *name, size_t len, uint32_t mode)
 
 struct rnode *ramfs_init(void)
 {
-	struct rnode *root = node_new("", 0, S_IFDIR_ | 0755);
+	struct rnode *root = node_new("", 0, LX_S_IFDIR | 0755);
 	if (root)
 		root->parent = root;
 	return root;
@@ -79,7 +80,7 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 	if (parent)
 		*parent = NULL;
 	if (!path[0])
-		return -E_NOENT;
+		return -LX_ENOENT;
 	if (path[0] == '/')
 		cur = w->root;
 	const char *p = path;
@@ -96,13 +97,13 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 		size_t len = (size_t)(e - p);
 		bool is_last = !*rest;
 		if (len > RAMFS_NAME_MAX)
-			return -E_NAMETOOLONG;
-		if ((cur->mode & S_IFMT_) != S_IFDIR_)
-			return -E_NOTDIR;
+			return -LX_ENAMETOOLONG;
+		if ((cur->mode & LX_S_IFMT) != LX_S_IFDIR)
+			return -LX_ENOTDIR;
 		if (cur->unlinked)
-			return -E_NOENT; /* a removed directory (someone's cwd) has no entries */
+			return -LX_ENOENT; /* a removed directory (someone's cwd) has no entries */
 		if (ramfs_hooks.search && !ramfs_hooks.search(cur))
-			return -E_ACCES;
+			return -LX_EACCES;
 		struct rnode *next = is_dot(p, len) ? cur : is_dotdot(p, len) ? cur->parent : child_named(cur, p, len);
 		if (next && next->target && !(is_last && entry))
 			next = next->target; /* a hard link: the node it names */
@@ -111,11 +112,11 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 				*parent = cur;
 				*last = p;
 			}
-			return -E_NOENT;
+			return -LX_ENOENT;
 		}
-		if ((next->mode & S_IFMT_) == S_IFLNK_ && (!is_last || follow || *e == '/')) {
+		if ((next->mode & LX_S_IFMT) == LX_S_IFLNK && (!is_last || follow || *e == '/')) {
 			if (++w->links > RAMFS_MAX_LINKS)
-				return -E_LOOP;
+				return -LX_ELOOP;
 			/* Relative targets start in the link's directory; a missing last component
 			 * of the target is what a create through the link makes. */
 			const char *target = (const char *)next->data;
@@ -128,8 +129,8 @@ static int walk(struct walk *w, struct rnode *cur, const char *path, bool follow
 			if (r)
 				return r;
 		}
-		if (*e == '/' && (next->mode & S_IFMT_) != S_IFDIR_)
-			return -E_NOTDIR; /* "file/" */
+		if (*e == '/' && (next->mode & LX_S_IFMT) != LX_S_IFDIR)
+			return -LX_ENOTDIR; /* "file/" */
 		cur = next;
 		p = e;
 	}
@@ -146,19 +147,19 @@ int ramfs_resolve(struct rnode *root, struct rnode *cwd, const char *path, int f
 
 int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode, struct rnode **out)
 {
-	if ((dir->mode & S_IFMT_) != S_IFDIR_)
-		return -E_NOTDIR;
+	if ((dir->mode & LX_S_IFMT) != LX_S_IFDIR)
+		return -LX_ENOTDIR;
 	if (!len || len > RAMFS_NAME_MAX)
-		return len ? -E_NAMETOOLONG : -E_NOENT;
+		return len ? -LX_ENAMETOOLONG : -LX_ENOENT;
 	if (is_dot(name, len) || is_dotdot(name, len))
-		return -E_EXIST;
+		return -LX_EEXIST;
 	if (dir->ro)
-		return -E_ROFS;
+		return -LX_EROFS;
 	if (child_named(dir, name, len))
-		return -E_EXIST;
+		return -LX_EEXIST;
 	struct rnode *n = node_new(name, len, mode);
 	if (!n)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	n->parent = dir;
 	n->next = dir->child;
 	dir->child = n;
@@ -170,12 +171,12 @@ int ramfs_create(struct rnode *dir, const char *name, size_t len, uint32_t mode,
 int ramfs_link(struct rnode *dir, const char *name, size_t len, struct rnode *n)
 {
 	n = ramfs_node(n);
-	if ((n->mode & S_IFMT_) == S_IFDIR_)
-		return -E_PERM;
+	if ((n->mode & LX_S_IFMT) == LX_S_IFDIR)
+		return -LX_EPERM;
 	if (n->unlinked)
-		return -E_NOENT; /* (a removed file has no name to add to) */
+		return -LX_ENOENT; /* (a removed file has no name to add to) */
 	if (n->ro || n->magic)
-		return -E_PERM; /* /proc's */
+		return -LX_EPERM; /* /proc's */
 	struct rnode *e;
 	int r = ramfs_create(dir, name, len, n->mode, &e);
 	if (r)
@@ -192,14 +193,14 @@ int ramfs_symlink(struct rnode *dir, const char *name, size_t len, const char *t
 		  struct rnode **out)
 {
 	if (!tlen || tlen >= RAMFS_PATH_MAX)
-		return tlen ? -E_NAMETOOLONG : -E_NOENT;
+		return tlen ? -LX_ENAMETOOLONG : -LX_ENOENT;
 	for (size_t i = 0; i < tlen; i++)
 		if (!target[i])
-			return -E_INVAL;
+			return -LX_EINVAL;
 	char *data = vfs_malloc(tlen + 1);
 	if (!data)
-		return -E_NOMEM;
-	int r = ramfs_create(dir, name, len, S_IFLNK_ | 0777, out);
+		return -LX_ENOMEM;
+	int r = ramfs_create(dir, name, len, LX_S_IFLNK | 0777, out);
 	if (r) {
 		vfs_free(data);
 		return r;
@@ -256,12 +257,12 @@ static void alias_drop(struct rnode *a)
 int ramfs_remove(struct rnode *n)
 {
 	if (n->ro)
-		return -E_ROFS;
-	if ((n->mode & S_IFMT_) == S_IFDIR_ && n->child)
-		return -E_NOTEMPTY;
+		return -LX_EROFS;
+	if ((n->mode & LX_S_IFMT) == LX_S_IFDIR && n->child)
+		return -LX_ENOTEMPTY;
 	if (n->target) { /* a hard link's own entry */
 		if (!unhook(n))
-			return -E_NOENT;
+			return -LX_ENOENT;
 		alias_drop(n);
 		n->target = NULL;
 		node_free(n);
@@ -272,7 +273,7 @@ int ramfs_remove(struct rnode *n)
 		 * its identity: open files, inode number, data). */
 		struct rnode *a = n->aliases;
 		if (!unhook(n))
-			return -E_NOENT;
+			return -LX_ENOENT;
 		alias_drop(a);
 		struct rnode **pp = &a->parent->child;
 		while (*pp != a)
@@ -288,7 +289,7 @@ int ramfs_remove(struct rnode *n)
 		return 0;
 	}
 	if (!unhook(n))
-		return -E_NOENT; /* the root, or already gone */
+		return -LX_ENOENT; /* the root, or already gone */
 	n->unlinked = true;
 	if (!n->opens)
 		node_free(n);
@@ -305,8 +306,8 @@ void ramfs_release(struct rnode *n)
 
 int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len)
 {
-	if ((n->mode & S_IFMT_) == S_IFDIR_)
-		return -E_ISDIR;
+	if ((n->mode & LX_S_IFMT) == LX_S_IFDIR)
+		return -LX_EISDIR;
 	if (n->atime_ns <= n->mtime_ns || n->atime_ns <= n->ctime_ns)
 		n->atime_ns = now();
 	if (off >= n->size)
@@ -319,7 +320,7 @@ int64_t ramfs_read(struct rnode *n, uint64_t off, void *buf, uint64_t len)
 static int reserve(struct rnode *n, uint64_t size)
 {
 	if (size > RAMFS_MAX_FILE || (n->backed && size > n->cap))
-		return -E_FBIG;
+		return -LX_EFBIG;
 	if (n->backed) { /* (its bytes are counted by size: the area is mostly untouched) */
 		if (size > n->size)
 			ramfs_bytes += size - n->size;
@@ -332,7 +333,7 @@ static int reserve(struct rnode *n, uint64_t size)
 		cap *= 2;
 	uint8_t *d = vfs_realloc(n->data, cap);
 	if (!d)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	ramfs_bytes += cap - n->cap;
 	n->data = d;
 	n->cap = cap;
@@ -341,10 +342,10 @@ static int reserve(struct rnode *n, uint64_t size)
 
 int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len)
 {
-	if ((n->mode & S_IFMT_) == S_IFDIR_)
-		return -E_ISDIR;
+	if ((n->mode & LX_S_IFMT) == LX_S_IFDIR)
+		return -LX_EISDIR;
 	if (off > RAMFS_MAX_FILE || len > RAMFS_MAX_FILE - off)
-		return -E_FBIG;
+		return -LX_EFBIG;
 	changed(n);
 	int r = reserve(n, off + len);
 	if (r)
@@ -360,8 +361,8 @@ int64_t ramfs_write(struct rnode *n, uint64_t off, const void *buf, uint64_t len
 
 int ramfs_truncate(struct rnode *n, uint64_t size)
 {
-	if ((n->mode & S_IFMT_) == S_IFDIR_)
-		return -E_ISDIR;
+	if ((n->mode & LX_S_IFMT) == LX_S_IFDIR)
+		return -LX_EISDIR;
 	changed(n);
 	int r = reserve(n, size);
 	if (r)
@@ -394,17 +395,17 @@ void ramfs_free_tree(struct rnode *n)
 
 int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t len)
 {
-	if ((dir->mode & S_IFMT_) != S_IFDIR_)
-		return -E_NOTDIR;
+	if ((dir->mode & LX_S_IFMT) != LX_S_IFDIR)
+		return -LX_ENOTDIR;
 	if (!len || len > RAMFS_NAME_MAX)
-		return len ? -E_NAMETOOLONG : -E_NOENT;
+		return len ? -LX_ENAMETOOLONG : -LX_ENOENT;
 	if (n->parent == n || n->unlinked)
-		return -E_INVAL; /* the root, or a node no longer in the tree */
+		return -LX_EINVAL; /* the root, or a node no longer in the tree */
 	if (n->ro || dir->ro)
-		return -E_ROFS;
+		return -LX_EROFS;
 	for (const struct rnode *d = dir; ; d = d->parent) {
 		if (d == n)
-			return -E_INVAL; /* into itself or below */
+			return -LX_EINVAL; /* into itself or below */
 		if (d->parent == d)
 			break;
 	}
@@ -414,12 +415,12 @@ int ramfs_rename(struct rnode *n, struct rnode *dir, const char *name, size_t le
 	/* The name first: it may be the replaced node's own, freed below. */
 	char *nm = vfs_malloc(len + 1);
 	if (!nm)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	memcpy(nm, name, len);
 	nm[len] = 0;
 	if (old) {
-		bool n_dir = (n->mode & S_IFMT_) == S_IFDIR_, old_dir = (old->mode & S_IFMT_) == S_IFDIR_;
-		int r = n_dir != old_dir ? (n_dir ? -E_NOTDIR : -E_ISDIR) : ramfs_remove(old); /* -E_NOTEMPTY */
+		bool n_dir = (n->mode & LX_S_IFMT) == LX_S_IFDIR, old_dir = (old->mode & LX_S_IFMT) == LX_S_IFDIR;
+		int r = n_dir != old_dir ? (n_dir ? -LX_ENOTDIR : -LX_EISDIR) : ramfs_remove(old); /* -LX_ENOTEMPTY */
 		if (r) {
 			vfs_free(nm);
 			return r;

@@ -4,33 +4,12 @@
  * 0 or -errno (Linux numbers). */
 #pragma once
 #include <stdbool.h>
+#include "lx_abi.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #define RAMFS_NAME_MAX 255
 #define RAMFS_PATH_MAX 4096
-
-#define S_IFMT_ 0170000
-#define S_IFDIR_ 0040000
-#define S_IFREG_ 0100000
-#define S_IFCHR_ 0020000
-#define S_IFIFO_ 0010000
-#define S_IFLNK_ 0120000
-
-#define E_PERM 1
-#define E_NOENT 2
-#define E_IO 5
-#define E_ACCES 13
-#define E_NOMEM 12
-#define E_EXIST 17
-#define E_NOTDIR 20
-#define E_ISDIR 21
-#define E_INVAL 22
-#define E_FBIG 27
-#define E_ROFS 30
-#define E_NAMETOOLONG 36
-#define E_NOTEMPTY 39
-#define E_LOOP 40
 
 #define RAMFS_MAX_FILE (64ull << 20) /* one file at most 64 MiB */
 #define RAMFS_MAX_LINKS 40           /* symbolic links followed in one path, as in Linux */
@@ -50,7 +29,7 @@ struct rnode {
 	uint32_t events;  /* vfs bumps it when what a poll sees may have changed (epoll's EPOLLET) */
 	void *priv;       /* nodes outside the tree (pipes): their owner's state */
 	uint16_t magic;   /* the server's generated nodes (vfs's /proc): what they show; 0 */
-	bool ro;          /* no names made, removed or moved in or out of it (-E_ROFS) */
+	bool ro;          /* no names made, removed or moved in or out of it (-LX_EROFS) */
 	bool unlinked;
 	bool backed;      /* data is the server's mapping of cap bytes (a shared file mapping's
 	                     object, vfs fmap.c): never moved or grown; let go by hooks.unback */
@@ -86,7 +65,7 @@ void ramfs_touch(struct rnode *n, bool data);
 struct rnode *ramfs_init(void);
 /* Resolves path (absolute, or relative to cwd), following symbolic links on the way (and in
  * the last component with RAMFS_FOLLOW, or when a slash follows it), at most
- * RAMFS_MAX_LINKS of them (-E_LOOP): *out the node, or -E_NOENT with *parent and *last (the
+ * RAMFS_MAX_LINKS of them (-LX_ELOOP): *out the node, or -LX_ENOENT with *parent and *last (the
  * final name, pointing into path or a link's target) set when only the last component is
  * missing. */
 #define RAMFS_FOLLOW 1

@@ -1,28 +1,23 @@
 /* Sockets before the network stack: IPv4 and IPv6 sockets with Linux's semantics on a host
  * that has no network interface up yet. socket, bind (the wildcard and loopback addresses;
- * EADDRINUSE between our own sockets; port 0 picks an ephemeral port), listen,
+ * LX_EADDRINUSE between our own sockets; port 0 picks an ephemeral port), listen,
  * getsockname, setsockopt/getsockopt (stored and returned) behave as on Linux; accept and
  * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
  * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
  * stream). So servers start and sit in their event loops. The network stack takes these
- * descriptors over: when a `syscall` service runs, an AF_INET socket is passed: vfs keeps
+ * descriptors over: when a `syscall` service runs, an LX_AF_INET socket is passed: vfs keeps
  * its descriptor and hands every call on it to `syscall` with KC_LX_PASS
  * (lib/net/syscall_proto.h), which answers the application itself
  * (docs/decisions.md). */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
-#include "lxnr.h"
 #include "service.h"
 #include "syscall_proto.h"
 #include "chan_name.h"
 #include "spsc.h"
 
-#include "lx_socket.h"
 #include "unix.h"
-
-#define AF_INET 2
-#define AF_INET6 10
-
 
 #define MAX_OPTS 16
 #define MAX_SOCKS 1024
@@ -138,7 +133,7 @@ void sock_ready_input(void)
 
 /* syscall exports vfs.ev as it starts; on a slow boot we can find syscall (rs knows it)
  * before ds has the channel, and the import fails. Without the channel vfs never hears a
- * socket's readiness: a listening one then polls as an unconnected stream, POLLHUP, and
+ * socket's readiness: a listening one then polls as an unconnected stream, LX_POLLHUP, and
  * lighttpd spun on it (a one-vCPU -icount boot). So the import is tried again, at most
  * every 5 ms, whenever the channel is missing and we drain it: when syscall rings us (it
  * pushed records) and when a socket whose readiness we never heard is polled. */
@@ -199,10 +194,10 @@ static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 		flush_one_blocking();
 	struct kmsg m = { .type = v->nr };
 	memcpy(m.w, args ? args : v->a, sizeof(v->a));
-	uint32_t flags = (f->flags & O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW) |
-			 (s->type == SOCK_STREAM ? SYSP_STREAM : 0);
+	uint32_t flags = (f->flags & LX_O_NONBLOCK ? SYSP_NONBLOCK : 0) | (s->introduced ? 0 : SYSP_NEW) |
+			 (s->type == LX_SOCK_STREAM ? SYSP_STREAM : 0);
 	m.w[0] = s->passed | (uint64_t)flags << 32;
-	if (v->nr == NR_ACCEPT || v->nr == NR_ACCEPT4) /* the accepted socket's id */
+	if (v->nr == LX_SYS_accept || v->nr == LX_SYS_accept4) /* the accepted socket's id */
 		m.w[4] = new_passed_id();
 	for (int tries = 0; tries < 2; tries++) {
 		endpoint_t ep = find_syscall();
@@ -214,7 +209,7 @@ static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 			return VFS_PASSED;
 		}
 		if (r != -KE_DEADSRCDST)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		syscall_ep = 0; /* restarted? look again */
 	}
 	/* syscall is gone: a restart brings it back (with every socket: it keeps them) within
@@ -294,21 +289,21 @@ int64_t sock_sendfile(struct client *c, struct ofile *out, struct ofile *in)
 	const uint64_t *a = vfs_cur_call->a;
 	struct vsock *s = sock_of(out);
 	if (!in)
-		return -E_BADF;
-	if (!s || !s->passed || vfs_kind(in->node) != S_IFREG_ || (in->flags & 3) == 1 /* O_WRONLY */)
-		return -E_INVAL; /* only a regular file into a network socket */
+		return -LX_EBADF;
+	if (!s || !s->passed || vfs_kind(in->node) != LX_S_IFREG || (in->flags & 3) == 1 /* LX_O_WRONLY */)
+		return -LX_EINVAL; /* only a regular file into a network socket */
 	uint64_t off = in->off;
 	if (a[2] && ax_vcopy(c->ep, (const void *)a[2], EP_NONE, &off, 8) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if ((int64_t)off < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	uint64_t count = a[3] < SYSP_SENDFILE_MAX ? a[3] : SYSP_SENDFILE_MAX;
 	if (off >= in->node->size || !count)
 		return 0;
 	int slot = stage_slot();
 	struct stage *st = slot < 0 ? NULL : ax_malloc(sizeof(*st) + count);
 	if (!st)
-		return -E_AGAIN; /* many sendfiles at once: the caller tries again */
+		return -LX_EAGAIN; /* many sendfiles at once: the caller tries again */
 	int64_t n = ramfs_read(in->node, off, st->data, count);
 	if (n <= 0) {
 		ax_free(st);
@@ -333,14 +328,14 @@ static void sendfile_back(struct kmsg *m)
 			continue;
 		int64_t r = (int64_t)m->w[0];
 		if (r > (int64_t)st->bytes)
-			r = -E_INVAL; /* impossible: syscall took more than it was given */
+			r = -LX_EINVAL; /* impossible: syscall took more than it was given */
 		if (m->w[2] && r > 0)
 			st->in->off += (uint64_t)r;
 		stage_free(i);
 		vfs_answer(m->source, r);
 		return;
 	}
-	vfs_answer(m->source, -E_INVAL); /* no such staging: nothing to free */
+	vfs_answer(m->source, -LX_EINVAL); /* no such staging: nothing to free */
 }
 
 /* accept back from syscall: w[0] = the new socket's id (the one we gave), w[1] = accept4's
@@ -359,15 +354,15 @@ static void accept_back(struct kmsg *m)
 		ax_free(s);
 		if (id)
 			close_passed(id);
-		vfs_answer(m->source, slot < 0 && s ? -24 /* EMFILE */ : -E_NOMEM);
+		vfs_answer(m->source, slot < 0 && s ? -24 /* EMFILE */ : -LX_ENOMEM);
 		return;
 	}
-	*s = (struct vsock){ .family = AF_INET, .type = SOCK_STREAM, .proto = 6, .passed = id, .introduced = true,
+	*s = (struct vsock){ .family = LX_AF_INET, .type = LX_SOCK_STREAM, .proto = 6, .passed = id, .introduced = true,
 			     .bound = true, .ready = (uint32_t)m->w[2], .ready_known = true };
-	s->addr[0] = AF_INET;
+	s->addr[0] = LX_AF_INET;
 	sock_slot_set(slot, s);
 	c->ep = m->source;
-	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(flags & SOCK_NONBLOCK), flags & SOCK_CLOEXEC, &s->node);
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, LX_O_RDWR | (uint32_t)(flags & LX_SOCK_NONBLOCK), flags & LX_SOCK_CLOEXEC, &s->node);
 	if (fd < 0) {
 		sock_slot_set(slot, NULL); /* closed (syscall told) and freed already */
 	} else {
@@ -381,16 +376,16 @@ static void accept_back(struct kmsg *m)
 void sock_passed_back(struct kmsg *m)
 {
 	if (!from_syscall((endpoint_t)(m->w[6] >> 32))) {
-		vfs_answer(m->source, -E_INVAL); /* only syscall passes calls back to us */
+		vfs_answer(m->source, -LX_EINVAL); /* only syscall passes calls back to us */
 		return;
 	}
 	uint32_t nr = m->type & 0x3ffu;
-	if (nr == NR_ACCEPT4)
+	if (nr == LX_SYS_accept4)
 		accept_back(m);
-	else if (nr == NR_SENDFILE)
+	else if (nr == LX_SYS_sendfile)
 		sendfile_back(m);
 	else
-		vfs_answer(m->source, -E_INVAL);
+		vfs_answer(m->source, -LX_EINVAL);
 }
 
 /* A passed socket whose descriptor is gone or never came: syscall forgets it. */
@@ -454,17 +449,17 @@ static struct vsock *sock_of(const struct ofile *f)
 	return f && vfs_kind(f->node) == S_IFANON_ && f->node->dev == ANON_SOCKET ? f->node->priv : NULL;
 }
 
-static size_t addr_len(int family) { return family == AF_INET ? 16 : 28; }
+static size_t addr_len(int family) { return family == LX_AF_INET ? 16 : 28; }
 static uint16_t port_of(const struct vsock *s) { return (uint16_t)(s->addr[2] << 8 | s->addr[3]); }
 
 int64_t sock_unix_fd(struct client *c, struct usock *u, uint64_t flags)
 {
 	struct vsock *s = ax_calloc(1, sizeof(*s));
 	if (!s)
-		return -E_NOMEM;
-	s->family = AF_UNIX_, s->type = 0, s->proto = 0;
+		return -LX_ENOMEM;
+	s->family = LX_AF_UNIX, s->type = 0, s->proto = 0;
 	/* u joins only once the descriptor exists: a failure frees s alone */
-	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(flags & SOCK_NONBLOCK), flags & SOCK_CLOEXEC, &s->node);
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, LX_O_RDWR | (uint32_t)(flags & LX_SOCK_NONBLOCK), flags & LX_SOCK_CLOEXEC, &s->node);
 	if (fd < 0)
 		return fd;
 	s->un = u;
@@ -476,15 +471,15 @@ int64_t sock_unix_fd(struct client *c, struct usock *u, uint64_t flags)
 static int64_t unix_socket(struct client *c, uint64_t type, uint64_t proto)
 {
 	int base = (int)(type & 0xf);
-	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
-		return -E_INVAL;
+	if (type & ~(uint64_t)(0xf | LX_SOCK_NONBLOCK | LX_SOCK_CLOEXEC))
+		return -LX_EINVAL;
 	if (!unix_type_ok(base))
-		return -E_SOCKTNOSUPPORT;
+		return -LX_ESOCKTNOSUPPORT;
 	if (proto)
-		return -E_PROTONOSUPPORT;
+		return -LX_EPROTONOSUPPORT;
 	struct usock *u = unix_new(base);
 	if (!u)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	int64_t fd = sock_unix_fd(c, u, type);
 	if (fd < 0)
 		unix_closed(u);
@@ -494,16 +489,16 @@ static int64_t unix_socket(struct client *c, uint64_t type, uint64_t proto)
 static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uint64_t proto)
 {
 	int base = (int)(type & 0xf);
-	if (family == AF_UNIX_)
+	if (family == LX_AF_UNIX)
 		return unix_socket(c, type, proto);
-	if (family != AF_INET && family != AF_INET6)
-		return -E_AFNOSUPPORT; /* the rest are not offered */
-	if (type & ~(uint64_t)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
-		return -E_INVAL;
-	if (base != SOCK_STREAM && base != SOCK_DGRAM)
-		return -E_SOCKTNOSUPPORT;
-	if (proto && proto != (base == SOCK_STREAM ? 6u : 17u))
-		return -E_PROTONOSUPPORT; /* TCP for a datagram socket or UDP for a stream: as Linux */
+	if (family != LX_AF_INET && family != LX_AF_INET6)
+		return -LX_EAFNOSUPPORT; /* the rest are not offered */
+	if (type & ~(uint64_t)(0xf | LX_SOCK_NONBLOCK | LX_SOCK_CLOEXEC))
+		return -LX_EINVAL;
+	if (base != LX_SOCK_STREAM && base != LX_SOCK_DGRAM)
+		return -LX_ESOCKTNOSUPPORT;
+	if (proto && proto != (base == LX_SOCK_STREAM ? 6u : 17u))
+		return -LX_EPROTONOSUPPORT; /* TCP for a datagram socket or UDP for a stream: as Linux */
 	int slot = -1;
 	for (int i = 0; i < MAX_SOCKS && slot < 0; i++)
 		if (!socks[i])
@@ -512,13 +507,13 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 		return -24; /* EMFILE: every socket slot taken */
 	struct vsock *s = ax_calloc(1, sizeof(*s));
 	if (!s)
-		return -E_NOMEM;
-	s->family = (int)family, s->type = base, s->proto = base == SOCK_STREAM ? 6 : 17;
+		return -LX_ENOMEM;
+	s->family = (int)family, s->type = base, s->proto = base == LX_SOCK_STREAM ? 6 : 17;
 	s->addr[0] = (uint8_t)family;
-	if (family == AF_INET && find_syscall() && (base == SOCK_DGRAM || tcp_runs()))
+	if (family == LX_AF_INET && find_syscall() && (base == LX_SOCK_DGRAM || tcp_runs()))
 		s->passed = new_passed_id();
 	sock_slot_set(slot, s);
-	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, O_RDWR | (uint32_t)(type & SOCK_NONBLOCK), type & SOCK_CLOEXEC, &s->node);
+	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, LX_O_RDWR | (uint32_t)(type & LX_SOCK_NONBLOCK), type & LX_SOCK_CLOEXEC, &s->node);
 	if (fd < 0)
 		sock_slot_set(slot, NULL); /* freed already */
 	return fd;
@@ -542,18 +537,18 @@ void sock_closed(struct rnode *n)
 static int64_t get_addr(struct client *c, const struct vsock *s, uint64_t uaddr, uint64_t len, uint8_t out[28])
 {
 	if (len < 2 || len > 128)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	memset(out, 0, 28);
 	if (ax_vcopy(c->ep, (const void *)uaddr, EP_NONE, out, len < 28 ? len : 28) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if (out[0] != s->family || out[1])
-		return -E_AFNOSUPPORT;
-	return len < addr_len(s->family) ? -E_INVAL : 0;
+		return -LX_EAFNOSUPPORT;
+	return len < addr_len(s->family) ? -LX_EINVAL : 0;
 }
 
 static bool is_any(const struct vsock *s, const uint8_t *a)
 {
-	for (size_t i = s->family == AF_INET ? 4 : 8; i < (s->family == AF_INET ? 8u : 24u); i++)
+	for (size_t i = s->family == LX_AF_INET ? 4 : 8; i < (s->family == LX_AF_INET ? 8u : 24u); i++)
 		if (a[i])
 			return false;
 	return true;
@@ -561,7 +556,7 @@ static bool is_any(const struct vsock *s, const uint8_t *a)
 
 static bool is_loopback(const struct vsock *s, const uint8_t *a)
 {
-	if (s->family == AF_INET)
+	if (s->family == LX_AF_INET)
 		return a[4] == 127;
 	for (int i = 8; i < 23; i++)
 		if (a[i])
@@ -603,11 +598,11 @@ static int64_t bind_to(struct client *c, struct vsock *s, uint64_t uaddr, uint64
 	if (r)
 		return r;
 	if (s->bound)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (!is_any(s, a) && !is_loopback(s, a))
-		return -E_ADDRNOTAVAIL; /* no interface has that address */
+		return -LX_EADDRNOTAVAIL; /* no interface has that address */
 	uint16_t port = (uint16_t)(a[2] << 8 | a[3]);
-	bool reuse = opt_flag(s, SOL_SOCKET, SO_REUSEPORT);
+	bool reuse = opt_flag(s, LX_SOL_SOCKET, LX_SO_REUSEPORT);
 	if (!port) {
 		for (int tries = 0; tries < 28232 && (!port || port_taken(s, port, false)); tries++) {
 			port = next_port;
@@ -615,7 +610,7 @@ static int64_t bind_to(struct client *c, struct vsock *s, uint64_t uaddr, uint64
 		}
 		a[2] = (uint8_t)(port >> 8), a[3] = (uint8_t)port;
 	} else if (port_taken(s, port, reuse)) {
-		return -E_ADDRINUSE;
+		return -LX_EADDRINUSE;
 	}
 	memcpy(s->addr, a, sizeof(a));
 	s->bound = true;
@@ -631,9 +626,9 @@ static int64_t put_addr(struct client *c, const struct vsock *s, const uint8_t *
 static int64_t setopt(struct client *c, struct vsock *s, int level, int name, uint64_t uval, uint64_t len)
 {
 	static const int32_t known[][2] = {
-		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, 6 /* BROADCAST */ }, { SOL_SOCKET, 7 /* SNDBUF */ },
-		{ SOL_SOCKET, 8 /* RCVBUF */ }, { SOL_SOCKET, 9 /* KEEPALIVE */ }, { SOL_SOCKET, 13 /* LINGER */ },
-		{ SOL_SOCKET, SO_REUSEPORT }, { SOL_SOCKET, 16 /* PASSCRED */ }, { SOL_SOCKET, 20 /* RCVTIMEO */ }, { SOL_SOCKET, 21 /* SNDTIMEO */ },
+		{ LX_SOL_SOCKET, LX_SO_REUSEADDR }, { LX_SOL_SOCKET, 6 /* BROADCAST */ }, { LX_SOL_SOCKET, 7 /* SNDBUF */ },
+		{ LX_SOL_SOCKET, 8 /* RCVBUF */ }, { LX_SOL_SOCKET, 9 /* KEEPALIVE */ }, { LX_SOL_SOCKET, 13 /* LINGER */ },
+		{ LX_SOL_SOCKET, LX_SO_REUSEPORT }, { LX_SOL_SOCKET, 16 /* PASSCRED */ }, { LX_SOL_SOCKET, 20 /* RCVTIMEO */ }, { LX_SOL_SOCKET, 21 /* SNDTIMEO */ },
 		{ 6, 1 /* TCP_NODELAY */ }, { 6, 2 /* MAXSEG */ }, { 6, 3 /* CORK */ }, { 6, 4 /* KEEPIDLE */ },
 		{ 6, 5 /* KEEPINTVL */ }, { 6, 6 /* KEEPCNT */ }, { 6, 9 /* DEFER_ACCEPT */ }, { 6, 12 /* QUICKACK */ },
 		{ 6, 13 /* CONGESTION */ }, { 6, 23 /* FASTOPEN */ }, { 0, 1 /* IP_TOS */ }, { 0, 2 /* IP_TTL */ },
@@ -643,18 +638,18 @@ static int64_t setopt(struct client *c, struct vsock *s, int level, int name, ui
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && !ok; i++)
 		ok = known[i][0] == level && known[i][1] == name;
 	if (!ok)
-		return -E_NOPROTOOPT;
+		return -LX_ENOPROTOOPT;
 	if (len < 4 || len > 1024)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int slot = -1;
 	for (int i = 0; i < MAX_OPTS && slot < 0; i++)
 		if (!s->opt[i].len || (s->opt[i].level == level && s->opt[i].name == name))
 			slot = i;
 	if (slot < 0)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	uint8_t v[16] = { 0 };
 	if (ax_vcopy(c->ep, (const void *)uval, EP_NONE, v, len < 16 ? len : 16) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	s->opt[slot].level = level, s->opt[slot].name = name;
 	s->opt[slot].len = len < 16 ? (uint32_t)len : 16;
 	memcpy(s->opt[slot].val, v, sizeof(v));
@@ -666,21 +661,21 @@ static int64_t getopt(struct client *c, struct vsock *s, int level, int name, ui
 	int32_t ival = 0;
 	uint32_t len = 4;
 	const uint8_t *v = (const uint8_t *)&ival;
-	if (level == SOL_SOCKET && name == SO_TYPE)
+	if (level == LX_SOL_SOCKET && name == LX_SO_TYPE)
 		ival = s->type;
-	else if (level == SOL_SOCKET && name == SO_ERROR)
+	else if (level == LX_SOL_SOCKET && name == LX_SO_ERROR)
 		ival = 0;
-	else if (level == SOL_SOCKET && name == SO_DOMAIN)
+	else if (level == LX_SOL_SOCKET && name == LX_SO_DOMAIN)
 		ival = s->family;
-	else if (level == SOL_SOCKET && name == SO_PROTOCOL)
+	else if (level == LX_SOL_SOCKET && name == LX_SO_PROTOCOL)
 		ival = s->proto;
-	else if (level == SOL_SOCKET && name == SO_ACCEPTCONN)
+	else if (level == LX_SOL_SOCKET && name == LX_SO_ACCEPTCONN)
 		ival = s->listening;
-	else if (level == SOL_SOCKET && (name == 7 || name == 8))
+	else if (level == LX_SOL_SOCKET && (name == 7 || name == 8))
 		ival = 212992; /* Linux's default buffer sizes */
 	else if (!(v = opt_get(s, level, name, &len))) {
-		if (setopt(c, s, level, name, 0, 0) == -E_NOPROTOOPT)
-			return -E_NOPROTOOPT;
+		if (setopt(c, s, level, name, 0, 0) == -LX_ENOPROTOOPT)
+			return -LX_ENOPROTOOPT;
 		v = (const uint8_t *)&ival, len = 4; /* a known option never set: 0 */
 	}
 	return vfs_put_sized(c, v, len, uval, ulen, false);
@@ -689,7 +684,7 @@ static int64_t getopt(struct client *c, struct vsock *s, int level, int name, ui
 /* A receive or accept: nothing can arrive without a network, so wait or EAGAIN. */
 static int64_t nothing_arrives(const struct ofile *f, uint64_t msg_flags)
 {
-	return (f->flags & O_NONBLOCK) || (msg_flags & MSG_DONTWAIT) ? -E_AGAIN : VFS_BLOCK;
+	return (f->flags & LX_O_NONBLOCK) || (msg_flags & LX_MSG_DONTWAIT) ? -LX_EAGAIN : VFS_BLOCK;
 }
 
 int64_t sock_vector(struct client *c, struct ofile *f, uint64_t iov, uint64_t cnt, bool write)
@@ -705,11 +700,11 @@ int64_t sock_transfer(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t
 		return unix_transfer(c, f, s->un, ubuf, len, write);
 	if (s->passed) { /* read, write, readv, writev go to syscall whole */
 		uint32_t nr = vfs_cur_call ? vfs_cur_call->nr : ~0u;
-		return nr <= 1 || nr == NR_READV || nr == NR_WRITEV ? pass(f, s) : -29 /* ESPIPE: pread, pwrite */;
+		return nr <= 1 || nr == LX_SYS_readv || nr == LX_SYS_writev ? pass(f, s) : -29 /* ESPIPE: pread, pwrite */;
 	}
-	if (s->type == SOCK_STREAM)
-		return write ? -E_PIPE : -E_NOTCONN;
-	return write ? -E_DESTADDRREQ : nothing_arrives(f, 0);
+	if (s->type == LX_SOCK_STREAM)
+		return write ? -LX_EPIPE : -LX_ENOTCONN;
+	return write ? -LX_EDESTADDRREQ : nothing_arrives(f, 0);
 }
 
 uint32_t sock_poll(const struct ofile *f)
@@ -721,28 +716,28 @@ uint32_t sock_poll(const struct ofile *f)
 		sock_ready_drain(); /* (imports the channel first if it was missing) */
 	if (s->passed && s->ready_known)
 		return s->ready;
-	if (s->passed && s->type == SOCK_DGRAM)
-		return POLLOUT | POLLWRNORM; /* until syscall says more */
+	if (s->passed && s->type == LX_SOCK_DGRAM)
+		return LX_POLLOUT | LX_POLLWRNORM; /* until syscall says more */
 	if (s->listening)
 		return 0;
 	/* An unconnected stream socket is writable and hung up, as Linux reports it; a
 	 * datagram socket can always take a send. */
-	return s->type == SOCK_STREAM ? POLLOUT | POLLWRNORM | POLLHUP : POLLOUT | POLLWRNORM;
+	return s->type == LX_SOCK_STREAM ? LX_POLLOUT | LX_POLLWRNORM | LX_POLLHUP : LX_POLLOUT | LX_POLLWRNORM;
 }
 
 int64_t sock_call(struct client *c, struct vcall *v)
 {
 	const uint64_t *a = v->a;
-	if (v->nr == NR_SOCKET)
+	if (v->nr == LX_SYS_socket)
 		return sock_create(c, a[0], a[1], a[2]);
-	if (v->nr == NR_SOCKETPAIR)
-		return a[0] == AF_UNIX_ ? unix_pair(c, a[1], a[3]) /* (protocol 0 or PF_UNIX: ignored, as Linux) */
-		       : a[0] == AF_INET || a[0] == AF_INET6 ? -E_OPNOTSUPP : -E_AFNOSUPPORT;
+	if (v->nr == LX_SYS_socketpair)
+		return a[0] == LX_AF_UNIX ? unix_pair(c, a[1], a[3]) /* (protocol 0 or PF_UNIX: ignored, as Linux) */
+		       : a[0] == LX_AF_INET || a[0] == LX_AF_INET6 ? -LX_EOPNOTSUPP : -LX_EAFNOSUPPORT;
 	switch (v->nr) {
-	case NR_CONNECT: case NR_ACCEPT: case NR_SENDTO: case NR_RECVFROM: case NR_SENDMSG:
-	case NR_RECVMSG: case NR_SHUTDOWN: case NR_BIND: case NR_LISTEN: case NR_GETSOCKNAME:
-	case NR_GETPEERNAME: case NR_SETSOCKOPT: case NR_GETSOCKOPT: case NR_ACCEPT4:
-	case NR_RECVMMSG: case NR_SENDMMSG:
+	case LX_SYS_connect: case LX_SYS_accept: case LX_SYS_sendto: case LX_SYS_recvfrom: case LX_SYS_sendmsg:
+	case LX_SYS_recvmsg: case LX_SYS_shutdown: case LX_SYS_bind: case LX_SYS_listen: case LX_SYS_getsockname:
+	case LX_SYS_getpeername: case LX_SYS_setsockopt: case LX_SYS_getsockopt: case LX_SYS_accept4:
+	case LX_SYS_recvmmsg: case LX_SYS_sendmmsg:
 		break;
 	default:
 		return VFS_NOT_MINE;
@@ -750,26 +745,26 @@ int64_t sock_call(struct client *c, struct vcall *v)
 	struct ofile *f = vfs_file(c, a[0]);
 	struct vsock *s = sock_of(f);
 	if (!f)
-		return -E_BADF;
+		return -LX_EBADF;
 	if (!s)
-		return -E_NOTSOCK;
+		return -LX_ENOTSOCK;
 	if (s->passed)
 		return pass(f, s);
 	if (s->un) {
 		int64_t r = unix_call(c, v, f, s->un);
 		if (r != VFS_NOT_MINE)
 			return r;
-		if (v->nr != NR_SETSOCKOPT && v->nr != NR_GETSOCKOPT)
-			return -E_OPNOTSUPP;
+		if (v->nr != LX_SYS_setsockopt && v->nr != LX_SYS_getsockopt)
+			return -LX_EOPNOTSUPP;
 	}
 	uint8_t addr[28];
 	int64_t r;
 	switch (v->nr) {
-	case NR_BIND:
+	case LX_SYS_bind:
 		return bind_to(c, s, a[1], a[2]);
-	case NR_LISTEN:
-		if (s->type != SOCK_STREAM)
-			return -E_OPNOTSUPP;
+	case LX_SYS_listen:
+		if (s->type != LX_SOCK_STREAM)
+			return -LX_EOPNOTSUPP;
 		if (!s->bound) { /* listen without bind: an ephemeral port on every address */
 			uint8_t any[28] = { (uint8_t)s->family };
 			memcpy(s->addr, any, sizeof(any));
@@ -779,45 +774,45 @@ int64_t sock_call(struct client *c, struct vcall *v)
 		}
 		s->listening = true;
 		return 0;
-	case NR_ACCEPT:
-	case NR_ACCEPT4:
+	case LX_SYS_accept:
+	case LX_SYS_accept4:
 		if (!s->listening)
-			return -E_INVAL;
-		if (v->nr == NR_ACCEPT4 && (a[3] & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC)))
-			return -E_INVAL;
+			return -LX_EINVAL;
+		if (v->nr == LX_SYS_accept4 && (a[3] & ~(uint64_t)(LX_SOCK_NONBLOCK | LX_SOCK_CLOEXEC)))
+			return -LX_EINVAL;
 		return nothing_arrives(f, 0);
-	case NR_CONNECT:
+	case LX_SYS_connect:
 		if ((r = get_addr(c, s, a[1], a[2], addr)))
 			return r;
 		if (s->listening)
-			return -E_ISCONN;
-		return is_loopback(s, addr) ? -E_CONNREFUSED : -E_NETUNREACH;
-	case NR_SENDTO:
-	case NR_SENDMSG:
-	case NR_SENDMMSG:
-		if (s->type == SOCK_STREAM)
-			return -E_PIPE;
-		if (v->nr == NR_SENDTO && a[4]) {
+			return -LX_EISCONN;
+		return is_loopback(s, addr) ? -LX_ECONNREFUSED : -LX_ENETUNREACH;
+	case LX_SYS_sendto:
+	case LX_SYS_sendmsg:
+	case LX_SYS_sendmmsg:
+		if (s->type == LX_SOCK_STREAM)
+			return -LX_EPIPE;
+		if (v->nr == LX_SYS_sendto && a[4]) {
 			if ((r = get_addr(c, s, a[4], a[5], addr)))
 				return r;
-			return -E_NETUNREACH;
+			return -LX_ENETUNREACH;
 		}
-		return v->nr == NR_SENDTO ? -E_DESTADDRREQ : -E_NETUNREACH;
-	case NR_RECVFROM:
-	case NR_RECVMSG:
-	case NR_RECVMMSG:
-		if (s->type == SOCK_STREAM)
-			return -E_NOTCONN;
-		return nothing_arrives(f, v->nr == NR_RECVFROM ? a[3] : a[2]);
-	case NR_SHUTDOWN:
-		return a[1] > 2 ? -E_INVAL : -E_NOTCONN;
-	case NR_GETSOCKNAME:
+		return v->nr == LX_SYS_sendto ? -LX_EDESTADDRREQ : -LX_ENETUNREACH;
+	case LX_SYS_recvfrom:
+	case LX_SYS_recvmsg:
+	case LX_SYS_recvmmsg:
+		if (s->type == LX_SOCK_STREAM)
+			return -LX_ENOTCONN;
+		return nothing_arrives(f, v->nr == LX_SYS_recvfrom ? a[3] : a[2]);
+	case LX_SYS_shutdown:
+		return a[1] > 2 ? -LX_EINVAL : -LX_ENOTCONN;
+	case LX_SYS_getsockname:
 		return put_addr(c, s, s->addr, a[1], a[2]);
-	case NR_GETPEERNAME:
-		return -E_NOTCONN;
-	case NR_SETSOCKOPT:
+	case LX_SYS_getpeername:
+		return -LX_ENOTCONN;
+	case LX_SYS_setsockopt:
 		return setopt(c, s, (int32_t)a[1], (int32_t)a[2], a[3], a[4]);
-	case NR_GETSOCKOPT:
+	case LX_SYS_getsockopt:
 		return getopt(c, s, (int32_t)a[1], (int32_t)a[2], a[3], a[4]);
 	}
 	return VFS_NOT_MINE;

@@ -2,44 +2,19 @@
  * msgctl, semget/semop/semtimedop/semctl and shmget/shmat/shmdt/shmctl), kept by vfs because it has the model for calls that wait:
  * a msgrcv on an empty queue, a msgsnd to a full one or a semop that cannot go answers
  * VFS_BLOCK and is tried again after every call vfs serves (vfs.c), so each call changes
- * nothing until it can go whole. Keys name objects (IPC_PRIVATE makes a new one), ids are
+ * nothing until it can go whole. Keys name objects (LX_IPC_PRIVATE makes a new one), ids are
  * slot + 32768 x sequence as on Linux, so a removed object's id is not taken by the next.
  * Everything runs as root: the permission bits are kept and shown, not enforced.
- * SEM_UNDO adjustments are kept per process and applied when pm says it ended. A shared
+ * LX_SEM_UNDO adjustments are kept per process and applied when pm says it ended. A shared
  * memory segment is a memory object of ours; shmat maps it into the caller (KC_LX_MMAP
  * LXM_SHARE: the kernel's shared mapping), shmdt takes it out (KC_LX_MUNMAP); the
  * attachments are counted per process through fork, exec and exit. */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
 #include "sysv.h"
 #include <axolotl/kcall.h>
 #include "keep.h"
-
-#define IPC_PRIVATE 0
-#define IPC_CREAT 01000
-#define IPC_EXCL 02000
-#define IPC_NOWAIT 04000
-#define IPC_RMID 0
-#define IPC_SET 1
-#define IPC_STAT 2
-#define IPC_INFO 3
-#define MSG_STAT 11
-#define MSG_INFO 12
-#define MSG_NOERROR 010000
-#define MSG_EXCEPT 020000
-#define GETPID 11
-#define GETVAL 12
-#define GETALL 13
-#define GETNCNT 14
-#define GETZCNT 15
-#define SETVAL 16
-#define SETALL 17
-#define SEM_UNDO 0x1000
-
-#define E_2BIG 7
-#define E_NOSPC 28
-#define E_NOMSG 42
-#define E_IDRM 43
 
 #define SYSV_MAX 256          /* objects of each kind */
 #define SEQ 32768             /* Linux's IPCMNI: id = slot + SEQ * seq */
@@ -50,19 +25,8 @@
 #define SEMVMX 32767          /* a semaphore's largest value */
 #define SHMMAX (1ull << 32)   /* bytes in one segment (our choice: 4 GiB) */
 #define SHM_ATT_MAX 1024      /* attachments, all processes */
-#define SHM_RDONLY 010000
-#define SHM_RND 020000
-#define SHM_REMAP 040000
 #define SHM_DEST 01000        /* in the mode: removed, goes with its last detach */
-#define SHM_LOCK 11
-#define SHM_UNLOCK 12
-#define SHM_STAT 13
 #define PAGE 4096ull
-#define LX_PROT_READ 1
-#define LX_PROT_WRITE 2
-#define LX_MAP_SHARED 1
-#define LX_MAP_FIXED 0x10
-#define LX_MAP_FIXED_NOREPLACE 0x100000
 
 /* struct ipc64_perm and the *id64_ds of x86-64 (bytes). */
 struct lx_perm {
@@ -142,7 +106,7 @@ struct semset {
 	struct sem *s;
 };
 
-/* A process's SEM_UNDO adjustments: one record per (process, set, semaphore). */
+/* A process's LX_SEM_UNDO adjustments: one record per (process, set, semaphore). */
 struct undo {
 	struct undo *next;
 	uint64_t pid;
@@ -185,10 +149,10 @@ static void seq_next(enum kind k, int slot) { seq_of(k)[slot] = (uint16_t)((seq_
 static int slot_of(enum kind k, int64_t id)
 {
 	if (id < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int slot = (int)(id % SEQ);
 	if (slot >= SYSV_MAX || !perm_of(k, slot) || id / SEQ != seq_of(k)[slot])
-		return -E_INVAL;
+		return -LX_EINVAL;
 	return slot;
 }
 
@@ -197,20 +161,20 @@ static int slot_of(enum kind k, int64_t id)
 static int64_t get_slot(enum kind k, int32_t key, uint64_t flags, bool *fresh)
 {
 	*fresh = false;
-	if (key != IPC_PRIVATE)
+	if (key != LX_IPC_PRIVATE)
 		for (int i = 0; i < SYSV_MAX; i++) {
 			struct lx_perm *p = perm_of(k, i);
 			if (p && p->key == key && !(p->mode & SHM_DEST))
-				return (flags & IPC_CREAT) && (flags & IPC_EXCL) ? -E_EXIST : i;
+				return (flags & LX_IPC_CREAT) && (flags & LX_IPC_EXCL) ? -LX_EEXIST : i;
 		}
-	if (key != IPC_PRIVATE && !(flags & IPC_CREAT))
-		return -E_NOENT;
+	if (key != LX_IPC_PRIVATE && !(flags & LX_IPC_CREAT))
+		return -LX_ENOENT;
 	for (int i = 0; i < SYSV_MAX; i++)
 		if (!perm_of(k, i)) {
 			*fresh = true;
 			return i;
 		}
-	return -E_NOSPC;
+	return -LX_ENOSPC;
 }
 
 static void perm_init(struct lx_perm *p, int32_t key, uint64_t flags, uint16_t seq)
@@ -218,7 +182,7 @@ static void perm_init(struct lx_perm *p, int32_t key, uint64_t flags, uint16_t s
 	*p = (struct lx_perm){ .key = key, .mode = (uint32_t)flags & 0777, .seq = seq };
 }
 
-/* IPC_SET: owner, group and the permission bits. */
+/* LX_IPC_SET: owner, group and the permission bits. */
 static void perm_set(struct lx_perm *p, const struct lx_perm *n)
 {
 	p->uid = n->uid, p->gid = n->gid;
@@ -235,7 +199,7 @@ static int64_t msg_get(int32_t key, uint64_t flags)
 		return slot < 0 ? slot : id_of(K_MSG, (int)slot);
 	struct msq *q = ax_calloc(1, sizeof(*q));
 	if (!q)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	perm_init(&q->perm, key, flags, msq_seq[slot]);
 	q->qbytes = MSGMNB;
 	q->ctime = now_s();
@@ -243,29 +207,29 @@ static int64_t msg_get(int32_t key, uint64_t flags)
 	return id_of(K_MSG, (int)slot);
 }
 
-static int64_t wait_unless(uint64_t flags, int64_t busy) { return (flags & IPC_NOWAIT) ? busy : VFS_BLOCK; }
+static int64_t wait_unless(uint64_t flags, int64_t busy) { return (flags & LX_IPC_NOWAIT) ? busy : VFS_BLOCK; }
 
 static int64_t msg_send(struct client *c, struct vcall *v, int64_t id, uint64_t umsg, uint64_t len, uint64_t flags)
 {
 	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
-		return v->again ? -E_IDRM : slot; /* removed while we waited */
+		return v->again ? -LX_EIDRM : slot; /* removed while we waited */
 	struct msq *q = msqs[slot];
 	if (len > MSGMAX)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	int64_t type;
 	if (ax_vcopy(c->ep, (const void *)umsg, EP_NONE, &type, 8) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if (type < 1)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (q->cbytes + len > q->qbytes || q->qnum + 1 > q->qbytes) /* Linux counts messages too */
-		return wait_unless(flags, -E_AGAIN);
+		return wait_unless(flags, -LX_EAGAIN);
 	struct smsg *m = ax_malloc(sizeof(*m) + len);
 	if (!m)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	if (len && ax_vcopy(c->ep, (const void *)(umsg + 8), EP_NONE, m->text, len) < 0) {
 		ax_free(m);
-		return -E_FAULT;
+		return -LX_EFAULT;
 	}
 	m->next = NULL, m->type = type, m->len = len;
 	if (q->tail)
@@ -279,7 +243,7 @@ static int64_t msg_send(struct client *c, struct vcall *v, int64_t id, uint64_t 
 }
 
 /* The message msgrcv's type picks: 0 the first; > 0 the first of that type (of another type
- * with MSG_EXCEPT); < 0 the first of the lowest type up to -type. */
+ * with LX_MSG_EXCEPT); < 0 the first of the lowest type up to -type. */
 static struct smsg *pick(struct msq *q, int64_t type, uint64_t flags, struct smsg **prev)
 {
 	struct smsg *best = NULL, *bp = NULL;
@@ -288,7 +252,7 @@ static struct smsg *pick(struct msq *q, int64_t type, uint64_t flags, struct sms
 		if (type == 0)
 			ok = true;
 		else if (type > 0)
-			ok = (flags & MSG_EXCEPT) ? m->type != type : m->type == type;
+			ok = (flags & LX_MSG_EXCEPT) ? m->type != type : m->type == type;
 		else
 			ok = m->type <= -type && (!best || m->type < best->type);
 		if (!ok)
@@ -306,19 +270,19 @@ static int64_t msg_recv(struct client *c, struct vcall *v, int64_t id, uint64_t 
 {
 	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
-		return v->again ? -E_IDRM : slot; /* removed while we waited */
+		return v->again ? -LX_EIDRM : slot; /* removed while we waited */
 	if ((int64_t)len < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct msq *q = msqs[slot];
 	struct smsg *prev, *m = pick(q, type, flags, &prev);
 	if (!m)
-		return wait_unless(flags, -E_NOMSG);
-	if (m->len > len && !(flags & MSG_NOERROR))
-		return -E_2BIG;
+		return wait_unless(flags, -LX_ENOMSG);
+	if (m->len > len && !(flags & LX_MSG_NOERROR))
+		return -LX_E2BIG;
 	uint64_t n = m->len < len ? m->len : len;
 	if (ax_vcopy(EP_NONE, &m->type, c->ep, (void *)umsg, 8) < 0 ||
 	    (n && ax_vcopy(EP_NONE, m->text, c->ep, (void *)(umsg + 8), n) < 0))
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if (prev)
 		prev->next = m->next;
 	else
@@ -347,32 +311,32 @@ static void msq_free(int slot)
 static int64_t msg_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf)
 {
 	cmd &= ~(uint64_t)0x100; /* IPC_64 */
-	if (cmd == IPC_INFO || cmd == MSG_INFO)
-		return -E_INVAL; /* (no struct msginfo yet) */
+	if (cmd == LX_IPC_INFO || cmd == LX_MSG_INFO)
+		return -LX_EINVAL; /* (no struct msginfo yet) */
 	int slot = slot_of(K_MSG, id);
 	if (slot < 0)
 		return slot;
 	struct msq *q = msqs[slot];
-	if (cmd == IPC_STAT || cmd == MSG_STAT) {
+	if (cmd == LX_IPC_STAT || cmd == LX_MSG_STAT) {
 		struct lx_msqid d = { .perm = q->perm, .stime = q->stime, .rtime = q->rtime, .ctime = q->ctime,
 				      .cbytes = q->cbytes, .qnum = q->qnum, .qbytes = q->qbytes, .lspid = q->lspid,
 				      .lrpid = q->lrpid };
-		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -E_FAULT : 0;
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -LX_EFAULT : 0;
 	}
-	if (cmd == IPC_SET) {
+	if (cmd == LX_IPC_SET) {
 		struct lx_msqid d;
 		if (ax_vcopy(c->ep, (const void *)ubuf, EP_NONE, &d, sizeof(d)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		perm_set(&q->perm, &d.perm);
 		q->qbytes = d.qbytes; /* root may raise it past MSGMNB */
 		q->ctime = now_s();
 		return 0;
 	}
-	if (cmd == IPC_RMID) {
+	if (cmd == LX_IPC_RMID) {
 		msq_free(slot);
 		return 0;
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 /* ---- semaphore sets ---- */
@@ -380,20 +344,20 @@ static int64_t msg_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf
 static int64_t sem_get(int32_t key, int64_t nsems, uint64_t flags)
 {
 	if (nsems < 0 || nsems > SEMMSL)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	bool fresh;
 	int64_t slot = get_slot(K_SEM, key, flags, &fresh);
 	if (slot < 0)
 		return slot;
 	if (!fresh)
-		return nsems > (int64_t)sems[slot]->nsems ? -E_INVAL : id_of(K_SEM, (int)slot);
+		return nsems > (int64_t)sems[slot]->nsems ? -LX_EINVAL : id_of(K_SEM, (int)slot);
 	if (nsems == 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct semset *s = ax_calloc(1, sizeof(*s));
 	struct sem *v = s ? ax_calloc((size_t)nsems, sizeof(*v)) : NULL;
 	if (!v) {
 		ax_free(s);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	perm_init(&s->perm, key, flags, sem_seq[slot]);
 	s->nsems = (uint32_t)nsems, s->s = v;
@@ -424,19 +388,19 @@ static bool op_waits(const struct lx_sembuf *o, int32_t val)
 static int64_t sem_op(struct client *c, struct vcall *v, int64_t id, uint64_t usops, uint64_t nsops, uint64_t utimeout)
 {
 	if (nsops < 1)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	if (nsops > SEMOPM)
-		return -E_2BIG;
+		return -LX_E2BIG;
 	int slot = slot_of(K_SEM, id);
 	if (slot < 0)
-		return v->again && id >= 0 ? -E_IDRM : slot;
+		return v->again && id >= 0 ? -LX_EIDRM : slot;
 	struct semset *s = sems[slot];
 	struct lx_sembuf ops[SEMOPM];
 	if (ax_vcopy(c->ep, (const void *)usops, EP_NONE, ops, nsops * sizeof(*ops)) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	for (uint64_t i = 0; i < nsops; i++)
 		if (ops[i].num >= s->nsems)
-			return -E_FBIG;
+			return -LX_EFBIG;
 	/* All or nothing: every operation is checked against the values the ones before it
 	 * would leave, and only then are they all applied. */
 	for (uint64_t i = 0; i < nsops; i++) {
@@ -446,26 +410,26 @@ static int64_t sem_op(struct client *c, struct vcall *v, int64_t id, uint64_t us
 			if (ops[j].num == ops[i].num)
 				cur += ops[j].op;
 		if (op_waits(&ops[i], cur)) {
-			if (ops[i].flg & IPC_NOWAIT)
-				return -E_AGAIN;
+			if (ops[i].flg & LX_IPC_NOWAIT)
+				return -LX_EAGAIN;
 			if (utimeout && !v->again) {
 				struct { int64_t s, ns; } t;
 				if (ax_vcopy(c->ep, (const void *)utimeout, EP_NONE, &t, sizeof(t)) < 0)
-					return -E_FAULT;
+					return -LX_EFAULT;
 				if (t.s < 0 || t.ns < 0 || t.ns >= 1000000000)
-					return -E_INVAL;
+					return -LX_EINVAL;
 				v->a[5] = (uint64_t)(t.s * 1000000000 + t.ns); /* kept for the retries */
 			}
 			if (utimeout)
-				return vfs_wait(v, (int64_t)v->a[5]) == VFS_BLOCK ? VFS_BLOCK : -E_AGAIN;
+				return vfs_wait(v, (int64_t)v->a[5]) == VFS_BLOCK ? VFS_BLOCK : -LX_EAGAIN;
 			return VFS_BLOCK;
 		}
 		if (cur + ops[i].op > SEMVMX)
-			return -E_RANGE;
+			return -LX_ERANGE;
 	}
 	int32_t pid = vfs_client_lxpid(c);
 	for (uint64_t i = 0; i < nsops; i++) {
-		if (ops[i].flg & SEM_UNDO) {
+		if (ops[i].flg & LX_SEM_UNDO) {
 			struct undo **u = undo_find(c->pid, (int)id, ops[i].num);
 			if (!*u && (*u = ax_calloc(1, sizeof(**u)))) {
 				(*u)->pid = c->pid, (*u)->id = (int)id, (*u)->num = ops[i].num;
@@ -480,7 +444,7 @@ static int64_t sem_op(struct client *c, struct vcall *v, int64_t id, uint64_t us
 	return 0;
 }
 
-/* The undo records of a set (all, or one semaphore's) go: SETVAL, SETALL, IPC_RMID. */
+/* The undo records of a set (all, or one semaphore's) go: LX_SETVAL, LX_SETALL, LX_IPC_RMID. */
 static void undo_drop(int id, int64_t num)
 {
 	for (struct undo **p = &undos; *p;) {
@@ -494,7 +458,7 @@ static void undo_drop(int id, int64_t num)
 	}
 }
 
-/* GETNCNT/GETZCNT: the held semop calls on this semaphore that wait for it to grow / be 0. */
+/* LX_GETNCNT/LX_GETZCNT: the held semop calls on this semaphore that wait for it to grow / be 0. */
 struct cnt_arg {
 	int64_t id;
 	uint32_t num;
@@ -505,7 +469,7 @@ struct cnt_arg {
 static bool waits_on(const struct vcall *v, void *arg)
 {
 	const struct cnt_arg *a = arg;
-	if ((v->nr != NR_SEMOP && v->nr != NR_SEMTIMEDOP) || (int64_t)v->a[0] != a->id || v->a[2] > SEMOPM)
+	if ((v->nr != LX_SYS_semop && v->nr != LX_SYS_semtimedop) || (int64_t)v->a[0] != a->id || v->a[2] > SEMOPM)
 		return false;
 	struct lx_sembuf ops[SEMOPM];
 	if (ax_vcopy(v->thread, (const void *)v->a[1], EP_NONE, ops, v->a[2] * sizeof(*ops)) < 0)
@@ -520,69 +484,69 @@ static bool waits_on(const struct vcall *v, void *arg)
 static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, uint64_t arg)
 {
 	cmd &= ~(uint64_t)0x100; /* IPC_64 */
-	if (cmd == IPC_INFO || cmd == 19 /* SEM_INFO */)
-		return -E_INVAL; /* (no struct seminfo yet) */
+	if (cmd == LX_IPC_INFO || cmd == 19 /* SEM_INFO */)
+		return -LX_EINVAL; /* (no struct seminfo yet) */
 	int slot = slot_of(K_SEM, id);
 	if (slot < 0)
 		return slot;
 	struct semset *s = sems[slot];
-	bool one = cmd == GETVAL || cmd == SETVAL || cmd == GETPID || cmd == GETNCNT || cmd == GETZCNT;
+	bool one = cmd == LX_GETVAL || cmd == LX_SETVAL || cmd == LX_GETPID || cmd == LX_GETNCNT || cmd == LX_GETZCNT;
 	if (one && (num < 0 || num >= s->nsems))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	switch (cmd) {
-	case IPC_STAT:
+	case LX_IPC_STAT:
 	case 18: { /* SEM_STAT */
 		struct lx_semid d = { .perm = s->perm, .otime = s->otime, .ctime = s->ctime, .nsems = s->nsems };
-		return ax_vcopy(EP_NONE, &d, c->ep, (void *)arg, sizeof(d)) < 0 ? -E_FAULT : 0;
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)arg, sizeof(d)) < 0 ? -LX_EFAULT : 0;
 	}
-	case IPC_SET: {
+	case LX_IPC_SET: {
 		struct lx_semid d;
 		if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, &d, sizeof(d)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		perm_set(&s->perm, &d.perm);
 		s->ctime = now_s();
 		return 0;
 	}
-	case IPC_RMID:
+	case LX_IPC_RMID:
 		undo_drop((int)id, -1);
 		ax_free(s->s);
 		ax_free(s);
 		sems[slot] = NULL;
 		seq_next(K_SEM, slot);
 		return 0;
-	case GETVAL:
+	case LX_GETVAL:
 		return s->s[num].val;
-	case GETPID:
+	case LX_GETPID:
 		return s->s[num].pid;
-	case GETNCNT:
-	case GETZCNT: {
-		struct cnt_arg a = { id, (uint32_t)num, cmd == GETZCNT, s };
+	case LX_GETNCNT:
+	case LX_GETZCNT: {
+		struct cnt_arg a = { id, (uint32_t)num, cmd == LX_GETZCNT, s };
 		return vfs_held_count(waits_on, &a);
 	}
-	case SETVAL:
+	case LX_SETVAL:
 		if ((int32_t)arg < 0 || (int32_t)arg > SEMVMX)
-			return -E_RANGE;
+			return -LX_ERANGE;
 		s->s[num].val = (uint16_t)arg;
 		s->s[num].pid = vfs_client_lxpid(c);
 		s->ctime = now_s();
 		undo_drop((int)id, num);
 		return 0;
-	case GETALL:
-	case SETALL: {
+	case LX_GETALL:
+	case LX_SETALL: {
 		uint16_t *vals = ax_malloc(s->nsems * sizeof(*vals));
 		if (!vals)
-			return -E_NOMEM;
+			return -LX_ENOMEM;
 		int64_t r = 0;
-		if (cmd == GETALL) {
+		if (cmd == LX_GETALL) {
 			for (uint32_t i = 0; i < s->nsems; i++)
 				vals[i] = s->s[i].val;
-			r = ax_vcopy(EP_NONE, vals, c->ep, (void *)arg, s->nsems * sizeof(*vals)) < 0 ? -E_FAULT : 0;
+			r = ax_vcopy(EP_NONE, vals, c->ep, (void *)arg, s->nsems * sizeof(*vals)) < 0 ? -LX_EFAULT : 0;
 		} else if (ax_vcopy(c->ep, (const void *)arg, EP_NONE, vals, s->nsems * sizeof(*vals)) < 0) {
-			r = -E_FAULT;
+			r = -LX_EFAULT;
 		} else {
 			for (uint32_t i = 0; i < s->nsems && !r; i++)
 				if (vals[i] > SEMVMX)
-					r = -E_RANGE;
+					r = -LX_ERANGE;
 			int32_t pid = vfs_client_lxpid(c);
 			for (uint32_t i = 0; i < s->nsems && !r; i++)
 				s->s[i].val = vals[i], s->s[i].pid = pid;
@@ -595,7 +559,7 @@ static int64_t sem_ctl(struct client *c, int64_t id, int64_t num, uint64_t cmd, 
 		return r;
 	}
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 /* ---- shared memory ---- */
@@ -607,16 +571,16 @@ static int64_t shm_get(struct client *c, int32_t key, uint64_t size, uint64_t fl
 	if (slot < 0)
 		return slot;
 	if (!fresh)
-		return size > shms[slot]->size ? -E_INVAL : id_of(K_SHM, (int)slot);
+		return size > shms[slot]->size ? -LX_EINVAL : id_of(K_SHM, (int)slot);
 	if (size < 1 || size > SHMMAX)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	struct shmseg *g = ax_calloc(1, sizeof(*g));
 	if (!g)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	int64_t mo = ax_mo_create((size + PAGE - 1) / PAGE, 0); /* zeroed, its pages made when touched */
 	if (mo < 0) {
 		ax_free(g);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	perm_init(&g->perm, key, flags, shm_seq[slot]);
 	g->mo = mo, g->size = size;
@@ -653,8 +617,8 @@ static int64_t shm_at(struct client *c, struct vcall *v, int64_t id, uint64_t ad
 		return slot;
 	struct shmseg *g = shms[slot];
 	if (addr & (PAGE - 1)) {
-		if (!(flags & SHM_RND))
-			return -E_INVAL;
+		if (!(flags & LX_SHM_RND))
+			return -LX_EINVAL;
 		addr &= ~(PAGE - 1); /* SHMLBA is a page on x86-64 */
 	}
 	struct shmatt *a = NULL;
@@ -662,13 +626,13 @@ static int64_t shm_at(struct client *c, struct vcall *v, int64_t id, uint64_t ad
 		if (!atts[i].pid)
 			a = &atts[i];
 	if (!a)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	uint64_t len = (g->size + PAGE - 1) & ~(PAGE - 1);
-	uint64_t prot = LX_PROT_READ | ((flags & SHM_RDONLY) ? 0 : LX_PROT_WRITE);
-	uint64_t mf = LX_MAP_SHARED | LXM_SHARE | (addr ? ((flags & SHM_REMAP) ? LX_MAP_FIXED : LX_MAP_FIXED_NOREPLACE) : 0);
+	uint64_t prot = LX_PROT_READ | ((flags & LX_SHM_RDONLY) ? 0 : LX_PROT_WRITE);
+	uint64_t mf = LX_MAP_SHARED | LXM_SHARE | (addr ? ((flags & LX_SHM_REMAP) ? LX_MAP_FIXED : LX_MAP_FIXED_NOREPLACE) : 0);
 	int64_t va = kcall6(KC_LX_MMAP, v->thread, (uint64_t)g->mo, addr, len, prot | mf << 32, 0);
 	if (va < 0)
-		return va == -17 /* EEXIST: the range is taken and SHM_REMAP was not asked */ ? -E_INVAL : va;
+		return va == -17 /* EEXIST: the range is taken and LX_SHM_REMAP was not asked */ ? -LX_EINVAL : va;
 	*a = (struct shmatt){ c->pid, slot, (uint64_t)va, len };
 	g->nattch++;
 	g->atime = now_s(), g->lpid = vfs_client_lxpid(c);
@@ -687,44 +651,44 @@ static int64_t shm_dt(struct client *c, struct vcall *v, uint64_t addr)
 		att_end(a, vfs_client_lxpid(c));
 		return 0;
 	}
-	return -E_INVAL; /* nothing attached there */
+	return -LX_EINVAL; /* nothing attached there */
 }
 
 static int64_t shm_ctl(struct client *c, int64_t id, uint64_t cmd, uint64_t ubuf)
 {
 	cmd &= ~(uint64_t)0x100; /* IPC_64 */
-	if (cmd == IPC_INFO || cmd == 14 /* SHM_INFO */)
-		return -E_INVAL; /* (no struct shminfo yet) */
+	if (cmd == LX_IPC_INFO || cmd == 14 /* SHM_INFO */)
+		return -LX_EINVAL; /* (no struct shminfo yet) */
 	int slot = slot_of(K_SHM, id);
 	if (slot < 0)
 		return slot;
 	struct shmseg *g = shms[slot];
 	switch (cmd) {
-	case IPC_STAT:
-	case SHM_STAT: {
+	case LX_IPC_STAT:
+	case LX_SHM_STAT: {
 		struct lx_shmid d = { .perm = g->perm, .segsz = g->size, .atime = g->atime, .dtime = g->dtime,
 				      .ctime = g->ctime, .cpid = g->cpid, .lpid = g->lpid, .nattch = g->nattch };
-		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -E_FAULT : 0;
+		return ax_vcopy(EP_NONE, &d, c->ep, (void *)ubuf, sizeof(d)) < 0 ? -LX_EFAULT : 0;
 	}
-	case IPC_SET: {
+	case LX_IPC_SET: {
 		struct lx_shmid d;
 		if (ax_vcopy(c->ep, (const void *)ubuf, EP_NONE, &d, sizeof(d)) < 0)
-			return -E_FAULT;
+			return -LX_EFAULT;
 		perm_set(&g->perm, &d.perm);
 		g->ctime = now_s();
 		return 0;
 	}
-	case IPC_RMID:
+	case LX_IPC_RMID:
 		g->perm.mode |= SHM_DEST;
-		g->perm.key = IPC_PRIVATE; /* the key is free for a new segment at once */
+		g->perm.key = LX_IPC_PRIVATE; /* the key is free for a new segment at once */
 		if (!g->nattch)
 			shm_free(slot);
 		return 0;
-	case SHM_LOCK:
-	case SHM_UNLOCK:
+	case LX_SHM_LOCK:
+	case LX_SHM_UNLOCK:
 		return 0; /* nothing is swapped out here */
 	}
-	return -E_INVAL;
+	return -LX_EINVAL;
 }
 
 void sysv_init(bool adopted)
@@ -784,29 +748,29 @@ int64_t sysv_call(struct client *c, struct vcall *v)
 {
 	const uint64_t *a = v->a;
 	switch (v->nr) {
-	case NR_MSGGET:
+	case LX_SYS_msgget:
 		return msg_get((int32_t)a[0], a[1]);
-	case NR_MSGSND:
+	case LX_SYS_msgsnd:
 		return msg_send(c, v, (int64_t)(int32_t)a[0], a[1], a[2], a[3]);
-	case NR_MSGRCV:
+	case LX_SYS_msgrcv:
 		return msg_recv(c, v, (int64_t)(int32_t)a[0], a[1], a[2], (int64_t)a[3], a[4]);
-	case NR_MSGCTL:
+	case LX_SYS_msgctl:
 		return msg_ctl(c, (int64_t)(int32_t)a[0], a[1], a[2]);
-	case NR_SEMGET:
+	case LX_SYS_semget:
 		return sem_get((int32_t)a[0], (int64_t)(int32_t)a[1], a[2]);
-	case NR_SEMOP:
+	case LX_SYS_semop:
 		return sem_op(c, v, (int64_t)(int32_t)a[0], a[1], a[2], 0);
-	case NR_SEMTIMEDOP:
+	case LX_SYS_semtimedop:
 		return sem_op(c, v, (int64_t)(int32_t)a[0], a[1], a[2], a[3]);
-	case NR_SEMCTL:
+	case LX_SYS_semctl:
 		return sem_ctl(c, (int64_t)(int32_t)a[0], (int64_t)(int32_t)a[1], a[2], a[3]);
-	case NR_SHMGET:
+	case LX_SYS_shmget:
 		return shm_get(c, (int32_t)a[0], a[1], a[2]);
-	case NR_SHMAT:
+	case LX_SYS_shmat:
 		return shm_at(c, v, (int64_t)(int32_t)a[0], a[1], a[2]);
-	case NR_SHMDT:
+	case LX_SYS_shmdt:
 		return shm_dt(c, v, a[0]);
-	case NR_SHMCTL:
+	case LX_SYS_shmctl:
 		return shm_ctl(c, (int64_t)(int32_t)a[0], a[1], a[2]);
 	}
 	return VFS_NOT_MINE;

@@ -1,14 +1,14 @@
 /* timerfd: a timer behind a descriptor. A read takes the count of expirations since the last
  * read (8 bytes) and waits while it is 0; poll and epoll see it readable then. The deadline
- * is on the monotonic clock whatever clock was asked (CLOCK_REALTIME's absolute times are
+ * is on the monotonic clock whatever clock was asked (LX_CLOCK_REALTIME's absolute times are
  * turned into it when set, so a later change of the wall clock does not move them: there is
  * none, clock_settime is EPERM). Expirations are counted when someone looks, and vfs's loop
  * sleeps no longer than the nearest deadline (timerfd_timer): at one, it tries the held
  * calls again (reads, polls, epoll waits, armed sets), as after any other event. The list
  * of timers is kept memory, like every open file. */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "heap.h"
-#include "lxnr.h"
 #include "deadline.h"
 
 #define TFD_TIMER_ABSTIME 1
@@ -28,22 +28,22 @@ static void advance(struct tfd *t, uint64_t now) { t->ticks += lx_deadline_fire(
 static struct tfd *tfd_of(struct client *c, uint64_t fd, int64_t *err)
 {
 	struct ofile *f = vfs_file(c, fd);
-	*err = f ? -E_INVAL : -E_BADF;
+	*err = f ? -LX_EINVAL : -LX_EBADF;
 	return f && vfs_kind(f->node) == S_IFANON_ && f->node->dev == ANON_TIMERFD ? f->node->priv : NULL;
 }
 
 int64_t timerfd_create(struct client *c, uint64_t clock, uint64_t flags)
 {
 	if (clock != 0 && clock != 1 && clock != 7 && clock != 8 && clock != 9) /* REALTIME, MONOTONIC, BOOTTIME (+ALARM) */
-		return -E_INVAL;
-	if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
-		return -E_INVAL;
+		return -LX_EINVAL;
+	if (flags & ~(uint64_t)(LX_O_NONBLOCK | LX_O_CLOEXEC))
+		return -LX_EINVAL;
 	struct tfd *t = ax_calloc(1, sizeof(*t));
 	if (!t)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	t->clock = (int32_t)clock;
 	struct rnode *n = NULL;
-	int64_t fd = vfs_anon_fd(c, ANON_TIMERFD, t, O_RDWR | (uint32_t)(flags & O_NONBLOCK), flags & O_CLOEXEC, &n);
+	int64_t fd = vfs_anon_fd(c, ANON_TIMERFD, t, LX_O_RDWR | (uint32_t)(flags & LX_O_NONBLOCK), flags & LX_O_CLOEXEC, &n);
 	if (fd >= 0) {
 		t->node = n;
 		t->next = tfds;
@@ -70,7 +70,7 @@ int64_t timerfd_settime(struct client *c, uint64_t fd, uint64_t flags, uint64_t 
 	if (!t)
 		return err;
 	if (flags & ~(uint64_t)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
-		return -E_INVAL;
+		return -LX_EINVAL;
 	uint64_t now = ax_time_ns();
 	advance(t, now); /* (the old setting as it stands now) */
 	int64_t r = lx_deadline_settime(&t->when, c->ep, new_va, old_va, flags & TFD_TIMER_ABSTIME,
@@ -97,12 +97,12 @@ int64_t timerfd_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t 
 {
 	struct tfd *t = f->node->priv;
 	if (write || len < 8)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	advance(t, ax_time_ns());
 	if (!t->ticks)
-		return f->flags & O_NONBLOCK ? -E_AGAIN : VFS_BLOCK;
+		return f->flags & LX_O_NONBLOCK ? -LX_EAGAIN : VFS_BLOCK;
 	if (ax_vcopy(EP_NONE, &t->ticks, c->ep, (void *)ubuf, 8) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	t->ticks = 0;
 	f->node->events++;
 	return 8;
@@ -112,7 +112,7 @@ uint32_t timerfd_poll(const struct ofile *f)
 {
 	struct tfd *t = f->node->priv;
 	advance(t, ax_time_ns());
-	return t->ticks ? POLLIN | POLLRDNORM : 0;
+	return t->ticks ? LX_POLLIN | LX_POLLRDNORM : 0;
 }
 
 uint64_t timerfd_timer(bool *fired)

@@ -1,45 +1,16 @@
 /* The terminal on the console: the glue between the console server's input channel, the
  * line discipline (ldisc.c) and the file calls (tty.h). One terminal, shared by every file
  * with dev = DEV_CONSOLE. What it cannot know: Linux process ids and sessions live in pm,
- * so the foreground process group is the number a program last gave TIOCSPGRP (see
+ * so the foreground process group is the number a program last gave LX_TIOCSPGRP (see
  * servers/vfs/README.md, "Terminal"). */
 #include "tty.h"
+#include "lx_abi.h"
 #include "ldisc.h"
 #include "tty_proto.h"
 #include "pm_proto.h"
 #include "chan_name.h"
 #include "spsc.h"
 #include "service.h"
-
-#define E_FAULT 14
-#define E_AGAIN 11
-#define E_NOTTY 25
-#define O_NONBLOCK 04000
-#define SIGWINCH 28
-
-/* ioctl requests (Linux, asm-generic/ioctls.h). */
-#define TCGETS 0x5401
-#define TCSETS 0x5402
-#define TCSETSW 0x5403
-#define TCSETSF 0x5404
-#define TCSBRK 0x5409
-#define TCXONC 0x540a
-#define TCFLSH 0x540b
-#define TIOCEXCL 0x540c
-#define TIOCNXCL 0x540d
-#define TIOCSCTTY 0x540e
-#define TIOCGPGRP 0x540f
-#define TIOCSPGRP 0x5410
-#define TIOCOUTQ 0x5411
-#define TIOCGWINSZ 0x5413
-#define TIOCSWINSZ 0x5414
-#define FIONREAD 0x541b
-#define FIONBIO 0x5421
-#define TIOCNOTTY 0x5422
-#define TIOCSETD 0x5423
-#define TIOCGETD 0x5424
-#define TCSBRKP 0x5425
-#define TIOCGSID 0x5429
 
 #define DECISECOND 100000000ull /* VTIME's unit, in ns */
 #define SIGNAL_RETRY_NS 10000000ull
@@ -203,7 +174,7 @@ static int64_t deliver(struct client *c, uint64_t ubuf, uint64_t len)
 	uint32_t used;
 	size_t n = ld_read_prep(&ld, tmp, len < sizeof(tmp) ? len : sizeof(tmp), &used);
 	if (n && ax_vcopy(EP_NONE, tmp, c->ep, (void *)ubuf, n) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	ld_consume(&ld, used);
 	return (int64_t)n;
 }
@@ -212,14 +183,14 @@ int64_t tty_read(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len)
 {
 	if (len == 0)
 		return 0;
-	bool canon = ld.t.lflag & LD_ICANON, nonblock = f->flags & O_NONBLOCK;
+	bool canon = ld.t.lflag & LD_ICANON, nonblock = f->flags & LX_O_NONBLOCK;
 	uint32_t avail = ld_avail(&ld);
 	bool ready = canon ? ld_line_ready(&ld) : nonblock || !keyboard ? avail > 0 : raw_ready(c->ep, avail, len);
 	if (ready || !keyboard) {
 		tty_cancel(c->ep);
 		return deliver(c, ubuf, len); /* without a keyboard: what is there, else end of file */
 	}
-	return nonblock ? -E_AGAIN : VFS_BLOCK;
+	return nonblock ? -LX_EAGAIN : VFS_BLOCK;
 }
 
 int64_t tty_write(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len)
@@ -229,7 +200,7 @@ int64_t tty_write(struct client *c, struct ofile *f, uint64_t ubuf, uint64_t len
 	for (uint64_t done = 0; done < len;) {
 		uint64_t k = len - done < sizeof(tmp) ? len - done : sizeof(tmp);
 		if (ax_vcopy(c->ep, (const void *)(ubuf + done), EP_NONE, tmp, k) < 0)
-			return done ? (int64_t)done : -E_FAULT;
+			return done ? (int64_t)done : -LX_EFAULT;
 		ld_output(&ld, tmp, k);
 		done += k;
 	}
@@ -242,7 +213,7 @@ uint32_t tty_poll(struct ofile *f)
 	uint32_t vmin = ld.t.cc[LD_VMIN];
 	bool in = !keyboard || ((ld.t.lflag & LD_ICANON) ? ld_line_ready(&ld)
 				 : ld_avail(&ld) >= (!ld.t.cc[LD_VTIME] && vmin ? vmin : 1));
-	return POLLOUT | (in ? POLLIN : 0);
+	return LX_POLLOUT | (in ? LX_POLLIN : 0);
 }
 
 uint64_t tty_timer(void)
@@ -280,12 +251,12 @@ uint64_t tty_timer(void)
 
 static int64_t get(struct client *c, uint64_t uptr, void *v, size_t n)
 {
-	return ax_vcopy(c->ep, (const void *)uptr, EP_NONE, v, n) < 0 ? -E_FAULT : 0;
+	return ax_vcopy(c->ep, (const void *)uptr, EP_NONE, v, n) < 0 ? -LX_EFAULT : 0;
 }
 
 static int64_t put(struct client *c, uint64_t uptr, const void *v, size_t n)
 {
-	return ax_vcopy(EP_NONE, v, c->ep, (void *)uptr, n) < 0 ? -E_FAULT : 0;
+	return ax_vcopy(EP_NONE, v, c->ep, (void *)uptr, n) < 0 ? -LX_EFAULT : 0;
 }
 
 static int64_t put_int(struct client *c, uint64_t uptr, int32_t v) { return put(c, uptr, &v, sizeof(v)); }
@@ -295,74 +266,74 @@ int64_t tty_ioctl(struct client *c, struct ofile *f, uint64_t cmd, uint64_t arg)
 	int32_t v;
 	int64_t r;
 	switch ((uint32_t)cmd) { /* the request is an int in Linux */
-	case TCGETS:
+	case LX_TCGETS:
 		return put(c, arg, &ld.t, sizeof(ld.t));
-	case TCSETS:
-	case TCSETSW: /* output is written at once: nothing to wait for */
-	case TCSETSF: {
+	case LX_TCSETS:
+	case LX_TCSETSW: /* output is written at once: nothing to wait for */
+	case LX_TCSETSF: {
 		struct ld_termios t;
 		if ((r = get(c, arg, &t, sizeof(t))))
 			return r;
-		if ((uint32_t)cmd == TCSETSF)
+		if ((uint32_t)cmd == LX_TCSETSF)
 			ld_flush_input(&ld);
 		ld_set(&ld, &t);
 		return 0; /* held readers are retried after every call anyway */
 	}
-	case TCSBRK: /* tcdrain, or a break: neither has anything to do */
-	case TCSBRKP:
-	case TIOCEXCL:
-	case TIOCNXCL:
-	case TIOCSCTTY: /* vfs knows no sessions (pm does): every process shares the console */
-	case TIOCNOTTY:
+	case LX_TCSBRK: /* tcdrain, or a break: neither has anything to do */
+	case LX_TCSBRKP:
+	case LX_TIOCEXCL:
+	case LX_TIOCNXCL:
+	case LX_TIOCSCTTY: /* vfs knows no sessions (pm does): every process shares the console */
+	case LX_TIOCNOTTY:
 		return 0;
-	case TCXONC: /* output is never stopped; accepted */
-		return arg <= 3 ? 0 : -E_INVAL;
-	case TCFLSH: /* TCIFLUSH 0, TCOFLUSH 1 (nothing queued), TCIOFLUSH 2 */
+	case LX_TCXONC: /* output is never stopped; accepted */
+		return arg <= 3 ? 0 : -LX_EINVAL;
+	case LX_TCFLSH: /* TCIFLUSH 0, TCOFLUSH 1 (nothing queued), TCIOFLUSH 2 */
 		if (arg > 2)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		if (arg != 1)
 			ld_flush_input(&ld);
 		return 0;
-	case TIOCGPGRP: /* no foreground group yet: as for a terminal that is not the caller's */
-		return fg_pgrp ? put_int(c, arg, fg_pgrp) : -E_NOTTY;
-	case TIOCGSID:
-		return session ? put_int(c, arg, session) : -E_NOTTY;
-	case TIOCSPGRP:
+	case LX_TIOCGPGRP: /* no foreground group yet: as for a terminal that is not the caller's */
+		return fg_pgrp ? put_int(c, arg, fg_pgrp) : -LX_ENOTTY;
+	case LX_TIOCGSID:
+		return session ? put_int(c, arg, session) : -LX_ENOTTY;
+	case LX_TIOCSPGRP:
 		if ((r = get(c, arg, &v, sizeof(v))))
 			return r;
 		if (v <= 0)
-			return -E_INVAL;
+			return -LX_EINVAL;
 		fg_pgrp = v;
 		if (!session)
 			session = v; /* the first foreground group is taken as the session's leader's */
 		return 0;
-	case TIOCOUTQ:
+	case LX_TIOCOUTQ:
 		return put_int(c, arg, 0);
-	case FIONREAD:
+	case LX_FIONREAD:
 		return put_int(c, arg, (int32_t)ld_inq(&ld));
-	case TIOCGWINSZ:
+	case LX_TIOCGWINSZ:
 		return put(c, arg, &winsz, sizeof(winsz));
-	case TIOCSWINSZ: {
+	case LX_TIOCSWINSZ: {
 		struct winsize w;
 		if ((r = get(c, arg, &w, sizeof(w))))
 			return r;
 		bool changed = memcmp(&w, &winsz, sizeof(w)) != 0;
 		winsz = w;
 		if (changed)
-			signal_fg(NULL, SIGWINCH);
+			signal_fg(NULL, LX_SIGWINCH);
 		return 0;
 	}
-	case FIONBIO:
+	case LX_FIONBIO:
 		if ((r = get(c, arg, &v, sizeof(v))))
 			return r;
-		f->flags = v ? f->flags | O_NONBLOCK : f->flags & ~(uint32_t)O_NONBLOCK;
+		f->flags = v ? f->flags | LX_O_NONBLOCK : f->flags & ~(uint32_t)LX_O_NONBLOCK;
 		return 0;
-	case TIOCGETD: /* N_TTY, the only discipline */
+	case LX_TIOCGETD: /* N_TTY, the only discipline */
 		return put_int(c, arg, 0);
-	case TIOCSETD:
+	case LX_TIOCSETD:
 		if ((r = get(c, arg, &v, sizeof(v))))
 			return r;
-		return v == 0 ? 0 : -E_INVAL;
+		return v == 0 ? 0 : -LX_EINVAL;
 	}
-	return -E_NOTTY;
+	return -LX_ENOTTY;
 }

@@ -1,14 +1,7 @@
 /* AF_UNIX sockets (unix.c): what socket.c, calls.c and path.c call. */
 #pragma once
 #include "vfs.h"
-#include "lxnr.h"
-#include "lx_socket.h"
-
-#define AF_UNIX_ 1
-#define S_IFSOCK_ 0140000
-#define O_NONBLOCK_ O_NONBLOCK
-#define AT_FDCWD_ AT_FDCWD
-#define POLLRDHUP_ POLLRDHUP
+#include "lx_abi.h"
 
 struct usock;
 /* A socket of a type unix_type_ok accepts (stream, datagram, seqpacket), not yet bound or
@@ -29,6 +22,6 @@ int64_t unix_transfer(struct client *c, struct ofile *f, struct usock *u, uint64
 int64_t unix_vector(struct client *c, struct ofile *f, struct usock *u, uint64_t iov, uint64_t cnt, bool write);
 uint32_t unix_poll(const struct usock *u);
 
-/* socket.c: a descriptor for socket u (accept, socketpair); flags SOCK_NONBLOCK and
- * SOCK_CLOEXEC. The fd, or an error with u untouched. */
+/* socket.c: a descriptor for socket u (accept, socketpair); flags LX_SOCK_NONBLOCK and
+ * LX_SOCK_CLOEXEC. The fd, or an error with u untouched. */
 int64_t sock_unix_fd(struct client *c, struct usock *u, uint64_t flags);

@@ -6,6 +6,7 @@
  *              accepted; default pm (tests run several, one per program)
  * README.md has the calls, the state and the recovery story. */
 #include "vfs.h"
+#include "lx_abi.h"
 #include "sysv.h"
 #include "service.h"
 #include "evloop.h"
@@ -59,12 +60,12 @@ int64_t vfs_put_sized(struct client *c, const void *v, uint32_t len, uint64_t ub
 {
 	uint32_t have;
 	if (ax_vcopy(c->ep, (const void *)ulen, EP_NONE, &have, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	if ((int32_t)have < 0)
-		return -E_INVAL;
+		return -LX_EINVAL;
 	uint32_t n = have < len ? have : len, told = full ? len : n;
 	if (ax_vcopy(EP_NONE, v, c->ep, (void *)ubuf, n) < 0 || ax_vcopy(EP_NONE, &told, c->ep, (void *)ulen, 4) < 0)
-		return -E_FAULT;
+		return -LX_EFAULT;
 	return 0;
 }
 
@@ -72,11 +73,11 @@ int64_t vfs_mo_make(uint64_t pages, uint64_t *va)
 {
 	int64_t h = ax_mo_create(pages, 0);
 	if (h < 0)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	int64_t v = ax_mo_map(h, 0, 0, pages, KP_R | KP_W);
 	if (v < 0) {
 		ax_mo_destroy(h);
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	}
 	*va = (uint64_t)v;
 	return h;
@@ -90,7 +91,7 @@ static int64_t serve(uint64_t pid, struct vcall *v)
 	vfs_cur_call = v;
 	struct client *c = vfs_client(pid, true);
 	if (!c)
-		return -E_NOMEM;
+		return -LX_ENOMEM;
 	c->ep = v->thread;
 	vfs_current = c;
 	return vfs_call(c, v);
@@ -170,7 +171,7 @@ static uint64_t held_timer(void)
 		int64_t r = serve(h->pid, &h->v);
 		h->pid = 0;
 		if (r != VFS_PASSED)
-			vfs_answer(h->v.thread, r == VFS_BLOCK ? -E_INTR : r);
+			vfs_answer(h->v.thread, r == VFS_BLOCK ? -LX_EINTR : r);
 	}
 	held_trim();
 	return next == UINT64_MAX ? 0 : next - now;
@@ -236,10 +237,10 @@ static bool from_pm(endpoint_t from)
 static void pm_message(struct kmsg *m)
 {
 	endpoint_t from = m->source;
-	int64_t r = -E_NOSYS, handle = 0;
+	int64_t r = -LX_ENOSYS, handle = 0;
 	uint64_t setid[2] = { 0, 0 };
 	if (!from_pm(from))
-		r = -E_PERM;
+		r = -LX_EPERM;
 	else if (m->type == VFS_CREDS)
 		r = vfs_set_creds(m);
 	else if (m->type == VFS_COMM)
@@ -250,7 +251,7 @@ static void pm_message(struct kmsg *m)
 		r = vfs_fork(m->w[0], m->w[1]), sysv_fork(m->w[0], m->w[1]);
 	else if (m->type == VFS_EXEC)
 		r = vfs_exec_done(m->w[0]), sysv_exec(m->w[0]);
-	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -E_NOMEM) == 0)
+	else if (m->type == VFS_SESSION && (r = vfs_client(m->w[0], true) ? 0 : -LX_ENOMEM) == 0)
 		tty_session((int32_t)m->w[1]);
 	else if (m->type == VFS_EXEC_OPEN)
 		r = exec_open(vfs_current = vfs_client(m->w[0], true), (endpoint_t)m->w[1], m->w[2], from, &handle, setid);
@@ -293,7 +294,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 			*h = (struct held){ pid, v, ~0ull };
 			return; /* answered by retry_held or held_timer */
 		}
-		r = -E_AGAIN; /* too many blocked callers */
+		r = -LX_EAGAIN; /* too many blocked callers */
 	}
 	vfs_answer(m->source, r);
 	retry_held();
@@ -339,7 +340,7 @@ static bool on_poll(struct ax_evloop *l)
 
 static int make_dev(struct rnode *dev, const char *name, uint32_t which, struct rnode **out)
 {
-	int r = ramfs_create(dev, name, strlen(name), S_IFCHR_ | 0666, out);
+	int r = ramfs_create(dev, name, strlen(name), LX_S_IFCHR | 0666, out);
 	if (r == 0)
 		(*out)->dev = which;
 	return r;
@@ -368,7 +369,7 @@ static bool build_root(const char *initrd)
 {
 	vfs_root = ramfs_init();
 	struct rnode *dev = NULL, *console = NULL, *node;
-	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, S_IFDIR_ | 0755, &dev) || make_dev(dev, "null", DEV_NULL, &node) ||
+	if (!vfs_root || ramfs_create(vfs_root, "dev", 3, LX_S_IFDIR | 0755, &dev) || make_dev(dev, "null", DEV_NULL, &node) ||
 	    make_dev(dev, "zero", DEV_ZERO, &node) || make_dev(dev, "console", DEV_CONSOLE, &console) ||
 	    make_more_devs(dev) || procfs_init(vfs_root)) {
 		ax_printf("vfs: out of memory building the root\n");
@@ -376,10 +377,10 @@ static bool build_root(const char *initrd)
 	}
 	int mod = ax_find_module(initrd);
 	struct kc_module_info mi;
-	long n = -E_NOENT;
+	long n = -LX_ENOENT;
 	if (mod >= 0 && ax_module_info((uint32_t)mod, &mi) == 0) {
 		int64_t va = kcall1(KC_MODULE_MAP, (uint64_t)mod);
-		n = va > 0 ? cpio_load(vfs_root, (const uint8_t *)va, mi.size) : -E_IO;
+		n = va > 0 ? cpio_load(vfs_root, (const uint8_t *)va, mi.size) : -LX_EIO;
 	}
 	if (n < 0)
 		ax_printf("vfs: initrd %s not loaded (error %ld): the file system is empty but for /dev\n", initrd, n);

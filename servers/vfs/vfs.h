@@ -1,6 +1,7 @@
 /* vfs: the file server of the POSIX personality (README.md). Shared between its files. */
 #pragma once
 #include "axrt.h"
+#include "lx_abi.h"
 #include "ramfs.h"
 #include "vfs_alloc.h"
 
@@ -14,36 +15,10 @@ enum { DEV_CONSOLE = 1, DEV_NULL, DEV_ZERO, DEV_FULL, DEV_RANDOM, DEV_URANDOM };
 #define S_IFANON_ 0
 enum { ANON_EVENTFD = 1, ANON_EPOLL, ANON_SOCKET, ANON_TIMERFD };
 
-#define E_PERM 1
-#define E_INTR 4
-#define E_BADF 9
-#define E_AGAIN 11
-#define E_ACCES 13
-#define E_FAULT 14
-#define E_MFILE 24
-#define E_NOTTY 25
-#define E_SPIPE 29
-#define E_RANGE 34
-#define E_NXIO 6
-#define E_NOSYS 38
-
-/* poll's event bits (epoll's are the same). */
-#define POLLIN 0x001
-#define POLLPRI 0x002
-#define POLLOUT 0x004
-#define POLLERR 0x008
-#define POLLHUP 0x010
-#define POLLNVAL 0x020
-#define POLLRDNORM 0x040
-#define POLLRDBAND 0x080
-#define POLLWRNORM 0x100
-#define POLLWRBAND 0x200
-#define POLLRDHUP 0x2000
-
 struct ofile {               /* an open file, shared by dup'ed descriptors */
 	struct rnode *node;
 	uint64_t off;
-	uint32_t flags;          /* O_ACCMODE | O_APPEND | ... */
+	uint32_t flags;          /* LX_O_ACCMODE | LX_O_APPEND | ... */
 	uint32_t refs;
 };
 
@@ -77,7 +52,7 @@ extern struct rnode *vfs_root;
 #define VFS_NOT_MINE (INT64_MIN + 1)
 
 static inline struct ofile *vfs_file(struct client *c, uint64_t fd) { return fd < MAX_FDS ? c->fd[fd] : NULL; }
-static inline uint32_t vfs_kind(const struct rnode *n) { return n->mode & S_IFMT_; }
+static inline uint32_t vfs_kind(const struct rnode *n) { return n->mode & LX_S_IFMT; }
 
 /* One Linux call being served. A call that answers VFS_BLOCK is kept and served again
  * (vfs.c) after every other call, and once more when its deadline passes. */
@@ -124,7 +99,7 @@ int64_t vfs_set_comm(const struct kmsg *m);
 /* Tries every held call again, answering those that can finish now (vfs.c): after input
  * arrived, a timer ran out. */
 void vfs_kick(void);
-/* How many held calls match (sysv.c's GETNCNT and GETZCNT). */
+/* How many held calls match (sysv.c's LX_GETNCNT and LX_GETZCNT). */
 int vfs_held_count(bool (*match)(const struct vcall *v, void *arg), void *arg);
 /* timerfd.c: timerfd_create, timerfd_settime, timerfd_gettime; a read of one; its poll
  * bits; its end; the loop's look at the deadlines (ns to the nearest, 0: none; *fired when
@@ -210,7 +185,7 @@ void fview_init(bool adopted);
 /* Paths (path.c). A NUL-terminated path from ep's memory at uptr into buf
  * (RAMFS_PATH_MAX bytes): 0 or -EFAULT, -ENAMETOOLONG. */
 int64_t vfs_get_path(endpoint_t ep, uint64_t uptr, char *buf);
-/* Resolves p relative to dirfd (AT_FDCWD: the working directory); flags RAMFS_FOLLOW;
+/* Resolves p relative to dirfd (LX_AT_FDCWD: the working directory); flags RAMFS_FOLLOW;
  * *parent and *last as ramfs_resolve's. */
 int64_t vfs_resolve_at(struct client *c, int64_t dirfd, const char *p, int flags, struct rnode **out,
 		       struct rnode **parent, const char **last);
@@ -236,7 +211,7 @@ void pipe_end_opened(struct ofile *f); /* a new open file on a pipe (/proc/self/
 uint32_t pipe_poll(const struct ofile *f);
 uint64_t pipe_unread(const struct ofile *f); /* bytes waiting in it */
 /* Named pipes (mknod S_IFIFO): their ring, made at the first open of the node (0 or
- * -E_NOMEM), -E_NXIO for a non-blocking write-only open with no reader; whether an open
+ * -LX_ENOMEM), -LX_ENXIO for a non-blocking write-only open with no reader; whether an open
  * file's other side is there (a blocking open of one end waits for it); the descriptor of
  * a waiting open that a signal ended, closed. */
 int64_t fifo_prepare(struct rnode *n, uint64_t flags);
@@ -266,8 +241,8 @@ void epoll_restarted(void);
 uint32_t vfs_poll(const struct ofile *f);
 int64_t vfs_check_sigmask(uint64_t mask, uint64_t size);
 
-/* The terminal (tty.c, tty.h): what a poll of a console file sees now, POLLIN 0x1 and
- * POLLOUT 0x4. */
+/* The terminal (tty.c, tty.h): what a poll of a console file sees now, LX_POLLIN 0x1 and
+ * LX_POLLOUT 0x4. */
 uint32_t tty_poll(struct ofile *f);
 
 /* The Linux file calls vfs serves (calls.c); the result for the caller's rax, or VFS_BLOCK. */

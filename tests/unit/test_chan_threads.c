@@ -4,6 +4,7 @@
  * Built twice: with ASan+UBSan (test_chan_threads) and with TSan (test_chan_threads_tsan). */
 #define _GNU_SOURCE
 #include "unit.h"
+#include "lx_abi.h"
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -21,7 +22,7 @@
 static uint64_t now_ns(void)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(LX_CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 

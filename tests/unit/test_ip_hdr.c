@@ -1,6 +1,7 @@
 /* ip's IPv4 header checks (servers/ip/hdr.c): what ip drops before pf and lwIP see a packet,
  * and what it refuses from a transport. */
 #include "unit.h"
+#include "lx_abi.h"
 #include "hdr.h"
 #include <arpa/inet.h>
 
@@ -11,8 +12,8 @@ static void mk(uint8_t *b, uint16_t tot, uint16_t frag, uint8_t proto, const cha
 	b[2] = (uint8_t)(tot >> 8), b[3] = (uint8_t)tot;
 	b[6] = (uint8_t)(frag >> 8), b[7] = (uint8_t)frag;
 	uint32_t a;
-	inet_pton(AF_INET, src, &a), memcpy(b + 12, &a, 4);
-	inet_pton(AF_INET, dst, &a), memcpy(b + 16, &a, 4);
+	inet_pton(LX_AF_INET, src, &a), memcpy(b + 12, &a, 4);
+	inet_pton(LX_AF_INET, dst, &a), memcpy(b + 16, &a, 4);
 	uint16_t c = iph_csum(b, 20);
 	b[10] = (uint8_t)(c >> 8), b[11] = (uint8_t)c;
 }
@@ -67,7 +68,7 @@ static void transmit_checks(void)
 {
 	uint8_t b[64];
 	uint32_t ours[2];
-	inet_pton(AF_INET, "10.0.2.15", &ours[0]);
+	inet_pton(LX_AF_INET, "10.0.2.15", &ours[0]);
 	ours[1] = 0;
 	mk(b, 48, 0x4000, 17, "10.0.2.15", "10.0.2.2"); /* DF is fine */
 	CHECK_EQ_U64(iph_tx_check(b, 20, 48, 17, ours, 2), IP4_OK);

@@ -1,6 +1,7 @@
 /* ip's routing table (servers/ip/route.c): longest prefix, connected nets and gateways,
  * the route= argument. */
 #include "unit.h"
+#include "lx_abi.h"
 #include "route.h"
 #include "hdr.h"
 #include <arpa/inet.h>
@@ -8,7 +9,7 @@
 static uint32_t A(const char *s)
 {
 	uint32_t a;
-	inet_pton(AF_INET, s, &a);
+	inet_pton(LX_AF_INET, s, &a);
 	return a;
 }
 

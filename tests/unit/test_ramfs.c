@@ -1,5 +1,6 @@
 /* vfs's RAM file system and initrd parser (servers/vfs/ramfs.c, cpio.c) on the host. */
 #include "unit.h"
+#include "lx_abi.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ static void loads_the_initrd(void)
 	CHECK_EQ_I64(ramfs_read(n, 0, buf, sizeof(buf)), 26);
 	CHECK(!strncmp(buf, "root:x:0:0:", 11));
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/share/deep/file", RAMFS_FOLLOW, &n, NULL, NULL), 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/etc/passwd/x", RAMFS_FOLLOW, &n, NULL, NULL), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/etc/passwd/x", RAMFS_FOLLOW, &n, NULL, NULL), -LX_ENOTDIR);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/usr/../etc/./passwd", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	ramfs_free_tree(root);
 }
@@ -55,41 +56,41 @@ static void create_write_truncate_remove(void)
 {
 	struct rnode *root = ramfs_init(), *tmp, *f, *parent;
 	const char *last;
-	REQUIRE(ramfs_create(root, "tmp", 3, S_IFDIR_ | 0755, &tmp) == 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp/new", RAMFS_FOLLOW, &f, &parent, &last), -E_NOENT);
+	REQUIRE(ramfs_create(root, "tmp", 3, LX_S_IFDIR | 0755, &tmp) == 0);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp/new", RAMFS_FOLLOW, &f, &parent, &last), -LX_ENOENT);
 	CHECK(parent == tmp && !strcmp(last, "new"));
-	REQUIRE(ramfs_create(tmp, "new", 3, S_IFREG_ | 0644, &f) == 0);
-	CHECK_EQ_I64(ramfs_create(tmp, "new", 3, S_IFREG_ | 0644, &f), -E_EXIST);
+	REQUIRE(ramfs_create(tmp, "new", 3, LX_S_IFREG | 0644, &f) == 0);
+	CHECK_EQ_I64(ramfs_create(tmp, "new", 3, LX_S_IFREG | 0644, &f), -LX_EEXIST);
 	CHECK_EQ_I64(ramfs_write(f, 5000, "x", 1), 1);
 	char buf[16];
 	CHECK_EQ_I64(ramfs_read(f, 4990, buf, 16), 11);
 	CHECK(buf[0] == 0 && buf[10] == 'x'); /* the hole reads as zeros */
-	CHECK_EQ_I64(ramfs_write(f, RAMFS_MAX_FILE, "x", 1), -E_FBIG);
+	CHECK_EQ_I64(ramfs_write(f, RAMFS_MAX_FILE, "x", 1), -LX_EFBIG);
 	CHECK_EQ_I64(ramfs_truncate(f, 3), 0);
 	CHECK_EQ_U64(f->size, 3);
-	CHECK_EQ_I64(ramfs_remove(tmp), -E_NOTEMPTY);
+	CHECK_EQ_I64(ramfs_remove(tmp), -LX_ENOTEMPTY);
 	f->opens = 1; /* an open file outlives its name */
 	CHECK_EQ_I64(ramfs_remove(f), 0);
 	CHECK(f->unlinked);
 	CHECK_EQ_I64(ramfs_read(f, 0, buf, 3), 3);
 	ramfs_release(f); /* last close: freed (ASan checks) */
 	CHECK_EQ_I64(ramfs_remove(tmp), 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp", RAMFS_FOLLOW, &f, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/tmp", RAMFS_FOLLOW, &f, NULL, NULL), -LX_ENOENT);
 	ramfs_free_tree(root);
 }
 
 static void rename_moves_and_replaces(void)
 {
 	struct rnode *root = ramfs_init(), *a, *b, *d, *sub, *n;
-	REQUIRE(ramfs_create(root, "a", 1, S_IFREG_ | 0644, &a) == 0 && ramfs_create(root, "b", 1, S_IFREG_ | 0644, &b) == 0);
-	REQUIRE(ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0 && ramfs_create(d, "sub", 3, S_IFDIR_ | 0755, &sub) == 0);
+	REQUIRE(ramfs_create(root, "a", 1, LX_S_IFREG | 0644, &a) == 0 && ramfs_create(root, "b", 1, LX_S_IFREG | 0644, &b) == 0);
+	REQUIRE(ramfs_create(root, "d", 1, LX_S_IFDIR | 0755, &d) == 0 && ramfs_create(d, "sub", 3, LX_S_IFDIR | 0755, &sub) == 0);
 	CHECK_EQ_I64(ramfs_rename(a, root, b->name, 1), 0); /* replaces b, whose name it reuses (ASan) */
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/b", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	CHECK(n == a);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/a", RAMFS_FOLLOW, &n, NULL, NULL), -E_NOENT);
-	CHECK_EQ_I64(ramfs_rename(d, sub, "x", 1), -E_INVAL);  /* into itself */
-	CHECK_EQ_I64(ramfs_rename(a, root, "d", 1), -E_ISDIR); /* a file over a directory */
-	CHECK_EQ_I64(ramfs_rename(sub, root, "b", 1), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/a", RAMFS_FOLLOW, &n, NULL, NULL), -LX_ENOENT);
+	CHECK_EQ_I64(ramfs_rename(d, sub, "x", 1), -LX_EINVAL);  /* into itself */
+	CHECK_EQ_I64(ramfs_rename(a, root, "d", 1), -LX_EISDIR); /* a file over a directory */
+	CHECK_EQ_I64(ramfs_rename(sub, root, "b", 1), -LX_ENOTDIR);
 	CHECK_EQ_I64(ramfs_rename(a, d, "moved", 5), 0);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/moved", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	ramfs_free_tree(root);
@@ -99,12 +100,12 @@ static void hard_links(void)
 {
 	struct rnode *root = ramfs_init(), *d, *f, *n, *e;
 	uint64_t nodes0 = ramfs_nodes;
-	REQUIRE(ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0 && ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0);
+	REQUIRE(ramfs_create(root, "d", 1, LX_S_IFDIR | 0755, &d) == 0 && ramfs_create(root, "f", 1, LX_S_IFREG | 0644, &f) == 0);
 	CHECK_EQ_I64(ramfs_write(f, 0, "data", 4), 4);
 	CHECK_EQ_I64(ramfs_link(d, "g", 1, f), 0);
 	CHECK_EQ_I64(ramfs_link(root, "h", 1, f), 0);
-	CHECK_EQ_I64(ramfs_link(root, "h", 1, f), -E_EXIST);
-	CHECK_EQ_I64(ramfs_link(root, "dd", 2, d), -E_PERM); /* no links to directories */
+	CHECK_EQ_I64(ramfs_link(root, "h", 1, f), -LX_EEXIST);
+	CHECK_EQ_I64(ramfs_link(root, "dd", 2, d), -LX_EPERM); /* no links to directories */
 	CHECK_EQ_U64(ramfs_nlink(f), 3);
 	/* every name resolves to the one node; RAMFS_ENTRY gives the name itself */
 	CHECK(ramfs_resolve(root, root, "/d/g", 0, &n, NULL, NULL) == 0 && n == f);
@@ -117,18 +118,18 @@ static void hard_links(void)
 	/* a link's own name goes */
 	CHECK_EQ_I64(ramfs_remove(e), 0);
 	CHECK_EQ_U64(ramfs_nlink(f), 2);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/g", 0, &n, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/d/g", 0, &n, NULL, NULL), -LX_ENOENT);
 	/* the file's first name goes: "h" takes its place, the node stays itself */
 	uint64_t ino = f->ino;
 	CHECK_EQ_I64(ramfs_remove(f), 0);
 	CHECK(!f->unlinked && ramfs_nlink(f) == 1 && f->ino == ino && !strcmp(f->name, "h"));
 	CHECK(ramfs_resolve(root, root, "/h", RAMFS_ENTRY, &n, NULL, NULL) == 0 && n == f);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/f", 0, &n, NULL, NULL), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/f", 0, &n, NULL, NULL), -LX_ENOENT);
 	CHECK_EQ_I64(ramfs_remove(f), 0); /* the last name: freed (ASan) */
 	CHECK_EQ_I64(ramfs_remove(d), 0);
 	CHECK_EQ_U64(ramfs_nodes, nodes0);
 	/* links left in the tree are freed with it */
-	REQUIRE(ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0 && ramfs_create(root, "d", 1, S_IFDIR_ | 0755, &d) == 0);
+	REQUIRE(ramfs_create(root, "f", 1, LX_S_IFREG | 0644, &f) == 0 && ramfs_create(root, "d", 1, LX_S_IFDIR | 0755, &d) == 0);
 	CHECK(ramfs_link(d, "x", 1, f) == 0 && ramfs_link(root, "y", 1, f) == 0);
 	ramfs_free_tree(root);
 }
@@ -145,7 +146,7 @@ static void count_unback(struct rnode *n)
 static void backed_nodes(void)
 {
 	struct rnode *root = ramfs_init(), *f;
-	REQUIRE(ramfs_create(root, "f", 1, S_IFREG_ | 0644, &f) == 0);
+	REQUIRE(ramfs_create(root, "f", 1, LX_S_IFREG | 0644, &f) == 0);
 	CHECK_EQ_I64(ramfs_write(f, 0, "abc", 3), 3);
 	uint8_t *area = calloc(1, 8192);
 	memcpy(area, f->data, f->size);
@@ -153,8 +154,8 @@ static void backed_nodes(void)
 	f->data = area, f->cap = 8192, f->backed = true;
 	CHECK_EQ_I64(ramfs_write(f, 8000, "0123456789", 10), 10);
 	CHECK(f->data == area && f->size == 8010 && !memcmp(area + 8000, "0123456789", 10) && area[5000] == 0);
-	CHECK_EQ_I64(ramfs_write(f, 8190, "xyz", 3), -E_FBIG); /* past the area */
-	CHECK_EQ_I64(ramfs_truncate(f, 10000), -E_FBIG);
+	CHECK_EQ_I64(ramfs_write(f, 8190, "xyz", 3), -LX_EFBIG); /* past the area */
+	CHECK_EQ_I64(ramfs_truncate(f, 10000), -LX_EFBIG);
 	CHECK_EQ_I64(ramfs_truncate(f, 2), 0);
 	CHECK(f->data == area && f->size == 2);
 	ramfs_hooks.unback = count_unback;
@@ -168,9 +169,9 @@ static void symlinks_resolve(void)
 {
 	struct rnode *root = ramfs_init(), *etc, *pw, *l, *n, *parent;
 	const char *last;
-	REQUIRE(ramfs_create(root, "etc", 3, S_IFDIR_ | 0755, &etc) == 0 && ramfs_create(etc, "passwd", 6, S_IFREG_ | 0644, &pw) == 0);
+	REQUIRE(ramfs_create(root, "etc", 3, LX_S_IFDIR | 0755, &etc) == 0 && ramfs_create(etc, "passwd", 6, LX_S_IFREG | 0644, &pw) == 0);
 	REQUIRE(ramfs_symlink(root, "abs", 3, "/etc/passwd", 11, &l) == 0);
-	CHECK_EQ_U64(l->mode, S_IFLNK_ | 0777);
+	CHECK_EQ_U64(l->mode, LX_S_IFLNK | 0777);
 	CHECK_EQ_U64(l->size, 11);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	CHECK(n == pw);
@@ -187,17 +188,17 @@ static void symlinks_resolve(void)
 	CHECK(n == etc);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/e/../e/./passwd", 0, &n, NULL, NULL), 0); /* ".." of the target */
 	CHECK(n == pw);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/", 0, &n, NULL, NULL), -E_NOTDIR);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/x", 0, &n, NULL, NULL), -E_NOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/", 0, &n, NULL, NULL), -LX_ENOTDIR);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/abs/x", 0, &n, NULL, NULL), -LX_ENOTDIR);
 	/* a dangling link: what a create through it would make */
 	REQUIRE(ramfs_symlink(root, "dangle", 6, "etc/newfile", 11, &l) == 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/dangle", RAMFS_FOLLOW, &n, &parent, &last), -E_NOENT);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/dangle", RAMFS_FOLLOW, &n, &parent, &last), -LX_ENOENT);
 	CHECK(parent == etc && !strcmp(last, "newfile"));
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/dangle", 0, &n, &parent, &last), 0);
 	/* loops and long chains: 40 links are followed, the 41st is ELOOP */
 	REQUIRE(ramfs_symlink(root, "loop1", 5, "loop2", 5, &l) == 0 && ramfs_symlink(root, "loop2", 5, "/loop1", 6, &l) == 0);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1", RAMFS_FOLLOW, &n, NULL, NULL), -E_LOOP);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1/x", 0, &n, NULL, NULL), -E_LOOP);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1", RAMFS_FOLLOW, &n, NULL, NULL), -LX_ELOOP);
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1/x", 0, &n, NULL, NULL), -LX_ELOOP);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/loop1", 0, &n, NULL, NULL), 0);
 	char name[16], target[16];
 	for (int i = 0; i <= 40; i++) { /* c0 -> c1 -> ... -> c40 -> /etc/passwd */
@@ -207,11 +208,11 @@ static void symlinks_resolve(void)
 	}
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/c1", RAMFS_FOLLOW, &n, NULL, NULL), 0); /* 40 links */
 	CHECK(n == pw);
-	CHECK_EQ_I64(ramfs_resolve(root, root, "/c0", RAMFS_FOLLOW, &n, NULL, NULL), -E_LOOP); /* 41 */
+	CHECK_EQ_I64(ramfs_resolve(root, root, "/c0", RAMFS_FOLLOW, &n, NULL, NULL), -LX_ELOOP); /* 41 */
 	/* bad targets */
-	CHECK_EQ_I64(ramfs_symlink(root, "empty", 5, "", 0, &l), -E_NOENT);
-	CHECK_EQ_I64(ramfs_symlink(root, "nul", 3, "a\0b", 3, &l), -E_INVAL);
-	CHECK_EQ_I64(ramfs_symlink(root, "abs", 3, "x", 1, &l), -E_EXIST);
+	CHECK_EQ_I64(ramfs_symlink(root, "empty", 5, "", 0, &l), -LX_ENOENT);
+	CHECK_EQ_I64(ramfs_symlink(root, "nul", 3, "a\0b", 3, &l), -LX_EINVAL);
+	CHECK_EQ_I64(ramfs_symlink(root, "abs", 3, "x", 1, &l), -LX_EEXIST);
 	ramfs_free_tree(root);
 }
 
@@ -232,13 +233,13 @@ static void archive_symlinks(void)
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/bin/ls", RAMFS_FOLLOW, &n, NULL, NULL), 0);
 	CHECK(n == bb);
 	CHECK_EQ_I64(ramfs_resolve(root, root, "/bin/sh", 0, &n, NULL, NULL), 0);
-	CHECK(n->mode == (S_IFLNK_ | 0777) && !strcmp((const char *)n->data, "/bin/busybox"));
+	CHECK(n->mode == (LX_S_IFLNK | 0777) && !strcmp((const char *)n->data, "/bin/busybox"));
 	ramfs_free_tree(root);
 	/* a link with an empty target is a malformed archive */
 	len = entry(img, "bad", 0120777, NULL);
 	len += entry(img + len, "TRAILER!!!", 0, NULL);
 	root = ramfs_init();
-	CHECK_EQ_I64(cpio_load(root, img, len), -E_NOENT);
+	CHECK_EQ_I64(cpio_load(root, img, len), -LX_ENOENT);
 	ramfs_free_tree(root);
 }
 
@@ -258,10 +259,10 @@ static void resolution_fuzz(void)
 			struct rnode *d = dirs[RND(nd)];
 			const char *name = parts[RND(6)];
 			int kind = RND(3);
-			if (kind == 0 && ramfs_create(d, name, strlen(name), S_IFDIR_ | 0755, &n) == 0 && nd < 8)
+			if (kind == 0 && ramfs_create(d, name, strlen(name), LX_S_IFDIR | 0755, &n) == 0 && nd < 8)
 				dirs[nd++] = n;
 			else if (kind == 1)
-				ramfs_create(d, name, strlen(name), S_IFREG_ | 0644, &n);
+				ramfs_create(d, name, strlen(name), LX_S_IFREG | 0644, &n);
 			else {
 				const char *t = targets[RND(sizeof(targets) / sizeof(targets[0]))];
 				ramfs_symlink(d, name, strlen(name), t, strlen(t), &n);
@@ -281,11 +282,11 @@ static void resolution_fuzz(void)
 			int r = ramfs_resolve(root, dirs[RND(nd)], path, follow, &n, &parent, &last);
 			if (r == 0) {
 				CHECK(n != NULL);
-				CHECK(!follow || (n->mode & S_IFMT_) != S_IFLNK_);
+				CHECK(!follow || (n->mode & LX_S_IFMT) != LX_S_IFLNK);
 			} else {
-				CHECK(r == -E_NOENT || r == -E_NOTDIR || r == -E_LOOP);
-				if (r == -E_NOENT && parent)
-					CHECK((parent->mode & S_IFMT_) == S_IFDIR_ && last && last[0] && last[0] != '/');
+				CHECK(r == -LX_ENOENT || r == -LX_ENOTDIR || r == -LX_ELOOP);
+				if (r == -LX_ENOENT && parent)
+					CHECK((parent->mode & LX_S_IFMT) == LX_S_IFDIR && last && last[0] && last[0] != '/');
 			}
 		}
 		ramfs_free_tree(root);
@@ -298,11 +299,11 @@ static void malformed_archives_are_refused(void)
 	static uint8_t img[4096], bad[4096];
 	size_t len = sample(img);
 	struct rnode *root = ramfs_init();
-	CHECK_EQ_I64(cpio_load(root, img, 50), -E_INVAL);     /* truncated header */
-	CHECK_EQ_I64(cpio_load(root, img, len - 8), -E_INVAL); /* no trailer */
+	CHECK_EQ_I64(cpio_load(root, img, 50), -LX_EINVAL);     /* truncated header */
+	CHECK_EQ_I64(cpio_load(root, img, len - 8), -LX_EINVAL); /* no trailer */
 	memcpy(bad, img, len);
 	memcpy(bad + 6 + 8 * 6, "7fffffff", 8); /* a file size past the end */
-	CHECK_EQ_I64(cpio_load(root, bad, len), -E_INVAL);
+	CHECK_EQ_I64(cpio_load(root, bad, len), -LX_EINVAL);
 	ramfs_free_tree(root);
 	/* Mutation fuzz: any result, never a crash or an out-of-bounds read (ASan). */
 	unsigned seed = 12345;

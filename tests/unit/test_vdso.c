@@ -4,6 +4,7 @@
  * called, the system-call fallbacks answered by the host's Linux kernel. */
 #define _GNU_SOURCE
 #include "unit.h"
+#include "lx_abi.h"
 #include <axolotl/vvar.h>
 #include <elf.h>
 #include <errno.h>
@@ -237,7 +238,7 @@ static void built_vdso_falls_back_to_the_system_call(void)
 	struct lxts t = { -1, -1 };
 	struct timespec h;
 	CHECK_EQ_I64(v_cgt(VCLOCK_PROCESS_CPUTIME_ID, &t), 0);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &h);
+	clock_gettime(LX_CLOCK_PROCESS_CPUTIME_ID, &h);
 	CHECK(t.sec >= 0 && ns_of(&t) > 0 && ns_of(&t) <= (uint64_t)h.tv_sec * VNS_PER_S + (uint64_t)h.tv_nsec);
 	CHECK_EQ_I64(v_cgt(VCLOCK_THREAD_CPUTIME_ID, &t), 0);
 	CHECK_EQ_I64(v_cgt(99, &t), -EINVAL);
@@ -246,9 +247,9 @@ static void built_vdso_falls_back_to_the_system_call(void)
 	/* An empty page: the host's own monotonic clock, through the vDSO's `syscall`. */
 	memset(page, 0, sizeof(*page));
 	struct timespec before, after;
-	clock_gettime(CLOCK_MONOTONIC, &before);
+	clock_gettime(LX_CLOCK_MONOTONIC, &before);
 	CHECK_EQ_I64(v_cgt(VCLOCK_MONOTONIC, &t), 0);
-	clock_gettime(CLOCK_MONOTONIC, &after);
+	clock_gettime(LX_CLOCK_MONOTONIC, &after);
 	CHECK(t.sec > before.tv_sec || (t.sec == before.tv_sec && t.nsec >= before.tv_nsec));
 	CHECK(t.sec < after.tv_sec || (t.sec == after.tv_sec && t.nsec <= after.tv_nsec));
 	struct lxts tv;

@@ -14,6 +14,7 @@
  * the vDSO (kernel/vdso/vdso.c, user code) and the host unit test (tests/unit/test_vdso.c). */
 #pragma once
 #include <stdbool.h>
+#include "lx_abi.h"
 #include <stdint.h>
 
 /* Linux clock ids. */
@@ -38,7 +39,7 @@ struct vvar {
 	uint32_t shift;    /* ns since boot = (tsc - tsc_boot) * mult >> shift */
 	uint64_t mult;
 	uint64_t tsc_boot; /* the TSC when the clock read 0 */
-	uint64_t epoch_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC: the wall clock at boot, ns since 1970 */
+	uint64_t epoch_ns; /* LX_CLOCK_REALTIME - LX_CLOCK_MONOTONIC: the wall clock at boot, ns since 1970 */
 	uint64_t res_ns;   /* clock_getres of the TSC clocks */
 	uint64_t coarse_res_ns; /* clock_getres of the _COARSE clocks (the tick) */
 	/* Threads that have ended since boot, counted when each is marked dead: a server holding

@@ -6,6 +6,7 @@
  * no state in ds: after a restart its sockets come back from syscall's SK_OPEN (REATTACH)
  * with their bind and connect replayed. Not the real udp (lwIP, branch udp). */
 #include "axrt.h"
+#include "lx_abi.h"
 #include "evloop.h"
 #include "service.h"
 #include "chan_name.h"
@@ -14,7 +15,6 @@
 #include "sock_proto.h"
 
 #define MAX 64
-#define EADDRINUSE 98
 #define LOOPBACK 0x0100007fu /* 127.0.0.1 in network order, read as little-endian */
 
 static struct ssock {
@@ -81,7 +81,7 @@ static int64_t do_bind(struct ssock *s, uint16_t port)
 			u.next_port = u.next_port >= 60999 ? 40000 : u.next_port + 1;
 		}
 	} else if (bound_to(port, s) && !s->reuse && s->lport != port) {
-		return -EADDRINUSE;
+		return -LX_EADDRINUSE;
 	}
 	s->lport = port;
 	return 0;

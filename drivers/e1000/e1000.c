@@ -445,7 +445,7 @@ static bool poll(struct ax_evloop *l)
 		chan_kick(&e1k.up, &e1k.plat);
 	}
 	if (e1k.attached)
-		chan_ax_watch(&e1k.up_w, &e1k.up, &e1k.plat, "e1000.up"); /* (we look every 50 ms) */
+		chan_ax_watch(&e1k.up_w, &e1k.up, &e1k.plat); /* (we look every 50 ms) */
 	(void)l;
 	return work > 0 || (irq_bound && !e1k.poll_mode && irq_rearm());
 }
@@ -549,6 +549,7 @@ int main(int argc, char **argv)
 	if (!e1k.poll_mode)
 		bind_irq();
 	chan_axolotl_platform(&e1k.plat, &e1k.ipwake);
+	ksnprintf(e1k.up_w.name, sizeof(e1k.up_w.name), "e1000.up");
 	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
 	loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,
 				   .inject = inject, .wait_ns = WAIT_DETACHED_NS, .restartable = true };

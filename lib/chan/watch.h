@@ -17,6 +17,7 @@ struct chan_watch {
 	uint64_t tail;     /* the consumer's index at the last look */
 	uint64_t since_ns; /* when it was first seen standing with messages queued; 0: moving */
 	uint64_t rang_ns, said_ns;
+	char name[16];     /* the channel's name, for the complaint (set once by the owner) */
 };
 
 enum chan_watch_verdict {
@@ -30,5 +31,6 @@ enum chan_watch_verdict {
  * stood still (0 if moving). A corrupt channel counts as idle: its owner's own checks report
  * it. */
 enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t now, uint64_t *stalled_ns);
-/* Forget the history (the channel was attached anew, or the consumer restarted). */
-static inline void chan_watch_reset(struct chan_watch *w) { *w = (struct chan_watch){ 0 }; }
+/* Forget the history (the channel was attached anew, or the consumer restarted); the name
+ * stays. */
+static inline void chan_watch_reset(struct chan_watch *w) { w->tail = w->since_ns = w->rang_ns = w->said_ns = 0; }

@@ -755,16 +755,11 @@ static bool poll(struct ax_evloop *l)
 #endif
 	/* A peer that stops reading what we queued for it is alive and broken: rs hears of it
 	 * (lib/chan/watch.h); the watch needs a look now and then while messages wait. */
-	char what[16];
 	bool queued = false;
-	if (xp.ip_ok && xp.ip_peer.ep) {
-		ksnprintf(what, sizeof(what), "%s/out", xp.ops->name);
-		queued |= chan_ax_watch(&xp.out_w, &xp.out, &xp.ip_plat, what);
-	}
-	if (xp.sys_ok && xp.sys_peer.ep) {
-		ksnprintf(what, sizeof(what), "%s/ev", xp.ops->name);
-		queued |= chan_ax_watch(&xp.ev_w, &xp.evq, &xp.sys_plat, what);
-	}
+	if (xp.ip_ok && xp.ip_peer.ep)
+		queued |= chan_ax_watch(&xp.out_w, &xp.out, &xp.ip_plat);
+	if (xp.sys_ok && xp.sys_peer.ep)
+		queued |= chan_ax_watch(&xp.ev_w, &xp.evq, &xp.sys_plat);
 	if (queued && (!wait || wait > CHAN_WATCH_LOOK_NS))
 		wait = CHAN_WATCH_LOOK_NS;
 	l->wait_ns = wait;
@@ -813,6 +808,8 @@ int64_t xport_start(int argc, char **argv, const struct xport_ops *ops, bool ado
 	xp.ip_peer.bits = xp.sys_peer.bits = XP_WAKE_BIT;
 	chan_axolotl_platform(&xp.ip_plat, &xp.ip_peer);
 	chan_axolotl_platform(&xp.sys_plat, &xp.sys_peer);
+	ksnprintf(xp.out_w.name, sizeof(xp.out_w.name), "%s/out", ops->name);
+	ksnprintf(xp.ev_w.name, sizeof(xp.ev_w.name), "%s/ev", ops->name);
 	int64_t e = adopted ? adopt_pool() : make_pool();
 	if (e < 0) {
 		ax_printf("%s: cannot make its send pool: %lld\n", ops->name, (long long)e);

@@ -322,11 +322,8 @@ static bool if_poll(struct ip_if *f)
 		return false;
 	if (f->lease_pending)
 		lease_check(f);
-	if (f->drv.ep) {
-		char what[16];
-		ksnprintf(what, sizeof(what), "ip/%s.down", f->name);
-		chan_ax_watch(&f->down_w, &f->down, &f->plat, what);
-	}
+	if (f->drv.ep)
+		chan_ax_watch(&f->down_w, &f->down, &f->plat);
 	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;
@@ -430,6 +427,7 @@ int ip_if_add(const char *name)
 	struct ip_if *f = &ip.ifs[ip.nifs];
 	memset(f, 0, sizeof(*f));
 	memcpy(f->name, name, strlen(name) + 1);
+	ksnprintf(f->down_w.name, sizeof(f->down_w.name), "ip/%s.down", name);
 	f->index = (uint8_t)ip.nifs;
 	char key[16];
 	ksnprintf(key, sizeof(key), "%s.down", name);

@@ -412,11 +412,8 @@ void ip_ipx_ds_changed(const char *label)
 static bool t_poll(struct ip_transport *t)
 {
 	bool work = flush_t(t);
-	if (t->in_attached && t->peer.ep) {
-		char what[16];
-		ksnprintf(what, sizeof(what), "ip/%s.in", t->name);
-		chan_ax_watch(&t->in_w, &t->in, &t->plat, what); /* (ip looks at least every 100 ms) */
-	}
+	if (t->in_attached && t->peer.ep)
+		chan_ax_watch(&t->in_w, &t->in, &t->plat); /* (ip looks at least every 100 ms) */
 	if (!t->attached && ax_time_ns() >= t->retry_ns)
 		attach(t);
 	if (!t->attached)
@@ -493,6 +490,7 @@ int ip_ipx_init(void)
 		reqdb_init(&t->rx_db, t->rx_ent, IPX_SLOTS);
 		t->peer.bits = IP_WAKE_BIT;
 		chan_axolotl_platform(&t->plat, &t->peer);
+		ksnprintf(t->in_w.name, sizeof(t->in_w.name), "ip/%s.in", t->name);
 		int64_t r = chan_create(&t->in_e, IPX_SLOT, IPX_SLOTS, SPSC_PRODUCER, &t->in);
 		ksnprintf(key, sizeof(key), "%s.in", t->name);
 		if (r == 0)

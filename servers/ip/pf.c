@@ -145,6 +145,7 @@ int ip_pf_init(bool on)
 	reqdb_init(&pf.db, pf.ent, PF_SLOTS);
 	pf.peer.bits = IP_WAKE_BIT;
 	chan_axolotl_platform(&pf.plat, &pf.peer);
+	ksnprintf(pf.req_w.name, sizeof(pf.req_w.name), "ip/pf.req");
 	int64_t r = export_ch(&pf.req_e, "pf.req", PF_REQ_SLOT, SPSC_PRODUCER, &pf.req);
 	if (r == 0)
 		r = export_ch(&pf.ans_e, "pf.ans", PF_ANS_SLOT, SPSC_CONSUMER, &pf.ans);
@@ -263,7 +264,7 @@ bool ip_pf_poll(void)
 		return false;
 	bool work = false;
 	if (pf.peer.ep)
-		chan_ax_watch(&pf.req_w, &pf.req, &pf.plat, "ip/pf.req");
+		chan_ax_watch(&pf.req_w, &pf.req, &pf.plat);
 	atomic_store_explicit(&pf.ans.sh->sleeping, 1, memory_order_relaxed);
 	for (int i = 0; i < 256; i++) {
 		struct pf_ans a;

@@ -192,7 +192,7 @@ static bool poll(struct ax_evloop *l)
 	}
 	if (pushed)
 		chan_kick(&s.ans, &s.plat);
-	if (chan_ax_watch(&s.ans_w, &s.ans, &s.plat, "pf/ans") && !l->wait_ns)
+	if (chan_ax_watch(&s.ans_w, &s.ans, &s.plat) && !l->wait_ns)
 		l->wait_ns = CHAN_WATCH_LOOK_NS; /* answers wait: look at ip's reading again */
 	return n > 0 && l->wait_ns == 0;
 }
@@ -276,6 +276,7 @@ int main(int argc, char **argv)
 	}
 	s.ip.bits = PF_ANS_WAKE_BIT;
 	chan_axolotl_platform(&s.plat, &s.ip);
+	ksnprintf(s.ans_w.name, sizeof(s.ans_w.name), "pf/ans");
 	int64_t e = dsc_subscribe("ip", "pf.req");
 	if (e == 0)
 		e = dsc_subscribe("ip", "pf.ans");

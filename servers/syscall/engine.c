@@ -93,6 +93,7 @@ void engine_init(void)
 		struct engine *e = &engines[i];
 		reqdb_init(&e->db, e->dbe, MAX_REQS);
 		e->peer.bits = SYSCALL_WAKE_BIT;
+		ksnprintf(e->req_w.name, sizeof(e->req_w.name), "syscall/%s.req", e->name);
 		chan_axolotl_platform(&e->plat, &e->peer);
 		e->req_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = e->name, .on_attach = on_req_attach, .ctx = e };
 		e->ev_ex = (struct chan_export){ .rights = KP_R | KP_W, .peer = e->name };
@@ -433,11 +434,8 @@ bool engine_poll(void)
 			chan_kick(&e->req, &e->plat);
 		e->kick = false;
 		any |= poll_engine(e);
-		if (e->ep) {
-			char what[16];
-			ksnprintf(what, sizeof(what), "syscall/%s.req", e->name);
-			engines_watched |= chan_ax_watch(&e->req_w, &e->req, &e->plat, what);
-		}
+		if (e->ep)
+			engines_watched |= chan_ax_watch(&e->req_w, &e->req, &e->plat);
 	}
 	return any;
 }

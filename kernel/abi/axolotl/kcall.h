@@ -8,7 +8,6 @@
  * See docs/kernel-api.md. */
 #pragma once
 #include <stdint.h>
-#include "lx_abi.h"
 
 #define KC_BASE 0x0a000000u /* far above any Linux syscall number */
 
@@ -96,7 +95,7 @@ enum kcall {
 };
 /* KC_WAKE operations. */
 #define WK_SET 0  /* (va): the calling Linux process's wake word is the uint32 at va, in memory
-                     mapped writable (0: none); it sleeps there with LX_FUTEX_WAIT */
+                     mapped writable (0: none); it sleeps there with FUTEX_WAIT */
 #define WK_RING 1 /* (process, add): a server adds add to process's word and wakes every
                      thread waiting on it; returns how many, -EAGAIN if it named no word */
 /* KC_LEGACY operations. */
@@ -123,7 +122,7 @@ enum kcall {
  * handle for a writable mapping), instead of a private copy. */
 #define LXM_SHARE 0x80000000u
 #define LXS_QUERY 2      /* post nothing: answer 1 if sig would be discarded as ignored, the
-                            disposition check behind LX_SIGCHLD and LX_SA_NOCLDWAIT */
+                            disposition check behind SIGCHLD and SA_NOCLDWAIT */
 
 #define KC_NR(n) (KC_BASE | (n))
 
@@ -251,7 +250,7 @@ enum {
 /* A signal arrived for a thread whose forwarded call a server holds unanswered (blocked):
  * a kernel report to that server, w[0] = the thread, w[1] = its process id. If the server
  * still holds the call it answers it now with -LX_ERESTARTSYS; the kernel turns that into
- * -EINTR, or runs the call again after the handler (LX_SA_RESTART) or when the signal was
+ * -EINTR, or runs the call again after the handler (SA_RESTART) or when the signal was
  * ignored, as Linux does. A server holding no call from the thread ignores the report. */
 #define KMSG_LINUX_CANCEL 0xffff0004u
 #define LX_ERESTARTSYS 512

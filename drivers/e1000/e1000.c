@@ -222,7 +222,7 @@ static enum verdict on_tx(const struct netdev_msg *m)
 	int pidx[NETDEV_MAXSEG];
 	uint64_t bus[NETDEV_MAXSEG];
 	uint32_t len[NETDEV_MAXSEG], total = 0;
-	if (m->nseg < 1 || m->nseg > NETDEV_MAXSEG)
+	if (m->nseg < 1 || m->nseg > NETDEV_MAXSEG || e1k.refuse)
 		return tx_fail(m, -KE_INVAL, "segment count");
 	for (uint32_t s = 0; s < m->nseg; s++) {
 		pidx[s] = pool_find(m->seg[s].pool_id);
@@ -526,15 +526,21 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 static void inject(struct ax_evloop *l, const char *word)
 {
 	(void)l;
-	if (!strcmp(word, "reset"))
+	if (!strcmp(word, "reset")) {
 		reattach_later("reset injected");
-	else if (!strcmp(word, "deaf")) {
+	} else if (!strcmp(word, "refuse")) {
+		/* what a branch fault in the segment check did in the fault campaign: every frame
+		 * ip gives is answered as bad, ip's channel moving on */
+		e1k.refuse = true;
+		ax_printf("e1000: injected fault: every frame from ip is refused\n");
+	} else if (!strcmp(word, "deaf")) {
 		/* what code faults in poll did in the fault campaign: the loop and its heartbeat
 		 * run on, ip's channel and the device are no longer served */
 		e1k.deaf = true;
 		ax_printf("e1000: injected fault: ip's channel and the device are no longer served\n");
-	} else
+	} else {
 		ax_printf("e1000: no injectable fault named %s\n", word);
+	}
 }
 
 int main(int argc, char **argv)

@@ -80,6 +80,7 @@ struct e1k {
 	struct spsc down, up;
 	struct chan_watch up_w; /* ip reads up (lib/chan/watch.h) */
 	bool deaf;              /* `service inject e1000 deaf`: nothing is served (tests) */
+	bool refuse;            /* `service inject e1000 refuse`: every TX is answered bad (tests) */
 	struct chan_axolotl_peer ipwake;
 	struct chan_platform plat;
 	bool kick_ip;

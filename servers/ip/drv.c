@@ -29,6 +29,7 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 	struct ip_if *f = if_of_export(e);
 	f->drv.ep = importer;
 	chan_watch_reset(&f->down_w);
+	f->refused_n = 0;
 }
 
 static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uint64_t bytes,
@@ -308,9 +309,31 @@ static void tx_done(struct ip_if *f, const struct netdev_msg *m)
 		f->c.rx_bad_msg++; /* unknown, late or forged */
 		return;
 	}
-	if ((int32_t)m->arg < 0)
+	if ((int32_t)m->arg < 0) {
 		f->c.tx_err++;
+		if ((int32_t)m->arg != -KE_AGAIN && !f->refused_n++) /* (-KE_AGAIN: no link) */
+			f->refused_since_ns = ax_time_ns();
+	} else {
+		f->refused_n = 0;
+	}
 	tx_release(f, slot);
+}
+
+/* A driver that reads its channel but refuses every frame for CHAN_STALL_SAY_NS, while its
+ * link is up, is as broken as one that stops reading (in the fault campaign a branch fault
+ * in e1000's segment check refused them all): rs hears of it as of a channel that stands. */
+static void refusals_check(struct ip_if *f)
+{
+	if (f->refused_n < 32 || !f->drv.ep || !(f->link & NDL_UP))
+		return;
+	uint64_t now = ax_time_ns();
+	if (now - f->refused_since_ns < CHAN_STALL_SAY_NS || now - f->refused_said_ns < CHAN_STALL_AGAIN_NS)
+		return;
+	f->refused_said_ns = now;
+	char what[16];
+	ksnprintf(what, sizeof(what), "ip/%s.tx", f->name);
+	ax_printf("ip: %s refused the last %u frames\n", f->name, f->refused_n);
+	ax_svc_complain(f->drv.ep, what, (now - f->refused_since_ns) / 1000000);
 }
 
 static void lease_check(struct ip_if *f);
@@ -324,6 +347,7 @@ static bool if_poll(struct ip_if *f)
 		lease_check(f);
 	if (f->drv.ep)
 		chan_ax_watch(&f->down_w, &f->down, &f->plat);
+	refusals_check(f);
 	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;

@@ -50,6 +50,10 @@ struct ip_if {
 	struct chan_axolotl_peer drv;
 	struct chan_platform plat;
 	struct chan_watch down_w; /* the driver reads down (lib/chan/watch.h) */
+	/* The driver refuses every frame (link up): since when, how many, when rs was told
+	 * (drv.c: a driver alive and reading, but broken, as the fault campaign found). */
+	uint64_t refused_since_ns, refused_said_ns;
+	uint32_t refused_n;
 	uint8_t mac[6];
 	uint32_t link;
 	uint32_t rx_posted;       /* RX buffers the driver holds */

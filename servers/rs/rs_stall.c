@@ -45,7 +45,7 @@ int64_t stall_complaint(struct svc *c, const struct kmsg *m)
 		x->accused.first_ns = x->accused.last_ns = now;
 		x->accused.cpu_us = hang_cpu_us(ep);
 		x->accused.told = false;
-		ax_printf("rs: %s says %s has not read %s for %llu ms\n", c->c.name, x->c.name, what,
+		ax_printf("rs: %s says %s has made no progress on %s for %llu ms\n", c->c.name, x->c.name, what,
 			  (unsigned long long)ms);
 		return 0;
 	}
@@ -71,14 +71,14 @@ int64_t stall_complaint(struct svc *c, const struct kmsg *m)
 	enum hang_verdict hv = hang_judge(ep, x->accused.cpu_us, (uint32_t)(elapsed / 2000000), where, sizeof(where), &end);
 	if (hv != HV_HUNG) {
 		if (!x->accused.told)
-			ax_printf("rs: %s has not read %s, but is %s: not restarted yet\n", x->c.name, what,
+			ax_printf("rs: %s made no progress on %s, but is %s: not restarted yet\n", x->c.name, what,
 				  hv == HV_STARVED ? "starved of CPU" : "waiting in a call on a peer");
 		x->accused.told = true;
 		x->accused.first_ns = now;
 		x->accused.cpu_us = hang_cpu_us(ep);
 		return 0;
 	}
-	rs_log("%s stuck: %s's channel %s not read for %llu ms", x->c.name, c->c.name, what, (unsigned long long)ms);
+	rs_log("%s stuck: no progress on %s's channel %s for %llu ms", x->c.name, c->c.name, what, (unsigned long long)ms);
 	ax_printf("rs: %s is %s\n", x->c.name, where);
 	x->accused.first_ns = 0;
 	ax_kill(ep);

@@ -517,7 +517,7 @@ def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
     mark = apps.g.mark()
     apps.g.type("service inject ip deaf\r")
     apps.g.wait_for(r"^ip: injected fault: the transports' channels are no longer read", timeout=60, start=mark)
-    apps.g.wait_for(r"^rs: ip stuck: tcp's channel tcp/out not read for \d+ ms", timeout=120, start=mark)
+    apps.g.wait_for(r"^rs: ip stuck: no progress on tcp's channel tcp/out for \d+ ms", timeout=120, start=mark)
     m = apps.g.wait_for(r"^ip: tcp/out: (\d+) messages for the previous ip dropped", timeout=120, start=mark)
     assert int(m.group(1)) > 0, m.group(0)
     apps.g.wait_for(r"^tcp: \d+ packets in flight to the previous ip forgotten", timeout=60, start=mark)
@@ -545,12 +545,32 @@ def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
     apps.g.type("service inject e1000 deaf\r")
     apps.g.wait_for(r"^e1000: injected fault: ip's channel and the device are no longer served", timeout=60,
                     start=mark)
-    apps.g.wait_for(r"^rs: e1000 stuck: ip's channel ip/\S+\.down not read for \d+ ms", timeout=120, start=mark)
+    apps.g.wait_for(r"^rs: e1000 stuck: no progress on ip's channel ip/\S+\.down for \d+ ms", timeout=120, start=mark)
     apps.g.wait_for(r"^rs: started e1000 as", timeout=120, start=mark)
     stream.check(600)
     out = apps.out()[mark:]
     assert not re.search(r"^rs: (ip|tcp) stuck", out, re.M), out[-3000:]
     note("e1000 deaf under a 32 MiB stream: restarted by rs on ip's word, every byte right")
+
+
+def test_a_driver_that_refuses_every_frame_is_restarted_on_ips_word(apps):
+    """e1000 alive and reading ip's channel but answering every frame as bad (`service inject
+    e1000 refuse`, what a branch fault in its segment check did in the fault campaign: a
+    manual restart each time): the channel moves, so ip counts the refusals; with the link
+    up, 3 s of nothing but refusals is told to rs, which restarts e1000; the stream from the
+    guest carries every byte right."""
+    n = 32 << 20
+    stream = CheckedStream(apps, n, 37)
+    stream.reach(n // 5)
+    assert stream.th.is_alive(), stream.result
+    mark = apps.g.mark()
+    apps.g.type("service inject e1000 refuse\r")
+    apps.g.wait_for(r"^e1000: injected fault: every frame from ip is refused", timeout=60, start=mark)
+    apps.g.wait_for(r"^ip: \S+ refused the last \d+ frames", timeout=120, start=mark)
+    apps.g.wait_for(r"^rs: e1000 stuck: no progress on ip's channel \S+\.tx for \d+ ms", timeout=120, start=mark)
+    apps.g.wait_for(r"^rs: started e1000 as", timeout=120, start=mark)
+    stream.check(600)
+    note("e1000 refusing every frame under a 32 MiB stream: restarted by rs on ip's word, every byte right")
 
 
 def test_an_impossible_answer_becomes_eio_not_a_wrong_byte(apps):
@@ -1340,7 +1360,7 @@ def test_a_transport_that_stops_reading_leaves_ips_rx_pool_to_the_others():
         # new connections are served meanwhile: the deaf udp spins on its unread channel, and
         # the applications queued behind it on its CPU are taken by the other (steal)
         wait_until("tcphash while udp is deaf", lambda: tcp_tools.tcphash_small(HOST, a.port[7000], 1, timeout=10), 90)
-        a.g.wait_for(r"^rs: udp stuck: ip's channel ip/udp\.in not read for \d+ ms", timeout=120, start=mark)
+        a.g.wait_for(r"^rs: udp stuck: no progress on ip's channel ip/udp\.in for \d+ ms", timeout=120, start=mark)
         a.g.wait_for(r"^rs: started udp as", timeout=120, start=mark)
         a.g.wait_for(r"ip: attached to udp \(pool", timeout=120, start=mark)
         after = {}

@@ -1,5 +1,5 @@
 /* Exception and interrupt dispatch, full state dumps, exception fix-ups. */
-#include "proc/signal.h"
+#include "linux/signal.h"
 #include "arch/trap.h"
 #include "arch/x86.h"
 #include "arch/lapic.h"

@@ -17,7 +17,7 @@
 #define NPRIO 8
 
 enum thread_state { T_FREE = 0, T_READY, T_RUNNING, T_BLOCKED, T_DEAD };
-/* B_FUTEX: in a Linux futex wait (proc/futex.c); B_ZOMBIE: a Linux process's first thread
+/* B_FUTEX: in a Linux futex wait (linux/futex.c); B_ZOMBIE: a Linux process's first thread
  * after its own exit, kept until the process ends (nothing wakes it). */
 enum block_reason { B_NONE = 0, B_SEND, B_RECEIVE, B_REPLY, B_WAIT, B_FUTEX, B_ZOMBIE };
 
@@ -29,7 +29,7 @@ struct mapping {
 	uint32_t prot;       /* PROT_* below */
 	uint32_t handle;     /* handle it was mapped through, 0 if none */
 	bool shared;         /* Linux MAP_SHARED: a fork child shares it instead of copying */
-	bool sys;            /* the kernel's object every process shares (vDSO, vvar; proc/vdso.c):
+	bool sys;            /* the kernel's object every process shares (vDSO, vvar; linux/vdso.c):
 	                        shared at fork, never made writable, not zeroed by madvise */
 };
 
@@ -53,7 +53,7 @@ struct lx_sigaction {
 };
 #define LX_NSIG 64
 
-/* Linux state of a process (proc/signal.c, proc/lxproc.c); NULL for native processes. */
+/* Linux state of a process (linux/signal.c, linux/lxproc.c); NULL for native processes. */
 struct lx_proc {
 	int32_t pid;
 	uint64_t sigpending;                  /* process-directed, not yet taken by a thread */
@@ -130,7 +130,7 @@ struct thread {
 	uint64_t cpu_us;           /* CPU time used before its current run (sched.c) */
 	uint64_t runs;             /* times a CPU switched to it (KI_THREAD_STAT) */
 	uint64_t kcalls, notifies; /* native kernel calls it made, and of them KC_NOTIFY */
-	/* Linux thread state (proc/lxproc.c, proc/signal.c, proc/futex.c). */
+	/* Linux thread state (linux/lxproc.c, linux/signal.c, linux/futex.c). */
 	int32_t tid;
 	uint64_t clear_tid;        /* LX_CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */
 	uint64_t robust_list;      /* set_robust_list head (stored, returned) */

@@ -1,13 +1,13 @@
 /* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
- * below KC_BASE) go to kernel/proc/linux.c. */
-#include "proc/lxproc.h"
-#include "proc/signal.h"
-#include "proc/linux.h"
+ * below KC_BASE) go to kernel/linux/linux.c. */
+#include "linux/lxproc.h"
+#include "linux/signal.h"
+#include "linux/linux.h"
 #include "proc/ipc.h"
 #include "proc/memcall.h"
 #include "proc/wait.h"
 #include "proc/klock.h"
-#include "proc/vdso.h"
+#include "linux/vdso.h"
 #include "proc/proc.h"
 #include "proc/exec.h"
 #include "proc/legacy.h"
@@ -26,7 +26,7 @@
 #include "lib/string.h"
 #include "smp/percpu.h"
 #include "core/panic.h"
-#include "proc/wakeword.h"
+#include "linux/wakeword.h"
 
 #define MSR_STAR 0xc0000081
 #define MSR_LSTAR 0xc0000082

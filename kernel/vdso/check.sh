@@ -6,7 +6,7 @@
 #   - no relocations of any kind, no DT_NEEDED, no TEXTREL, no undefined symbols;
 #   - the exported functions, each of version LINUX_2.6, found through DT_HASH and
 #     DT_GNU_HASH (musl reads the first, glibc either), with DT_VERSYM and DT_VERDEF;
-#   - small: the image fits the pages kernel/proc/vdso.c gives it (VDSO_MAX_PAGES).
+#   - small: the image fits the pages kernel/linux/vdso.c gives it (VDSO_MAX_PAGES).
 # Usage: check.sh VDSO.so
 set -eu
 so=$1

@@ -1,4 +1,4 @@
-/* The vDSO: user code the kernel maps into every Linux process (kernel/proc/vdso.c) so that
+/* The vDSO: user code the kernel maps into every Linux process (kernel/linux/vdso.c) so that
  * the C library reads the clocks without a system call. musl and glibc find these functions
  * through AT_SYSINFO_EHDR by name and version (LINUX_2.6, vdso.map), as on Linux.
  *

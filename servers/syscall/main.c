@@ -20,7 +20,7 @@ static bool from_vfs(endpoint_t ep)
 
 /* `service inject syscall overcount`: answers to reads and writes claim 1 MiB more than they
  * moved (what a fault in answer() did in the fault campaign; the kernel's check of answers,
- * kernel/proc/linux.c, must turn them into EIO). */
+ * kernel/linux/linux.c, must turn them into EIO). */
 static bool overcount;
 
 static void inject(struct ax_evloop *l, const char *word)

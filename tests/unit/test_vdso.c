@@ -154,7 +154,7 @@ static void *lookup(uint8_t *base, const char *name)
 }
 
 /* Maps the vvar page and the image below/at the addresses' relative layout the kernel uses
- * (kernel/proc/vdso.c): [vvar][image...], the image read+execute, copied as it is. */
+ * (kernel/linux/vdso.c): [vvar][image...], the image read+execute, copied as it is. */
 static int load_vdso(void)
 {
 	char exe[4096], path[4200];

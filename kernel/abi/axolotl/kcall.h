@@ -3,7 +3,7 @@
  * A native call is `syscall` with rax = KC_BASE | number; arguments in rdi, rsi, rdx, r10,
  * r8, r9 (the Linux register convention); the result comes back in rax, negative values
  * are -errno (Linux numbering). rax values below KC_BASE are Linux system calls: the kernel
- * serves a few itself (kernel/proc/linux.c) and forwards the rest to the process's POSIX
+ * serves a few itself (kernel/linux/linux.c) and forwards the rest to the process's POSIX
  * server (KPRIV_LINUX, KMSG_LINUX); without one they fail with -ENOSYS.
  * See docs/kernel-api.md. */
 #pragma once
@@ -88,7 +88,7 @@ enum kcall {
 	                        started again (its watchdog; 0 disarms; §5.8); -EPERM for others */
 	KC_TEXT = 44,        /* (endpoint child, op KT_*, va, void *buf, len): a parent reads or
 	                        patches its child's own text (fault injection, proc/text.c) */
-	KC_WAKE = 45,        /* (op WK_*, a, b): a Linux process's wake word (proc/wakeword.c) */
+	KC_WAKE = 45,        /* (op WK_*, a, b): a Linux process's wake word (linux/wakeword.c) */
 	KC_LX_MUNMAP = 46,   /* (endpoint thread, addr, len): a POSIX server answering thread's call
 	                        (shmdt) removes a range of thread's mappings, as munmap would */
 	KC_COUNT

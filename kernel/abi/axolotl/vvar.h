@@ -1,7 +1,7 @@
 /* The vvar page and the clock arithmetic the kernel and the vDSO share.
  *
  * The kernel fills one page (struct vvar) once at boot, before the first user process, and
- * maps it read-only, one page below the vDSO, into every Linux process (kernel/proc/vdso.c),
+ * maps it read-only, one page below the vDSO, into every Linux process (kernel/linux/vdso.c),
  * and into a native process that asks (KC_INFO KI_VVAR: lib/axrt's ax_time_ns reads the
  * clock from it without a kernel call).
  * The clock in it never changes after that: the TSC rate, the TSC at boot and the wall-clock
@@ -10,7 +10,7 @@
  * the kernel, the vDSO and the native programs of an image are built together from one tree.
  * The one field that moves is thread_deaths, a single counter read on its own.
  *
- * Pure code, no kernel or libc headers: included by the kernel (arch/time.c, proc/lxtime.c),
+ * Pure code, no kernel or libc headers: included by the kernel (arch/time.c, linux/lxtime.c),
  * the vDSO (kernel/vdso/vdso.c, user code) and the host unit test (tests/unit/test_vdso.c). */
 #pragma once
 #include <stdbool.h>
@@ -86,7 +86,7 @@ static inline bool vclock_is_tsc(int64_t clk)
 }
 
 /* The value of clock clk for TSC value tsc, computed exactly as the kernel's clock_ns()
- * (kernel/proc/lxtime.c) does; false if the vDSO must make the system call instead. */
+ * (kernel/linux/lxtime.c) does; false if the vDSO must make the system call instead. */
 static inline bool vvar_clock_ns(const struct vvar *v, int64_t clk, uint64_t tsc, uint64_t *ns)
 {
 	if (!(v->flags & VVAR_CLOCK_TSC) || !vclock_is_tsc(clk))

@@ -6,11 +6,11 @@
  * the offset in it, so processes sharing the memory share the futex (process-shared
  * mutexes, condition variables and semaphores), as Linux. Waiters are found among the
  * threads in a futex wait (a bitmap of slots) and woken oldest first. */
-#include "proc/futex.h"
+#include "linux/futex.h"
 #include "lx_abi.h"
 #include "proc/ipc.h"
-#include "proc/lxtime.h"
-#include "proc/signal.h"
+#include "linux/lxtime.h"
+#include "linux/signal.h"
 #include "proc/wait.h"
 #include "mm/aspace.h"
 

@@ -1,17 +1,17 @@
 /* Linux system calls (rax below KC_BASE). The kernel serves the few that are pure mechanism
  * on the calling thread — the FS base for thread-local storage, exit, yield, anonymous
  * memory (lxmem.c), clocks and sleeping (lxtime.c; the vDSO answers most clock reads without
- * coming here, proc/vdso.c), getcpu — and forwards
+ * coming here, linux/vdso.c), getcpu — and forwards
  * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
-#include "proc/linux.h"
+#include "linux/linux.h"
 #include "lx_abi.h"
 #include "proc/ipc.h"
-#include "proc/futex.h"
-#include "proc/lxmem.h"
-#include "proc/lxproc.h"
-#include "proc/signal.h"
-#include "proc/lxtime.h"
+#include "linux/futex.h"
+#include "linux/lxmem.h"
+#include "linux/lxproc.h"
+#include "linux/signal.h"
+#include "linux/lxtime.h"
 #include "proc/legacy.h"
 #include "proc/wait.h"
 #include "proc/sched.h"

@@ -5,15 +5,15 @@
  * fork copies every private mapping at once (no copy-on-write yet): simple and correct,
  * and cheap enough for the small static programs we run; MAP_SHARED memory is shared, and
  * objects mapped through native handles are not inherited (docs/decisions.md). */
-#include "proc/lxproc.h"
+#include "linux/lxproc.h"
 #include "lx_abi.h"
 #include "proc/exec.h"
-#include "proc/futex.h"
+#include "linux/futex.h"
 #include "proc/ipc.h"
-#include "proc/lxmem.h"
+#include "linux/lxmem.h"
 #include "proc/sched.h"
-#include "proc/signal.h"
-#include "proc/vdso.h"
+#include "linux/signal.h"
+#include "linux/vdso.h"
 #include "mm/aspace.h"
 #include "mm/heap.h"
 #include "mm/vmm.h"

@@ -5,9 +5,9 @@
  * and dst dying fails the call with EINTR (docs/kernel-api.md, "Passing a held call").
  * The type says the message was passed and cannot be forged (kernel-only range); w[6]
  * carries the caller's process id and the passer's endpoint. */
-#include "proc/lxproc.h"
+#include "linux/lxproc.h"
 #include "proc/ipc.h"
-#include "proc/signal.h"
+#include "linux/signal.h"
 #include "mm/aspace.h"
 
 int64_t kc_lx_pass(struct thread *me, endpoint_t ep, endpoint_t dst, uint64_t umsg)

@@ -1,4 +1,4 @@
-/* Linux memory calls the kernel serves itself (kernel/proc/linux.c): anonymous mmap,
+/* Linux memory calls the kernel serves itself (kernel/linux/linux.c): anonymous mmap,
  * munmap, mprotect and madvise. Anonymous memory is a memory object of its own (frames
  * allocated and zeroed at once; no demand paging yet) mapped into the process, except
  * memory mapped PROT_NONE: its frames are made when mprotect first grants access to them
@@ -6,7 +6,7 @@
  * uses; making them all at once held every CPU up for 300 ms under TCG); munmap and
  * mprotect may cut mappings into pieces, each piece keeping a reference to the object, so
  * the frames of an object go back when its last piece is unmapped. */
-#include "proc/lxmem.h"
+#include "linux/lxmem.h"
 #include "lx_abi.h"
 #include "proc/memobj.h"
 #include "mm/aspace.h"

@@ -1,4 +1,4 @@
-/* Linux clocks and sleeping, served by the kernel (kernel/proc/linux.c). Time since boot
+/* Linux clocks and sleeping, served by the kernel (kernel/linux/linux.c). Time since boot
  * comes from the TSC-calibrated clock (nanosecond resolution), the wall clock adds the
  * CMOS clock's reading at boot, CPU time is accounted at every context switch (microsecond
  * resolution). Sleeps end on the timer tick (10 ms at the default hz=100).
@@ -6,7 +6,7 @@
  * The vDSO (kernel/vdso/vdso.c) computes the wall and monotonic clocks in user space from
  * the same numbers with the same arithmetic (axolotl/vvar.h), so both give the same value for
  * the same TSC reading; programs reach this file for them only without a vDSO. */
-#include "proc/lxtime.h"
+#include "linux/lxtime.h"
 #include "lx_abi.h"
 #include "proc/wait.h"
 #include "arch/rtc.h"
@@ -66,7 +66,7 @@ int64_t lx_clock_getres(struct thread *me, uint64_t clk, uint64_t uptr)
 	int64_t r = clock_ns(me, clk, &ns);
 	if (r || !uptr)
 		return r;
-	/* The vDSO answers the same for the clocks it serves (kernel/proc/vdso.c fills res_ns
+	/* The vDSO answers the same for the clocks it serves (kernel/linux/vdso.c fills res_ns
 	 * and coarse_res_ns with these). */
 	bool coarse = clk == LX_CLOCK_REALTIME_COARSE || clk == LX_CLOCK_MONOTONIC_COARSE;
 	bool cputime = clk == LX_CLOCK_PROCESS_CPUTIME_ID || clk == LX_CLOCK_THREAD_CPUTIME_ID;

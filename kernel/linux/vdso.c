@@ -12,7 +12,7 @@
  * pm spawns stopped and then makes a Linux process with KC_LX_PID before it ever runs (its
  * stack was built at spawn with an AT_IGNORE slot, which becomes AT_SYSINFO_EHDR here).
  * Native processes get neither the mappings nor the auxv entry. */
-#include "proc/vdso.h"
+#include "linux/vdso.h"
 #include "proc/exec.h"
 #include "arch/rtc.h"
 #include "arch/time.h"

@@ -6,9 +6,9 @@
  * in one call and with no server in between. The word is changed by the kernel, so a ring
  * between the library's last look and its LX_FUTEX_WAIT makes the wait return at once: no
  * wake-up is lost. A process can spoil only its own wake-ups through its word. */
-#include "proc/wakeword.h"
+#include "linux/wakeword.h"
 #include "lx_abi.h"
-#include "proc/futex.h"
+#include "linux/futex.h"
 #include "mm/aspace.h"
 #include "mm/vmm.h"
 #include "smp/percpu.h"

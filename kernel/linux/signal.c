@@ -4,11 +4,11 @@
  * rt_sigframe (return address = SA_RESTORER, ucontext, siginfo, FXSAVE area) on the user
  * stack; rt_sigreturn undoes it. Stop signals are not supported: their default action is
  * treated as "ignore" (docs/posix.md). */
-#include "proc/signal.h"
+#include "linux/signal.h"
 #include "lx_abi.h"
 #include "arch/time.h"
 #include "proc/wait.h"
-#include "proc/lxtime.h"
+#include "linux/lxtime.h"
 #include "proc/ipc.h"
 #include "proc/klock.h"
 #include "proc/sched.h"

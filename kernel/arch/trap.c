@@ -1,5 +1,5 @@
 /* Exception and interrupt dispatch, full state dumps, exception fix-ups. */
-#include "linux/signal.h"
+#include "linux/hooks.h"
 #include "arch/trap.h"
 #include "arch/x86.h"
 #include "arch/lapic.h"

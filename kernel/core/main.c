@@ -23,7 +23,7 @@
 #include "proc/proc.h"
 #include "proc/root.h"
 #include "proc/sched.h"
-#include "linux/vdso.h"
+#include "linux/hooks.h"
 #include "proc/wait.h"
 #include "lib/printf.h"
 #include "lib/string.h"

@@ -50,8 +50,8 @@ static struct thread *oldest_waiter(struct fkey k, uint32_t bits)
 				in_wait[w] &= ~(1ull << (i % 64)); /* stale */
 				continue;
 			}
-			if (t->futex_space == k.space && t->futex_va == k.off && (t->futex_bits & bits) &&
-			    (!best || t->futex_seq < best->futex_seq))
+			if (t->lxt.futex_space == k.space && t->lxt.futex_va == k.off && (t->lxt.futex_bits & bits) &&
+			    (!best || t->lxt.futex_seq < best->lxt.futex_seq))
 				best = t;
 		}
 	return best;
@@ -77,7 +77,7 @@ int64_t futex_wake(struct proc *p, uint64_t va, uint64_t n, uint32_t bits)
 static int64_t interrupted(struct thread *me, uint64_t utimeout)
 {
 	if (!utimeout)
-		me->lx_restart = true; /* (lx_nr: linux_syscall set it) */
+		me->lxt.lx_restart = true; /* (lx_nr: linux_syscall set it) */
 	return -LX_EINTR;
 }
 
@@ -104,10 +104,10 @@ static int64_t futex_wait(struct thread *me, uint64_t va, struct fkey k, uint32_
 	int slot = -1;
 	if (utimeout && (slot = wait_timer_add(me, ns)) < 0)
 		return -LX_EAGAIN; /* no timer slot: a spurious return the caller retries */
-	me->futex_space = k.space;
-	me->futex_va = k.off;
-	me->futex_bits = bits;
-	me->futex_seq = ++seq;
+	me->lxt.futex_space = k.space;
+	me->lxt.futex_va = k.off;
+	me->lxt.futex_bits = bits;
+	me->lxt.futex_seq = ++seq;
 	uint32_t i = (uint32_t)(me - threads);
 	in_wait[i / 64] |= 1ull << (i % 64);
 	int64_t r = ipc_block(me, B_FUTEX, EP_NONE);
@@ -121,7 +121,7 @@ static int64_t requeue(struct fkey k, uint64_t n, struct fkey k2, uint64_t n2)
 {
 	int64_t done = wake_key(k, n, ~0u);
 	for (struct thread *t; n2 && (t = oldest_waiter(k, ~0u)); n2--, done++)
-		t->futex_space = k2.space, t->futex_va = k2.off;
+		t->lxt.futex_space = k2.space, t->lxt.futex_va = k2.off;
 	return done;
 }
 

@@ -5,6 +5,7 @@
  * every other one to the process's POSIX server as one kernel IPC call (KMSG_LINUX; the
  * server reads and writes the caller's memory with KC_VCOPY). No server: -ENOSYS. */
 #include "linux/linux.h"
+#include "linux/lxstate.h"
 #include "lx_abi.h"
 #include "proc/ipc.h"
 #include "linux/futex.h"
@@ -129,8 +130,8 @@ static int64_t forward(struct thread *me, endpoint_t server, uint64_t nr, const 
 	int64_t r = forward_call(me, server, nr, a);
 	if (swapped)
 		signal_mask_settle(me); /* no handler to run first: the old mask now */
-	if (me->lx_restart && waits_for_events(nr)) /* Linux never restarts these after a handler */
-		me->lx_restart_nohand = true;
+	if (me->lxt.lx_restart && waits_for_events(nr)) /* Linux never restarts these after a handler */
+		me->lxt.lx_restart_nohand = true;
 	return r;
 }
 
@@ -149,7 +150,7 @@ static int64_t server_died(struct thread *me, endpoint_t server, uint64_t nr)
 	int64_t r = succeeded ? 0 : wait_sleep(me, SUCCESSOR_POLL_NS);
 	if (r && r != -KE_INTR)
 		return -LX_EINTR;
-	me->lx_restart = true; /* a signal meanwhile: its handler's LX_SA_RESTART decides, as for any call */
+	me->lxt.lx_restart = true; /* a signal meanwhile: its handler's LX_SA_RESTART decides, as for any call */
 	return -LX_EINTR;
 }
 
@@ -190,9 +191,9 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 	for (int i = 0; i < 6; i++)
 		m.w[i] = a[i];
 	m.w[6] = me->proc->id;
-	me->in_lxcall = true;
+	me->lxt.in_lxcall = true;
 	int64_t r = ipc_send(me, server, &m, true);
-	me->in_lxcall = false;
+	me->lxt.in_lxcall = false;
 	if (r == -KE_DEADSRCDST)
 		return server_died(me, server, nr);
 	if (r == 0)
@@ -201,7 +202,7 @@ static int64_t forward_call(struct thread *me, endpoint_t server, uint64_t nr, c
 		signal_post(me->proc, me, LX_SIGPIPE, me->proc->lx ? me->proc->lx->pid : 0, 0, 0);
 	if (r == -LX_ERESTARTSYS) {
 		/* Given back for a signal: signal_user_return makes it EINTR or runs it again. */
-		me->lx_restart = true;
+		me->lxt.lx_restart = true;
 		return -LX_EINTR;
 	}
 	return r;
@@ -215,7 +216,7 @@ static int64_t linux_process_call(struct thread *me, uint64_t nr, const uint64_t
 	case LX_SYS_getpid:
 		return me->proc->lx->pid;
 	case LX_SYS_gettid:
-		return me->tid;
+		return me->lxt.tid;
 	case LX_SYS_set_tid_address:
 		return lx_set_tid_address(me, a[0]);
 	case LX_SYS_set_robust_list:
@@ -265,7 +266,7 @@ static int64_t lx_getcpu(uint64_t ucpu, uint64_t unode)
 int64_t linux_syscall(struct thread *me, uint64_t nr, const uint64_t a[6])
 {
 	me->proc->linux_calls++;
-	me->lx_nr = nr; /* what a restart runs again (a call that sets lx_restart) */
+	me->lxt.lx_nr = nr; /* what a restart runs again (a call that sets lx_restart) */
 	if (me->proc->lx) {
 		bool served;
 		int64_t r = linux_process_call(me, nr, a, &served);

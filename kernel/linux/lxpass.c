@@ -19,7 +19,7 @@ int64_t kc_lx_pass(struct thread *me, endpoint_t ep, endpoint_t dst, uint64_t um
 	if (!t || !d)
 		return -KE_DEADSRCDST;
 	/* Only the server the thread waits on for this very Linux call may pass it. */
-	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
+	if (!t->proc->lx || !t->lxt.in_lxcall || !held_by(t, me))
 		return -KE_PERM;
 	uint32_t nr = m.type & 0xffff;
 	if (d == t || d->proc == t->proc || nr >= KMSG_LINUX_MAX)

@@ -6,6 +6,7 @@
  * and cheap enough for the small static programs we run; MAP_SHARED memory is shared, and
  * objects mapped through native handles are not inherited (docs/decisions.md). */
 #include "linux/lxproc.h"
+#include "linux/lxstate.h"
 #include "lx_abi.h"
 #include "proc/exec.h"
 #include "linux/futex.h"
@@ -56,7 +57,7 @@ int64_t kc_lx_pid(struct thread *me, endpoint_t child, uint64_t pid)
 	if (fresh)
 		vdso_give_spawned(p);
 	p->lx->pid = (int32_t)pid;
-	p->main->tid = (int32_t)pid;
+	p->main->lxt.tid = (int32_t)pid;
 	return 0;
 }
 
@@ -71,8 +72,8 @@ static void clone_user_state(struct thread *nt, const struct thread *t, uint64_t
 	f->rip = rip, f->rsp = rsp, f->rax = 0;
 	memcpy(nt->fpu, t->fpu, sizeof(nt->fpu));
 	nt->fs_base = t->fs_base;
-	nt->sigmask = t->sigmask;
-	nt->altstack_sp = t->altstack_sp, nt->altstack_size = t->altstack_size;
+	nt->lxt.sigmask = t->lxt.sigmask;
+	nt->lxt.altstack_sp = t->lxt.altstack_sp, nt->lxt.altstack_size = t->lxt.altstack_size;
 	nt->prio = t->prio;
 }
 
@@ -145,7 +146,7 @@ int64_t kc_lx_fork(struct thread *me, endpoint_t ep, uint64_t pid, uint64_t stac
 	c->nthreads = c->nlive = 1;
 	c->stopped = true; /* pm starts it once vfs knows it */
 	clone_user_state(nt, t, stack);
-	nt->tid = (int32_t)pid;
+	nt->lxt.tid = (int32_t)pid;
 	return c->id;
 fail:
 	if (c) {
@@ -178,8 +179,8 @@ int64_t kc_lx_thread(struct thread *me, endpoint_t ep, uint64_t tid, uint64_t st
 	clone_user_state(nt, t, stack);
 	if (flags & LXT_SETTLS)
 		nt->fs_base = tls;
-	nt->tid = (int32_t)tid;
-	nt->clear_tid = flags & LXT_CLEARTID ? clear_tid : 0;
+	nt->lxt.tid = (int32_t)tid;
+	nt->lxt.clear_tid = flags & LXT_CLEARTID ? clear_tid : 0;
 	sched_make_ready(nt);
 	return thread_ep(nt);
 }
@@ -243,7 +244,7 @@ int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t s
 		proc_unmap_index(p, p->nmaps - 1);
 	p->main = t;
 	p->nlive = 1;
-	t->tid = p->lx->pid;
+	t->lxt.tid = p->lx->pid;
 	uint64_t rsp = 0;
 	if (!(r = image_load(p, &src, &ei)))
 		rsp = stack_build(p, &sv, fn, &ei, vdso_map(p));
@@ -267,7 +268,7 @@ int64_t kc_lx_exec(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t s
 	t->fpu[0] = 0x7f, t->fpu[1] = 0x03;   /* x87 control word 0x37f */
 	t->fpu[24] = 0x80, t->fpu[25] = 0x1f; /* MXCSR 0x1f80 */
 	t->fs_base = 0;
-	t->clear_tid = t->robust_list = 0;
+	t->lxt.clear_tid = t->lxt.robust_list = 0;
 	t->proc->lx->wake_va = 0; /* the new program names its own */
 	signal_exec_reset(t);
 	return 0;
@@ -283,10 +284,10 @@ void lx_exit(struct thread *me, uint64_t code, bool group)
 		return;
 	}
 	/* One thread of several ends: tell a joiner (LX_CLONE_CHILD_CLEARTID), then go. */
-	if (me->clear_tid) {
+	if (me->lxt.clear_tid) {
 		uint32_t zero = 0;
-		if (!copy_to_user((void *)me->clear_tid, &zero, 4))
-			futex_wake(p, me->clear_tid, 1, ~0u);
+		if (!copy_to_user((void *)me->lxt.clear_tid, &zero, 4))
+			futex_wake(p, me->lxt.clear_tid, 1, ~0u);
 	}
 	p->nlive--;
 	ipc_cancel(me);
@@ -304,8 +305,8 @@ void lx_exit(struct thread *me, uint64_t code, bool group)
 
 int64_t lx_set_tid_address(struct thread *me, uint64_t addr)
 {
-	me->clear_tid = addr;
-	return me->tid;
+	me->lxt.clear_tid = addr;
+	return me->lxt.tid;
 }
 
 int64_t lx_robust_list(struct thread *me, bool set, uint64_t a0, uint64_t a1, uint64_t a2)
@@ -313,14 +314,14 @@ int64_t lx_robust_list(struct thread *me, bool set, uint64_t a0, uint64_t a1, ui
 	if (set) { /* (head, len): stored; robust mutexes' owner-died marking is not done */
 		if (a1 != 24)
 			return -KE_INVAL;
-		me->robust_list = a0;
+		me->lxt.robust_list = a0;
 		return 0;
 	}
 	/* get_robust_list(pid 0 = self, head_ptr, len_ptr) */
-	if (a0 && a0 != (uint64_t)me->tid)
+	if (a0 && a0 != (uint64_t)me->lxt.tid)
 		return -KE_PERM;
 	uint64_t len = 24;
-	if (copy_to_user((void *)a1, &me->robust_list, 8) || copy_to_user((void *)a2, &len, 8))
+	if (copy_to_user((void *)a1, &me->lxt.robust_list, 8) || copy_to_user((void *)a2, &len, 8))
 		return -KE_FAULT;
 	return 0;
 }
@@ -330,7 +331,7 @@ int64_t kc_lx_munmap(struct thread *me, endpoint_t ep, uint64_t addr, uint64_t l
 	struct thread *t = ep_lookup(ep);
 	if (!t)
 		return -KE_DEADSRCDST;
-	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
+	if (!t->proc->lx || !t->lxt.in_lxcall || !held_by(t, me))
 		return -KE_PERM; /* only the server holding the thread's call, as KC_LX_MMAP */
 	return lx_munmap(t, addr, len);
 }
@@ -342,7 +343,7 @@ int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t a
 	if (!t)
 		return -KE_DEADSRCDST;
 	/* Only the server the thread is waiting on for this very call may map into it. */
-	if (!t->proc->lx || !t->in_lxcall || !held_by(t, me))
+	if (!t->proc->lx || !t->lxt.in_lxcall || !held_by(t, me))
 		return -KE_PERM;
 	struct memobj *src = NULL;
 	uint32_t rights = KP_R | ((prot_flags >> 32) & LXM_SHARE && prot_flags & 2 /* PROT_WRITE */ ? KP_W : 0);
@@ -351,4 +352,9 @@ int64_t kc_lx_mmap(struct thread *me, endpoint_t ep, uint64_t handle, uint64_t a
 	if (off & (PAGE_SIZE - 1))
 		return -KE_INVAL;
 	return lx_mmap_copy(t->proc, addr, len, prot_flags & 0xffffffff, prot_flags >> 32, src, off / PAGE_SIZE);
+}
+
+int64_t lx_pid_of(const struct proc *p)
+{
+	return p->lx ? p->lx->pid : -KE_SRCH;
 }

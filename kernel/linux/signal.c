@@ -5,6 +5,7 @@
  * stack; rt_sigreturn undoes it. Stop signals are not supported: their default action is
  * treated as "ignore" (docs/posix.md). */
 #include "linux/signal.h"
+#include "linux/lxstate.h"
 #include "lx_abi.h"
 #include "arch/time.h"
 #include "proc/wait.h"
@@ -63,27 +64,27 @@ uint64_t signal_fork_ignored(const struct lx_proc *lx)
 /* What t cannot take now: its mask and the held signals. */
 static uint64_t not_taken(const struct thread *t)
 {
-	return t->sigmask | t->proc->lx->sig_forkign;
+	return t->lxt.sigmask | t->proc->lx->sig_forkign;
 }
 
 bool signal_pending(const struct thread *t)
 {
 	const struct lx_proc *lx = t->proc->lx;
-	return lx && ((t->sigpending | lx->sigpending) & ~not_taken(t));
+	return lx && ((t->lxt.sigpending | lx->sigpending) & ~not_taken(t));
 }
 
 void signal_mask_swap(struct thread *t, uint64_t mask)
 {
-	t->saved_mask = t->sigmask;
-	t->has_saved_mask = true;
-	t->sigmask = mask & ~UNBLOCKABLE;
+	t->lxt.saved_mask = t->lxt.sigmask;
+	t->lxt.has_saved_mask = true;
+	t->lxt.sigmask = mask & ~UNBLOCKABLE;
 }
 
 void signal_mask_settle(struct thread *t)
 {
-	if (t->has_saved_mask && !signal_pending(t)) {
-		t->sigmask = t->saved_mask;
-		t->has_saved_mask = false;
+	if (t->lxt.has_saved_mask && !signal_pending(t)) {
+		t->lxt.sigmask = t->lxt.saved_mask;
+		t->lxt.has_saved_mask = false;
 	}
 }
 
@@ -101,10 +102,10 @@ static void kick(struct thread *t)
 	if (t->state == T_BLOCKED) {
 		if (t->blocked_on == B_WAIT || t->blocked_on == B_FUTEX) {
 			ipc_wake(t, -KE_INTR);
-		} else if (t->in_lxcall && t->blocked_on == B_SEND) {
+		} else if (t->lxt.in_lxcall && t->blocked_on == B_SEND) {
 			ipc_cancel_send(t);
 			ipc_wake(t, -LX_ERESTARTSYS); /* never reached the server: run it again */
-		} else if (t->in_lxcall && t->blocked_on == B_REPLY) {
+		} else if (t->lxt.in_lxcall && t->blocked_on == B_REPLY) {
 			struct kmsg m = { .type = KMSG_LINUX_CANCEL, .w = { thread_ep(t), t->proc->id } };
 			kmsg_post(ep_lookup(t->ipc_peer), &m);
 		}
@@ -125,12 +126,12 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 	/* An ignored signal is dropped when sent, unless the target blocks it (the action may
 	 * change before it is unblocked, as Linux's sig_ignored) or holds it (above). */
 	const struct thread *target = t ? t : p->main;
-	if (ignored(lx, sig) && !(lx->sig_forkign & BIT(sig)) && !(target && (target->sigmask & BIT(sig))))
+	if (ignored(lx, sig) && !(lx->sig_forkign & BIT(sig)) && !(target && (target->lxt.sigmask & BIT(sig))))
 		return 1;
 	if (t) {
-		t->sigpending |= BIT(sig);
-		t->sigpid[sig - 1] = pid, t->sigcode[sig - 1] = code, t->sigval[sig - 1] = value;
-		if (!(not_taken(t) & BIT(sig)) || (t->sigwait & BIT(sig)))
+		t->lxt.sigpending |= BIT(sig);
+		t->lxt.sigpid[sig - 1] = pid, t->lxt.sigcode[sig - 1] = code, t->lxt.sigval[sig - 1] = value;
+		if (!(not_taken(t) & BIT(sig)) || (t->lxt.sigwait & BIT(sig)))
 			kick(t);
 		return 0;
 	}
@@ -140,7 +141,7 @@ int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t 
 	for (uint32_t i = 1; i < MAX_THREADS; i++) {
 		struct thread *o = &threads[i];
 		if (o->proc == p && o->state != T_FREE && o->state != T_DEAD && o->blocked_on != B_ZOMBIE &&
-		    (!(not_taken(o) & BIT(sig)) || (o->sigwait & BIT(sig)))) {
+		    (!(not_taken(o) & BIT(sig)) || (o->lxt.sigwait & BIT(sig)))) {
 			kick(o);
 			break;
 		}
@@ -166,8 +167,8 @@ static struct lx_siginfo take(struct thread *t, int sig, bool own)
 	struct lx_siginfo si = { .signo = sig };
 	uint64_t value;
 	if (own) {
-		t->sigpending &= ~BIT(sig);
-		si.code = t->sigcode[sig - 1], si.u.kill.pid = t->sigpid[sig - 1], value = t->sigval[sig - 1];
+		t->lxt.sigpending &= ~BIT(sig);
+		si.code = t->lxt.sigcode[sig - 1], si.u.kill.pid = t->lxt.sigpid[sig - 1], value = t->lxt.sigval[sig - 1];
 	} else {
 		lx->sigpending &= ~BIT(sig);
 		si.code = lx->sigcode[sig - 1], si.u.kill.pid = lx->sigpid[sig - 1], value = lx->sigval[sig - 1];
@@ -181,7 +182,7 @@ static struct lx_siginfo take(struct thread *t, int sig, bool own)
 static struct lx_siginfo take_signal(struct thread *t)
 {
 	struct lx_proc *lx = t->proc->lx;
-	uint64_t mine = t->sigpending & ~not_taken(t), shared = lx->sigpending & ~not_taken(t);
+	uint64_t mine = t->lxt.sigpending & ~not_taken(t), shared = lx->sigpending & ~not_taken(t);
 	uint64_t any = mine | shared;
 	if (!any)
 		return (struct lx_siginfo){ .signo = 0 };
@@ -214,23 +215,23 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 {
 	struct lx_sigaction *a = &t->proc->lx->act[sig - 1];
 	uint64_t sp = f->rsp;
-	bool on_alt = t->altstack_size && sp - t->altstack_sp <= t->altstack_size;
-	if ((a->flags & LX_SA_ONSTACK) && t->altstack_size && !on_alt)
-		sp = t->altstack_sp + t->altstack_size;
+	bool on_alt = t->lxt.altstack_size && sp - t->lxt.altstack_sp <= t->lxt.altstack_size;
+	if ((a->flags & LX_SA_ONSTACK) && t->lxt.altstack_size && !on_alt)
+		sp = t->lxt.altstack_sp + t->lxt.altstack_size;
 	sp -= 128; /* the interrupted code's red zone */
 	uint64_t fp = (sp - 512) & ~63ull;
 	uint64_t frame = ((fp - sizeof(struct lx_ucontext) - sizeof(*si) - 8) & ~15ull) - 8;
 	uint64_t uc_va = frame + 8, si_va = uc_va + sizeof(struct lx_ucontext);
 	struct lx_ucontext uc = { 0 };
-	uc.ss_sp = t->altstack_sp;
-	uc.ss_size = t->altstack_size;
-	uc.ss_flags = t->altstack_size ? (on_alt ? SS_ONSTACK : 0) : SS_DISABLE;
+	uc.ss_sp = t->lxt.altstack_sp;
+	uc.ss_size = t->lxt.altstack_size;
+	uc.ss_flags = t->lxt.altstack_size ? (on_alt ? SS_ONSTACK : 0) : SS_DISABLE;
 	const uint64_t g[] = { f->r8, f->r9, f->r10, f->r11, f->r12, f->r13, f->r14, f->r15, f->rdi,
 			       f->rsi, f->rbp, f->rbx, f->rdx, f->rax, f->rcx, f->rsp, f->rip, f->rflags,
 			       0x2b | (0x23ull << 48), f->error, f->vector < 32 ? f->vector : 0, 0, 0 };
 	memcpy(uc.gregs, g, sizeof(g));
 	uc.fpstate = fp;
-	uc.sigmask = t->has_saved_mask ? t->saved_mask : t->sigmask;
+	uc.sigmask = t->lxt.has_saved_mask ? t->lxt.saved_mask : t->lxt.sigmask;
 	__asm__ volatile("fxsave64 %0" : "=m"(t->fpu)); /* the live user state: we are t */
 	if (copy_to_user((void *)fp, t->fpu, 512) || copy_to_user((void *)uc_va, &uc, sizeof(uc)) ||
 	    copy_to_user((void *)si_va, si, sizeof(*si)) || copy_to_user((void *)frame, &a->restorer, 8)) {
@@ -238,11 +239,11 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 			(unsigned long long)frame);
 		force_exit(t->proc, LX_SIGSEGV);
 	}
-	if (t->has_saved_mask) { /* sigsuspend's mask ends with the wait */
-		t->sigmask = t->saved_mask;
-		t->has_saved_mask = false;
+	if (t->lxt.has_saved_mask) { /* sigsuspend's mask ends with the wait */
+		t->lxt.sigmask = t->lxt.saved_mask;
+		t->lxt.has_saved_mask = false;
 	}
-	t->sigmask |= (a->mask | (a->flags & LX_SA_NODEFER ? 0 : BIT(sig))) & ~UNBLOCKABLE;
+	t->lxt.sigmask |= (a->mask | (a->flags & LX_SA_NODEFER ? 0 : BIT(sig))) & ~UNBLOCKABLE;
 	f->rsp = frame;
 	f->rip = a->handler;
 	f->rdi = (uint64_t)sig;
@@ -257,7 +258,7 @@ static void setup_frame(struct thread *t, struct trap_frame *f, int sig, const s
 void signal_user_return(struct trap_frame *f)
 {
 	struct thread *t = current_thread();
-	if (!t->proc || !t->proc->lx || (!t->lx_restart && !signal_pending(t)))
+	if (!t->proc || !t->proc->lx || (!t->lxt.lx_restart && !signal_pending(t)))
 		return;
 	klock();
 	for (;;) {
@@ -265,11 +266,11 @@ void signal_user_return(struct trap_frame *f)
 		int sig = si.signo;
 		struct lx_sigaction *a = sig ? &t->proc->lx->act[sig - 1] : NULL;
 		bool handler = a && a->handler > SIG_IGN;
-		if (t->lx_restart) { /* the call was interrupted: run it again, or EINTR */
-			bool nohand = t->lx_restart_nohand;
-			t->lx_restart = t->lx_restart_nohand = false;
+		if (t->lxt.lx_restart) { /* the call was interrupted: run it again, or EINTR */
+			bool nohand = t->lxt.lx_restart_nohand;
+			t->lxt.lx_restart = t->lxt.lx_restart_nohand = false;
 			if (!handler || (!nohand && (a->flags & LX_SA_RESTART))) {
-				f->rax = t->lx_nr;
+				f->rax = t->lxt.lx_nr;
 				f->rip -= 2; /* back onto the `syscall` instruction */
 			} else {
 				f->rax = (uint64_t)-LX_EINTR;
@@ -299,7 +300,7 @@ bool signal_fault(struct thread *t, struct trap_frame *f, uint64_t cr2)
 	default: sig = LX_SIGSEGV;
 	}
 	struct lx_sigaction *a = &t->proc->lx->act[sig - 1];
-	if (a->handler > SIG_IGN && !(t->sigmask & BIT(sig))) {
+	if (a->handler > SIG_IGN && !(t->lxt.sigmask & BIT(sig))) {
 		struct lx_siginfo si = { .signo = sig };
 		si.code = sig == LX_SIGSEGV ? (f->error & 1 ? SEGV_ACCERR : SEGV_MAPERR) : 1;
 		si.u.addr = f->vector == 14 ? cr2 : f->rip;
@@ -324,8 +325,8 @@ void signal_exec_reset(struct thread *t)
 	uint64_t held = lx->sig_forkign;
 	lx->sig_forkign = 0;
 	lx->sigpending &= ~held;
-	t->sigpending &= ~held;
-	t->altstack_sp = t->altstack_size = 0;
+	t->lxt.sigpending &= ~held;
+	t->lxt.altstack_sp = t->lxt.altstack_size = 0;
 }
 
 static uint32_t mxcsr_mask(void)
@@ -365,8 +366,8 @@ int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f)
 	f->rdx = g[12], f->rcx = g[14], f->rsp = g[15], f->rip = g[16];
 	const uint64_t user_flags = 0x40dd5; /* CF PF AF ZF SF TF DF OF AC */
 	f->rflags = (f->rflags & ~user_flags) | (g[17] & user_flags) | 0x200;
-	me->sigmask = uc.sigmask & ~UNBLOCKABLE;
-	me->lx_restart = false;
+	me->lxt.sigmask = uc.sigmask & ~UNBLOCKABLE;
+	me->lxt.lx_restart = false;
 	return (int64_t)g[13]; /* rax as it was */
 }
 
@@ -392,7 +393,7 @@ int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t
 			lx->sigpending &= ~BIT(sig);
 			for (uint32_t i = 1; i < MAX_THREADS; i++)
 				if (threads[i].proc == me->proc)
-					threads[i].sigpending &= ~BIT(sig);
+					threads[i].lxt.sigpending &= ~BIT(sig);
 		}
 	}
 	return 0;
@@ -400,19 +401,19 @@ int64_t lx_rt_sigaction(struct thread *me, uint64_t sig, uint64_t uact, uint64_t
 
 int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size)
 {
-	uint64_t set, old = me->sigmask;
+	uint64_t set, old = me->lxt.sigmask;
 	if (size != 8)
 		return -KE_INVAL;
 	if (uset && copy_from_user(&set, (const void *)uset, 8))
 		return -KE_FAULT;
 	if (uset) {
 		switch (how) {
-		case 0: me->sigmask |= set; break;  /* SIG_BLOCK */
-		case 1: me->sigmask &= ~set; break; /* SIG_UNBLOCK */
-		case 2: me->sigmask = set; break;   /* SIG_SETMASK */
+		case 0: me->lxt.sigmask |= set; break;  /* SIG_BLOCK */
+		case 1: me->lxt.sigmask &= ~set; break; /* SIG_UNBLOCK */
+		case 2: me->lxt.sigmask = set; break;   /* SIG_SETMASK */
 		default: return -KE_INVAL;
 		}
-		me->sigmask &= ~UNBLOCKABLE;
+		me->lxt.sigmask &= ~UNBLOCKABLE;
 	}
 	if (uoset && copy_to_user((void *)uoset, &old, 8))
 		return -KE_FAULT;
@@ -421,7 +422,7 @@ int64_t lx_rt_sigprocmask(struct thread *me, uint64_t how, uint64_t uset, uint64
 
 int64_t lx_rt_sigpending(struct thread *me, uint64_t uset, uint64_t size)
 {
-	uint64_t set = me->sigpending | me->proc->lx->sigpending;
+	uint64_t set = me->lxt.sigpending | me->proc->lx->sigpending;
 	if (size != 8)
 		return -KE_INVAL;
 	return copy_to_user((void *)uset, &set, 8) ? -KE_FAULT : 0;
@@ -462,7 +463,7 @@ int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uin
 	uint64_t deadline = utimeout ? time_us_since_boot() + ns / 1000 : 0;
 	struct lx_proc *lx = me->proc->lx;
 	for (;;) {
-		uint64_t mine = me->sigpending & set, shared = lx->sigpending & set;
+		uint64_t mine = me->lxt.sigpending & set, shared = lx->sigpending & set;
 		if (mine | shared) {
 			struct lx_siginfo si = take(me, __builtin_ctzll(mine ? mine : shared) + 1, mine != 0);
 			if (uinfo && copy_to_user((void *)uinfo, &si, sizeof(si)))
@@ -477,9 +478,9 @@ int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uin
 		int slot = -1;
 		if (utimeout && (slot = wait_timer_add(me, (deadline - now) * 1000)) < 0)
 			return -LX_EAGAIN;
-		me->sigwait = set;
+		me->lxt.sigwait = set;
 		ipc_block(me, B_WAIT, EP_NONE);
-		me->sigwait = 0;
+		me->lxt.sigwait = 0;
 		wait_timer_del(slot, me);
 		if (me->state == T_DEAD)
 			return -LX_EINTR;
@@ -494,10 +495,10 @@ int64_t lx_pause(struct thread *me)
 
 int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss)
 {
-	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } ss, old = { me->altstack_sp, 0, 0, me->altstack_size };
+	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } ss, old = { me->lxt.altstack_sp, 0, 0, me->lxt.altstack_size };
 	uint64_t rsp = me->uframe->rsp;
-	bool on = me->altstack_size && rsp - me->altstack_sp <= me->altstack_size;
-	old.flags = !me->altstack_size ? SS_DISABLE : on ? SS_ONSTACK : 0;
+	bool on = me->lxt.altstack_size && rsp - me->lxt.altstack_sp <= me->lxt.altstack_size;
+	old.flags = !me->lxt.altstack_size ? SS_DISABLE : on ? SS_ONSTACK : 0;
 	if (uss) {
 		if (copy_from_user(&ss, (const void *)uss, sizeof(ss)))
 			return -KE_FAULT;
@@ -506,11 +507,11 @@ int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss)
 		if (ss.flags & ~(SS_DISABLE | SS_ONSTACK))
 			return -KE_INVAL;
 		if (ss.flags & SS_DISABLE) {
-			me->altstack_sp = me->altstack_size = 0;
+			me->lxt.altstack_sp = me->lxt.altstack_size = 0;
 		} else {
 			if (ss.size < MINSIGSTKSZ)
 				return -LX_ENOMEM;
-			me->altstack_sp = ss.sp, me->altstack_size = ss.size;
+			me->lxt.altstack_sp = ss.sp, me->lxt.altstack_size = ss.size;
 		}
 	}
 	if (uoss && copy_to_user((void *)uoss, &old, sizeof(old)))

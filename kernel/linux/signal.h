@@ -8,14 +8,6 @@
 /* Posts sig to thread t (to_thread) or to any thread of p that does not block it.
  * Returns 1 if it was discarded because it is ignored, else 0. */
 int signal_post(struct proc *p, struct thread *t, int sig, int32_t pid, int32_t code, uint64_t value);
-/* True if t has a pending signal it does not block (a wait it is in should end). */
-bool signal_pending(const struct thread *t);
-/* Before returning to user mode from a system call or interrupt: runs the restart logic of
- * an interrupted call and delivers one pending signal (builds the handler frame in f, or
- * ends the process). Takes the kernel lock only when there is something to do. */
-void signal_user_return(struct trap_frame *f);
-/* A user-mode fault of a Linux process: true if a handler frame was set up in f. */
-bool signal_fault(struct thread *t, struct trap_frame *f, uint64_t cr2);
 /* Waits with mask in place of the thread's own (rt_sigsuspend, ppoll, pselect6,
  * epoll_pwait); the old mask is kept to come back after the handler (setup_frame), or by
  * signal_mask_settle if no handler is due. */
@@ -36,6 +28,3 @@ int64_t lx_rt_sigtimedwait(struct thread *me, uint64_t uset, uint64_t uinfo, uin
 int64_t lx_pause(struct thread *me);
 int64_t lx_sigaltstack(struct thread *me, uint64_t uss, uint64_t uoss);
 int64_t lx_rt_sigreturn(struct thread *me, struct trap_frame *f);
-/* KC_LX_SIGNAL. */
-int64_t kc_lx_signal(struct thread *me, endpoint_t target, uint64_t sig, uint64_t flags, uint64_t pid,
-		     uint64_t code, uint64_t value);

@@ -8,18 +8,10 @@
 #define VDSO_VVAR_VA 0x00007fff80000000ull
 #define VDSO_MAX_PAGES 4 /* the image's limit (kernel/vdso/check.sh) */
 
-/* Builds the two shared objects, once at boot, after time and the RTC are set and every
- * CPU is up; before the first user process. Without memory, processes get no vDSO. */
-void vdso_init(void);
 /* Maps the vvar page and the vDSO into p, read-only and shared with every other process
  * (mappings marked `sys`). Returns the vDSO's address (AT_SYSINFO_EHDR), or 0 if p gets
  * none (no vDSO, or no room). */
 uint64_t vdso_map(struct proc *p);
-/* The address of the vvar page in p (a native process), mapped read-only now if it is not
- * yet; 0 if there is none or no room. */
-uint64_t vdso_map_vvar(struct proc *p);
 /* A process spawned stopped has just become a Linux process (KC_LX_PID) and has never run:
  * maps the vDSO and fills the AT_SYSINFO_EHDR slot stack_build left in its auxv. */
 void vdso_give_spawned(struct proc *p);
-/* A thread was marked dead: the vvar page's thread_deaths goes up. */
-void vdso_thread_died(void);

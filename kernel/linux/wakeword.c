@@ -6,7 +6,8 @@
  * in one call and with no server in between. The word is changed by the kernel, so a ring
  * between the library's last look and its LX_FUTEX_WAIT makes the wait return at once: no
  * wake-up is lost. A process can spoil only its own wake-ups through its word. */
-#include "linux/wakeword.h"
+#include "linux/hooks.h"
+#include "linux/lxstate.h"
 #include "lx_abi.h"
 #include "linux/futex.h"
 #include "mm/aspace.h"

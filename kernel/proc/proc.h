@@ -3,6 +3,7 @@
 #pragma once
 #include "lib/types.h"
 #include "lx_abi.h"
+#include "linux/hooks.h"
 #include "arch/trap.h"
 #include "proc/memobj.h"
 #include "proc/devpriv.h"
@@ -44,28 +45,6 @@ struct mo_handle {
 #define PROT_W 2
 #define PROT_X 4
 
-/* A Linux signal disposition (rt_sigaction's struct k_sigaction layout). */
-struct lx_sigaction {
-	uint64_t handler;  /* 0 SIG_DFL, 1 SIG_IGN, else the handler's address */
-	uint64_t flags;    /* SA_* */
-	uint64_t restorer; /* where the handler returns to (SA_RESTORER) */
-	uint64_t mask;     /* blocked while the handler runs */
-};
-#define LX_NSIG 64
-
-/* Linux state of a process (linux/signal.c, linux/lxproc.c); NULL for native processes. */
-struct lx_proc {
-	int32_t pid;
-	uint64_t sigpending;                  /* process-directed, not yet taken by a thread */
-	/* Signals ignored only because the parent ignored them at fork, until the process sets
-	 * their action or execs: held pending then, not dropped (signal.c, signal_post). */
-	uint64_t sig_forkign;
-	struct lx_sigaction act[LX_NSIG];
-	int32_t sigpid[LX_NSIG];              /* si_pid / si_code / si_value of each pending signal */
-	int32_t sigcode[LX_NSIG];
-	uint64_t sigval[LX_NSIG];
-	uint64_t wake_va;                     /* its wake word (KC_WAKE, wakeword.c), 0: none */
-};
 
 struct kmsg_node {
 	struct kmsg m;
@@ -89,7 +68,7 @@ struct proc {
 	                                         on the stack (KI_LX_ARGS: /proc/PID/cmdline) */
 	endpoint_t linux_servers[LINUX_SERVERS]; /* its POSIX servers (KPRIV_LINUX), 0: none */
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
-	struct lx_proc *lx;        /* Linux process state, or NULL */
+	struct lx_proc *lx;        /* Linux process state (linux/lxstate.h), or NULL */
 	uint32_t nlive;            /* threads not yet exited (a zombie first thread is not) */
 	uint64_t dead_cpu_us;      /* CPU time of its threads that have ended */
 	uint64_t linux_calls;      /* Linux system calls that reached the kernel (KI_LINUX_CALLS) */
@@ -130,27 +109,7 @@ struct thread {
 	uint64_t cpu_us;           /* CPU time used before its current run (sched.c) */
 	uint64_t runs;             /* times a CPU switched to it (KI_THREAD_STAT) */
 	uint64_t kcalls, notifies; /* native kernel calls it made, and of them KC_NOTIFY */
-	/* Linux thread state (linux/lxproc.c, linux/signal.c, linux/futex.c). */
-	int32_t tid;
-	uint64_t clear_tid;        /* LX_CLONE_CHILD_CLEARTID / set_tid_address: zeroed, woken at exit */
-	uint64_t robust_list;      /* set_robust_list head (stored, returned) */
-	uint64_t sigmask, sigpending;
-	uint64_t saved_mask;       /* rt_sigsuspend: the mask to restore after the handler */
-	bool has_saved_mask;
-	int32_t sigpid[LX_NSIG], sigcode[LX_NSIG];
-	uint64_t sigval[LX_NSIG];  /* si_value of a pending SI_TIMER/SI_QUEUE signal */
-	uint64_t sigwait;          /* rt_sigtimedwait: the signals it waits for (posted ones wake it) */
-	uint64_t altstack_sp, altstack_size;
-	uint32_t altstack_flags;
-	bool in_lxcall;            /* blocked in a call forwarded to a POSIX server */
-	bool lx_restart;           /* that call answered -LX_ERESTARTSYS: EINTR or run again */
-	bool lx_restart_nohand;    /* ...but EINTR after a handler even with LX_SA_RESTART (ppoll...) */
-	uint64_t lx_nr;            /* the Linux call being served (for a restart) */
-	const void *futex_space;   /* B_FUTEX: the futex's key (futex.c): the process or the shared
-	                              memory object, and the address or offset in it; the bitset */
-	uint64_t futex_va;
-	uint32_t futex_bits;
-	uint64_t futex_seq;        /* wait order: the oldest waiter is woken first */
+	struct lx_thread lxt;      /* its Linux state (linux/hooks.h), unused in native threads */
 	uint8_t fpu[512] __attribute__((aligned(16))); /* x87/SSE state (FXSAVE image) */
 };
 

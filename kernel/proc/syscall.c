@@ -1,13 +1,10 @@
 /* System-call entry setup and the native kernel-call dispatcher. Linux system calls (numbers
  * below KC_BASE) go to kernel/linux/linux.c. */
-#include "linux/lxproc.h"
-#include "linux/signal.h"
-#include "linux/linux.h"
+#include "linux/hooks.h"
 #include "proc/ipc.h"
 #include "proc/memcall.h"
 #include "proc/wait.h"
 #include "proc/klock.h"
-#include "linux/vdso.h"
 #include "proc/proc.h"
 #include "proc/exec.h"
 #include "proc/legacy.h"
@@ -26,7 +23,6 @@
 #include "lib/string.h"
 #include "smp/percpu.h"
 #include "core/panic.h"
-#include "linux/wakeword.h"
 
 #define MSR_STAR 0xc0000081
 #define MSR_LSTAR 0xc0000082
@@ -251,7 +247,7 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	}
 	case KI_LX_PID: {
 		struct proc *p = arg <= 0xffffffffull ? proc_of(me, (endpoint_t)arg) : NULL;
-		return p && p->lx ? p->lx->pid : -KE_SRCH;
+		return p ? lx_pid_of(p) : -KE_SRCH;
 	}
 	case KI_LX_ARGS: {
 		struct proc *p = proc_of(me, (endpoint_t)(arg & 0xffffffffu));

@@ -9,7 +9,7 @@
 #include "proc/klock.h"
 #include "proc/proc.h"
 #include "proc/sched.h"
-#include "linux/signal.h"
+#include "linux/hooks.h"
 #include "arch/time.h"
 #include "mm/aspace.h"
 #include "smp/ipi.h"

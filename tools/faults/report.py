@@ -36,7 +36,7 @@ def tables(runs, meta):
            f"window: {meta['window_s']} s after each injection; runs: {len(runs)}; boots: {meta.get('boots')}; "
            f"elapsed: {meta.get('elapsed_s')} s"] + \
           [f"- sitting from run {x['from']}: {x['date']}, commit {x['commit']}" for x in meta.get("sittings", [])] + \
-          ["", "## What the faults did (table 2.3): crash, hang (rs saw no heartbeat), nothing detected", "",
+          ["", "## What the faults did (table 2.3): crash, hang (rs saw no heartbeat), stuck (a peer saw it stop making progress), nothing detected", "",
            "By server:", "", _detection_table(runs, "server", "server"), "",
            "By fault type:", "", _detection_table(runs, "type", "fault type"), "",
            "## Verdicts (table 2.4)", ""]

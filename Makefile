@@ -272,9 +272,10 @@ debug: deps
 		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) --gdb $(GDBPORT)
 
 # Host unit tests (pure kernel code, lib/chan and lib/sysconf built with ASan and UBSan). The threaded
-# channel test is built a second time with TSan (which cannot be combined with ASan).
+# channel test is built a second time with TSan (which cannot be combined with ASan). kernel/ is
+# searched for "..." includes only (-iquote): its linux/ must not hide the host's <linux/...>.
 UNIT_BASE_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer -Ikernel -Ikernel/abi -I$(B)/gen -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -Iservers/vfs -DVFS_HOST -pthread
+	-fno-omit-frame-pointer -iquote kernel -Ikernel/abi -I$(B)/gen -Itests/unit -Ilib/chan -Ilib/sysconf -Ilib/ds -Iservers/ds -Iservers/console -Iservers/vfs -DVFS_HOST -pthread
 UNIT_CFLAGS := $(UNIT_BASE_CFLAGS) -fsanitize=address,undefined
 UNIT_KSRCS := kernel/lib/printf.c kernel/boot/bootinfo.c kernel/boot/cmdline.c \
 	kernel/mm/frame_bitmap.c kernel/acpi/madt.c kernel/proc/elf.c

@@ -254,3 +254,32 @@ bool sockbuf_stream_fin_queued(struct sockbuf_side *s)
 	struct sockbuf_desc d;
 	return spsc_peek_newest(&s->q, &d) == 0 && (d.flags & SBD_FIN) && d.len == 0;
 }
+
+void sockbuf_stream_read(struct sockbuf_side *s, uint32_t *off, uint64_t len, int how, sockbuf_copy_fn copy,
+			 void *ctx, struct sockbuf_read *r)
+{
+	r->fin = r->freed = false;
+	r->err = 0;
+	while (r->got < len) {
+		struct sockbuf_desc d;
+		uint64_t n;
+		int err;
+		const unsigned char *p = sockbuf_stream_peek(s, *off, len - r->got, &d, &n, &err);
+		if (!p && err == SOCKBUF_EFIN) {
+			r->fin = true;
+			if (!(how & SOCKBUF_READ_PEEK)) /* every read from now on returns 0 */
+				r->freed |= sockbuf_stream_advance(s, &d, off, 0);
+			return;
+		}
+		if (!p) {
+			r->err = err == CHAN_EAGAIN ? 0 : SOCKBUF_ECORRUPT;
+			return;
+		}
+		if (!(how & SOCKBUF_READ_TRUNC) && (r->err = copy(ctx, r->got, p, n)) != 0)
+			return;
+		r->got += n;
+		if (how & SOCKBUF_READ_PEEK)
+			return;
+		r->freed |= sockbuf_stream_advance(s, &d, off, n);
+	}
+}

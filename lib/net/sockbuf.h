@@ -138,3 +138,22 @@ bool sockbuf_stream_fin_queued(struct sockbuf_side *s);
 /* Stream consumer: n bytes of piece d were read at *off: *off moves on, and a piece read to
  * its end (the FIN piece at once) is consumed: then true (RX space came free). */
 bool sockbuf_stream_advance(struct sockbuf_side *s, const struct sockbuf_desc *d, uint32_t *off, uint64_t n);
+
+/* A stream receive's reading, the one both lib/sock (in the application) and syscall (for
+ * the calls that reach it) make: bytes from the ring at *off into the caller's buffer
+ * through copy (to the call's byte `at`; 0 or a negative errno), until r->got reaches len,
+ * the ring is empty, or the peer's FIN. SOCKBUF_READ_PEEK takes one piece and consumes
+ * nothing; SOCKBUF_READ_TRUNC consumes without copying (a stream's MSG_TRUNC). In r: got
+ * (in: what the call took before, out: now), fin (the FIN was reached; consumed unless
+ * peeking), freed (RX space came free: the engine should hear of it), err (0, a corrupt
+ * ring SOCKBUF_ECORRUPT, or the copy's error: reading stops there). */
+#define SOCKBUF_READ_PEEK 1
+#define SOCKBUF_READ_TRUNC 2
+struct sockbuf_read {
+	uint64_t got;
+	bool fin, freed;
+	int err;
+};
+typedef int (*sockbuf_copy_fn)(void *ctx, uint64_t at, const unsigned char *p, uint64_t n);
+void sockbuf_stream_read(struct sockbuf_side *s, uint32_t *off, uint64_t len, int how, sockbuf_copy_fn copy,
+			 void *ctx, struct sockbuf_read *r);

@@ -390,6 +390,14 @@ static ssize_t empty_nowait(int fd, struct axsock *s)
 }
 
 /* A stream's bytes: from the oldest piece on, as many as fit (MSG_WAITALL: all of len). */
+/* sockbuf_stream_read's copy into the application's iovecs (the cursor moves on). */
+static int copy_to_cur(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
+{
+	(void)at; /* the cursor knows where */
+	cur_copy(ctx, (void *)p, n, true);
+	return 0;
+}
+
 static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, int flags, int ms)
 {
 	size_t got = 0;
@@ -399,38 +407,16 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 	for (;;) {
 		lock(s);
 		struct cur pc = *c; /* a peek copies from the start each time */
-		struct cur *dst = peek ? &pc : c;
-		bool corrupt = false;
-		while (got < len && !s->peer_fin) {
-			struct sockbuf_desc d;
-			uint64_t n;
-			int err;
-			const unsigned char *p = sockbuf_stream_peek(&s->sb.rx, s->rx_off, len - got, &d, &n, &err);
-			if (!p && err == SOCKBUF_EFIN) {
-				if (!peek) /* every read from now on returns 0 */
-					s->peer_fin = sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, 0);
-				break;
-			}
-			if (!p) {
-				corrupt = err != CHAN_EAGAIN;
-				break;
-			}
-			if (!(flags & MSG_TRUNC))
-				cur_copy(dst, (void *)p, n, true);
-			got += n;
-			if (peek)
-				break;
-			sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
-		}
-		bool fin = s->peer_fin;
-		if (peek && !got) { /* a peek at the FIN reads the end */
-			struct sockbuf_desc d;
-			uint64_t n;
-			int err;
-			fin = !sockbuf_stream_peek(&s->sb.rx, s->rx_off, 1, &d, &n, &err) && err == SOCKBUF_EFIN;
-		}
+		struct sockbuf_read r = { .got = got };
+		if (!s->peer_fin)
+			sockbuf_stream_read(&s->sb.rx, &s->rx_off, len, (peek ? SOCKBUF_READ_PEEK : 0) |
+					    (flags & MSG_TRUNC ? SOCKBUF_READ_TRUNC : 0), copy_to_cur, peek ? &pc : c, &r);
+		got = r.got;
+		if (r.fin && !peek) /* every read from now on returns 0 */
+			s->peer_fin = true;
+		bool fin = s->peer_fin || (peek && !got && r.fin); /* a peek at the FIN reads the end */
 		unlock(s);
-		if (corrupt)
+		if (r.err)
 			return got ? (ssize_t)got : -EIO;
 		/* RX space came free: tcp opens its window. A sleeping tcp is woken only when the
 		 * release reaches the mark it set (sockbuf_notify_at: when lwIP would announce the

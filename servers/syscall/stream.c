@@ -346,6 +346,19 @@ static int64_t do_sendfile(struct lcall *c, struct sock *s)
 	return vfs_pass_back(c->thread, LX_SYS_sendfile, w) < 0 ? -LX_ENOMEM : CALL_DONE;
 }
 
+/* sockbuf_stream_read's copy into the calling thread's buffer or iovecs, at byte `at`. */
+struct app_dst {
+	endpoint_t t;
+	uint64_t iov, iovlen, buf;
+};
+static int copy_to_app(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
+{
+	const struct app_dst *d = ctx;
+	if (d->iov)
+		return iov_copy(d->t, d->iov, d->iovlen, at, (unsigned char *)p, n, true);
+	return ax_vcopy(EP_NONE, p, d->t, (void *)(d->buf + at), n) < 0 ? -LX_EFAULT : 0;
+}
+
 /* Copies up to len stream bytes into the application from byte c->done of its buffer. */
 static int64_t stream_recv(struct lcall *c, struct sock *s)
 {
@@ -370,32 +383,19 @@ static int64_t stream_recv(struct lcall *c, struct sock *s)
 		return r;
 	if (s->listening || (!s->connected && !s->connecting && !s->was_connected))
 		return -LX_ENOTCONN;
-	uint64_t got = c->done;
 	bool peek = flags & LX_MSG_PEEK;
-	while (got < len && !s->peer_fin && !s->shut_rd) {
-		struct sockbuf_desc d;
-		uint64_t n;
-		int err;
-		const unsigned char *p = sockbuf_stream_peek(&s->sb.rx, s->rx_off, len - got, &d, &n, &err);
-		if (!p && err == SOCKBUF_EFIN) {
-			if (!peek) /* every read from now on returns 0 */
-				s->peer_fin = s->rx_hint = sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, 0);
-			break;
-		}
-		if (!p && err != CHAN_EAGAIN)
-			return got ? (int64_t)got : -LX_EIO; /* the engine wrote impossible pieces */
-		if (!p)
-			break;
-		r = (flags & LX_MSG_TRUNC) ? 0 /* a stream's LX_MSG_TRUNC discards the bytes */
-			: iov ? iov_copy(t, iov, iovlen, got, (unsigned char *)p, n, true)
-			: ax_vcopy(EP_NONE, p, t, (void *)(buf + got), n) < 0 ? -LX_EFAULT : 0;
-		if (r)
-			return got ? (int64_t)got : r;
-		got += n;
-		if (peek)
-			break;
-		s->rx_hint |= sockbuf_stream_advance(&s->sb.rx, &d, &s->rx_off, n);
-	}
+	struct sockbuf_read rd = { .got = c->done };
+	struct app_dst dst = { t, iov, iovlen, buf };
+	if (!s->peer_fin && !s->shut_rd)
+		sockbuf_stream_read(&s->sb.rx, &s->rx_off, len, (peek ? SOCKBUF_READ_PEEK : 0) |
+				    (flags & LX_MSG_TRUNC ? SOCKBUF_READ_TRUNC : 0), copy_to_app, &dst, &rd);
+	uint64_t got = rd.got;
+	if (rd.fin && !peek) /* every read from now on returns 0 */
+		s->peer_fin = true;
+	s->rx_hint |= rd.freed;
+	if (rd.err)
+		return got ? (int64_t)got : rd.err == SOCKBUF_ECORRUPT ? -LX_EIO /* the engine wrote impossible pieces */
+							    : rd.err;
 	ready_changed(s);
 	bool waitall = (flags & LX_MSG_WAITALL) && !peek && !nonblocking(c, flags);
 	if (got && (!waitall || got == len || s->peer_fin || s->error || s->hup)) {

@@ -163,6 +163,79 @@ static void stream_pieces(void)
 	free(m);
 }
 
+/* The shared stream read: pieces in order into the buffer, a peek takes one piece and
+ * consumes nothing, MSG_TRUNC consumes without copying, the FIN ends it (consumed unless
+ * peeking), a copy's error stops it where it failed. */
+struct copied { unsigned char buf[64]; int fail_at; };
+static int copy_into(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
+{
+	struct copied *c = ctx;
+	if (c->fail_at >= 0 && at + n > (uint64_t)c->fail_at)
+		return -14; /* EFAULT */
+	memcpy(c->buf + at, p, n);
+	return 0;
+}
+
+static void stream_read(void)
+{
+	size_t len;
+	void *m = sb_new(8, 1000, 8, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	CHECK(put(&e.rx, "abcdef", 6, 0) == 0);
+	CHECK(put(&e.rx, "ghij", 4, 0) == 0);
+	uint32_t off = 0;
+	struct copied c = { .fail_at = -1 };
+	struct sockbuf_read r = { 0 };
+	sockbuf_stream_read(&a.rx, &off, 8, SOCKBUF_READ_PEEK, copy_into, &c, &r);
+	CHECK(r.got == 6 && !r.fin && !r.freed && !r.err && !memcmp(c.buf, "abcdef", 6)); /* one piece */
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 8, 0, copy_into, &c, &r);
+	CHECK(r.got == 8 && r.freed && !r.fin && !memcmp(c.buf, "abcdefgh", 8) && off == 2);
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 8, SOCKBUF_READ_TRUNC, copy_into, &c, &r);
+	CHECK(r.got == 2 && r.freed && !r.err && !memcmp(c.buf, "abcdefgh", 8)); /* "ij" dropped */
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 8, 0, copy_into, &c, &r);
+	CHECK(r.got == 0 && !r.fin && !r.err); /* empty */
+	/* a copy that fails half-way: what came before counts, the rest stays */
+	CHECK(put(&e.rx, "klmn", 4, 0) == 0);
+	CHECK(put(&e.rx, "op", 2, 0) == 0);
+	int err = 0;
+	REQUIRE(sockbuf_alloc(&e.rx, 0, &err));
+	struct sockbuf_desc fin = { .flags = SBD_FIN };
+	CHECK(sockbuf_commit(&e.rx, 0, &fin) == 0);
+	c.fail_at = 5;
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 60, 0, copy_into, &c, &r);
+	CHECK(r.got == 4 && r.err == -14 && !r.fin && !memcmp(c.buf, "klmn", 4));
+	c.fail_at = -1;
+	/* a peek reaching the FIN says so and leaves it */
+	r = (struct sockbuf_read){ .got = 0 };
+	sockbuf_stream_read(&a.rx, &off, 60, 0, copy_into, &c, &r);
+	CHECK(r.got == 2 && r.fin && r.freed && !memcmp(c.buf, "op", 2) && !sockbuf_stream_fin_queued(&a.rx));
+	free(m);
+	/* the FIN alone, peeked: seen, not consumed */
+	m = sb_new(8, 1000, 8, 1000, &len);
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	REQUIRE(sockbuf_alloc(&e.rx, 0, &err));
+	CHECK(sockbuf_commit(&e.rx, 0, &fin) == 0);
+	off = 0;
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 10, SOCKBUF_READ_PEEK, copy_into, &c, &r);
+	CHECK(r.got == 0 && r.fin && !r.freed && sockbuf_stream_fin_queued(&a.rx));
+	free(m);
+	/* an offset past its piece: a corrupt ring, nothing taken */
+	m = sb_new(8, 1000, 8, 1000, &len);
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	CHECK(put(&e.rx, "ab", 2, 0) == 0);
+	off = 5;
+	r = (struct sockbuf_read){ 0 };
+	sockbuf_stream_read(&a.rx, &off, 10, 0, copy_into, &c, &r);
+	CHECK(r.err == SOCKBUF_ECORRUPT && r.got == 0 && !r.fin);
+	free(m);
+}
+
 static void lying_peer(void)
 {
 	size_t len;
@@ -318,6 +391,7 @@ int main(void)
 	RUN(flow_control);
 	RUN(stream_room);
 	RUN(stream_pieces);
+	RUN(stream_read);
 	RUN(lying_peer);
 	RUN(reattach_after_restart);
 	RUN(notify_mark);

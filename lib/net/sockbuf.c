@@ -283,3 +283,19 @@ void sockbuf_stream_read(struct sockbuf_side *s, uint32_t *off, uint64_t len, in
 		r->freed |= sockbuf_stream_advance(s, &d, off, n);
 	}
 }
+
+int64_t sockbuf_dgram_read(struct sockbuf_side *s, uint64_t len, int how, sockbuf_copy_fn copy, void *ctx,
+			   struct sockbuf_desc *d, bool *cut, int *copy_err)
+{
+	int err;
+	*copy_err = 0;
+	const unsigned char *p = sockbuf_peek(s, d, &err);
+	if (!p)
+		return err == CHAN_EAGAIN ? CHAN_EAGAIN : SOCKBUF_ECORRUPT;
+	uint64_t n = d->len < len ? d->len : len;
+	*copy_err = copy(ctx, 0, p, n);
+	*cut = n < d->len || (d->flags & SBD_TRUNC);
+	if (!(how & SOCKBUF_READ_PEEK))
+		sockbuf_consume(s, d);
+	return (how & SOCKBUF_READ_TRUNC) ? (int64_t)d->len : (int64_t)n;
+}

@@ -157,3 +157,12 @@ struct sockbuf_read {
 typedef int (*sockbuf_copy_fn)(void *ctx, uint64_t at, const unsigned char *p, uint64_t n);
 void sockbuf_stream_read(struct sockbuf_side *s, uint32_t *off, uint64_t len, int how, sockbuf_copy_fn copy,
 			 void *ctx, struct sockbuf_read *r);
+/* A datagram receive's reading, the same for lib/sock and syscall: the oldest message, at
+ * most len bytes of it, into the caller's buffer through copy (at 0), consumed unless
+ * SOCKBUF_READ_PEEK; its descriptor (the sender's address) in *d, *cut set if it did not fit
+ * or the producer cut it (msg_flags' MSG_TRUNC). Returns what the call answers: the bytes
+ * copied, or with SOCKBUF_READ_TRUNC the datagram's whole length; or CHAN_EAGAIN (none) or
+ * SOCKBUF_ECORRUPT. *copy_err: 0, or the copy's error (the message is consumed all the
+ * same, as Linux drops a datagram it could not copy). */
+int64_t sockbuf_dgram_read(struct sockbuf_side *s, uint64_t len, int how, sockbuf_copy_fn copy, void *ctx,
+			   struct sockbuf_desc *d, bool *cut, int *copy_err);

@@ -505,11 +505,11 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 	for (;;) {
 		lock(s);
 		struct sockbuf_desc d;
-		int err;
-		const void *p = sockbuf_peek(&s->sb.rx, &d, &err);
-		if (p) {
-			size_t n = d.len < len ? d.len : len;
-			cur_copy(c, (void *)p, n, true);
+		bool cut;
+		int cerr;
+		int64_t r = sockbuf_dgram_read(&s->sb.rx, len, (flags & MSG_PEEK ? SOCKBUF_READ_PEEK : 0) |
+					       (flags & MSG_TRUNC ? SOCKBUF_READ_TRUNC : 0), copy_to_cur, c, &d, &cut, &cerr);
+		if (r >= 0) {
 			if (from && fromlen && d.family == AF_INET) {
 				struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = d.port };
 				memcpy(&a.sin_addr, d.addr, 4);
@@ -519,18 +519,15 @@ static ssize_t dgram_recv(int fd, struct axsock *s, struct cur *c, size_t len, i
 			} else if (fromlen)
 				*fromlen = 0;
 			if (mflags)
-				*mflags = n < d.len || (d.flags & SBD_TRUNC) ? MSG_TRUNC : 0;
-			ssize_t r = (flags & MSG_TRUNC) ? (ssize_t)d.len : (ssize_t)n;
-			if (!(flags & MSG_PEEK))
-				sockbuf_consume(&s->sb.rx, &d);
+				*mflags = cut ? MSG_TRUNC : 0;
 			unlock(s);
 			if (!(flags & MSG_PEEK)) /* udp drops what finds no room: nothing waits for it */
 				axsock_activity_lazy(s->eng, s->bit);
 			axsock_counts.user++;
-			return r;
+			return (ssize_t)r;
 		}
 		unlock(s);
-		if (err != CHAN_EAGAIN)
+		if (r != CHAN_EAGAIN)
 			return -EIO; /* the stack wrote impossible descriptors */
 		if (s->shut_rd) { /* what came before SHUT_RD is read; then the end (as syscall) */
 			axsock_counts.user++;

@@ -283,6 +283,14 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 	return (int64_t)len;
 }
 
+int copy_to_app(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
+{
+	const struct app_dst *d = ctx;
+	if (d->iov)
+		return (int)iov_copy(d->t, d->iov, d->iovlen, at, (unsigned char *)p, n, true);
+	return ax_vcopy(EP_NONE, p, d->t, (void *)(d->buf + at), n) < 0 ? -LX_EFAULT : 0;
+}
+
 static int64_t do_recv(struct lcall *c, struct sock *s)
 {
 	endpoint_t t = c->thread;
@@ -308,18 +316,24 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 			return -LX_EINVAL;
 	}
 	struct sockbuf_desc d;
-	int err;
-	const unsigned char *p = sockbuf_peek(&s->sb.rx, &d, &err);
-	if (!p && err != CHAN_EAGAIN)
+	bool cut;
+	int cerr;
+	struct app_dst dst = { t, c->nr == LX_SYS_readv || c->nr == LX_SYS_recvmsg ? mh.iov : 0, mh.iovlen, c->a[1] };
+	r = sockbuf_dgram_read(&s->sb.rx, len, (flags & LX_MSG_PEEK ? SOCKBUF_READ_PEEK : 0) |
+			       (flags & LX_MSG_TRUNC ? SOCKBUF_READ_TRUNC : 0), copy_to_app, &dst, &d, &cut, &cerr);
+	if (r == SOCKBUF_ECORRUPT)
 		return -LX_EIO; /* udp wrote impossible descriptors into this socket */
-	if (!p) {
+	if (r == CHAN_EAGAIN) {
 		if (s->error)
 			return take_error(s);
 		if (s->shut_rd)
 			return 0;
 		return wait_for_data(c, s, flags);
 	}
-	uint64_t n = d.len < len ? d.len : len;
+	if (!(flags & LX_MSG_PEEK))
+		s->rx_hint = true;
+	if (cerr)
+		return cerr;
 	if (sys_debug)
 		ax_printf("syscall: %lu ms: rx %u bytes from %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), d.len,
 			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
@@ -328,12 +342,7 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 		from.port = d.port;
 		memcpy(&from.addr, d.addr, 4);
 	}
-	if (c->nr == LX_SYS_readv) {
-		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
-			return r;
-	} else if (c->nr == LX_SYS_recvmsg) {
-		if ((r = iov_copy(t, mh.iov, mh.iovlen, 0, (unsigned char *)p, n, true)))
-			return r;
+	if (c->nr == LX_SYS_recvmsg) {
 		uint8_t b[16] = { LX_AF_INET, 0 };
 		memcpy(b + 2, &from.port, 2);
 		memcpy(b + 4, &from.addr, 4);
@@ -342,20 +351,15 @@ static int64_t do_recv(struct lcall *c, struct sock *s)
 			return -LX_EFAULT;
 		out.namelen = mh.name ? 16 : 0;
 		out.controllen = 0;
-		out.flags = (n < d.len || (d.flags & SBD_TRUNC)) ? LX_MSG_TRUNC : 0;
+		out.flags = cut ? LX_MSG_TRUNC : 0;
 		if (ax_vcopy(EP_NONE, &out, t, (void *)c->a[1], sizeof(out)) < 0)
 			return -LX_EFAULT;
-	} else {
-		if (ax_vcopy(EP_NONE, p, t, (void *)c->a[1], n) < 0)
-			return -LX_EFAULT;
-		if (c->nr == LX_SYS_recvfrom && c->a[4] && (r = put_sin(t, &from, c->a[4], c->a[5])))
-			return r;
+	} else if (c->nr == LX_SYS_recvfrom && c->a[4]) {
+		int64_t e = put_sin(t, &from, c->a[4], c->a[5]);
+		if (e)
+			return e;
 	}
-	if (!(flags & LX_MSG_PEEK)) {
-		sockbuf_consume(&s->sb.rx, &d);
-		s->rx_hint = true;
-	}
-	return (int64_t)((flags & LX_MSG_TRUNC) ? d.len : n);
+	return r;
 }
 
 int64_t put_int_opt(endpoint_t t, const void *v, uint32_t vlen, uint64_t uval, uint64_t ulen)

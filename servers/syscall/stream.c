@@ -346,19 +346,6 @@ static int64_t do_sendfile(struct lcall *c, struct sock *s)
 	return vfs_pass_back(c->thread, LX_SYS_sendfile, w) < 0 ? -LX_ENOMEM : CALL_DONE;
 }
 
-/* sockbuf_stream_read's copy into the calling thread's buffer or iovecs, at byte `at`. */
-struct app_dst {
-	endpoint_t t;
-	uint64_t iov, iovlen, buf;
-};
-static int copy_to_app(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
-{
-	const struct app_dst *d = ctx;
-	if (d->iov)
-		return iov_copy(d->t, d->iov, d->iovlen, at, (unsigned char *)p, n, true);
-	return ax_vcopy(EP_NONE, p, d->t, (void *)(d->buf + at), n) < 0 ? -LX_EFAULT : 0;
-}
-
 /* Copies up to len stream bytes into the application from byte c->done of its buffer. */
 static int64_t stream_recv(struct lcall *c, struct sock *s)
 {

@@ -236,6 +236,36 @@ static void stream_read(void)
 	free(m);
 }
 
+/* The shared datagram read: the oldest message, cut to the buffer (msg_flags' MSG_TRUNC),
+ * its sender in the descriptor, consumed unless peeking; MSG_TRUNC answers the whole length;
+ * a copy that fails still consumes it. */
+static void dgram_read(void)
+{
+	size_t len;
+	void *m = sb_new(8, 1000, 8, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	CHECK(put(&e.rx, "hello world", 11, 7) == 0);
+	CHECK(put(&e.rx, "xyz", 3, 8) == 0);
+	CHECK(put(&e.rx, "last", 4, 9) == 0);
+	struct copied c = { .fail_at = -1 };
+	struct sockbuf_desc d;
+	bool cut = true;
+	int cerr = 1;
+	CHECK(sockbuf_dgram_read(&a.rx, 64, SOCKBUF_READ_PEEK, copy_into, &c, &d, &cut, &cerr) == 11);
+	CHECK(!cut && !cerr && d.port == 7 && !memcmp(c.buf, "hello world", 11));
+	CHECK(sockbuf_dgram_read(&a.rx, 5, 0, copy_into, &c, &d, &cut, &cerr) == 5); /* cut to 5 */
+	CHECK(cut && d.port == 7 && !memcmp(c.buf, "hello", 5));
+	CHECK(sockbuf_dgram_read(&a.rx, 1, SOCKBUF_READ_TRUNC, copy_into, &c, &d, &cut, &cerr) == 3); /* whole length */
+	CHECK(cut && d.port == 8 && c.buf[0] == 'x');
+	c.fail_at = 0;
+	CHECK(sockbuf_dgram_read(&a.rx, 64, 0, copy_into, &c, &d, &cut, &cerr) == 4);
+	CHECK(cerr == -14 && d.port == 9); /* the copy failed: consumed all the same */
+	c.fail_at = -1;
+	CHECK(sockbuf_dgram_read(&a.rx, 64, 0, copy_into, &c, &d, &cut, &cerr) == CHAN_EAGAIN);
+	free(m);
+}
+
 static void lying_peer(void)
 {
 	size_t len;
@@ -392,6 +422,7 @@ int main(void)
 	RUN(stream_room);
 	RUN(stream_pieces);
 	RUN(stream_read);
+	RUN(dgram_read);
 	RUN(lying_peer);
 	RUN(reattach_after_restart);
 	RUN(notify_mark);

@@ -532,45 +532,45 @@ def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
          f"{m.group(1)} messages for its predecessor")
 
 
-def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
-    """e1000 alive but no longer serving ip's channel or the device (`service inject e1000
-    deaf`, what code faults in its poll loop did in the fault campaign, each needing a manual
-    restart): ip sees its down channel stand still with frames queued and tells rs, which
-    restarts e1000; the stream from the guest carries every byte right."""
+def e1000_fault_restarted_on_ips_word(apps, word, injected, evidence, seed):
+    """A checked 32 MiB stream from the guest; `service inject e1000 WORD` once a fifth has
+    come; the injected line, then each of evidence (regexes, in order), then rs restarting
+    e1000; the stream ends with every byte right, and neither ip nor tcp was blamed."""
     n = 32 << 20
-    stream = CheckedStream(apps, n, 29)
+    stream = CheckedStream(apps, n, seed)
     stream.reach(n // 5)
     assert stream.th.is_alive(), stream.result
     mark = apps.g.mark()
-    apps.g.type("service inject e1000 deaf\r")
-    apps.g.wait_for(r"^e1000: injected fault: ip's channel and the device are no longer served", timeout=60,
-                    start=mark)
-    apps.g.wait_for(r"^rs: e1000 stuck: no progress on ip's channel ip/\S+\.down for \d+ ms", timeout=120, start=mark)
+    apps.g.type(f"service inject e1000 {word}\r")
+    apps.g.wait_for(injected, timeout=60, start=mark)
+    for regex in evidence:
+        apps.g.wait_for(regex, timeout=120, start=mark)
     apps.g.wait_for(r"^rs: started e1000 as", timeout=120, start=mark)
     stream.check(600)
     out = apps.out()[mark:]
     assert not re.search(r"^rs: (ip|tcp) stuck", out, re.M), out[-3000:]
-    note("e1000 deaf under a 32 MiB stream: restarted by rs on ip's word, every byte right")
+    note(f"e1000 {word} under a 32 MiB stream: restarted by rs on ip's word, every byte right")
+
+
+def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
+    """e1000 alive but no longer serving ip's channel or the device (`service inject e1000
+    deaf`, what code faults in its poll loop did in the fault campaign, each needing a manual
+    restart): ip sees its down channel stand still with frames queued and tells rs, which
+    restarts e1000."""
+    e1000_fault_restarted_on_ips_word(
+        apps, "deaf", r"^e1000: injected fault: ip's channel and the device are no longer served",
+        [r"^rs: e1000 stuck: no progress on ip's channel ip/\S+\.down for \d+ ms"], 29)
 
 
 def test_a_driver_that_refuses_every_frame_is_restarted_on_ips_word(apps):
     """e1000 alive and reading ip's channel but answering every frame as bad (`service inject
     e1000 refuse`, what a branch fault in its segment check did in the fault campaign: a
     manual restart each time): the channel moves, so ip counts the refusals; with the link
-    up, 3 s of nothing but refusals is told to rs, which restarts e1000; the stream from the
-    guest carries every byte right."""
-    n = 32 << 20
-    stream = CheckedStream(apps, n, 37)
-    stream.reach(n // 5)
-    assert stream.th.is_alive(), stream.result
-    mark = apps.g.mark()
-    apps.g.type("service inject e1000 refuse\r")
-    apps.g.wait_for(r"^e1000: injected fault: every frame from ip is refused", timeout=60, start=mark)
-    apps.g.wait_for(r"^ip: \S+ refused the last \d+ frames", timeout=120, start=mark)
-    apps.g.wait_for(r"^rs: e1000 stuck: no progress on ip's channel \S+\.tx for \d+ ms", timeout=120, start=mark)
-    apps.g.wait_for(r"^rs: started e1000 as", timeout=120, start=mark)
-    stream.check(600)
-    note("e1000 refusing every frame under a 32 MiB stream: restarted by rs on ip's word, every byte right")
+    up, 3 s of nothing but refusals is told to rs, which restarts e1000."""
+    e1000_fault_restarted_on_ips_word(
+        apps, "refuse", r"^e1000: injected fault: every frame from ip is refused",
+        [r"^ip: \S+ refused the last \d+ frames", r"^rs: e1000 stuck: no progress on ip's channel \S+\.tx for \d+ ms"],
+        37)
 
 
 def test_an_impossible_answer_becomes_eio_not_a_wrong_byte(apps):

@@ -28,20 +28,9 @@ void chan_axolotl_platform(struct chan_platform *p, struct chan_axolotl_peer *pe
 
 bool chan_ax_watch(struct chan_watch *w, struct spsc *q, const struct chan_platform *p)
 {
-	long n = q->sh ? spsc_count(q) : 0;
-	if (n <= 0) { /* empty (or corrupt: the owner's own checks say so) */
-		if (w->since_ns)
-			chan_watch_reset(w);
-		return false;
-	}
-	if (q->theirs != w->tail) { /* it reads: the clock starts at the next look that finds it still */
-		w->tail = q->theirs;
-		w->since_ns = w->rang_ns = w->said_ns = 0;
-		return true;
-	}
 	uint64_t stalled;
 	const struct chan_axolotl_peer *peer = p->ctx;
-	enum chan_watch_verdict v = chan_watch(w, q, ax_time_ns(), &stalled);
+	enum chan_watch_verdict v = chan_watch(w, q, ax_time_ns, &stalled);
 	if (v == CW_RING)
 		p->wake(p->ctx); /* the sleeping flag aside: a lost wake-up would be ours */
 	else if (v == CW_STUCK && peer->ep)

@@ -14,7 +14,5 @@ void chan_axolotl_platform(struct chan_platform *p, struct chan_axolotl_peer *pe
 
 /* Producer: looks at the watch of q, whose consumer is p's peer (watch.h): rings the consumer
  * once at CW_RING, complains to rs at CW_STUCK (naming the channel w->name). True while
- * messages wait in q: the caller's loop then looks again within CHAN_WATCH_LOOK_NS. Cheap
- * on the hot path: the clock is read only when the consumer's index has not moved since the
- * last look with messages queued. */
+ * messages wait in q: the caller's loop then looks again within CHAN_WATCH_LOOK_NS. */
 bool chan_ax_watch(struct chan_watch *w, struct spsc *q, const struct chan_platform *p);

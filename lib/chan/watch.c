@@ -1,19 +1,22 @@
 /* The producer's watch on a consumer that stops reading (watch.h). */
 #include "watch.h"
 
-enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t now, uint64_t *stalled_ns)
+enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t (*clock)(void), uint64_t *stalled_ns)
 {
 	if (stalled_ns)
 		*stalled_ns = 0;
 	long n = q->sh && q->role == SPSC_PRODUCER ? spsc_count(q) : 0;
-	uint64_t tail = q->theirs; /* what spsc_count just read */
-	if (n <= 0 || tail != w->tail || !w->since_ns) {
-		/* Empty, the consumer moved, or the first look with messages: the clock starts
-		 * (again) at this look. */
-		w->tail = tail;
-		w->since_ns = n > 0 ? now : 0;
-		w->rang_ns = w->said_ns = 0;
+	if (n <= 0 || q->theirs != w->tail) {
+		/* Empty, or the consumer moved (q->theirs: what spsc_count just read): the clock
+		 * starts again at the next look that finds the tail here with messages waiting. */
+		w->tail = q->theirs;
+		w->since_ns = w->rang_ns = w->said_ns = 0;
 		return n > 0 ? CW_MOVING : CW_IDLE;
+	}
+	uint64_t now = clock();
+	if (!w->since_ns) {
+		w->since_ns = now;
+		return CW_MOVING;
 	}
 	uint64_t stood = now > w->since_ns ? now - w->since_ns : 0;
 	if (stalled_ns)

@@ -6,7 +6,8 @@
 #pragma once
 #include "spsc.h"
 
-/* Stalls, measured from the first look that found the tail where it was with messages queued. */
+/* Stalls, measured from the first look that found the tail where the look before left it,
+ * with messages queued. */
 #define CHAN_STALL_RING_NS 1000000000ull /* ring the consumer: a lost wake-up may be ours */
 #define CHAN_STALL_SAY_NS 3000000000ull  /* then it is the consumer's: say so ... */
 #define CHAN_STALL_AGAIN_NS 1000000000ull /* ... and again this often while it lasts */
@@ -27,10 +28,11 @@ enum chan_watch_verdict {
 	CW_STUCK,  /* stood still CHAN_STALL_SAY_NS: complain (again every CHAN_STALL_AGAIN_NS) */
 };
 
-/* Producer side: a look at q at time now. *stalled_ns (if given) gets how long the tail has
- * stood still (0 if moving). A corrupt channel counts as idle: its owner's own checks report
- * it. */
-enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t now, uint64_t *stalled_ns);
+/* Producer side: a look at q. The clock is read only when the tail has not moved since the
+ * last look and messages wait (the look costs nothing more on a producer's hot path while
+ * the consumer reads). *stalled_ns (if given) gets how long the tail has stood still (0 if
+ * moving). A corrupt channel counts as idle: its owner's own checks report it. */
+enum chan_watch_verdict chan_watch(struct chan_watch *w, struct spsc *q, uint64_t (*clock)(void), uint64_t *stalled_ns);
 /* Forget the history (the channel was attached anew, or the consumer restarted); the name
  * stays. */
 static inline void chan_watch_reset(struct chan_watch *w) { w->tail = w->since_ns = w->rang_ns = w->said_ns = 0; }

@@ -477,9 +477,23 @@ static void reqdb_abort_all_but_current_peer(void)
 	CHECK_EQ_U64(reqdb_abort_other(&db, 0x30007), 0);
 }
 
+/* The watch's clock: read only when the tail has not moved. */
+static uint64_t fake_now, clock_reads;
+static uint64_t fake_clock(void)
+{
+	clock_reads++;
+	return fake_now;
+}
+static enum chan_watch_verdict look(struct chan_watch *w, struct spsc *q, uint64_t t, uint64_t *stalled)
+{
+	fake_now = t;
+	return chan_watch(w, q, fake_clock, stalled);
+}
+
 /* The producer's watch: idle when empty, moving while the consumer reads, a ring after
  * CHAN_STALL_RING_NS standing still, then a complaint every CHAN_STALL_AGAIN_NS from
- * CHAN_STALL_SAY_NS; any read starts the clock afresh. */
+ * CHAN_STALL_SAY_NS; any read starts the clock afresh; the clock is not read while the
+ * channel is empty or the consumer reads. */
 static void watch_sees_a_consumer_that_stops(void)
 {
 	struct spsc p, c;
@@ -489,45 +503,49 @@ static void watch_sees_a_consumer_that_stops(void)
 	unsigned char msg[64] = { 1 };
 	uint64_t t = 5000000000ull, stalled = 7;
 	const uint64_t ms = 1000000;
-	CHECK_EQ_U64(chan_watch(&w, &p, t, &stalled), CW_IDLE);
+	CHECK_EQ_U64(look(&w, &p, t, &stalled), CW_IDLE);
 	CHECK_EQ_U64(stalled, 0);
+	CHECK_EQ_U64(clock_reads, 0);
 	CHECK_EQ_U64(spsc_push(&p, msg), 0);
 	CHECK_EQ_U64(spsc_push(&p, msg), 0);
-	CHECK_EQ_U64(chan_watch(&w, &p, t, &stalled), CW_MOVING); /* the clock starts here */
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 999 * ms, &stalled), CW_MOVING);
+	CHECK_EQ_U64(look(&w, &p, t, &stalled), CW_MOVING); /* the clock starts here */
+	CHECK_EQ_U64(look(&w, &p, t + 999 * ms, &stalled), CW_MOVING);
 	CHECK_EQ_U64(stalled, 999 * ms);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 1000 * ms, NULL), CW_RING);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 1500 * ms, NULL), CW_MOVING); /* rung once */
+	CHECK_EQ_U64(look(&w, &p, t + 1000 * ms, NULL), CW_RING);
+	CHECK_EQ_U64(look(&w, &p, t + 1500 * ms, NULL), CW_MOVING); /* rung once */
 	/* the consumer reads one: the clock starts again */
 	CHECK_EQ_U64(spsc_pop(&c, msg), 0);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 2900 * ms, &stalled), CW_MOVING);
+	uint64_t reads = clock_reads;
+	CHECK_EQ_U64(look(&w, &p, t + 2900 * ms, &stalled), CW_MOVING);
 	CHECK_EQ_U64(stalled, 0);
+	CHECK_EQ_U64(clock_reads, reads); /* it moved: no clock */
 	t += 2900 * ms;
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 1000 * ms, NULL), CW_RING);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 2999 * ms, NULL), CW_MOVING);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 3000 * ms, &stalled), CW_STUCK);
+	CHECK_EQ_U64(look(&w, &p, t, NULL), CW_MOVING); /* the first look that finds it still starts the clock */
+	CHECK_EQ_U64(look(&w, &p, t + 1000 * ms, NULL), CW_RING);
+	CHECK_EQ_U64(look(&w, &p, t + 2999 * ms, NULL), CW_MOVING);
+	CHECK_EQ_U64(look(&w, &p, t + 3000 * ms, &stalled), CW_STUCK);
 	CHECK_EQ_U64(stalled, 3000 * ms);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 3999 * ms, NULL), CW_MOVING);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 4000 * ms, NULL), CW_STUCK);
+	CHECK_EQ_U64(look(&w, &p, t + 3999 * ms, NULL), CW_MOVING);
+	CHECK_EQ_U64(look(&w, &p, t + 4000 * ms, NULL), CW_STUCK);
 	/* pushing more is not reading: still stuck */
 	CHECK_EQ_U64(spsc_push(&p, msg), 0);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 5000 * ms, &stalled), CW_STUCK);
+	CHECK_EQ_U64(look(&w, &p, t + 5000 * ms, &stalled), CW_STUCK);
 	CHECK_EQ_U64(stalled, 5000 * ms);
 	/* drained: idle, and the history is gone */
 	while (spsc_pop(&c, msg) == 0)
 		;
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 5100 * ms, &stalled), CW_IDLE);
+	CHECK_EQ_U64(look(&w, &p, t + 5100 * ms, &stalled), CW_IDLE);
 	CHECK_EQ_U64(stalled, 0);
 	CHECK_EQ_U64(spsc_push(&p, msg), 0);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 9000 * ms, NULL), CW_MOVING);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 9900 * ms, NULL), CW_MOVING);
+	CHECK_EQ_U64(look(&w, &p, t + 9000 * ms, NULL), CW_MOVING);
+	CHECK_EQ_U64(look(&w, &p, t + 9900 * ms, NULL), CW_MOVING);
 	/* a consumer's index the peer corrupted: idle here (the channel's owner reports it) */
 	atomic_store(&m->tail, 1000);
-	CHECK_EQ_U64(chan_watch(&w, &p, t + 20000 * ms, NULL), CW_IDLE);
+	CHECK_EQ_U64(look(&w, &p, t + 20000 * ms, NULL), CW_IDLE);
 	/* a consumer-side handle is never watched */
 	struct chan_watch wc;
 	chan_watch_reset(&wc);
-	CHECK_EQ_U64(chan_watch(&wc, &c, t, NULL), CW_IDLE);
+	CHECK_EQ_U64(look(&wc, &c, t, NULL), CW_IDLE);
 	free(m);
 }
 

@@ -207,12 +207,15 @@ static int frame_byte(const struct netdev_msg *m, const int *pidx, uint32_t off)
 enum verdict { V_DONE, V_WAIT };
 
 /* A TX that cannot go: ND_TX_DONE with an error (or wait for room on the up channel). */
+/* A frame not sent: ip hears err for it (why: a bad message, logged; NULL: none of ip's
+ * doing). V_WAIT while there is no room to say so. */
 static enum verdict tx_fail(const struct netdev_msg *m, int64_t err, const char *why)
 {
 	struct netdev_msg d = { .type = ND_TX_DONE, .id = m->id, .arg = (uint32_t)(int32_t)err };
 	if (!up_push(&d))
 		return e1k.attached ? V_WAIT : V_DONE;
-	bad(why, m);
+	if (why)
+		bad(why, m);
 	e1k.c.tx_failed++;
 	return V_DONE;
 }
@@ -257,17 +260,11 @@ static enum verdict on_tx(const struct netdev_msg *m)
 		ctx.lower = TXD_CMD_DEXT | TXD_DTYP_C | TXD_CTX_IP;
 		csum = &ctx;
 	}
-	if (tx_space() < m->nseg + 1u && !e1k.link) {
-		/* Without a link the device sends nothing and frees no descriptor: the frame is
-		 * refused, so ip's channel keeps moving (a stalled one is a broken driver) */
-		struct netdev_msg d = { .type = ND_TX_DONE, .id = m->id, .arg = (uint32_t)(int32_t)-KE_AGAIN };
-		if (!up_push(&d))
-			return e1k.attached ? V_WAIT : V_DONE;
-		e1k.c.tx_failed++;
-		return V_DONE;
-	}
 	if (tx_space() < m->nseg + 1u)
-		return V_WAIT; /* the ring is full: the message waits in the channel */
+		/* The ring is full: the message waits in the channel, unless there is no link (the
+		 * device sends nothing and frees no descriptor): then it is refused, so ip's channel
+		 * keeps moving (a stalled one is a broken driver). */
+		return e1k.link ? V_WAIT : tx_fail(m, -KE_AGAIN, NULL);
 	tx_queue(m->id, m->nseg, bus, len, csum, popts);
 	return V_DONE;
 }

@@ -299,3 +299,42 @@ int64_t sockbuf_dgram_read(struct sockbuf_side *s, uint64_t len, int how, sockbu
 		sockbuf_consume(s, d);
 	return (how & SOCKBUF_READ_TRUNC) ? (int64_t)d->len : (int64_t)n;
 }
+
+int sockbuf_stream_write(struct sockbuf_side *s, uint64_t *done, uint64_t len, uint32_t piece, sockbuf_fill_fn fill,
+			 void *ctx)
+{
+	while (*done < len) {
+		uint64_t n = len - *done;
+		uint32_t room = sockbuf_room(s);
+		n = n < room ? n : room;
+		if (piece && n > piece)
+			n = piece;
+		unsigned char *p = n ? sockbuf_alloc(s, (uint32_t)n, NULL) : NULL;
+		if (!p)
+			return 0;
+		int e = fill(ctx, *done, p, n);
+		if (e)
+			return e;
+		struct sockbuf_desc d = { 0 };
+		if (sockbuf_commit(s, (uint32_t)n, &d))
+			return 0; /* the descriptor queue is full (sockbuf_room saw a slot: a peer's doing) */
+		*done += n;
+	}
+	return 0;
+}
+
+int sockbuf_dgram_write(struct sockbuf_side *s, uint64_t len, const struct sockbuf_desc *d, sockbuf_fill_fn fill,
+			void *ctx)
+{
+	int err;
+	if (len > UINT32_MAX)
+		return CHAN_EINVAL;
+	unsigned char *p = sockbuf_alloc(s, (uint32_t)len, &err);
+	if (!p)
+		return err;
+	int e = fill(ctx, 0, p, len);
+	if (e)
+		return e; /* nothing committed: the space is offered again */
+	e = sockbuf_commit(s, (uint32_t)len, d);
+	return e == 0 ? 0 : e == CHAN_EAGAIN ? CHAN_EAGAIN : SOCKBUF_ECORRUPT;
+}

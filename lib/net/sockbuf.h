@@ -166,3 +166,19 @@ void sockbuf_stream_read(struct sockbuf_side *s, uint32_t *off, uint64_t len, in
  * same, as Linux drops a datagram it could not copy). */
 int64_t sockbuf_dgram_read(struct sockbuf_side *s, uint64_t len, int how, sockbuf_copy_fn copy, void *ctx,
 			   struct sockbuf_desc *d, bool *cut, int *copy_err);
+
+/* The sends' writing, the same for lib/sock and syscall. fill puts n bytes of the call's
+ * data, from the call's byte `at`, at p: 0 or a negative errno. */
+typedef int (*sockbuf_fill_fn)(void *ctx, uint64_t at, unsigned char *p, uint64_t n);
+/* A stream send: the call's bytes from *done up to len into TX, in pieces of at most `piece`
+ * bytes (0: as large as the ring allows), while there is room; *done moves on by what was
+ * committed. Returns 0 (all written, or the ring is full: *done says which), or the fill's
+ * error (that piece is not committed). */
+int sockbuf_stream_write(struct sockbuf_side *s, uint64_t *done, uint64_t len, uint32_t piece, sockbuf_fill_fn fill,
+			 void *ctx);
+/* A datagram send: the whole message of len bytes through fill (at 0), committed with the
+ * destination in *d. Returns 0, CHAN_EAGAIN (no room, or the descriptor queue is full),
+ * CHAN_EINVAL (larger than half the ring), SOCKBUF_ECORRUPT, or the fill's error (nothing
+ * committed). */
+int sockbuf_dgram_write(struct sockbuf_side *s, uint64_t len, const struct sockbuf_desc *d, sockbuf_fill_fn fill,
+			void *ctx);

@@ -361,7 +361,8 @@ static bool iov_ok(const struct iovec *iov, int n)
 	return true;
 }
 
-/* Copies len bytes from src into the cursor's buffers (to: true) or from them into src. */
+/* Copies len bytes from src into the cursor's buffers (to: true) or from them into src;
+ * with p NULL the cursor only moves on. */
 static void cur_copy(struct cur *c, void *p, size_t len, bool to)
 {
 	unsigned char *b = p;
@@ -369,11 +370,13 @@ static void cur_copy(struct cur *c, void *p, size_t len, bool to)
 		size_t room = c->iov[c->i].iov_len - c->off;
 		size_t k = len < room ? len : room;
 		unsigned char *at = (unsigned char *)c->iov[c->i].iov_base + c->off;
-		if (to)
+		if (b && to)
 			memcpy(at, b, k);
-		else
+		else if (b)
 			memcpy(b, at, k);
-		b += k, len -= k, c->off += k;
+		if (b)
+			b += k;
+		len -= k, c->off += k;
 		if (c->off == c->iov[c->i].iov_len)
 			c->i++, c->off = 0;
 	}
@@ -440,7 +443,6 @@ static ssize_t stream_recv(int fd, struct axsock *s, struct cur *c, size_t len, 
 	}
 }
 
-/* A stream's bytes into TX in pieces as room allows; a blocking call queues them all. */
 /* A connection syscall says is gone (its status: a reset, a hang-up): the pending error
  * (asked once from the kernel, which then forgets it), else EPIPE; 0 while it lives. */
 static int dead_connection(int fd, struct axsock *s)
@@ -458,36 +460,42 @@ static int dead_connection(int fd, struct axsock *s)
 	return -EPIPE;
 }
 
+/* sockbuf_*_write's fill from the application's iovecs: the cursor moves on; a piece asked
+ * again (its commit was refused) is found again from the iovecs' start. */
+struct cur_at {
+	struct cur c;
+	uint64_t at;
+};
+
+static int fill_from_cur(void *ctx, uint64_t at, unsigned char *p, uint64_t n)
+{
+	struct cur_at *f = ctx;
+	if (at != f->at) {
+		f->c.i = 0, f->c.off = 0;
+		cur_copy(&f->c, NULL, at, false);
+		f->at = at;
+	}
+	cur_copy(&f->c, p, n, false);
+	f->at += n;
+	return 0;
+}
+
+/* A stream's bytes into TX in pieces as room allows; a blocking call queues them all. */
 static ssize_t stream_send(int fd, struct axsock *s, struct cur *c, size_t len, int flags, int ms)
 {
-	size_t done = 0;
+	uint64_t done = 0;
 	if (s->shut_wr)
 		return -EPIPE;
 	int dead = dead_connection(fd, s);
 	if (dead)
 		return dead;
+	struct cur_at src = { *c, 0 };
 	for (;;) {
 		lock(s);
-		while (done < len) {
-			uint32_t room = sockbuf_room(&s->sb.tx);
-			size_t n = len - done < room ? len - done : room;
-			if (!n)
-				break;
-			int err;
-			void *p = sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err);
-			if (!p)
-				break;
-			struct cur save = *c;
-			cur_copy(c, p, n, false);
-			struct sockbuf_desc d = { 0 };
-			if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d)) {
-				*c = save;
-				break;
-			}
-			done += n;
-		}
+		uint64_t before = done;
+		sockbuf_stream_write(&s->sb.tx, &done, len, 0, fill_from_cur, &src); /* (our fill cannot fail) */
 		unlock(s);
-		if (done)
+		if (done > before)
 			kick(fd, s);
 		if (done == len || (flags & MSG_DONTWAIT)) {
 			axsock_counts.user++;
@@ -569,23 +577,16 @@ static ssize_t dgram_send(int fd, struct axsock *s, struct cur *c, size_t len, i
 	}
 	if (len > 65507)
 		return -EMSGSIZE;
+	struct cur_at src = { *c, 0 };
 	for (;;) {
 		lock(s);
-		int err;
-		void *p = sockbuf_alloc(&s->sb.tx, (uint32_t)len, &err);
-		if (p) {
-			struct cur save = *c;
-			cur_copy(c, p, len, false);
-			if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == 0) {
-				unlock(s);
-				kick(fd, s); /* the stack must send it */
-				axsock_counts.user++;
-				return (ssize_t)len;
-			}
-			*c = save;
-			err = CHAN_EAGAIN; /* the descriptor queue is full */
-		}
+		int err = sockbuf_dgram_write(&s->sb.tx, len, &d, fill_from_cur, &src);
 		unlock(s);
+		if (err == 0) {
+			kick(fd, s); /* the stack must send it */
+			axsock_counts.user++;
+			return (ssize_t)len;
+		}
 		if (err != CHAN_EAGAIN)
 			return err == CHAN_EINVAL ? -EMSGSIZE : -EIO;
 		if (flags & MSG_DONTWAIT) {

@@ -260,25 +260,20 @@ static int64_t do_send(struct lcall *c, struct sock *s)
 		autobind(s);
 		return CALL_HELD; /* again when udp has answered the bind */
 	}
-	int err;
-	unsigned char *p = sockbuf_alloc(&s->sb.tx, (uint32_t)len, &err);
-	if (!p && err == CHAN_EAGAIN)
-		return wait_for_space(c, s, flags);
-	if (!p)
-		return err == CHAN_EINVAL ? -LX_EMSGSIZE : -LX_ENOMEM;
-	r = mh.iov ? iov_copy(t, mh.iov, mh.iovlen, 0, p, len, false) : ax_vcopy(t, (const void *)buf, EP_NONE, p, len) < 0 ? -LX_EFAULT : 0;
-	if (r)
-		return r; /* nothing committed: the space is offered again */
 	struct sockbuf_desc d = { 0 };
 	if (given) {
 		d.family = LX_AF_INET, d.port = to.port;
 		memcpy(d.addr, &to.addr, 4);
 	}
+	struct app_dst src = { .t = t, .buf = buf, .iov = mh.iov, .iovlen = mh.iovlen };
+	int e = sockbuf_dgram_write(&s->sb.tx, len, &d, copy_from_app, &src);
+	if (e == CHAN_EAGAIN)
+		return wait_for_space(c, s, flags);
+	if (e)
+		return e == CHAN_EINVAL ? -LX_EMSGSIZE : e == SOCKBUF_ECORRUPT ? -LX_EIO : e; /* (else the copy's EFAULT) */
 	if (sys_debug)
 		ax_printf("syscall: %lu ms: tx %lu bytes to %u.%u.%u.%u:%u\n", (unsigned long)(ax_time_ns() / 1000000), (unsigned long)len,
 			  d.addr[0], d.addr[1], d.addr[2], d.addr[3], (unsigned)(d.port >> 8 | (d.port & 0xff) << 8));
-	if (sockbuf_commit(&s->sb.tx, (uint32_t)len, &d) == CHAN_EAGAIN)
-		return wait_for_space(c, s, flags);
 	s->tx_hint = true;
 	return (int64_t)len;
 }
@@ -289,6 +284,14 @@ int copy_to_app(void *ctx, uint64_t at, const unsigned char *p, uint64_t n)
 	if (d->iov)
 		return (int)iov_copy(d->t, d->iov, d->iovlen, at, (unsigned char *)p, n, true);
 	return ax_vcopy(EP_NONE, p, d->t, (void *)(d->buf + at), n) < 0 ? -LX_EFAULT : 0;
+}
+
+int copy_from_app(void *ctx, uint64_t at, unsigned char *p, uint64_t n)
+{
+	const struct app_dst *d = ctx;
+	if (d->iov)
+		return (int)iov_copy(d->t, d->iov, d->iovlen, at, p, n, false);
+	return ax_vcopy(d->t, (const void *)(d->buf + at), EP_NONE, p, n) < 0 ? -LX_EFAULT : 0;
 }
 
 static int64_t do_recv(struct lcall *c, struct sock *s)

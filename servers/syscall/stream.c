@@ -250,22 +250,9 @@ bool stream_cancelled(struct lcall *c, int64_t r)
 	return false;
 }
 
-/* Where a send's bytes come from: the application's buffer or iovec, or vfs's staging. */
-struct source {
-	endpoint_t from;
-	uint64_t buf, iov, iovlen;
-};
-
-static int64_t source_copy(const struct source *src, uint64_t skip, unsigned char *p, uint64_t n)
-{
-	if (src->iov)
-		return iov_copy(src->from, src->iov, src->iovlen, skip, p, n, false);
-	return ax_vcopy(src->from, (const void *)(src->buf + skip), EP_NONE, p, n) < 0 ? -LX_EFAULT : 0;
-}
-
 /* Queues len bytes from src into TX, going on from c->done: the total, or CALL_HELD (a
  * blocking call waits for room), -EAGAIN, -EPIPE... */
-static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source *src, uint64_t len, uint64_t flags)
+static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct app_dst *src, uint64_t len, uint64_t flags)
 {
 	if (s->error) {
 		int64_t e = take_error(s);
@@ -278,26 +265,12 @@ static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source 
 			return nonblocking(c, flags) ? -LX_EAGAIN : CALL_HELD;
 		return -LX_EPIPE;
 	}
-	while (c->done < len) {
-		uint32_t room = sockbuf_room(&s->sb.tx);
-		uint64_t n = len - c->done;
-		n = n < room ? n : room;
-		n = n < PIECE_MAX ? n : PIECE_MAX;
-		if (!n)
-			break;
-		int err;
-		unsigned char *p = sockbuf_alloc(&s->sb.tx, (uint32_t)n, &err);
-		if (!p)
-			break;
-		int64_t r = source_copy(src, c->done, p, n);
-		if (r)
-			return c->done ? (int64_t)c->done : r;
-		struct sockbuf_desc d = { 0 };
-		if (sockbuf_commit(&s->sb.tx, (uint32_t)n, &d))
-			break;
-		c->done += n;
+	uint64_t before = c->done;
+	int r = sockbuf_stream_write(&s->sb.tx, &c->done, len, PIECE_MAX, copy_from_app, (void *)src);
+	if (c->done > before)
 		s->tx_hint = true;
-	}
+	if (r)
+		return c->done ? (int64_t)c->done : r;
 	if (c->done == len)
 		return (int64_t)len;
 	ready_changed(s);
@@ -306,7 +279,7 @@ static int64_t queue_bytes(struct lcall *c, struct sock *s, const struct source 
 
 static int64_t stream_send(struct lcall *c, struct sock *s)
 {
-	struct source src = { .from = c->thread };
+	struct app_dst src = { .t = c->thread };
 	uint64_t len = 0, flags = 0;
 	int64_t r;
 	if (c->nr == LX_SYS_sendmsg) {
@@ -332,7 +305,7 @@ static int64_t stream_send(struct lcall *c, struct sock *s)
 
 static int64_t do_sendfile(struct lcall *c, struct sock *s)
 {
-	struct source src = { .from = vfs_endpoint(), .buf = c->a[1] };
+	struct app_dst src = { .t = vfs_endpoint(), .buf = c->a[1] };
 	uint64_t len = c->a[2] < SYSP_SENDFILE_MAX ? c->a[2] : SYSP_SENDFILE_MAX;
 	int64_t r = len ? queue_bytes(c, s, &src, len, 0) : 0;
 	if (r == CALL_HELD)

@@ -237,13 +237,16 @@ struct lx_iovec {
 int64_t iov_total(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t *total);
 /* Copies len bytes between buf (ours) and the iovec from byte skip on (out: to the app). */
 int64_t iov_copy(endpoint_t t, uint64_t iov, uint64_t iovlen, uint64_t skip, unsigned char *buf, uint64_t len, bool out);
-/* The socket buffer reads' copy (sockbuf_stream_read, sockbuf_dgram_read) into the calling
- * thread t: its iovecs (iov != 0), else its buffer at buf; ctx is a struct app_dst. */
+/* A call's bytes in thread t (the application's, or vfs's staging for sendfile): its
+ * iovecs (iov != 0), else its buffer at buf. The socket buffer reads' copy to it
+ * (sockbuf_stream_read, sockbuf_dgram_read) and the writes' fill from it
+ * (sockbuf_stream_write, sockbuf_dgram_write); ctx is a struct app_dst. */
 struct app_dst {
 	endpoint_t t;
 	uint64_t iov, iovlen, buf;
 };
 int copy_to_app(void *ctx, uint64_t at, const unsigned char *p, uint64_t n);
+int copy_from_app(void *ctx, uint64_t at, unsigned char *p, uint64_t n);
 
 /* stream.c */
 int64_t stream_serve(struct lcall *c, struct sock *s);  /* CALL_NOT_STREAM: a common call */

@@ -266,6 +266,95 @@ static void dgram_read(void)
 	free(m);
 }
 
+/* The sends' shared writing: a stream's bytes in pieces (the piece limit, the ring's room,
+ * the call going on from where it stopped), a fill that fails commits nothing of its piece;
+ * a datagram whole or not at all, too large refused. */
+struct source { const char *data; int fail_at; int calls; };
+static int fill_from(void *ctx, uint64_t at, unsigned char *p, uint64_t n)
+{
+	struct source *s = ctx;
+	s->calls++;
+	if (s->fail_at >= 0 && at + n > (uint64_t)s->fail_at)
+		return -14; /* EFAULT */
+	memcpy(p, s->data + at, n);
+	return 0;
+}
+
+static void stream_write(void)
+{
+	size_t len;
+	void *m = sb_new(8, 1000, 8, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	static char big[2400];
+	for (int i = 0; i < 2400; i++)
+		big[i] = (char)('a' + i % 26);
+	struct source src = { big, -1, 0 };
+	uint64_t done = 0;
+	CHECK(sockbuf_stream_write(&a.tx, &done, 700, 300, fill_from, &src) == 0);
+	CHECK(done == 700 && src.calls == 3); /* 300 + 300 + 100 */
+	/* The ring is 1000 bytes and no piece is larger than half: the rest waits for room. */
+	CHECK(sockbuf_stream_write(&a.tx, &done, 2000, 0, fill_from, &src) == 0);
+	CHECK(done > 700 && done < 2000);
+	uint64_t stopped = done;
+	/* The engine reads all that came, checking each byte; then the call goes on. */
+	struct sockbuf_desc d;
+	int err;
+	uint64_t seen = 0;
+	const unsigned char *p;
+	while ((p = sockbuf_peek(&e.tx, &d, &err))) {
+		CHECK(!memcmp(p, big + seen, d.len));
+		seen += d.len;
+		sockbuf_consume(&e.tx, &d);
+	}
+	CHECK(seen == stopped);
+	CHECK(sockbuf_stream_write(&a.tx, &done, 2000, 0, fill_from, &src) == 0 && done > stopped);
+	/* A fill that fails: its error, *done where it was, nothing of that piece committed. */
+	while ((p = sockbuf_peek(&e.tx, &d, &err))) {
+		CHECK(!memcmp(p, big + seen, d.len));
+		seen += d.len;
+		sockbuf_consume(&e.tx, &d);
+	}
+	uint64_t at = done;
+	src.fail_at = (int)at + 10;
+	CHECK(at == 2000 && sockbuf_stream_write(&a.tx, &done, 2400, 0, fill_from, &src) == -14 && done == at);
+	CHECK(!sockbuf_peek(&e.tx, &d, &err) && err == CHAN_EAGAIN);
+	/* A full descriptor queue stops the write with nothing lost. */
+	src.fail_at = -1;
+	uint64_t small = 0;
+	for (int i = 0; i < 20; i++) {
+		uint64_t goal = small + 1;
+		CHECK(sockbuf_stream_write(&a.tx, &small, goal, 0, fill_from, &src) == 0);
+	}
+	CHECK(small == 8); /* 8 descriptor slots */
+	free(m);
+}
+
+static void dgram_write(void)
+{
+	size_t len;
+	void *m = sb_new(8, 1000, 8, 1000, &len);
+	struct sockbuf a, e;
+	REQUIRE(sockbuf_attach(&a, m, len, SB_APP) == 0 && sockbuf_attach(&e, m, len, SB_ENGINE) == 0);
+	struct source src = { "datagram-payload-0123456789", -1, 0 };
+	struct sockbuf_desc to = { .family = 2, .port = 53, .addr = { 10, 0, 2, 2 } }, d;
+	CHECK(sockbuf_dgram_write(&a.tx, 16, &to, fill_from, &src) == 0);
+	int err;
+	const unsigned char *p = sockbuf_peek(&e.tx, &d, &err);
+	CHECK(p && d.len == 16 && d.port == 53 && d.addr[0] == 10 && !memcmp(p, "datagram-payload", 16));
+	sockbuf_consume(&e.tx, &d);
+	CHECK(sockbuf_dgram_write(&a.tx, 501, &to, fill_from, &src) == CHAN_EINVAL); /* > half the ring */
+	src.fail_at = 3;
+	CHECK(sockbuf_dgram_write(&a.tx, 10, &to, fill_from, &src) == -14);
+	CHECK(!sockbuf_peek(&e.tx, &d, &err) && err == CHAN_EAGAIN); /* nothing committed */
+	src.fail_at = -1;
+	int n = 0;
+	while (sockbuf_dgram_write(&a.tx, 20, &to, fill_from, &src) == 0)
+		n++;
+	CHECK(n == 8 && sockbuf_dgram_write(&a.tx, 20, &to, fill_from, &src) == CHAN_EAGAIN);
+	free(m);
+}
+
 static void lying_peer(void)
 {
 	size_t len;
@@ -423,6 +512,8 @@ int main(void)
 	RUN(stream_pieces);
 	RUN(stream_read);
 	RUN(dgram_read);
+	RUN(stream_write);
+	RUN(dgram_write);
 	RUN(lying_peer);
 	RUN(reattach_after_restart);
 	RUN(notify_mark);

@@ -41,15 +41,12 @@ $(1)_DEPS += $(LWIP_STAMP)
 endef
 
 # lwip_xport NAME, OPTS_DIR: a socket engine's ip/syscall side and event loop (xport.c,
-# xport.h), compiled with NAME's lwipopts.h; call after lwip_instance.
+# xact.c, xsys.c, xport.h), compiled with NAME's lwipopts.h; call after lwip_instance.
 define lwip_xport
-$(B)/obj/$(1)/lwip/xport.o: lib/lwip/xport.c lib/lwip/xport.h $(B)/kflags | $(LWIP_STAMP)
+$(B)/obj/$(1)/lwip/x%.o: lib/lwip/x%.c lib/lwip/xport.h lib/net/sock_ax.h $(B)/kflags | $(LWIP_STAMP)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -Ilib/lwip -Ilib/net -Ikernel -c $$< -o $$@
-$(B)/obj/$(1)/lwip/xact.o: lib/lwip/xact.c lib/lwip/xport.h lib/net/sock_ax.h $(B)/kflags | $(LWIP_STAMP)
-	@mkdir -p $$(dir $$@)
-	$$(CC) $$(UCFLAGS) $(LWIP_INC) -I$(2) -Ilib/lwip -Ilib/net -Ikernel -c $$< -o $$@
-$(1)_EXTRA_OBJS += $(B)/obj/$(1)/lwip/xport.o $(B)/obj/$(1)/lwip/xact.o
+$(1)_EXTRA_OBJS += $(B)/obj/$(1)/lwip/xport.o $(B)/obj/$(1)/lwip/xact.o $(B)/obj/$(1)/lwip/xsys.o
 $(1)_CFLAGS += -Ilib/lwip
 endef
 

@@ -661,7 +661,7 @@ static void on_message(struct ax_evloop *l, struct kmsg *m)
 	if (chan_export_serve(m))
 		return;
 	if (m->type == NETQ_SHOW) {
-		xp.ops->netq(m);
+		xport_netq(m);
 		return;
 	}
 	memset(m->w, 0, sizeof(m->w));

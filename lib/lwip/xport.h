@@ -28,6 +28,13 @@
 #define XP_RX_HELD INT32_MIN /* ops->rx: kept until ops->rx_flush */
 #define XP_HOLD_RX_NS 1000000000ull /* ip's packets wait this long for the reattaches */
 
+/* A counter the console shows: *v, or f() when v is NULL. */
+struct xport_counter {
+	const char *name;
+	const uint64_t *v;
+	uint64_t (*f)(void);
+};
+
 struct xport_ops {
 	const char *name;     /* "udp", "tcp": our label; the channels' names */
 	uint32_t poolid_kind; /* POOLID_UDP, POOLID_TCP */
@@ -47,7 +54,10 @@ struct xport_ops {
 	void (*tx_poll)(bool *work);
 	void (*flush_events)(void);
 	void (*gc)(uint64_t now);
-	void (*netq)(struct kmsg *m);
+	/* NETQ_SHOW (xport_netq): the counters (ending with a NULL name), and socket line
+	 * `line` (0: the heading) into buf (NETQ_TEXT bytes; false: no such line). */
+	const struct xport_counter *counters;
+	bool (*sock_line)(uint64_t line, char *buf);
 	/* The activity pages (xact.c): our index in them (AXE_UDP, AXE_TCP), and the library
 	 * moved the data of socket `sock`, the engine's `cookie` (as given to xport_lib): look
 	 * at it (check that cookie still is sock). */
@@ -199,3 +209,19 @@ void xport_act_sleeping(uint32_t v);
 bool xport_act_waiting(void);
 /* Dotted quad of a network-order address (buf >= 16 bytes). */
 void xport_fmt_ip4(char *buf, uint32_t addr);
+
+/* xsys.c. The engine's sys_poll drains syscall/T.req through request() while T.ev has room
+ * for `room` messages (a request's answer and its events), 64 a turn. */
+void xport_requests(void (*request)(const struct sk_msg *q), uint32_t room, bool *work);
+/* SK_OPEN's checks, the same in every engine: the socket type (SKF_STREAM or SKF_DGRAM),
+ * IPv4, a socket id, a buffer of 1..XP_SOCKBUF_MAX bytes (arg2), and no second open of a
+ * socket the engine knows (`known`) but a reattach. 0 or a negative errno; on an error the
+ * caller drops the grant (arg, the buffer's handle). */
+#define XP_SOCKBUF_MAX (64ull << 20)
+int64_t xport_open_check(const struct sk_msg *q, uint32_t type, bool known);
+/* lwIP's err_t as a negative Linux errno (ERR_VAL: EINVAL; the caller knows better). */
+int64_t xport_errno(int e);
+/* 0 (any), 127.0.0.0/8 or an address of one of our interfaces: a socket may bind it. */
+bool xport_local_addr(uint32_t a);
+/* NETQ_SHOW from ops->counters and ops->sock_line. */
+void xport_netq(struct kmsg *m);

@@ -30,7 +30,7 @@ static uint64_t heap_used(void) { return lwip_stats.mem.used; }
 static uint64_t heap_max(void) { return lwip_stats.mem.max; }
 static uint64_t heap_err(void) { return lwip_stats.mem.err; }
 static uint64_t seg_mem_err(void) { return lwip_stats.tcp.memerr; }
-static const struct { const char *name; const uint64_t *v; uint64_t (*f)(void); } counters[] = {
+const struct xport_counter ts_counters[] = {
 	L("seg_in", seg_in), L("seg_out", seg_out), L("retransmits", retransmits), L("drops", drops),
 	C(resets_in), L("resets_out", resets_out), C(aborts), C(timeouts), L("pcbs", pcbs_in_use), L("heap_used", heap_used),
 	L("heap_max", heap_max), L("heap_err", heap_err), L("tcp_memerr", seg_mem_err), C(rx_bytes), C(tx_bytes),
@@ -38,6 +38,7 @@ static const struct { const char *name; const uint64_t *v; uint64_t (*f)(void); 
 	C(rx_detached), C(tx_nomem), C(bad_desc), C(corrupt_bufs), C(bad_msgs), C(icmp_err), C(accept_drops), C(tw_reused), C(oow_acks),
 	C(rx_merges), C(rx_merged),
 	X(bad_ptr), X(bad_ipx), X(stale_tx_done), X(bad_act), X(lib_rings),
+	{ NULL, NULL, NULL },
 };
 
 static void view_pcb(struct ts_connview *v, const struct tcp_pcb *p)
@@ -54,7 +55,7 @@ static void view_pcb(struct ts_connview *v, const struct tcp_pcb *p)
 
 /* Line 0 is the title; then the table (sockets, pending connections), then connections no
  * socket has any more (closing, TIME_WAIT). */
-static bool sock_line(uint64_t line, char *buf)
+bool ts_sock_line(uint64_t line, char *buf)
 {
 	if (line == 0) {
 		ksnprintf(buf, NETQ_TEXT, "slot sock state local remote rxq txq");
@@ -91,30 +92,4 @@ static bool sock_line(uint64_t line, char *buf)
 			return true;
 		}
 	return false;
-}
-
-void ts_netq(struct kmsg *m)
-{
-	uint64_t topic = m->w[0], line = m->w[1];
-	char buf[NETQ_TEXT + 8];
-	memset(buf, 0, sizeof(buf));
-	bool have;
-	if (topic == NQ_COUNTERS) {
-		have = line < sizeof(counters) / sizeof(counters[0]);
-		if (have)
-			ksnprintf(buf, NETQ_TEXT, "%s %llu", counters[line].name,
-				  (unsigned long long)(counters[line].v ? *counters[line].v : counters[line].f()));
-	} else if (topic == NQ_SOCKETS) {
-		have = sock_line(line, buf);
-	} else {
-		memset(m->w, 0, sizeof(m->w));
-		m->type = (uint32_t)-2; /* -ENOENT */
-		ax_reply(m->source, m);
-		return;
-	}
-	memset(m->w, 0, sizeof(m->w));
-	m->type = have ? NETQ_LINE : NETQ_END;
-	if (have)
-		memcpy(m->w, buf, NETQ_TEXT);
-	ax_reply(m->source, m);
 }

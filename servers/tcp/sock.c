@@ -111,17 +111,6 @@ void ts_answer(uint32_t sock, uint64_t req, int64_t result, const struct ts_sock
 	xport_push_ev(&a);
 }
 
-static bool local_addr_ok(uint32_t a)
-{
-	if (a == 0 || (a & 0xff) == 127) /* any, or loopback */
-		return true;
-	struct netif *n;
-	NETIF_FOREACH(n)
-		if (ip4_addr_get_u32(netif_ip4_addr(n)) == a)
-			return true;
-	return false;
-}
-
 static void apply_opts(struct ts_sock *s)
 {
 	struct tcp_pcb *p = s->pcb;
@@ -168,37 +157,16 @@ static int64_t need_pcb(struct ts_sock *s)
 	return 0;
 }
 
-static int64_t lwip_errno(err_t e)
-{
-	switch (e) {
-	case ERR_OK: return 0;
-	case ERR_USE: return -LX_EADDRINUSE;
-	case ERR_MEM: case ERR_BUF: return -LX_ENOMEM;
-	case ERR_RTE: return -LX_ENETUNREACH;
-	case ERR_ISCONN: return -LX_EISCONN;
-	case ERR_ALREADY: return -LX_EALREADY;
-	default: return -LX_EINVAL;
-	}
-}
-
 static int64_t do_open(const struct sk_msg *q, struct ts_sock **out)
 {
 	int64_t handle = (int64_t)q->arg;
 	uint64_t bytes = q->arg2;
 	struct ts_sock *s = find(q->sock);
 	bool unknown_reattach = false;
-	int64_t r = 0;
-	if (!(q->flags & SKF_STREAM) || (q->flags & SKF_DGRAM))
-		r = -LX_EPROTONOSUPPORT;
-	else if (q->flags & SKF_INET6)
-		r = -LX_EAFNOSUPPORT;
-	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
-		r = -LX_EINVAL;
-	else if (s && !(q->flags & SKF_REATTACH))
-		r = -LX_EEXIST;
-	else if (!(s && s->attached) && attached_count() >= TS_MAX_SOCKS)
+	int64_t r = xport_open_check(q, SKF_STREAM, s != NULL);
+	if (!r && !(s && s->attached) && attached_count() >= TS_MAX_SOCKS)
 		r = -LX_EMFILE;
-	else if (!s) {
+	else if (!r && !s) {
 		for (int i = 0; i < TS_SLOTS && !s; i++)
 			if (ts.s[i].kind == TK_FREE)
 				s = &ts.s[i];
@@ -260,7 +228,7 @@ static int64_t do_bind(const struct sk_msg *q, struct ts_sock *s)
 		return (s->pcb->local_port == port || !port) && laddr_of(s->pcb) == a ? 0 : -LX_EINVAL;
 	if (s->connected || s->connecting)
 		return -LX_EINVAL;
-	if (!local_addr_ok(a))
+	if (!xport_local_addr(a))
 		return -LX_EADDRNOTAVAIL;
 	/* Linux: LX_SO_REUSEADDR never lets a second socket bind next to a listener */
 	for (int i = 0; port && i < ts.top; i++) {
@@ -274,7 +242,7 @@ static int64_t do_bind(const struct sk_msg *q, struct ts_sock *s)
 		return r;
 	ip_addr_t ia;
 	ip_addr_set_ip4_u32(&ia, a);
-	return lwip_errno(tcp_bind(s->pcb, &ia, port));
+	return xport_errno(tcp_bind(s->pcb, &ia, port));
 }
 
 static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
@@ -290,13 +258,13 @@ static int64_t do_listen(const struct sk_msg *q, struct ts_sock *s)
 	int64_t r = need_pcb(s);
 	if (r < 0)
 		return r;
-	if (!s->pcb->local_port && (r = lwip_errno(tcp_bind(s->pcb, IP4_ADDR_ANY, 0))) < 0)
+	if (!s->pcb->local_port && (r = xport_errno(tcp_bind(s->pcb, IP4_ADDR_ANY, 0))) < 0)
 		return r;
 	err_t e = ERR_OK;
 	ip_set_option(s->pcb, SOF_REUSEADDR); /* a listener restored after a restart binds again */
 	struct tcp_pcb *l = tcp_listen_with_backlog_and_err(s->pcb, (u8_t)bl, &e);
 	if (!l)
-		return lwip_errno(e);
+		return xport_errno(e);
 	s->pcb = l, s->listening = true, s->backlog = (uint16_t)bl;
 	ts_listen_setup(s);
 	return 0;
@@ -325,7 +293,7 @@ int64_t ts_connect(struct ts_sock *s, uint16_t family, uint16_t port, const uint
 	if (r < 0)
 		return r;
 	apply_opts(s);
-	r = lwip_errno(ts_connect_start(s, &ia, lwip_ntohs(port)));
+	r = xport_errno(ts_connect_start(s, &ia, lwip_ntohs(port)));
 	if (r == 0)
 		s->connecting = true;
 	return r;
@@ -628,26 +596,7 @@ void ts_sys_poll(bool *work)
 	if (!xp.sys_ok)
 		return;
 	close_poll(ax_time_ns());
-	for (int i = 0; i < 64; i++) {
-		if (xport_ev_space() < 4) {
-			xp.retry = true;
-			return;
-		}
-		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
-		uint64_t at = xp.req.mine;
-		int e = spsc_pop(&xp.req, &u);
-		if (e == CHAN_EAGAIN)
-			return;
-		if (e < 0) {
-			ax_printf("tcp: syscall/tcp.req is corrupt (%d): detached, importing again\n", e);
-			xp.sys_ok = false;
-			return;
-		}
-		*work = true;
-		if (!xport_req_replayed(at, &u.m))
-			request(&u.m);
-	}
-	xp.retry = true;
+	xport_requests(request, 4, work);
 }
 
 /* Pending SK_EVs, one per socket per loop turn, while there is room. */

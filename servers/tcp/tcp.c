@@ -22,7 +22,7 @@ AX_KEPT struct ts_state ts;
 static const struct xport_ops ops = {
 	.name = "tcp", .poolid_kind = POOLID_TCP, .heap_bytes = MEM_SIZE,
 	.rx = ts_rx, .rx_flush = ts_rx_flush, .icmp = ts_icmp, .sys_poll = ts_sys_poll, .tx_poll = ts_tx_poll,
-	.flush_events = ts_flush_events, .gc = ts_gc, .netq = ts_netq,
+	.flush_events = ts_flush_events, .gc = ts_gc, .counters = ts_counters, .sock_line = ts_sock_line,
 	.act_eng = AXE_TCP, .lib_work = ts_lib_work, .ip_restarted = ts_ip_restarted,
 	.quiesce = ts_quiesce,
 };

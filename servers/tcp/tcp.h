@@ -130,5 +130,6 @@ void ts_adopt_claim(void);   /* the kept buffers' handles, before the sweep */
 bool ts_adopt(void);         /* code addresses made ours, buffers mapped where they were */
 void ts_keep_fns(void);      /* our addresses into the kept state, for our successor */
 int64_t ts_quiesce(void);
-/* netq.c */
-void ts_netq(struct kmsg *m);
+/* netq.c: NETQ_SHOW's counters and lines (xport_netq) */
+extern const struct xport_counter ts_counters[];
+bool ts_sock_line(uint64_t line, char *buf);

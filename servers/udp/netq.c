@@ -3,17 +3,18 @@
 #include "netq_proto.h"
 #include "lwip/udp.h"
 
-static const struct { const char *name; const uint64_t *v; } counters[] = {
-#define C(f) { #f, &us.c.f }
-#define X(f) { #f, &xp.c.f }
+const struct xport_counter us_counters[] = {
+#define C(f) { #f, &us.c.f, NULL }
+#define X(f) { #f, &xp.c.f, NULL }
 	C(rx_dgrams), C(rx_bytes), C(tx_dgrams), C(tx_bytes), C(no_port), C(csum_err), C(malformed),
 	C(not_ours), C(rx_full), C(rx_unattached), X(bad_ptr), C(bad_desc), C(tx_err), C(tx_nomem),
 	C(icmp_err), C(corrupt_bufs), C(bad_msgs), X(bad_ipx), X(stale_tx_done), X(bad_act), X(lib_rings),
+	{ NULL, NULL, NULL },
 #undef C
 #undef X
 };
 
-static bool sock_line(uint64_t line, char *buf)
+bool us_sock_line(uint64_t line, char *buf)
 {
 	if (line == 0) {
 		ksnprintf(buf, NETQ_TEXT, "slot sock local remote state");
@@ -35,30 +36,4 @@ static bool sock_line(uint64_t line, char *buf)
 		return true;
 	}
 	return false;
-}
-
-void us_netq(struct kmsg *m)
-{
-	uint64_t topic = m->w[0], line = m->w[1];
-	char buf[NETQ_TEXT + 8];
-	memset(buf, 0, sizeof(buf));
-	bool have;
-	if (topic == NQ_COUNTERS) {
-		have = line < sizeof(counters) / sizeof(counters[0]);
-		if (have)
-			ksnprintf(buf, NETQ_TEXT, "%s %llu", counters[line].name,
-				  (unsigned long long)*counters[line].v);
-	} else if (topic == NQ_SOCKETS) {
-		have = sock_line(line, buf);
-	} else {
-		memset(m->w, 0, sizeof(m->w));
-		m->type = (uint32_t)-2; /* -ENOENT */
-		ax_reply(m->source, m);
-		return;
-	}
-	memset(m->w, 0, sizeof(m->w));
-	m->type = have ? NETQ_LINE : NETQ_END;
-	if (have)
-		memcpy(m->w, buf, NETQ_TEXT);
-	ax_reply(m->source, m);
 }

@@ -160,33 +160,10 @@ static void answer(const struct sk_msg *q, int64_t result, const struct us_sock 
 	push_ev(&a);
 }
 
-static int64_t lwip_errno(err_t e)
-{
-	switch (e) {
-	case ERR_OK: return 0;
-	case ERR_USE: return -LX_EADDRINUSE;
-	case ERR_MEM: case ERR_BUF: return -LX_ENOMEM;
-	case ERR_RTE: return -LX_ENETUNREACH;
-	case ERR_VAL: return -LX_EACCES; /* broadcast without LX_SO_BROADCAST */
-	default: return -LX_EINVAL;
-	}
-}
-
-static bool local_addr_ok(uint32_t a)
-{
-	if (a == 0 || (a & 0xff) == 127) /* any, or loopback */
-		return true;
-	struct netif *n;
-	NETIF_FOREACH(n)
-		if (ip4_addr_get_u32(netif_ip4_addr(n)) == a)
-			return true;
-	return false;
-}
-
 /* 127.0.0.0/8 or one of our addresses: lwIP's loopback delivers it, ip is not involved. */
 static bool is_local(uint32_t a)
 {
-	return (a & 0xff) == 127 || (a && local_addr_ok(a));
+	return (a & 0xff) == 127 || (a && xport_local_addr(a));
 }
 
 static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
@@ -194,16 +171,8 @@ static int64_t do_open(const struct sk_msg *q, struct us_sock **out)
 	int64_t handle = (int64_t)q->arg;
 	uint64_t bytes = q->arg2;
 	struct us_sock *s = find(q->sock);
-	int64_t r = 0;
-	if (!(q->flags & SKF_DGRAM) || (q->flags & SKF_STREAM))
-		r = -LX_EPROTONOSUPPORT;
-	else if (q->flags & SKF_INET6)
-		r = -LX_EAFNOSUPPORT;
-	else if (!q->sock || bytes == 0 || bytes > (64ull << 20))
-		r = -LX_EINVAL;
-	else if (s && !(q->flags & SKF_REATTACH))
-		r = -LX_EEXIST;
-	else if (!s && !(s = sock_new(q->sock, q->flags)))
+	int64_t r = xport_open_check(q, SKF_DGRAM, s != NULL);
+	if (!r && !s && !(s = sock_new(q->sock, q->flags)))
 		r = -LX_EMFILE;
 	if (r < 0) {
 		if (handle > 0)
@@ -239,11 +208,11 @@ static int64_t do_bind(const struct sk_msg *q, struct us_sock *s)
 	uint16_t port = lwip_ntohs(q->port);
 	if (s->pcb->local_port) /* bound already: the same again is the idempotent resend */
 		return (s->pcb->local_port == port || !port) && pcb_laddr(s->pcb) == a ? 0 : -LX_EINVAL;
-	if (!local_addr_ok(a))
+	if (!xport_local_addr(a))
 		return -LX_EADDRNOTAVAIL;
 	ip_addr_t ia;
 	ip_addr_set_ip4_u32(&ia, a);
-	return lwip_errno(udp_bind(s->pcb, &ia, port));
+	return xport_errno(udp_bind(s->pcb, &ia, port));
 }
 
 static int64_t do_connect(const struct sk_msg *q, struct us_sock *s)
@@ -263,7 +232,7 @@ static int64_t do_connect(const struct sk_msg *q, struct us_sock *s)
 	struct netif *n = ip4_route(ip_2_ip4(&ia));
 	if (!(s->opts & SKR_BROADCAST) && (a == 0xffffffffu || (n && ip4_addr_isbroadcast(ip_2_ip4(&ia), n))))
 		return -LX_EACCES;
-	return lwip_errno(udp_connect(s->pcb, &ia, lwip_ntohs(q->port)));
+	return xport_errno(udp_connect(s->pcb, &ia, lwip_ntohs(q->port)));
 }
 
 static int64_t do_setopt(const struct sk_msg *q, struct us_sock *s)
@@ -362,26 +331,7 @@ void us_lib_work(int32_t cookie, uint32_t sock)
 /* Requests from syscall, while there is room for their answers. */
 void us_sys_poll(bool *work)
 {
-	if (!xp.sys_ok)
-		return;
-	for (int i = 0; i < 64; i++) {
-		long queued = spsc_count(&xp.evq);
-		if (queued < 0 || xp.evq.nslots - (uint32_t)queued < 2) {
-			xp.retry = true;
-			return;
-		}
-		union { struct sk_msg m; uint8_t raw[SK_SLOT]; } u;
-		int e = spsc_pop(&xp.req, &u);
-		if (e == CHAN_EAGAIN)
-			return;
-		if (e < 0) {
-			ax_printf("udp: syscall/udp.req is corrupt (%d): detached, importing again\n", e);
-			xp.sys_ok = false;
-			return;
-		}
-		*work = true;
-		request(&u.m);
-	}
+	xport_requests(request, 2, work);
 }
 
 /* One socket's TX queue: each descriptor copied once into lwIP's heap (our send pool) and
@@ -429,7 +379,8 @@ static void tx_sock(struct us_sock *s, bool *work)
 			ip_addr_t ia;
 			ip_addr_set_ip4_u32(&ia, da);
 			uint16_t before = s->pcb->local_port;
-			r = lwip_errno(udp_sendto(s->pcb, p, &ia, lwip_ntohs(dp)));
+			err_t e = udp_sendto(s->pcb, p, &ia, lwip_ntohs(dp));
+			r = e == ERR_VAL ? -LX_EACCES : xport_errno(e); /* broadcast without SO_BROADCAST */
 			pbuf_free(p);
 			if (r == 0)
 				us.c.tx_dgrams++, us.c.tx_bytes += d.len;

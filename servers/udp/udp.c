@@ -15,7 +15,7 @@ struct us_state us;
 static const struct xport_ops ops = {
 	.name = "udp", .poolid_kind = POOLID_UDP, .heap_bytes = MEM_SIZE,
 	.rx = us_rx, .icmp = us_icmp, .sys_poll = us_sys_poll, .tx_poll = us_tx_poll,
-	.flush_events = us_flush_events, .gc = us_sock_gc, .netq = us_netq,
+	.flush_events = us_flush_events, .gc = us_sock_gc, .counters = us_counters, .sock_line = us_sock_line,
 	.act_eng = AXE_UDP, .lib_work = us_lib_work, .restartable = true,
 };
 

@@ -53,5 +53,6 @@ void us_flush_events(void);
 void us_sock_gc(uint64_t now);
 void us_sock_icmp_err(const struct us_icmperr *e);
 struct us_sock *us_sock_of_pcb(struct udp_pcb *pcb);
-/* netq.c: NETQ_SHOW lines */
-void us_netq(struct kmsg *m);
+/* netq.c: NETQ_SHOW's counters and lines (xport_netq) */
+extern const struct xport_counter us_counters[];
+bool us_sock_line(uint64_t line, char *buf);

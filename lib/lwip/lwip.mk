@@ -2,7 +2,7 @@
 # runs an lwIP instance (ip, udp, tcp):
 #
 #   include lib/lwip/lwip.mk
-#   ip_SRCS := servers/ip/main.c ...
+#   ip_SRCS := servers/ip/ip.c ...
 #   $(eval $(call lwip_instance,ip,servers/ip,core/init.c core/ipv4/ip4.c ...))
 #   $(eval $(call native_prog,ip))
 #

@@ -4,6 +4,7 @@
  * (servers/rs/README.md).
  *   rs [conf=MODULE]     the configuration boot module, default system.conf */
 #include "rs.h"
+#include "evloop.h"
 #include "heartbeat.h"
 #include "keep.h"
 #include "service.h"
@@ -550,6 +551,39 @@ static void adopt(void)
 	rsds_resync(); /* ds hears every label and state again from us */
 }
 
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	rsctl_message(m);
+}
+
+static void on_report(struct ax_evloop *l, const struct kmsg *m)
+{
+	(void)l;
+	if (m->type == KMSG_PROC_EXIT || m->type == KMSG_PROC_FAULT)
+		report(m);
+}
+
+/* Every loop turn: our beat to the kernel (armed at the first turn, so it sees only our
+ * loop), then the sleep until the next delayed restart or heartbeat check is due, an update
+ * times out, the next beat, or (2 ms) ds can take queued messages; a message or a report
+ * ends it sooner. Never "work": the loop sleeps after it. */
+static bool timers(struct ax_evloop *l)
+{
+	static uint64_t beat_ns;
+	uint64_t now = ax_time_ns();
+	if (now >= beat_ns) {
+		rs_watched = ax_alive(ALIVE_TIMEOUT_MS) == 0;
+		beat_ns = now + ALIVE_PERIOD_NS;
+	}
+	uint64_t next = earliest(earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates()),
+				 beat_ns - now);
+	if (rsds_flush())
+		next = earliest(next, 2000000ull);
+	l->wait_ns = next;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	ax_svc_init(argc, argv); /* restarted=N: the kernel started us again */
@@ -591,30 +625,6 @@ int main(int argc, char **argv)
 		if (&svcs[i] != ds)
 			start(&svcs[i]);
 loop:;
-	static const uint64_t never_rung = 0;
-	uint64_t beat_ns = 0;
-	for (;;) {
-		/* Armed as the loop starts (the first beat), so it sees only our loop. */
-		uint64_t now = ax_time_ns();
-		if (now >= beat_ns) {
-			rs_watched = ax_alive(ALIVE_TIMEOUT_MS) == 0;
-			beat_ns = now + ALIVE_PERIOD_NS;
-		}
-		/* Sleep until a message or report arrives, the next delayed restart or heartbeat
-		 * check is due, an update times out, the next beat, or (2 ms) ds can take queued
-		 * messages. */
-		uint64_t next = earliest(earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates()),
-					 beat_ns - now);
-		if (rsds_flush())
-			next = earliest(next, 2000000ull);
-		if (next && !(ax_wait_timeout(&never_rung, 0, next) & KW_IPC))
-			continue;
-		struct kmsg m;
-		if (ax_receive(EP_ANY, &m) < 0)
-			continue;
-		if (m.source != EP_KERNEL)
-			rsctl_message(&m);
-		else if (m.type == KMSG_PROC_EXIT || m.type == KMSG_PROC_FAULT)
-			report(&m);
-	}
+	struct ax_evloop l = { .on_message = on_message, .on_report = on_report, .poll = timers };
+	return (int)ax_evloop_run(&l);
 }

@@ -1,5 +1,5 @@
 # syscall: the socket front door (servers/syscall/README.md).
-syscall_SRCS := servers/syscall/main.c servers/syscall/sock.c servers/syscall/engine.c servers/syscall/calls.c \
+syscall_SRCS := servers/syscall/syscall.c servers/syscall/sock.c servers/syscall/engine.c servers/syscall/calls.c \
 	servers/syscall/stream.c servers/syscall/vfsside.c servers/syscall/activity.c servers/syscall/keep.c
 syscall_CFLAGS := -Ilib/net -Iservers/syscall
 syscall_EXTRA_OBJS := $(NET_SOCKBUF_OBJ)

@@ -684,7 +684,7 @@ static bool serve_again(struct held *h)
 	if (r == CALL_HELD)
 		return false;
 	h->used = false; /* CALL_TAKEN: it waits for an answer in a slot of its own now */
-	vfsside_poll(); /* readiness first, as in main.c */
+	vfsside_poll(); /* readiness first, as in syscall.c */
 	if (r != CALL_TAKEN && r != CALL_DONE)
 		answer(h->c.thread, r);
 	return true;

@@ -1,5 +1,5 @@
 /* syscall: the socket front door (README.md). Shared state of its files:
- *   main.c    the loop: passed Linux calls, vfs's closes, signals, channel work
+ *   syscall.c the loop: passed Linux calls, vfs's closes, signals, channel work
  *   sock.c    the socket table: buffers (created, mapped into applications, granted)
  *   engine.c  the channels to udp and tcp (sock_proto.h): requests, answers, events, restarts
  *   calls.c   the Linux socket calls common to both kinds, datagram data, held calls

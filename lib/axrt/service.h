@@ -19,8 +19,10 @@ void ax_svc_init(int argc, char **argv);
 /* Whether argument a is one of those rs appends for the runtime (hb=, restarted=, update=1,
  * label=): a server passing its arguments on (pm's run=) leaves them out. */
 bool ax_svc_rs_arg(const char *a);
-/* Endpoint of the named service's running instance, or a negative error. *next (if given)
- * gets the endpoint of the instance a live update is bringing up, or 0. */
+/* Endpoint of the named service's running instance, or a negative error: -KE_AGAIN when it
+ * is configured but not running now (crashed and waiting for its restart, or stopped),
+ * -KE_SRCH when there is no such service. *next (if given) gets the endpoint of the
+ * instance a live update is bringing up, or 0. */
 int64_t ax_svc_lookup(const char *name, endpoint_t *next);
 /* Tell rs that our channel `what` to peer has stood still for stalled_ms with messages
  * queued (lib/chan/watch.h): 1 if rs restarted peer, 0 if it took note, or an error. */

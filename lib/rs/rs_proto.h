@@ -8,7 +8,8 @@
 #define RS_WORD_LEN 16 /* an injected fault's name, NUL-padded */
 
 /* A service to rs (its parent). */
-#define RS_LOOKUP 0x7201   /* w[0..2] = service name -> w[0] = endpoint of its running instance */
+#define RS_LOOKUP 0x7201   /* w[0..2] = service name -> w[0] = endpoint of its running instance;
+                            * -KE_AGAIN: configured but not running now, -KE_SRCH: no such service */
 #define RS_CMD 0x7202      /* after AX_RS_BIT: -> w[0] = RS_DO_*, w[1..2] = word (RS_DO_INJECT),
                               w[3] = the new ds endpoint (RS_DO_DS); call until RS_DO_NONE */
 #define RS_QUIESCED 0x7203 /* old instance of a live update, at rest and its state saved: w[0] = 0,

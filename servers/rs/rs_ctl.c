@@ -317,8 +317,10 @@ void rsctl_message(struct kmsg *m)
 	case RS_LOOKUP: {
 		struct svc *s = field(m->w, RS_NAME_LEN, name) ? svc_by_name(name) : NULL;
 		memset(m->w, 0, sizeof(m->w));
-		if (!s || !s->ep)
+		if (!s)
 			r = -KE_SRCH;
+		else if (!s->ep)
+			r = -KE_AGAIN; /* one of ours, down now: crashed (its restart is coming) or stopped */
 		else
 			m->w[0] = s->ep, m->w[1] = s->up.phase == UP_STARTING ? s->up.next : 0;
 		break;

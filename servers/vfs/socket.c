@@ -5,8 +5,9 @@
  * datagram receives wait (or EAGAIN) because no packet can arrive; connect and sends fail as
  * they do with no route (ENETUNREACH, ECONNREFUSED on loopback, EPIPE on an unconnected
  * stream). So servers start and sit in their event loops. The network stack takes these
- * descriptors over: when a `syscall` service runs, an LX_AF_INET socket is passed: vfs keeps
- * its descriptor and hands every call on it to `syscall` with KC_LX_PASS
+ * descriptors over: when the system has a `syscall` service (running, or down until rs
+ * restarts it), an LX_AF_INET socket is passed: vfs keeps its descriptor and hands every
+ * call on it to `syscall` with KC_LX_PASS (waiting while syscall is down)
  * (lib/net/syscall_proto.h), which answers the application itself
  * (docs/decisions.md). */
 #include "vfs.h"
@@ -85,14 +86,17 @@ static void import_ready(void)
 
 #define SYSCALL_GONE_NS 15000000000ull /* longer than rs's longest back-off (10 s) */
 static bool syscall_awaited; /* a call was held because syscall was gone */
+static bool syscall_gone_told; /* said so once; again after syscall came back */
 
 static endpoint_t find_syscall(void)
 {
 	if (!syscall_ep) {
 		int64_t ep = ax_svc_lookup("syscall", NULL);
 		syscall_ep = ep > 0 ? (endpoint_t)ep : 0;
-		if (syscall_ep)
+		if (syscall_ep) {
 			import_ready();
+			syscall_gone_told = false;
+		}
 	}
 	return syscall_ep;
 }
@@ -107,8 +111,15 @@ static bool from_syscall(endpoint_t ep)
 	return ep && ep == find_syscall();
 }
 
-/* Whether the stack serves stream sockets (a `tcp` service runs). */
-static bool tcp_runs(void) { return ax_svc_lookup("tcp", NULL) > 0; }
+/* Whether a service is part of this system: running, or configured and down now (crashed and
+ * waiting for rs's restart, or stopped). A socket made while the stack is down is the
+ * stack's all the same: its calls wait for syscall (pass_args), as they do for a socket
+ * made before; made here, it would never reach the network. */
+static bool configured(const char *name)
+{
+	int64_t r = ax_svc_lookup(name, NULL);
+	return r > 0 || r == -KE_AGAIN;
+}
 
 static struct vsock *passed_sock(uint32_t id)
 {
@@ -218,6 +229,11 @@ static int64_t pass_args(struct ofile *f, struct vsock *s, const uint64_t *args)
 	uint64_t now = ax_time_ns();
 	if (!v->syscall_gone_at)
 		v->syscall_gone_at = now;
+	if (!syscall_gone_told) {
+		ax_printf("vfs: syscall is not running: socket calls wait for it (ENETDOWN after %llu s)\n",
+			  (unsigned long long)(SYSCALL_GONE_NS / 1000000000ull));
+		syscall_gone_told = true;
+	}
 	if (now - v->syscall_gone_at < SYSCALL_GONE_NS) {
 		syscall_awaited = true;
 		return VFS_BLOCK;
@@ -510,7 +526,7 @@ static int64_t sock_create(struct client *c, uint64_t family, uint64_t type, uin
 		return -LX_ENOMEM;
 	s->family = (int)family, s->type = base, s->proto = base == LX_SOCK_STREAM ? 6 : 17;
 	s->addr[0] = (uint8_t)family;
-	if (family == LX_AF_INET && find_syscall() && (base == LX_SOCK_DGRAM || tcp_runs()))
+	if (family == LX_AF_INET && configured("syscall") && (base == LX_SOCK_DGRAM || configured("tcp")))
 		s->passed = new_passed_id();
 	sock_slot_set(slot, s);
 	int64_t fd = vfs_anon_fd(c, ANON_SOCKET, s, LX_O_RDWR | (uint32_t)(type & LX_SOCK_NONBLOCK), type & LX_SOCK_CLOEXEC, &s->node);

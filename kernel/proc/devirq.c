@@ -10,6 +10,7 @@
 #include "arch/lapic.h"
 #include "arch/trap.h"
 #include "smp/percpu.h"
+#include "arch/time.h"
 
 #define NISA 16
 /* Lines never given to user space: 2 is the PIC cascade (and where IRQ 0 usually arrives
@@ -22,6 +23,8 @@ struct irq_binding {
 	uint64_t bits;
 	uint32_t gsi;
 	uint64_t count;     /* interrupts delivered */
+	bool watched;       /* KIRQ_WATCHED: a line masked for long is a deaf driver */
+	uint64_t masked_ns; /* when an interrupt masked it (0: unmasked since) */
 };
 static struct irq_binding binds[NISA];
 static bool handlers_set;
@@ -40,6 +43,8 @@ static void isa_irq(struct trap_frame *f)
 		/* Masked until the driver has served the device and asks for more. */
 		ioapic_set_masked(b->gsi, true);
 		b->count++;
+		if (!b->masked_ns)
+			b->masked_ns = time_ns_since_boot() | 1;
 		struct thread *t = ep_lookup(b->ep);
 		if (t && t->proc == b->owner && !t->proc->exiting) {
 			t->notify_pending |= b->bits;
@@ -60,10 +65,10 @@ static bool gsi_taken(uint32_t gsi, uint32_t except)
 	return false;
 }
 
-int64_t devirq_bind(struct thread *me, uint64_t irq, uint64_t bits)
+int64_t devirq_bind(struct thread *me, uint64_t irq, uint64_t bits, uint64_t flags)
 {
 	struct proc *p = me->proc;
-	if (irq >= NISA || !bits)
+	if (irq >= NISA || !bits || (flags & ~(uint64_t)KIRQ_WATCHED))
 		return -KE_INVAL;
 	if (!p->dev.all && !(p->dev.irqs & (1u << irq)))
 		return -KE_PERM;
@@ -85,9 +90,11 @@ int64_t devirq_bind(struct thread *me, uint64_t irq, uint64_t bits)
 	b->ep = thread_ep(me);
 	b->bits = bits;
 	b->gsi = gsi;
+	b->watched = flags & KIRQ_WATCHED;
 	if (rebind)
 		return 0;
 	b->count = 0;
+	b->masked_ns = 0;
 	if (ioapic_route_isa((uint8_t)irq, (uint8_t)(VEC_IRQ_BASE + irq), cpus[0]->apic_id, false) < 0) {
 		b->owner = NULL;
 		return -KE_INVAL; /* no I/O APIC serves it */
@@ -102,8 +109,21 @@ int64_t devirq_unmask(struct thread *me, uint64_t irq)
 	struct irq_binding *b = &binds[irq];
 	if (b->owner != me->proc)
 		return -KE_PERM;
+	b->masked_ns = 0;
 	ioapic_set_masked(b->gsi, false);
 	return 0;
+}
+
+int64_t devirq_masked(struct thread *me, uint64_t irq)
+{
+	if (irq >= NISA)
+		return -KE_INVAL;
+	(void)me; /* who serves a line, and since when it waits: nothing secret */
+	const struct irq_binding *b = &binds[irq];
+	if (!b->owner || !b->watched || !b->masked_ns)
+		return 0;
+	uint64_t now = time_ns_since_boot(), ms = now > b->masked_ns ? (now - b->masked_ns) / 1000000 : 0;
+	return (int64_t)((uint64_t)b->ep | (ms < 0x7fffffffull ? ms : 0x7fffffffull) << 32);
 }
 
 void devirq_release(struct proc *p)

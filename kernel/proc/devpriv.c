@@ -263,7 +263,7 @@ int64_t devpriv_call(struct thread *me, uint32_t n, const uint64_t a[6])
 	case KC_PRIV:
 		return priv_give(me, (endpoint_t)a[0], a[1], a[2], a[3]);
 	case KC_IRQ_BIND:
-		return devirq_bind(me, a[0], a[1]);
+		return devirq_bind(me, a[0], a[1], a[2]);
 	case KC_IRQ_UNMASK:
 		return devirq_unmask(me, a[0]);
 	case KC_MMIO_MAP:

@@ -11,6 +11,7 @@
 #include "proc/root.h"
 #include "proc/text.h"
 #include "proc/sched.h"
+#include "proc/devpriv.h"
 #include "arch/desc.h"
 #include "arch/time.h"
 #include "arch/x86.h"
@@ -311,6 +312,8 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	}
 	case KI_TSC_HZ:
 		return (int64_t)tsc_hz;
+	case KI_IRQ_MASKED:
+		return devirq_masked(me, arg);
 	case KI_VVAR: {
 		uint64_t va = vdso_map_vvar(me->proc);
 		return va ? (int64_t)va : -KE_NOMEM;

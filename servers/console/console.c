@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 		return (int)ax_evloop_run(&l);
 	}
 	/* Bind first, so the interrupt the UART raises for bytes already waiting is seen. */
-	int64_t r = kcall2(KC_IRQ_BIND, IRQ, IRQ_BIT);
+	int64_t r = kcall6(KC_IRQ_BIND, IRQ, IRQ_BIT, KIRQ_WATCHED, 0, 0, 0); /* we unmask at once: rs watches */
 	if (r < 0) {
 		ax_printf("console: IRQ %d not available (error %lld), polling every 20 ms\n", IRQ, (long long)r);
 		l.wait_ns = idle_wait_ns = POLL_NS;

@@ -575,6 +575,7 @@ static bool timers(struct ax_evloop *l)
 	if (now >= beat_ns) {
 		rs_watched = ax_alive(ALIVE_TIMEOUT_MS) == 0;
 		beat_ns = now + ALIVE_PERIOD_NS;
+		stall_irq_check();
 	}
 	uint64_t next = earliest(earliest(earliest(due_restarts(), check_heartbeats()), rsctl_check_updates()),
 				 beat_ns - now);

@@ -137,6 +137,8 @@ uint64_t hang_cpu_us(endpoint_t ep);
 
 /* rs_stall.c: RS_COMPLAIN from c: 1 if the accused was restarted, 0 if noted, or -KE_*. */
 int64_t stall_complaint(struct svc *c, const struct kmsg *m);
+/* Lines bound KIRQ_WATCHED left masked for seconds: their drivers' stalls (once a second). */
+void stall_irq_check(void);
 /* where gets what the thread was doing, for the log; end, the thread at the end of the
  * chain of calls it waits in (HV_STARVED, HV_WAITING; 0 if none). */
 enum hang_verdict hang_judge(endpoint_t ep, uint64_t cpu_us_at_ping, uint32_t period_ms, char *where, size_t n,

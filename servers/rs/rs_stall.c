@@ -26,26 +26,20 @@ static void name_of(const struct kmsg *m, char what[RS_COMPLAIN_WHAT + 1])
 			what[i] = '?';
 }
 
-int64_t stall_complaint(struct svc *c, const struct kmsg *m)
+/* Weighs a stall of x's: on `what` (its channel, its IRQ line), said by `by`, standing for
+ * ms since `since`; `where` names it in the verdict. 1 if x was restarted, 0 if noted. */
+static int64_t weigh(struct svc *x, const char *by, const char *what, const char *where_stuck, uint64_t ms,
+		     uint64_t since)
 {
-	endpoint_t ep = (endpoint_t)m->w[0];
-	struct svc *x = ep ? svc_by_ep(ep) : NULL;
-	if (!x || x->ep != ep)
-		return -KE_SRCH;
-	if (x == c)
-		return -KE_INVAL;
-	char what[RS_COMPLAIN_WHAT + 1];
-	name_of(m, what);
-	uint64_t now = ax_time_ns(), ms = m->w[1] < 3600000 ? m->w[1] : 3600000;
-	uint64_t since = now - (ms * 1000000 < now ? ms * 1000000 : now);
-	c->said.peer = ep, c->said.since_ns = since, c->said.last_ns = now;
+	endpoint_t ep = x->ep;
+	uint64_t now = ax_time_ns();
 	if (x->up.phase != UP_NONE || waiting_for_rs(ep) || (!x->hb_seen && now - x->started_ns < HANG_START_NS))
 		return 0;
 	if (!x->accused.first_ns || now - x->accused.last_ns > STALL_FRESH_NS) {
 		x->accused.first_ns = x->accused.last_ns = now;
 		x->accused.cpu_us = hang_cpu_us(ep);
 		x->accused.told = false;
-		ax_printf("rs: %s says %s has made no progress on %s for %llu ms\n", c->c.name, x->c.name, what,
+		ax_printf("rs: %s says %s has made no progress on %s for %llu ms\n", by, x->c.name, what,
 			  (unsigned long long)ms);
 		return 0;
 	}
@@ -55,7 +49,7 @@ int64_t stall_complaint(struct svc *c, const struct kmsg *m)
 		return 0;
 	if (x->said.peer && now - x->said.last_ns < STALL_FRESH_NS && x->said.since_ns < since) {
 		/* x's own output stood still first: it holds its input back, and the culprit is
-		 * further on (or, when x accuses c in turn, c itself) */
+		 * further on (or, when x accuses its accuser in turn, the accuser itself) */
 		if (!x->accused.told) {
 			struct svc *y = svc_by_ep(x->said.peer);
 			ax_printf("rs: %s waits on %s, whose channel stopped first: %s not restarted\n", x->c.name,
@@ -78,9 +72,50 @@ int64_t stall_complaint(struct svc *c, const struct kmsg *m)
 		x->accused.cpu_us = hang_cpu_us(ep);
 		return 0;
 	}
-	rs_log("%s stuck: no progress on %s's channel %s for %llu ms", x->c.name, c->c.name, what, (unsigned long long)ms);
+	rs_log("%s stuck: no progress on %s for %llu ms", x->c.name, where_stuck, (unsigned long long)ms);
 	ax_printf("rs: %s is %s\n", x->c.name, where);
 	x->accused.first_ns = 0;
 	ax_kill(ep);
 	return 1;
+}
+
+int64_t stall_complaint(struct svc *c, const struct kmsg *m)
+{
+	endpoint_t ep = (endpoint_t)m->w[0];
+	struct svc *x = ep ? svc_by_ep(ep) : NULL;
+	if (!x || x->ep != ep)
+		return -KE_SRCH;
+	if (x == c)
+		return -KE_INVAL;
+	char what[RS_COMPLAIN_WHAT + 1], where[RS_COMPLAIN_WHAT + 64];
+	name_of(m, what);
+	uint64_t now = ax_time_ns(), ms = m->w[1] < 3600000 ? m->w[1] : 3600000;
+	uint64_t since = now - (ms * 1000000 < now ? ms * 1000000 : now);
+	c->said.peer = ep, c->said.since_ns = since, c->said.last_ns = now;
+	ksnprintf(where, sizeof(where), "%s's channel %s", c->c.name, what);
+	return weigh(x, c->c.name, what, where, ms, since);
+}
+
+/* A driver deaf to its device (README.md, "A driver deaf to its device"): a line bound
+ * KIRQ_WATCHED (the driver serves each interrupt and unmasks at once) that an interrupt
+ * masked IRQ_DEAF_MS ago or more and nobody unmasked is weighed as a stall of its driver's,
+ * said by the kernel. Looked at once a second (rs.c). */
+#define IRQ_LINES 16
+#define IRQ_DEAF_MS 3000
+void stall_irq_check(void)
+{
+	for (uint64_t irq = 0; irq < IRQ_LINES; irq++) {
+		int64_t r = kcall2(KC_INFO, KI_IRQ_MASKED, irq);
+		if (r <= 0 || (uint64_t)r >> 32 < IRQ_DEAF_MS)
+			continue;
+		endpoint_t ep = (endpoint_t)(r & 0xffffffff);
+		struct svc *x = svc_by_ep(ep);
+		if (!x || x->ep != ep)
+			continue; /* not one of our services (a test's own binding) */
+		uint64_t ms = (uint64_t)r >> 32, now = ax_time_ns();
+		char what[16], where[48];
+		ksnprintf(what, sizeof(what), "IRQ %llu", (unsigned long long)irq);
+		ksnprintf(where, sizeof(where), "IRQ %llu, masked since its interrupt", (unsigned long long)irq);
+		weigh(x, "the kernel", what, where, ms, now - (ms * 1000000 < now ? ms * 1000000 : now));
+	}
 }

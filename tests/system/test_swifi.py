@@ -170,3 +170,33 @@ def test_n_random_faults_from_one_seed(apps):
     assert [f[1] for f in faults] == ["1", "2", "3", "4", "5"], faults
     assert all(f[0] == "udp" and f[2] == "4242" and f[3] in TYPES for f in faults), faults
     restart(apps, "udp", before)
+
+
+# The campaign's runs 13 and 24 (docs/faults/posix): a changed register and an inverted branch
+# at the top of the console's on_notify made it ignore its UART's interrupt and never unmask
+# the line; its loop went on beating, and the campaign found a console that answered nothing
+# ("reboot"). The kernel now says how long a line bound KIRQ_WATCHED has stayed masked since
+# its interrupt, and rs weighs a line masked for 3 s as a stall of its driver's.
+@pytest.mark.parametrize("run,typ,seed,off,old", [(13, "dstreg", 664374901, 0xf, "48 89 f3"),
+                                                  (24, "branch", 132573017, 0x17, "75 19")])
+def test_a_console_deaf_to_its_uart_is_found_and_restarted(apps, run, typ, seed, off, old):
+    at = symbol("console", "on_notify") + off
+    assert binary_bytes("console", at, len(hexbytes(old))) == hexbytes(old), (
+        f"on_notify+{off:#x} is no longer the campaign run {run}'s instruction ({old}): find it again")
+    before = starts(apps, "console")
+    faults = inject(apps, f"console {typ} seed={seed} at={at:#x}")
+    assert len(faults) == 1 and int(faults[0][4], 16) == at and faults[0][7] == old + " ", faults
+    mark = apps.g.mark()
+    apps.g.type("service list\r")  # the next interrupt: not served any more
+    apps.g.wait_for(r"^rs: the kernel says console has made no progress on IRQ 4 for \d+ ms", timeout=120,
+                    start=mark)
+    apps.g.wait_for(r"^rs: console stuck: no progress on IRQ 4, masked since its interrupt for \d+ ms",
+                    timeout=120, start=mark)
+    deadline = time.monotonic() + 120
+    while starts(apps, "console") <= before:
+        assert time.monotonic() < deadline, "console was not restarted: " + apps.out()[-3000:]
+        time.sleep(0.2)
+    apps.g.wait_for(r"^console: (?:ready|restarted)", timeout=60, start=mark)
+    time.sleep(1.6)  # rs treats a fault within 1 s of a start as a crash loop
+    apps.monitor("service list", r"^console +running", timeout=60)
+

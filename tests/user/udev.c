@@ -65,16 +65,24 @@ static int child(int argc, char **argv)
 			return 11;
 		if (kcall1(KC_IRQ_UNMASK, 0) != -KE_PERM) /* not bound yet */
 			return 12;
-		if (kcall2(KC_IRQ_BIND, 0, 0x10) != 0)
+		if (kcall6(KC_IRQ_BIND, 0, 0x10, 2, 0, 0, 0) != -KE_INVAL) /* an unknown flag */
+			return 18;
+		if (kcall6(KC_IRQ_BIND, 0, 0x10, KIRQ_WATCHED, 0, 0, 0) != 0)
 			return 13;
 		if (wait_notify(3000) != 0x10)
 			return 14;
-		/* Masked now: ten periods pass without another notification. */
+		/* Masked now: ten periods pass without another notification, and the kernel says
+		 * since when the line waits for us (KI_IRQ_MASKED, what rs watches). */
 		sleep_ms(100);
 		if (ipc_waiting())
 			return 15;
+		int64_t mk = kcall2(KC_INFO, KI_IRQ_MASKED, 0);
+		if ((endpoint_t)(mk & 0xffffffff) != ax_self() || (mk >> 32) < 100)
+			return 19;
 		if (kcall1(KC_IRQ_UNMASK, 0) != 0)
 			return 16;
+		if (kcall2(KC_INFO, KI_IRQ_MASKED, 0) != 0)
+			return 20;
 		if (wait_notify(3000) != 0x10)
 			return 17;
 		return 0;

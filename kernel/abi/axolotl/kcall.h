@@ -45,7 +45,7 @@ enum kcall {
 	                        (tick granularity) passes; returns KW_* bits, 0 on timeout */
 	/* Device privileges (see docs/kernel-api.md). */
 	KC_PRIV = 27,        /* (endpoint, kind KPRIV_*, a, b): give a child one of our privileges */
-	KC_IRQ_BIND = 28,    /* (irq, notify bits): the IRQ line notifies the caller, masked after each */
+	KC_IRQ_BIND = 28,    /* (irq, notify bits, KIRQ_* flags): the IRQ line notifies the caller, masked after each */
 	KC_IRQ_UNMASK = 29,  /* (irq): accept the next interrupt of the line */
 	KC_MMIO_MAP = 30,    /* (phys, npages, va or 0): map device registers uncached; returns va */
 	KC_PCI_CFG = 31,     /* (bdf, offset, width 1/2/4 | KPCI_WRITE, value): returns the value read */
@@ -197,6 +197,13 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
 #define KIM_SYS 16    /* the kernel's own (vDSO, vvar) */
 #define KIM_STACK 32  /* the main thread's stack */
 #define KIM_DEVICE 64 /* device memory (a native driver's) */
+#define KI_IRQ_MASKED 27    /* ISA line arg, bound with KIRQ_WATCHED and left masked since its last
+                              interrupt: the endpoint it notifies | the milliseconds since << 32;
+                              0 when unmasked, unbound or not watched (rs: a deaf driver) */
+/* KC_IRQ_BIND flags. KIRQ_WATCHED: the driver serves each interrupt and unmasks at once (it
+ * never polls with the line masked): a line left masked for seconds means it no longer
+ * serves its device, and rs may restart it (servers/rs/README.md). */
+#define KIRQ_WATCHED 1
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

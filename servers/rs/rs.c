@@ -551,10 +551,14 @@ static void adopt(void)
 	rsds_resync(); /* ds hears every label and state again from us */
 }
 
+/* A message or report may have made a timer due (a start asked, a restart to schedule). */
+static bool timers_stale = true;
+
 static void on_message(struct ax_evloop *l, struct kmsg *m)
 {
 	(void)l;
 	rsctl_message(m);
+	timers_stale = true;
 }
 
 static void on_report(struct ax_evloop *l, const struct kmsg *m)
@@ -562,16 +566,24 @@ static void on_report(struct ax_evloop *l, const struct kmsg *m)
 	(void)l;
 	if (m->type == KMSG_PROC_EXIT || m->type == KMSG_PROC_FAULT)
 		report(m);
+	timers_stale = true;
 }
 
-/* Every loop turn: our beat to the kernel (armed at the first turn, so it sees only our
- * loop), then the sleep until the next delayed restart or heartbeat check is due, an update
- * times out, the next beat, or (2 ms) ds can take queued messages; a message or a report
- * ends it sooner. Never "work": the loop sleeps after it. */
+/* The loop's poll: our beat to the kernel (armed at the first turn, so it sees only our
+ * loop), the timers, and the sleep until the next delayed restart or heartbeat check is due,
+ * an update times out, the next beat, or (2 ms) ds can take queued messages; a message or a
+ * report ends it sooner. The loop polls twice before it sleeps: the timers run once per
+ * turn (a second look would judge a service it just killed, not yet gone, hung again).
+ * Never "work": the loop sleeps after it. */
 static bool timers(struct ax_evloop *l)
 {
-	static uint64_t beat_ns;
+	static uint64_t beat_ns, due_ns;
 	uint64_t now = ax_time_ns();
+	if (!timers_stale && now < due_ns) {
+		l->wait_ns = due_ns - now;
+		return false;
+	}
+	timers_stale = false;
 	if (now >= beat_ns) {
 		rs_watched = ax_alive(ALIVE_TIMEOUT_MS) == 0;
 		beat_ns = now + ALIVE_PERIOD_NS;
@@ -581,6 +593,7 @@ static bool timers(struct ax_evloop *l)
 				 beat_ns - now);
 	if (rsds_flush())
 		next = earliest(next, 2000000ull);
+	due_ns = now + next;
 	l->wait_ns = next;
 	return false;
 }

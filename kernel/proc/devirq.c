@@ -43,7 +43,7 @@ static void isa_irq(struct trap_frame *f)
 		/* Masked until the driver has served the device and asks for more. */
 		ioapic_set_masked(b->gsi, true);
 		b->count++;
-		if (!b->masked_ns)
+		if (b->watched && !b->masked_ns) /* (the clock only for lines rs watches) */
 			b->masked_ns = time_ns_since_boot() | 1;
 		struct thread *t = ep_lookup(b->ep);
 		if (t && t->proc == b->owner && !t->proc->exiting) {
@@ -114,11 +114,11 @@ int64_t devirq_unmask(struct thread *me, uint64_t irq)
 	return 0;
 }
 
-int64_t devirq_masked(struct thread *me, uint64_t irq)
+/* Anyone may ask: who serves a line, and since when it waits, is nothing secret. */
+int64_t devirq_masked(uint64_t irq)
 {
 	if (irq >= NISA)
 		return -KE_INVAL;
-	(void)me; /* who serves a line, and since when it waits: nothing secret */
 	const struct irq_binding *b = &binds[irq];
 	if (!b->owner || !b->watched || !b->masked_ns)
 		return 0;

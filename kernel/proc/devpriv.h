@@ -34,5 +34,5 @@ void devpriv_switch(struct proc *next);
 int64_t devirq_bind(struct thread *me, uint64_t irq, uint64_t bits, uint64_t flags);
 int64_t devirq_unmask(struct thread *me, uint64_t irq);
 /* KI_IRQ_MASKED for rs (kcall.h). */
-int64_t devirq_masked(struct thread *me, uint64_t irq);
+int64_t devirq_masked(uint64_t irq);
 void devirq_release(struct proc *p);

@@ -313,7 +313,7 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 	case KI_TSC_HZ:
 		return (int64_t)tsc_hz;
 	case KI_IRQ_MASKED:
-		return devirq_masked(me, arg);
+		return devirq_masked(arg);
 	case KI_VVAR: {
 		uint64_t va = vdso_map_vvar(me->proc);
 		return va ? (int64_t)va : -KE_NOMEM;

@@ -26,13 +26,18 @@ static void name_of(const struct kmsg *m, char what[RS_COMPLAIN_WHAT + 1])
 			what[i] = '?';
 }
 
+/* When a stall said to stand for ms began. */
+static uint64_t began(uint64_t now, uint64_t ms)
+{
+	return now - (ms * 1000000 < now ? ms * 1000000 : now);
+}
+
 /* Weighs a stall of x's: on `what` (its channel, its IRQ line), said by `by`, standing for
- * ms since `since`; `where` names it in the verdict. 1 if x was restarted, 0 if noted. */
-static int64_t weigh(struct svc *x, const char *by, const char *what, const char *where_stuck, uint64_t ms,
-		     uint64_t since)
+ * ms; `where_stuck` names it in the verdict. 1 if x was restarted, 0 if noted. */
+static int64_t weigh(struct svc *x, const char *by, const char *what, const char *where_stuck, uint64_t ms)
 {
 	endpoint_t ep = x->ep;
-	uint64_t now = ax_time_ns();
+	uint64_t now = ax_time_ns(), since = began(now, ms);
 	if (x->up.phase != UP_NONE || waiting_for_rs(ep) || (!x->hb_seen && now - x->started_ns < HANG_START_NS))
 		return 0;
 	if (!x->accused.first_ns || now - x->accused.last_ns > STALL_FRESH_NS) {
@@ -90,10 +95,9 @@ int64_t stall_complaint(struct svc *c, const struct kmsg *m)
 	char what[RS_COMPLAIN_WHAT + 1], where[RS_COMPLAIN_WHAT + 64];
 	name_of(m, what);
 	uint64_t now = ax_time_ns(), ms = m->w[1] < 3600000 ? m->w[1] : 3600000;
-	uint64_t since = now - (ms * 1000000 < now ? ms * 1000000 : now);
-	c->said.peer = ep, c->said.since_ns = since, c->said.last_ns = now;
+	c->said.peer = ep, c->said.since_ns = began(now, ms), c->said.last_ns = now;
 	ksnprintf(where, sizeof(where), "%s's channel %s", c->c.name, what);
-	return weigh(x, c->c.name, what, where, ms, since);
+	return weigh(x, c->c.name, what, where, ms);
 }
 
 /* A driver deaf to its device (README.md, "A driver deaf to its device"): a line bound
@@ -112,10 +116,10 @@ void stall_irq_check(void)
 		struct svc *x = svc_by_ep(ep);
 		if (!x || x->ep != ep)
 			continue; /* not one of our services (a test's own binding) */
-		uint64_t ms = (uint64_t)r >> 32, now = ax_time_ns();
+		uint64_t ms = (uint64_t)r >> 32;
 		char what[16], where[48];
 		ksnprintf(what, sizeof(what), "IRQ %llu", (unsigned long long)irq);
 		ksnprintf(where, sizeof(where), "IRQ %llu, masked since its interrupt", (unsigned long long)irq);
-		weigh(x, "the kernel", what, where, ms, now - (ms * 1000000 < now ? ms * 1000000 : now));
+		weigh(x, "the kernel", what, where, ms);
 	}
 }

@@ -348,28 +348,24 @@ static void report(struct proc *p, const struct kmsg *m)
 		kmsg_post(parent, m);
 }
 
-/* CPU time of the process's threads, the dead ones' included, up to their last switch. */
-uint64_t proc_cpu_us(const struct proc *p)
-{
-	uint64_t us = p->dead_cpu_us;
-	for (uint32_t i = 1; i < MAX_THREADS; i++)
-		if (threads[i].proc == p && threads[i].state != T_FREE)
-			us += threads[i].cpu_us;
-	return us;
-}
+/* CPU time of the process's threads, the dead ones' included, up to their last switch
+ * (schedule() adds each run to the process as it ends). */
+uint64_t proc_cpu_us(const struct proc *p) { return p->cpu_us; }
 
-/* The same with the current run of every thread on a CPU at `now` (a spinner that is never
- * switched out counts too). Another CPU's run_since_us is read without its lock: at worst
- * a run that just began or ended is a few microseconds off. */
+/* The same with the current run of each of its threads that is on a CPU at `now` (a spinner
+ * that is never switched out counts too): a look at each CPU, not at every thread slot (rs
+ * asks for each service at every heartbeat). Another CPU's current thread and run_since_us
+ * are read without its lock: at worst a run that just began or ended is a few microseconds
+ * off. */
 uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now)
 {
-	uint64_t us = proc_cpu_us(p);
-	for (uint32_t i = 1; i < MAX_THREADS; i++) {
-		const struct thread *t = &threads[i];
-		if (t->proc != p || READ_ONCE(t->state) != T_RUNNING || t->cpu < 0 || t->cpu >= (int32_t)ncpus ||
-		    !cpus[t->cpu])
+	uint64_t us = p->cpu_us;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct cpu *c = cpus[i];
+		const struct thread *t = c ? READ_ONCE(c->current) : NULL;
+		if (!t || t->proc != p)
 			continue;
-		uint64_t since = READ_ONCE(cpus[t->cpu]->run_since_us);
+		uint64_t since = READ_ONCE(c->run_since_us);
 		if (now > since)
 			us += now - since;
 	}
@@ -380,8 +376,6 @@ uint64_t proc_cpu_us_now(const struct proc *p, uint64_t now)
 static void reap(struct thread *t)
 {
 	struct proc *p = t->proc;
-	if (p)
-		p->dead_cpu_us += t->cpu_us;
 	if (nfree_kstacks < MAX_THREADS)
 		free_kstacks[nfree_kstacks++] = t->kstack_top;
 	while (t->kmsgs) {

@@ -70,7 +70,7 @@ struct proc {
 	uint8_t linux_route[KMSG_LINUX_MAX];     /* server slot per Linux call (KC_LINUX_ROUTE) */
 	struct lx_proc *lx;        /* Linux process state (linux/lxstate.h), or NULL */
 	uint32_t nlive;            /* threads not yet exited (a zombie first thread is not) */
-	uint64_t dead_cpu_us;      /* CPU time of its threads that have ended */
+	uint64_t cpu_us;           /* CPU time of its threads, ended ones too, to their last switch */
 	uint64_t linux_calls;      /* Linux system calls that reached the kernel (KI_LINUX_CALLS) */
 	bool stopped;              /* spawned with SPAWN_STOPPED, not started yet */
 	bool keep_handles;         /* its parent keeps its handles past its end (KC_LEGACY) */

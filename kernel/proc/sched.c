@@ -269,6 +269,8 @@ void schedule(void)
 	next->runs++;
 	uint64_t now = time_us_since_boot();
 	prev->cpu_us += now - c->run_since_us;
+	if (prev->proc)
+		prev->proc->cpu_us += now - c->run_since_us;
 	c->run_since_us = now;
 	/* User x87/SSE state follows its thread (FXSAVE; the kernel itself never touches it,
 	 * being built with -mgeneral-regs-only). */

@@ -100,11 +100,13 @@ static void ping_send(struct ping *s)
 uint64_t ip_ping_poll(void);
 uint64_t ip_ping_poll(void)
 {
-	uint64_t now = ax_time_ns(), wait = 0;
+	uint64_t now = 0, wait = 0;
 	for (int i = 0; i < PING_SESSIONS; i++) {
 		struct ping *s = &pings[i];
 		if (!s->used)
 			continue;
+		if (!now)
+			now = ax_time_ns(); /* not read at every loop turn while nobody pings */
 		if (s->sent < s->count && now >= s->next_ns)
 			ping_send(s);
 		for (uint32_t q = 0; q < s->sent; q++)

@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import loads  # noqa: E402
 import netns  # noqa: E402
 import sysconf_variants  # noqa: E402
-from qemu_cmd import qemu_command  # noqa: E402
+from qemu_cmd import qemu_binary, qemu_command, qemu_version  # noqa: E402
 
 B = os.path.join(ROOT, "build")
 TCP_PORTS = (80, 11211, 5001, 7000)  # lighttpd, memcached, iperf, tcphash (rootfs/etc/rc)
@@ -309,7 +309,7 @@ def _micro(m, name, recv_n=20000, connect_n=300):
 # ---- the run ----
 
 def versions():
-    v = {"qemu": subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    v = {"qemu": qemu_version(), "qemu_binary": qemu_binary(),
          "axolotl": subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                                    text=True).stdout.strip(),
          "host_iperf": subprocess.run(["iperf", "-v"], capture_output=True, text=True).stderr.strip()}

@@ -630,8 +630,12 @@ def compare(args):
         print("bench: refusing to compare: the configurations differ in " +
               ", ".join(f"{k} ({a['config'].get(k)!r} vs {b['config'].get(k)!r})" for k in diff))
         return 2
-    print(f"A: {args.a} ({a['date']}, {a['versions'].get('axolotl')})\n{table(a)}\n")
-    print(f"B: {args.b} ({b['date']}, {b['versions'].get('axolotl')})\n{table(b)}")
+    qa, qb = a["versions"].get("qemu"), b["versions"].get("qemu")
+    print(f"A: {args.a} ({a['date']}, {a['versions'].get('axolotl')}, {qa})\n{table(a)}\n")
+    print(f"B: {args.b} ({b['date']}, {b['versions'].get('axolotl')}, {qb})\n{table(b)}")
+    if qa != qb:
+        # (QEMU 10 gave the Linux guest 15-25% less keep-alive HTTP than 7.2: docs/benchmarks.md)
+        print(f"bench: note: A and B ran on different QEMUs ({qa} vs {qb})")
     return 0
 
 

@@ -1,5 +1,7 @@
 # Axolotl top-level build. `make run` boots the system in QEMU; `make test` runs every test.
-# Both first run `deps`, which installs whatever is missing on a Debian machine.
+# Both first run `deps`, which installs whatever is missing on a Debian machine, and QEMU 10
+# from bookworm-backports into build/qemu (tools/fetch-qemu.sh; QEMU=/path/to/qemu-system-x86_64
+# runs another QEMU).
 
 ACCEL ?= auto
 # As many vCPUs as the host has cores, at most 4: under TCG each vCPU is a host thread, and
@@ -333,6 +335,7 @@ bench:
 # tables 2.3 and 2.4. `make faults QUICK=1`: 3 short runs; RUNS=N, SERVERS=a,b, SEED=S,
 # FAULTS=kill,crash,hang (the clean deaths a user types) or swifi types instead of random.
 faults:
+	@tools/fetch-qemu.sh
 	@$(MAKE) --no-print-directory iso user
 	@python3 tools/faults/campaign.py --runs $(or $(RUNS),$(if $(QUICK),3,100)) --servers $(if $(SERVERS),$(SERVERS),e1000,ip,pf,udp,tcp,syscall) $(if $(QUICK),--quick) $(if $(SEED),--seed $(SEED)) $(if $(FAULTS),--faults $(FAULTS))
 

@@ -17,6 +17,9 @@ PKGS="$PKGS curl iperf"
 PKGS="$PKGS cpio gzip xz-utils zstd kmod"
 # `make debug` and its test (tests/system/test_debug.py): gdb with Python.
 PKGS="$PKGS gdb"
+# QEMU 10's virtio-gpu-gl module (build/qemu, tools/fetch-qemu.sh) links virglrenderer, which
+# bookworm's QEMU 7.2 does not pull in; QEMU 10 opens the module for `-device help`.
+PKGS="$PKGS libvirglrenderer1"
 # `make bench` (tools/deps.sh bench): the plots.
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS gnuplot-nox"
@@ -59,3 +62,6 @@ if [ -n "$missing" ] || [ -n "$need_update" ]; then
 		$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 	fi
 fi
+# QEMU 10 from bookworm-backports into build/qemu (bookworm's qemu-system-x86 above brings
+# the libraries it links against and OVMF); silent when it is already there.
+"$(dirname "$0")/fetch-qemu.sh"

@@ -4,6 +4,9 @@
 Used by `make run` (which execs it) and by the system tests (which import it), so both boot
 the same virtual machine. Accelerator: auto picks KVM only where tools/accel.sh says real
 hardware virtualization works, TCG (multi-threaded) everywhere else.
+
+QEMU itself: build/qemu's QEMU 10 (tools/fetch-qemu.sh, run by `make deps`), or the binary
+named by the environment variable QEMU.
 """
 import argparse
 import os
@@ -11,6 +14,24 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QEMU_DEFAULT = os.path.join(ROOT, "build", "qemu", "bin", "qemu-system-x86_64")
+
+
+def qemu_binary():
+    """$QEMU if set, else build/qemu's wrapper (tools/fetch-qemu.sh)."""
+    q = os.environ.get("QEMU")
+    if q:
+        return q
+    if not os.access(QEMU_DEFAULT, os.X_OK):
+        raise SystemExit(f"{QEMU_DEFAULT} is missing: run `make deps` (tools/fetch-qemu.sh fetches QEMU 10), "
+                         "or set QEMU=/path/to/qemu-system-x86_64")
+    return QEMU_DEFAULT
+
+
+def qemu_version(qemu=None):
+    """The first line of `qemu --version`: "QEMU emulator version 10.0.2 (Debian ...)"."""
+    out = subprocess.run([qemu or qemu_binary(), "--version"], capture_output=True, text=True)
+    return out.stdout.split("\n")[0].strip()
 
 
 def resolve_accel(accel):
@@ -34,7 +55,7 @@ def qemu_command(iso, smp=4, mem=512, cpu=None, accel="auto", serial="stdio", ex
     if cpu is None:
         cpu = "host" if accel == "kvm" else "max"
     cmd = [
-        "qemu-system-x86_64",
+        qemu_binary(),
         "-machine", "q35",
         "-accel", "kvm" if accel == "kvm" else "tcg,thread=multi",
         "-cpu", cpu,

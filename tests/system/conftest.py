@@ -17,7 +17,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from qemu_cmd import qemu_command  # noqa: E402
+from qemu_cmd import qemu_binary, qemu_command, qemu_version  # noqa: E402
 from qprof import Monitor  # noqa: E402
 
 KERNEL = os.path.join(ROOT, "build", "axolotl.elf")
@@ -31,6 +31,19 @@ EXIT_TESTS_FAILED = (0x11 << 1) | 1
 EXIT_PANIC = (3 << 1) | 1
 EXIT_POWEROFF = (0x20 << 1) | 1  # init's `poweroff` after its programs finished
 PROMPT_AT_LINE_START = re.compile(r"^axolotl> (?=\S)", re.M)  # the console monitor's prompt
+
+
+def pytest_report_header(config):
+    try:
+        return f"qemu: {qemu_version()} ({qemu_binary()})"
+    except SystemExit as e:  # build/qemu not fetched: every boot will say so
+        return f"qemu: {e}"
+
+
+def qemu_release():
+    """(major, minor) of the QEMU the tests run (build/qemu's 10.0, or $QEMU's)."""
+    m = re.search(r"version (\d+)\.(\d+)", qemu_version())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def iso_for(cmdline, modules=()):

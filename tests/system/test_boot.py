@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import EXIT_PANIC, EXIT_TESTS_PASSED, boot
+from conftest import EXIT_PANIC, EXIT_TESTS_PASSED, boot, qemu_release
 
 # The self-tests every full run must report as passed (IPI tests skip on one CPU).
 CORE_TESTS = {"cpus_online", "pmm_all_memory", "pmm_contig", "heap", "map_unmap_shootdown",
@@ -42,11 +42,46 @@ def test_every_cpu_online_with_features(smp, cpu):
         apic_ids.add(apic)
         f = dict(kv.split("=") for kv in feats.split())
         assert set(f) >= {"monitor", "x2apic", "invtsc", "pcid", "nx"}
-        # -cpu max has MONITOR/MWAIT, qemu64 has not; TCG has no x2APIC in QEMU 7.2.
+        # -cpu max has MONITOR/MWAIT, qemu64 has not; TCG's -cpu max has x2APIC from
+        # QEMU 8.1 on (test_x2apic_modes), qemu64 never.
         assert f["monitor"] == ("1" if cpu == "max" else "0"), feats
+        if cpu == "qemu64":
+            assert f["x2apic"] == "0", feats
         assert f["nx"] == "1"
     assert len(apic_ids) == smp, "APIC IDs must be distinct"
     assert "(xAPIC)" in run.output or "(x2APIC)" in run.output
+
+
+# The LAPIC's two interfaces (kernel/arch/lapic.c): x2APIC MSRs where the CPU has them and
+# the command line does not say nox2apic, else the xAPIC MMIO page. QEMU 10's TCG gives
+# -cpu max an x2APIC, so -cpu max,-x2apic and nox2apic keep the MMIO path covered with the
+# same CPU features otherwise (MONITOR/MWAIT, PCID, invariant TSC).
+X2APIC_CASES = [  # (cpu, command line, CPUID's x2apic, the mode the kernel chose)
+    ("max,-x2apic", "", "0", "xAPIC"),
+    ("max", "nox2apic", "1", "xAPIC"),
+    ("max", "", "1", "x2APIC"),
+]
+
+
+@pytest.mark.parametrize("cpu,opt,feature,mode", X2APIC_CASES, ids=["no-x2apic", "nox2apic", "x2apic"])
+def test_x2apic_modes(cpu, opt, feature, mode):
+    if feature == "1" and qemu_release() < (8, 1):
+        pytest.skip("TCG has no x2APIC before QEMU 8.1")
+    run = boot(f"tests=all {opt} qemu_exit".replace("  ", " "), smp=2, cpu=cpu)
+    assert re.search(rf"^cpus: 2 online of 2 listed \({mode}\)", run.output, re.M), run.output[-2000:]
+    feats = re.findall(r"^cpu\d+ apic=\d+ (?:bsp|ap) online (.*)$", run.output, re.M)
+    assert len(feats) == 2, run.output[-2000:]
+    for line in feats:
+        f = dict(kv.split("=") for kv in line.split())
+        assert f["x2apic"] == feature and f["monitor"] == "1", line
+    # Every self-test passes in this mode: IPIs (calls, storms, rescheduling, shootdown),
+    # the LAPIC timer and the IOAPIC's routing all go through the chosen interface.
+    results = run.ktests()
+    failed = {k: v for k, v in results.items() if v[0] == "FAIL"}
+    assert not failed, f"self-tests failed: {failed}"
+    for name in CORE_TESTS | MP_TESTS:
+        assert results.get(name, ("missing",))[0] == "PASS", f"{name}: {results.get(name)}"
+    assert run.returncode == EXIT_TESTS_PASSED, f"QEMU exit status {run.returncode}"
 
 
 def test_deliberate_page_fault_dumps_and_halts_all_cpus():

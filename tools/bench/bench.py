@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import loads  # noqa: E402
 import netns  # noqa: E402
 import sysconf_variants  # noqa: E402
-from qemu_cmd import qemu_command  # noqa: E402
+from qemu_cmd import qemu_binary, qemu_command, qemu_version  # noqa: E402
 
 B = os.path.join(ROOT, "build")
 TCP_PORTS = (80, 11211, 5001, 7000)  # lighttpd, memcached, iperf, tcphash (rootfs/etc/rc)
@@ -309,7 +309,7 @@ def _micro(m, name, recv_n=20000, connect_n=300):
 # ---- the run ----
 
 def versions():
-    v = {"qemu": subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    v = {"qemu": qemu_version(), "qemu_binary": qemu_binary(),
          "axolotl": subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                                    text=True).stdout.strip(),
          "host_iperf": subprocess.run(["iperf", "-v"], capture_output=True, text=True).stderr.strip()}
@@ -630,8 +630,12 @@ def compare(args):
         print("bench: refusing to compare: the configurations differ in " +
               ", ".join(f"{k} ({a['config'].get(k)!r} vs {b['config'].get(k)!r})" for k in diff))
         return 2
-    print(f"A: {args.a} ({a['date']}, {a['versions'].get('axolotl')})\n{table(a)}\n")
-    print(f"B: {args.b} ({b['date']}, {b['versions'].get('axolotl')})\n{table(b)}")
+    qa, qb = a["versions"].get("qemu"), b["versions"].get("qemu")
+    print(f"A: {args.a} ({a['date']}, {a['versions'].get('axolotl')}, {qa})\n{table(a)}\n")
+    print(f"B: {args.b} ({b['date']}, {b['versions'].get('axolotl')}, {qb})\n{table(b)}")
+    if qa != qb:
+        # (QEMU 10 gave the Linux guest 15-25% less keep-alive HTTP than 7.2: docs/benchmarks.md)
+        print(f"bench: note: A and B ran on different QEMUs ({qa} vs {qb})")
     return 0
 
 

@@ -3,6 +3,9 @@
  * really sleeps (futex) on the doorbell is never left asleep with a message queued.
  * Built twice: with ASan+UBSan (test_chan_threads) and with TSan (test_chan_threads_tsan). */
 #define _GNU_SOURCE
+/* 10^7 messages take seconds alone, and timed out at 30 s once on a host loaded 4 times over
+ * its cores: a hang is still caught. */
+#define UNIT_TIMEOUT 180
 #include "unit.h"
 #include "lx_abi.h"
 #include <errno.h>

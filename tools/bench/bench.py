@@ -127,13 +127,15 @@ class Machine:
     by PID on close."""
     live = set()
 
-    def __init__(self, system, cfg, log_path, image=None, icount=False):
+    def __init__(self, system, cfg, log_path, image=None, icount=False, pcap=None):
         self.system = system
         self.tap = not cfg["net"].startswith("user")
         self.fwd = {} if self.tap else {(p, g): free_port(p) for p in ("tcp", "udp")
                                            for g in (TCP_PORTS if p == "tcp" else UDP_PORTS)}
         self.log_path = log_path
         self.cmd = qemu_args(system, cfg, [(p, h, g) for (p, g), h in self.fwd.items()], image, icount)
+        if pcap:  # the NIC's frames both ways, headers only (tools/bench/pcapstat.py reads them)
+            self.cmd += ["-object", f"filter-dump,id=cap0,netdev=n0,file={pcap},maxlen=128"]
         self._out = []
         self._cond = threading.Condition()
         self._micro = None
@@ -376,8 +378,15 @@ def account(res, m, w, before, after, value, took, icount):
     print(f"bench:     per {w.work}: " + ", ".join(f"{num(x)} {c}" for c, x in cells if x is not None), flush=True)
 
 
+# `run --pcap`: each boot's frames go to build/bench/pcap/SYSTEM-REP.pcap.
+PCAP_DIR = None
+
+
 def boot(res, system, cfg, images, log, rep, wl, icount=False):
-    m = Machine(system, cfg, log, images.get(system), icount)
+    pcap = None
+    if PCAP_DIR:
+        pcap = os.path.join(PCAP_DIR, f"{system}-{'icount' if icount else rep}.pcap")
+    m = Machine(system, cfg, log, images.get(system), icount, pcap)
     try:
         t0 = time.monotonic()
         m.ready(600 if icount else 300)
@@ -418,6 +427,10 @@ def run(args):
            "accounting_icount": {w.name: {s: [] for s in isystems} for w in iwl if w.work}}
     logs = os.path.join(B, "bench", "logs")
     os.makedirs(logs, exist_ok=True)
+    global PCAP_DIR
+    if args.pcap:
+        PCAP_DIR = os.path.join(B, "bench", "pcap")
+        os.makedirs(PCAP_DIR, exist_ok=True)
     signal.signal(signal.SIGTERM, kill_all)
     images = {s: axolotl_image(s, args.net) for s in systems if s in VARIANTS}
     for rep in range(reps):
@@ -650,6 +663,8 @@ def main():
     r.add_argument("--no-icount", action="store_true", help="skip the guest-instruction boots")
     r.add_argument("--only", help="run only the workloads whose names match this regular expression")
     r.add_argument("--out")
+    r.add_argument("--pcap", action="store_true", help="record each boot's frames (QEMU's filter-dump) into "
+                   "build/bench/pcap/ for tools/bench/pcapstat.py; the recording costs QEMU time: not for the speed table")
     r.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("table")
     t.add_argument("file")

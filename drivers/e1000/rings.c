@@ -70,7 +70,7 @@ static void rx_refill(void)
 	bool any = false;
 	while (e1k.nspare && rx_room()) {
 		struct chan_ptr p = e1k.spare[--e1k.nspare];
-		rx_post(p, pool_bus(e1k.rx_pool, p));
+		rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
 		any = true;
 	}
 	if (any)
@@ -92,7 +92,7 @@ int rx_harvest(void)
 		struct chan_ptr p = e1k.rx_buf[i];
 		if (!(st & RXS_EOP) || (err & RXE_FRAME) || len < 14 || len > NETDEV_RXBUF) {
 			/* A bad or partial frame: the buffer goes straight back into the ring. */
-			e1k.c.rx_dropped++;
+			nd.c.rx_dropped++;
 			e1k.rx_head++;
 			rx_post(p, e1k.rx[i].addr);
 			recycled = true;
@@ -106,10 +106,10 @@ int rx_harvest(void)
 			if (st & RXS_TCPCS)
 				m.flags |= (err & RXE_TCPE) ? NDF_RX_CSUM_BAD : NDF_RX_L4_OK;
 		}
-		if (!up_push(&m))
+		if (!netdrv_up_push(&m))
 			break; /* ip is behind: the frame waits in the ring */
 		e1k.rx_head++;
-		e1k.c.rx_frames++;
+		nd.c.rx_frames++;
 		n++;
 	}
 	if (recycled)
@@ -142,7 +142,6 @@ void tx_queue(uint64_t id, uint32_t nseg, const uint64_t *bus, const uint32_t *l
 		e1k.txi[i] = (struct e1k_txinfo){ last ? id : 0, last };
 	}
 	tx_moved = true;
-	e1k.c.tx_frames++;
 }
 
 int tx_harvest(void)
@@ -159,7 +158,7 @@ int tx_harvest(void)
 		if (!(e1k.tx[i].upper & TXD_STAT_DD))
 			break;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = e1k.txi[i].id, .arg = 0 };
-		if (!up_push(&m))
+		if (!netdrv_up_push(&m))
 			break;
 		e1k.txi[i].last = false;
 		e1k.tx_head = end + 1;

@@ -67,6 +67,7 @@
 #define RS_ST_WAITING 2  /* ended; restart due after the back-off */
 #define RS_ST_STOPPED 3  /* ended and kept down (policy, or RS_STOP) */
 #define RS_ST_UPDATING 4 /* a live update is in progress */
+#define RS_ST_ABSENT 5   /* optional, and its device is not in this machine: never started */
 
 /* Notification bit: rs has commands queued for the service (fetch them with RS_CMD). A bit
  * anyone could forge only makes the service ask rs, which knows better. */

@@ -77,7 +77,8 @@ static void field_str(char *out, const void *field, size_t cap)
 static void print_row(const struct kmsg *m)
 {
 	static const char *const states[] = { [RS_ST_RUNNING] = "running", [RS_ST_WAITING] = "waiting",
-					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating" };
+					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating",
+					      [RS_ST_ABSENT] = "absent" };
 	char name[RS_NAME_LEN], state[16], ep[16] = "-", cpu[16] = "any", up[32] = "-", build[16] = "-";
 	field_str(name, m->w, RS_NAME_LEN);
 	uint32_t restarts = (uint32_t)m->w[4], st = (uint8_t)(m->w[4] >> 32), endpoint = (uint32_t)m->w[3];

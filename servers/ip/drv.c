@@ -14,8 +14,8 @@ bool ip_if_l4_offload(struct netif *n, const ip4_addr_t *dst)
 	bool ours = false;
 	for (int i = 0; i < ip.nifs && !ours; i++)
 		ours = &ip.ifs[i].netif == n;
-	if (!ours)
-		return false;
+	if (!ours || !(ip_if_of(n)->caps & NDF_TX_CSUM_L4))
+		return false; /* (the driver said at ND_RESET it cannot finish TCP checksums) */
 	const ip4_addr_t *hop = dst;
 	if (!ip4_addr_netcmp(dst, netif_ip4_addr(n), netif_ip4_netmask(n)))
 		hop = netif_ip4_gw(n);
@@ -255,6 +255,7 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	bool first = !f->ready;
 	f->ready = true;
 	f->link = m->arg;
+	f->caps = m->flags;
 	memcpy(f->netif.hwaddr, f->mac, 6);
 	f->netif.hwaddr_len = 6;
 	f->pools_sent = send_pools(f);
@@ -268,6 +269,10 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	else
 		netif_set_link_down(&f->netif);
 	if (first) {
+		/* The first interface whose driver is there is the default (if=e1000,virtio-net:
+		 * whichever NIC the machine has; the other driver is absent and never attaches). */
+		if (!netif_default || !netif_is_up(netif_default))
+			netif_set_default(&f->netif);
 		netif_set_up(&f->netif);
 		if (f->dhcp && !f->dhcp_started) {
 			/* After a restart too: the restored lease stays in use while lwIP asks again. */

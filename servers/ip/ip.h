@@ -56,6 +56,7 @@ struct ip_if {
 	uint32_t refused_n;
 	uint8_t mac[6];
 	uint32_t link;
+	uint32_t caps;            /* NDF_TX_CSUM_* the driver's device finishes (its ND_RESET) */
 	uint32_t rx_posted;       /* RX buffers the driver holds */
 	bool pools_sent;
 	bool down_other;  /* this poll pushed the driver something besides RX buffers and frames */

@@ -44,10 +44,7 @@ static bool counter(uint64_t i, char *out, size_t cap)
 		"rx_no_buffer", "crc_errors", "rx_errors" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->rx_missed + nd.c.rx_dropped,
 		c->rx_no_buf, c->crc_errors, c->rx_errors };
-	if (i >= sizeof(vals) / sizeof(vals[0]))
-		return false;
-	ksnprintf(out, cap, "%s %llu", names[i], (unsigned long long)vals[i]);
-	return true;
+	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
 static void banner(void)
@@ -61,7 +58,7 @@ static void banner(void)
 
 static const struct netdrv_ops ops = {
 	.name = "e1000", .init = hw_init, .reset = hw_reset, .set_poll = hw_set_poll, .set_itr = hw_set_itr,
-	.link = hw_link, .irq_ack = hw_irq_ack, .tx = tx, .rx_give = rx_give, .harvest = harvest,
+	.link = hw_link, .irq_ack = hw_irq_ack, .tx = tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = harvest,
 	.publish = rings_publish, .stats = hw_stats, .counter = counter, .banner = banner,
 };
 

@@ -9,7 +9,6 @@
 
 #define RX_RING 256 /* descriptors; 16 bytes each, one page per ring */
 #define TX_RING 256
-#define RX_SPARE 1024 /* RX buffers ip gave beyond what the ring holds */
 
 struct e1k_txinfo {
 	uint64_t id;    /* ND_TX id, on the frame's last descriptor */
@@ -43,8 +42,6 @@ struct e1k {
 	struct e1k_txinfo txi[TX_RING];
 	uint32_t tx_head, tx_tail;
 	struct e1k_ctx ctx;
-	struct chan_ptr spare[RX_SPARE];
-	uint32_t nspare;
 	struct e1k_counters c;
 	struct e1k_stat st[E1K_ST_N]; /* how each statistics register behaves (e1k_stat.h) */
 };
@@ -64,8 +61,9 @@ uint32_t hw_irq_ack(bool *link_event);  /* reads (and so clears) ICR */
 
 /* rings.c */
 void rings_reset(void); /* forgets every buffer and frame (after hw_reset) */
-/* An RX buffer from ip: into the ring, or kept spare. false if there is no room at all. */
-bool rx_give(struct chan_ptr p, uint64_t bus);
+/* Room for one more RX buffer; an RX buffer of ip's into the ring. */
+bool rx_room(void);
+void rx_post(struct chan_ptr p, uint64_t bus);
 /* Harvests received frames into ND_RX on the up channel; returns how many. */
 int rx_harvest(void);
 /* Tells the device the tails moved since the last call (one register write per ring). */

@@ -18,13 +18,12 @@ void rings_reset(void)
 {
 	e1k.rx_head = e1k.rx_tail = 0;
 	e1k.tx_head = e1k.tx_tail = 0;
-	e1k.nspare = 0;
 	e1k.ctx.valid = false;
 	rx_moved = tx_moved = false;
 	memset(e1k.txi, 0, sizeof(e1k.txi));
 }
 
-static void rx_post(struct chan_ptr p, uint64_t bus)
+void rx_post(struct chan_ptr p, uint64_t bus)
 {
 	uint32_t i = e1k.rx_tail & RX_MASK;
 	e1k.rx_buf[i] = p;
@@ -33,9 +32,8 @@ static void rx_post(struct chan_ptr p, uint64_t bus)
 	e1k.rx[i].errors = 0;
 	e1k.rx[i].length = 0;
 	e1k.rx_tail++;
+	rx_moved = true;
 }
-
-static void rx_publish(void) { rx_moved = true; }
 
 void rings_publish(void)
 {
@@ -50,37 +48,11 @@ void rings_publish(void)
 }
 
 /* The ring holds at most RX_RING - 1 buffers (head == tail means empty to the device). */
-static bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
-
-bool rx_give(struct chan_ptr p, uint64_t bus)
-{
-	if (rx_room() && !e1k.nspare) {
-		rx_post(p, bus);
-		rx_publish();
-		return true;
-	}
-	if (e1k.nspare == RX_SPARE)
-		return false;
-	e1k.spare[e1k.nspare++] = p;
-	return true;
-}
-
-static void rx_refill(void)
-{
-	bool any = false;
-	while (e1k.nspare && rx_room()) {
-		struct chan_ptr p = e1k.spare[--e1k.nspare];
-		rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
-		any = true;
-	}
-	if (any)
-		rx_publish();
-}
+bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
 
 int rx_harvest(void)
 {
 	int n = 0;
-	bool recycled = false;
 	while (e1k.rx_head != e1k.rx_tail) {
 		uint32_t i = e1k.rx_head & RX_MASK;
 		uint8_t st = e1k.rx[i].status;
@@ -95,7 +67,6 @@ int rx_harvest(void)
 			nd.c.rx_dropped++;
 			e1k.rx_head++;
 			rx_post(p, e1k.rx[i].addr);
-			recycled = true;
 			continue;
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
@@ -112,9 +83,6 @@ int rx_harvest(void)
 		nd.c.rx_frames++;
 		n++;
 	}
-	if (recycled)
-		rx_publish();
-	rx_refill();
 	return n;
 }
 

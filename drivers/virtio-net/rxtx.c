@@ -7,58 +7,40 @@
  * written (virtq.h) resets the device: ip takes everything back and resends. */
 #include "vnet.h"
 
-static void rx_post(struct chan_ptr p, uint64_t bus)
+bool rx_room(void) { return virtq_space(&vn.q[RXQ]) >= 2; }
+
+void rx_post(struct chan_ptr p, uint64_t bus)
 {
 	struct virtq *q = &vn.q[RXQ];
 	uint16_t head = q->free_head;
 	struct virtq_buf b[2] = { { vn.rx_hdr_bus + (uint64_t)head * VNET_HDR, VNET_HDR, true },
 				  { bus, NETDEV_RXBUF, true } };
-	virtq_add(q, b, 2, (uint64_t)head << 32 | p.offset); /* (room checked by the callers) */
+	virtq_add(q, b, 2, (uint64_t)head << 32 | p.offset); /* (room checked by lib/netdrv: rx_room) */
 }
 
-bool rx_give(struct chan_ptr p, uint64_t bus)
+/* The next used element of queue qi (virtq_peek): 1, VQ_EBADLEN, or 0 for none, and also
+ * when the device wrote an index or id it could not have: then it is reset and we attach
+ * again (nd.attached is false after). */
+static int used_next(int qi, uint64_t *tok, uint32_t *len)
 {
-	if (virtq_space(&vn.q[RXQ]) >= 2 && !vn.nspare) {
-		rx_post(p, bus);
-		return true;
-	}
-	if (vn.nspare == RX_SPARE)
-		return false;
-	vn.spare[vn.nspare++] = p;
-	return true;
-}
-
-static void rx_refill(void)
-{
-	while (vn.nspare && virtq_space(&vn.q[RXQ]) >= 2) {
-		struct chan_ptr p = vn.spare[--vn.nspare];
-		rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
-	}
-}
-
-static void garbage(const char *queue, int r)
-{
+	int r = nd.attached ? virtq_peek(&vn.q[qi], tok, len) : 0;
+	if (r != VQ_EBADIDX && r != VQ_EBADID)
+		return r;
 	char why[96];
 	vn.c.device_errors++;
 	ksnprintf(why, sizeof(why), "the device wrote an impossible used %s on its %s queue",
-		  r == VQ_EBADIDX ? "index" : r == VQ_EBADID ? "descriptor id" : "length", queue);
+		  r == VQ_EBADIDX ? "index" : "descriptor id", qi == RXQ ? "receive" : "transmit");
 	netdrv_reattach(why);
+	return 0;
 }
 
 static int rx_harvest(void)
 {
 	struct virtq *q = &vn.q[RXQ];
-	int n = 0;
-	while (nd.attached) {
-		uint64_t tok;
-		uint32_t len;
-		int r = virtq_peek(q, &tok, &len);
-		if (r == 0)
-			break;
-		if (r == VQ_EBADIDX || r == VQ_EBADID) {
-			garbage("receive", r);
-			return n;
-		}
+	int n = 0, r;
+	uint64_t tok;
+	uint32_t len;
+	while ((r = used_next(RXQ, &tok, &len)) != 0) {
 		uint16_t head = (uint16_t)(tok >> 32);
 		struct chan_ptr p = { nd.pools[nd.rx_pool].id, (uint32_t)tok, NETDEV_RXBUF };
 		if (r == VQ_EBADLEN || len < VNET_HDR + 14 || len - VNET_HDR > NETDEV_FRAME_MAX) {
@@ -85,25 +67,16 @@ static int rx_harvest(void)
 		nd.c.rx_frames++;
 		n++;
 	}
-	if (nd.attached)
-		rx_refill();
 	return n;
 }
 
 static int tx_harvest(void)
 {
 	struct virtq *q = &vn.q[TXQ];
-	int n = 0;
-	while (nd.attached) {
-		uint64_t id;
-		uint32_t len;
-		int r = virtq_peek(q, &id, &len);
-		if (r == 0)
-			break;
-		if (r == VQ_EBADIDX || r == VQ_EBADID) {
-			garbage("transmit", r);
-			return n;
-		}
+	int n = 0, r;
+	uint64_t id;
+	uint32_t len;
+	while ((r = used_next(TXQ, &id, &len)) != 0) {
 		if (r == VQ_EBADLEN) /* it says it wrote into buffers it may only read: noted, the frame is done */
 			vn.c.device_errors++;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = id, .arg = 0 };

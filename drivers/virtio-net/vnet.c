@@ -111,7 +111,6 @@ static void reset(void)
 		memcpy(nd.mac, (uint8_t[6]){ 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }, 6);
 	if (!queue_setup(RXQ) || !queue_setup(TXQ))
 		give_up("the device refuses its queues");
-	vn.nspare = 0;
 	set_poll(nd.poll_mode);
 	vpci_status(&vn.pci, VS_DRIVER_OK);
 	if (vpci_get_status(&vn.pci) & VS_NEEDS_RESET)
@@ -135,10 +134,7 @@ static bool counter(uint64_t i, char *out, size_t cap)
 		"rx_bad_length", "rx_csum_ok", "device_errors", "features" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, nd.c.rx_dropped,
 		c->rx_bad_len, c->rx_csum_ok, c->device_errors, vn.features };
-	if (i >= sizeof(vals) / sizeof(vals[0]))
-		return false;
-	ksnprintf(out, cap, "%s %llu", names[i], (unsigned long long)vals[i]);
-	return true;
+	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
 static void banner(void)
@@ -154,7 +150,7 @@ static void banner(void)
 
 static const struct netdrv_ops ops = {
 	.name = "virtio-net", .init = init, .reset = reset, .set_poll = set_poll, .link = link,
-	.irq_ack = irq_ack, .tx = vnet_tx, .rx_give = rx_give, .harvest = vnet_harvest, .publish = vnet_publish,
+	.irq_ack = irq_ack, .tx = vnet_tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = vnet_harvest, .publish = vnet_publish,
 	.counter = counter, .banner = banner,
 };
 

@@ -28,7 +28,6 @@ _Static_assert(sizeof(struct vnet_hdr) == VNET_HDR, "the header's layout");
 
 #define RXQ 0
 #define TXQ 1
-#define RX_SPARE 512 /* RX buffers ip gave beyond what the queue holds (2 descriptors each) */
 #define VNET_PAGES 8 /* DMA memory: per queue desc, avail, used (3 pages); RX, TX headers */
 
 struct vnet_counters {
@@ -46,14 +45,13 @@ struct vnet {
 	volatile struct vnet_hdr *rx_hdr, *tx_hdr; /* one per descriptor index (the chain's head) */
 	uint64_t rx_hdr_bus, tx_hdr_bus;
 	uint16_t tx_len[VQ_MAX];                   /* each TX chain's frame length, by head */
-	struct chan_ptr spare[RX_SPARE];
-	uint32_t nspare;
 	struct vnet_counters c;
 };
 extern struct vnet vn;
 
 /* rxtx.c */
-bool rx_give(struct chan_ptr p, uint64_t bus);
+bool rx_room(void);
+void rx_post(struct chan_ptr p, uint64_t bus);
 int vnet_harvest(void);
 enum netdrv_tx vnet_tx(const struct netdrv_frame *f);
 void vnet_publish(void);

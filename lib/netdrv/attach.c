@@ -9,6 +9,13 @@ struct netdrv_link ndl;
 
 void nd_key(char key[16], const char *fmt) { ksnprintf(key, 16, fmt, nd.ifname); }
 
+void nd_reset(void)
+{
+	nd.ops->reset();
+	nd.nspare = 0; /* ip takes every buffer back on ND_RESET */
+	nd.c.resets++;
+}
+
 bool netdrv_up_push(const struct netdev_msg *m)
 {
 	if (!nd.attached)
@@ -47,8 +54,7 @@ int64_t nd_attach(void)
 	nd_key(kd, "%s.down");
 	nd_key(ku, "%s.up");
 	nd_key(kr, "rx.%s");
-	nd.ops->reset();
-	nd.c.resets++;
+	nd_reset();
 	detach(); /* after the reset: the device never writes memory we let go of */
 	ax_heartbeat(); /* resetting and waiting for ip is not hanging */
 	ndl.ip_seen_len = 0;
@@ -111,8 +117,7 @@ int64_t nd_attach(void)
 void netdrv_reattach(const char *why)
 {
 	ax_printf("%s: %s: resetting and attaching again\n", nd.ops->name, why);
-	nd.ops->reset();
-	nd.c.resets++;
+	nd_reset();
 	detach();
 	ndl.next_attach_ns = ax_time_ns();
 	nd_loop.wait_ns = WAIT_DETACHED_NS;

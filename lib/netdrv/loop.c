@@ -94,8 +94,10 @@ static bool poll(struct ax_evloop *l)
 		return false;
 	int work = nd.ops->harvest();
 	work += nd.attached ? nd_serve_down() : 0;
-	if (nd.attached)
+	if (nd.attached) {
+		nd_rx_refill();
 		nd.ops->publish();
+	}
 	if (ndl.kick_ip && nd.attached) {
 		ndl.kick_ip = false;
 		chan_kick(&ndl.up, &ndl.plat);
@@ -118,6 +120,14 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 
 /* ---- counters (NETQ_SHOW NQ_COUNTERS): the device's lines, then the driver's ---- */
 
+bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap)
+{
+	if (i >= n)
+		return false;
+	ksnprintf(out, cap, "%s %llu", names[i], (unsigned long long)vals[i]);
+	return true;
+}
+
 static bool counter_line(uint64_t i, char *out, size_t cap)
 {
 	if (nd.ops->counter(i, out, cap))
@@ -131,11 +141,7 @@ static bool counter_line(uint64_t i, char *out, size_t cap)
 	const struct netdrv_counters *c = &nd.c;
 	const uint64_t vals[] = { c->rx_frames, c->tx_frames, c->tx_failed, c->bad_msgs, c->pool_errors, c->irqs,
 		c->resets, nd.link };
-	i -= dev;
-	if (i >= sizeof(vals) / sizeof(vals[0]))
-		return false;
-	ksnprintf(out, cap, "%s %llu", names[i], (unsigned long long)vals[i]);
-	return true;
+	return netdrv_counter(i - dev, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
 static void on_message(struct ax_evloop *l, struct kmsg *m)
@@ -214,8 +220,7 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv)
 	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
 	nd_loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,
 				      .inject = inject, .wait_ns = WAIT_DETACHED_NS, .restartable = true };
-	ops->reset();
-	nd.c.resets++;
+	nd_reset();
 	char k[16];
 	nd_key(k, "%s.down");
 	dsc_subscribe("ip", k);

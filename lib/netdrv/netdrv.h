@@ -13,6 +13,7 @@
 #include "netdev_proto.h"
 
 #define NETDRV_MAX_POOLS 16
+#define NETDRV_RX_SPARE 1024 /* RX buffers ip gave beyond what the ring holds */
 
 struct netdrv_pool {
 	bool used;
@@ -58,9 +59,11 @@ struct netdrv_ops {
 	 * may have changed. */
 	uint32_t (*irq_ack)(bool *link_event);
 	enum netdrv_tx (*tx)(const struct netdrv_frame *f);
-	/* An RX buffer of ip's (NETDEV_RXBUF bytes at bus): into the ring, or kept spare; false
-	 * when the driver holds as many as it can. */
-	bool (*rx_give)(struct chan_ptr p, uint64_t bus);
+	/* Room in the ring for one more RX buffer; one of ip's RX buffers (NETDEV_RXBUF bytes
+	 * at bus) into it (the device hears of it at publish). Buffers ip gives while the ring
+	 * is full wait in lib/netdrv's spares. */
+	bool (*rx_room)(void);
+	void (*rx_post)(struct chan_ptr p, uint64_t bus);
 	int (*harvest)(void);               /* received frames and finished TX to ip; how many */
 	void (*publish)(void);              /* tells the device what the pass queued */
 	void (*stats)(void);                /* reads the device's statistics (NULL: none) */
@@ -85,6 +88,8 @@ struct netdrv {
 	bool attached;
 	struct netdrv_pool pools[NETDRV_MAX_POOLS];
 	int rx_pool;       /* index in pools of ip's RX pool, -1: none */
+	struct chan_ptr spare[NETDRV_RX_SPARE];
+	uint32_t nspare;
 	struct netdrv_counters c;
 };
 extern struct netdrv nd;
@@ -93,6 +98,8 @@ extern struct netdrv nd;
  * interrupt line, attaching to ip and the event loop. */
 int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv);
 
+/* Line i of a driver's counters from its names and values; false past the last (n). */
+bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap);
 /* For the driver's rings. */
 bool netdrv_up_push(const struct netdev_msg *m); /* false when the up channel is full */
 uint64_t netdrv_pool_bus(int idx, struct chan_ptr p);

@@ -34,5 +34,7 @@ int64_t nd_attach(void);
 void nd_ds_changed(void);
 /* serve.c: up to a batch of ip's messages; how many */
 int nd_serve_down(void);
+void nd_rx_refill(void); /* spare RX buffers into the ring while it has room */
+void nd_reset(void);     /* the device reset: its ring and our spares empty */
 /* loop.c */
 void nd_bind_irq(void);

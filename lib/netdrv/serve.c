@@ -89,9 +89,21 @@ static enum verdict on_rxbuf(const struct netdev_msg *m)
 		bad("RX buffer", m);
 		return V_DONE;
 	}
-	if (!nd.ops->rx_give(whole, netdrv_pool_bus(nd.rx_pool, whole)))
+	if (nd.ops->rx_room() && !nd.nspare)
+		nd.ops->rx_post(whole, netdrv_pool_bus(nd.rx_pool, whole));
+	else if (nd.nspare < NETDRV_RX_SPARE)
+		nd.spare[nd.nspare++] = whole;
+	else
 		bad("more RX buffers than the driver holds", m);
 	return V_DONE;
+}
+
+void nd_rx_refill(void)
+{
+	while (nd.nspare && nd.ops->rx_room()) {
+		struct chan_ptr p = nd.spare[--nd.nspare];
+		nd.ops->rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
+	}
 }
 
 static enum verdict on_pool(const struct netdev_msg *m)

@@ -335,7 +335,7 @@ static void refusals_check(struct ip_if *f)
 	if (now - f->refused_since_ns < CHAN_STALL_SAY_NS || now - f->refused_said_ns < CHAN_STALL_AGAIN_NS)
 		return;
 	f->refused_said_ns = now;
-	char what[16];
+	char what[RS_COMPLAIN_WHAT];
 	ksnprintf(what, sizeof(what), "ip/%s.tx", f->name);
 	ax_printf("ip: %s refused the last %u frames\n", f->name, f->refused_n);
 	ax_svc_complain(f->drv.ep, what, (now - f->refused_since_ns) / 1000000);

@@ -128,10 +128,11 @@ def wait_until(what, probe, timeout):
     raise AssertionError(f"{what} did not answer within {timeout} s")
 
 
-def boot_apps(conf, name, library=True, smp=2, extra_fwds=(), nic="e1000", driver="e1000"):
+def boot_apps(conf, name, library=True, smp=2, extra_fwds=(), nic="e1000", driver="e1000", net_extra=()):
     """Boots conf (with /etc/rc's applications) and yields Apps once they answer.
     extra_fwds: more (proto, host port, guest port) forwards from 127.0.0.1; nic: QEMU's
-    device model, driver: the service that drives it (ip's interface)."""
+    device model, driver: the service that drives it (ip's interface); net_extra: more
+    QEMU arguments for the network (a filter-dump of netdev n0)."""
     subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(WWW, ROOT)], check=True)
     write_conf("tcpapps.conf", conf)
     write_conf("pf.conf", open(os.path.join(ROOT, "boot", "pf.conf")).read())
@@ -139,7 +140,7 @@ def boot_apps(conf, name, library=True, smp=2, extra_fwds=(), nic="e1000", drive
     fwds = [("tcp", h, g) for g, h in ports.items()] + list(extra_fwds)
     # 1 GiB, as `make run` boots it: memcached's cache, and 128 connections of lighttpd hold
     # 128 socket buffers of 560 KiB each (their pages are all allocated up front)
-    with Guest("", modules=MODULES, mem=1024, net=user_net(nic, fwds), name=name, smp=smp) as g:
+    with Guest("", modules=MODULES, mem=1024, net=user_net(nic, fwds) + list(net_extra), name=name, smp=smp) as g:
         g.wait_for(r"rc: started lighttpd", timeout=240)
         # the shell /etc/rc runs has the applications' environment: the library's switch
         mark = g.mark()
@@ -541,13 +542,13 @@ def test_new_ip_drops_what_tcp_queued_for_its_predecessor(apps):
          f"{m.group(1)} messages for its predecessor")
 
 
-def driver_fault_restarted_on_ips_word(apps, word, injected, evidence, seed):
-    """A checked 32 MiB stream from the guest; `service inject DRIVER WORD` once a fifth has
+def driver_fault_restarted_on_ips_word(apps, word, injected, evidence, seed, n=32 << 20):
+    """A checked stream of n bytes (32 MiB) from the guest; `service inject DRIVER WORD` once a fifth has
     come (apps.driver: e1000, or virtio-net in test_virtio_net.py); the injected line, then
     each of evidence (regexes, in order), then rs restarting the driver; the stream ends
     with every byte right, and neither ip nor tcp was blamed."""
     drv = apps.driver
-    stream, mark = stream_then(apps, 32 << 20, seed, f"service inject {drv} {word}")
+    stream, mark = stream_then(apps, n, seed, f"service inject {drv} {word}")
     apps.g.wait_for(injected.replace("DRV", drv), timeout=60, start=mark)
     for regex in evidence:
         apps.g.wait_for(regex.replace("DRV", drv), timeout=120, start=mark)
@@ -555,7 +556,7 @@ def driver_fault_restarted_on_ips_word(apps, word, injected, evidence, seed):
     stream.check(600)
     out = apps.out()[mark:]
     assert not re.search(r"^rs: (ip|tcp) stuck", out, re.M), out[-3000:]
-    note(f"{drv} {word} under a 32 MiB stream: restarted by rs on ip's word, every byte right")
+    note(f"{drv} {word} under a {n >> 20} MiB stream: restarted by rs on ip's word, every byte right")
 
 
 # (DRV: the driver's name) what the driver says when the fault is injected; what follows
@@ -1310,7 +1311,9 @@ def test_rs_hang_is_noticed_by_the_kernel_and_rs_restarted(apps):
     keep-alive idle limit, so (as for pm's hang) the keep-alive connection is checked up to
     the hang and new ones after it. `service list` answers and no service restarted."""
     before = service_rows(apps)
-    assert all(state == "running" for state, _, _ in before.values()), before
+    # every service runs, but a NIC driver whose device this machine lacks (optional: absent)
+    running = [name for name, (state, _, _) in before.items() if state == "running"]
+    assert all(state in ("running", "absent") for state, _, _ in before.values()), before
     ka = KeepAlivePinger(apps.port[80], apps.g)
     try:
         stream = CheckedStream(apps, 80 << 20, 35)
@@ -1328,7 +1331,7 @@ def test_rs_hang_is_noticed_by_the_kernel_and_rs_restarted(apps):
                             timeout=60, start=mark)
             m = apps.g.wait_for(r"^rs: restarted \(generation \d+\): (\d+) services adopted, 0 had ended",
                                 timeout=60, start=mark)
-            assert int(m.group(1)) == len(before), m.group(0)
+            assert int(m.group(1)) == len(running), m.group(0)
         stream.check(300)
         assert keepalive_connection(apps.port[80]) == 10
         assert tcp_tools.tcphash_small(HOST, apps.port[7000], 13)

@@ -150,8 +150,8 @@ static void banner(void)
 
 static const struct netdrv_ops ops = {
 	.name = "virtio-net", .init = init, .reset = reset, .set_poll = set_poll, .link = link,
-	.irq_ack = irq_ack, .tx = vnet_tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = vnet_harvest, .publish = vnet_publish,
-	.counter = counter, .banner = banner,
+	.irq_ack = irq_ack, .tx = vnet_tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = vnet_harvest,
+	.publish = vnet_publish, .counter = counter, .banner = banner,
 };
 
 int main(int argc, char **argv) { return netdrv_main(&ops, argc, argv); }

@@ -561,7 +561,7 @@ def driver_fault_restarted_on_ips_word(apps, word, injected, evidence, seed, n=3
 
 # (DRV: the driver's name) what the driver says when the fault is injected; what follows
 DEAF = (r"^DRV: injected fault: ip's channel and the device are no longer served",
-        [r"^rs: DRV stuck: no progress on ip's channel ip/\S+\.down for \d+ ms"])
+        [r"^rs: DRV stuck: no progress on ip's channel ip/\S+\.(?:down|tx) for \d+ ms"])
 REFUSE = (r"^DRV: injected fault: every frame from ip is refused",
           [r"^ip: \S+ refused the last \d+ frames", r"^rs: DRV stuck: no progress on ip's channel \S+\.tx for \d+ ms"])
 
@@ -569,8 +569,8 @@ REFUSE = (r"^DRV: injected fault: every frame from ip is refused",
 def test_a_driver_that_stops_serving_is_restarted_on_ips_word(apps):
     """e1000 alive but no longer serving ip's channel or the device (`service inject e1000
     deaf`, what code faults in its poll loop did in the fault campaign, each needing a manual
-    restart): ip sees its down channel stand still with frames queued and tells rs, which
-    restarts e1000."""
+    restart): ip sees its down channel stand still with frames queued, or the frames the
+    driver holds unanswered for 3 s, and tells rs, which restarts e1000."""
     driver_fault_restarted_on_ips_word(apps, "deaf", *DEAF, 29)
 
 

@@ -122,7 +122,8 @@ def test_udp_echo_from_the_host(apps):
     answered, came_back, at, answers = 0, 0, 24, {}
     try:
         for seq in range(50):
-            payload = seq.to_bytes(4, "big") + bytes((seq * 7 + i) & 0xff for i in range(60 + seq * 29))
+            # 64..1436 bytes: one frame each (the check reads whole datagrams, not fragments)
+            payload = seq.to_bytes(4, "big") + bytes((seq * 7 + i) & 0xff for i in range(60 + seq * 28))
             deadline = time.monotonic() + 60
             while True:  # sent again every 5 s until its answer is on the wire
                 s.sendto(payload, (HOST, UDP_PORT))

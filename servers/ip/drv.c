@@ -344,7 +344,7 @@ static void tx_stall_check(struct ip_if *f)
 	uint64_t now = ax_time_ns(), since;
 	const char *why;
 	if (f->refused_n >= 32)
-		since = f->refused_since_ns, why = "refused the last";
+		since = f->refused_since_ns, why = "refused";
 	else if (f->tx_given)
 		since = f->tx_waiting_ns, why = "answered none of";
 	else

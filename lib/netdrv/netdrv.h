@@ -66,7 +66,8 @@ struct netdrv_ops {
 	void (*rx_post)(struct chan_ptr p, uint64_t bus);
 	int (*harvest)(void);               /* received frames and finished TX to ip; how many */
 	void (*publish)(void);              /* tells the device what the pass queued */
-	void (*stats)(void);                /* reads the device's statistics (NULL: none) */
+	void (*stats)(void);                /* reads the device's statistics before the counters are
+	                                       shown (NULL: none) */
 	/* Line i of the device's counters ("name value"); false past the last. */
 	bool (*counter)(uint64_t i, char *out, size_t cap);
 	void (*banner)(void);               /* the start-up line: device, MAC, IRQ, mode */

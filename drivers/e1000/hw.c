@@ -18,38 +18,26 @@ static int64_t fail(const char *what, int64_t e)
 
 int64_t hw_init(int argc, char **argv)
 {
-	int32_t bdf = -1;
-	for (int i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "pci=", 4) && bdf < 0)
-			bdf = pci_parse_bdf(argv[i] + 4);
-		else if (!strcmp(argv[i], "dedicated=1"))
-			e1k.dedicated = true;
-		else if (!strcmp(argv[i], "poll=1"))
-			e1k.poll_mode = true;
-		else if (!strncmp(argv[i], "itr=", 4))
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "itr=", 4))
 			e1k.itr_us = (uint32_t)ax_atou(argv[i] + 4);
-		else if (!strncmp(argv[i], "name=", 5) && strlen(argv[i] + 5) < sizeof(e1k.ifname))
-			memcpy(e1k.ifname, argv[i] + 5, strlen(argv[i] + 5) + 1);
-	}
-	if (bdf < 0)
-		return fail("no pci=BB:DD.F argument (give the service pci=8086:100e in system.conf)", -KE_INVAL);
+	uint16_t bdf = (uint16_t)nd.bdf;
 	struct pci_func f;
-	int64_t r = pci_read_func(&pci_kcall, (uint16_t)bdf, &f);
+	int64_t r = pci_read_func(&pci_kcall, bdf, &f);
 	if (r < 0)
 		return fail("cannot read its PCI function", r);
 	if (f.vendor != E1K_VENDOR || (f.device != E1K_DEV_82540EM && f.device != E1K_DEV_82574))
 		return fail("not an 82540EM or 82574", -KE_INVAL);
 	if (f.bar[0].kind != PCI_BAR_MEM || f.bar[0].size < 0x20000)
 		return fail("BAR 0 is not a 128 KiB register window", -KE_INVAL);
-	e1k.bdf = (uint16_t)bdf;
 	e1k.devid = f.device;
-	e1k.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
+	nd.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
 	int64_t va = kcall6(KC_MMIO_MAP, f.bar[0].base & ~0xfffull, 0x20000 / 4096, 0, 0, 0, 0);
 	if (va < 0)
 		return fail("cannot map BAR 0", va);
 	e1k.regs = (volatile uint8_t *)va;
 	/* Memory decode and bus mastering on, INTx allowed. */
-	if ((r = pci_command(&pci_kcall, e1k.bdf, PCI_CMD_MEM | PCI_CMD_MASTER, PCI_CMD_INTX_OFF)) < 0)
+	if ((r = pci_command(&pci_kcall, bdf, PCI_CMD_MEM | PCI_CMD_MASTER, PCI_CMD_INTX_OFF)) < 0)
 		return fail("cannot enable the function", r);
 	e1k.ring_h = ax_mo_create(2, MOF_DMA);
 	int64_t rva = e1k.ring_h > 0 ? ax_mo_map(e1k.ring_h, 0, 0, 2, KP_R | KP_W) : e1k.ring_h;
@@ -62,8 +50,6 @@ int64_t hw_init(int argc, char **argv)
 	e1k.tx = (volatile struct e1k_tx_desc *)(rva + 4096);
 	if (!e1k.itr_us)
 		e1k.itr_us = 50;
-	if (e1k.dedicated)
-		e1k.poll_mode = true;
 	return 0;
 }
 
@@ -87,16 +73,16 @@ static void read_mac(void)
 	if (!(hi & RAH_AV) || (!lo && !(hi & 0xffff))) {
 		for (uint32_t w = 0; w < 3; w++) {
 			uint16_t v = eeprom_word(w);
-			e1k.mac[2 * w] = (uint8_t)v;
-			e1k.mac[2 * w + 1] = (uint8_t)(v >> 8);
+			nd.mac[2 * w] = (uint8_t)v;
+			nd.mac[2 * w + 1] = (uint8_t)(v >> 8);
 		}
-		lo = (uint32_t)e1k.mac[0] | (uint32_t)e1k.mac[1] << 8 | (uint32_t)e1k.mac[2] << 16 | (uint32_t)e1k.mac[3] << 24;
-		hi = (uint32_t)e1k.mac[4] | (uint32_t)e1k.mac[5] << 8;
+		lo = (uint32_t)nd.mac[0] | (uint32_t)nd.mac[1] << 8 | (uint32_t)nd.mac[2] << 16 | (uint32_t)nd.mac[3] << 24;
+		hi = (uint32_t)nd.mac[4] | (uint32_t)nd.mac[5] << 8;
 	}
 	for (int i = 0; i < 4; i++)
-		e1k.mac[i] = (uint8_t)(lo >> (8 * i));
-	e1k.mac[4] = (uint8_t)hi;
-	e1k.mac[5] = (uint8_t)(hi >> 8);
+		nd.mac[i] = (uint8_t)(lo >> (8 * i));
+	nd.mac[4] = (uint8_t)hi;
+	nd.mac[5] = (uint8_t)(hi >> 8);
 	wr32(E1K_RAL0, lo);
 	wr32(E1K_RAH0, (hi & 0xffff) | RAH_AV);
 }
@@ -109,7 +95,6 @@ void hw_set_itr(uint32_t usecs)
 
 void hw_set_poll(bool poll)
 {
-	e1k.poll_mode = poll;
 	wr32(E1K_IMC, 0xffffffffu);
 	if (!poll)
 		wr32(E1K_IMS, E1K_INTS);
@@ -117,7 +102,12 @@ void hw_set_poll(bool poll)
 
 bool hw_link(void) { return (rd32(E1K_STATUS) & STATUS_LU) != 0; }
 
-uint32_t hw_irq_ack(void) { return rd32(E1K_ICR); }
+uint32_t hw_irq_ack(bool *link_event)
+{
+	uint32_t icr = rd32(E1K_ICR);
+	*link_event = (icr & ICR_LSC) != 0;
+	return icr;
+}
 
 /* The register's events since the last look, whether it clears on read or not (e1k_stat.h). */
 static uint32_t stat_read(uint32_t reg, struct e1k_stat *s)
@@ -180,7 +170,7 @@ void hw_reset(void)
 	wr32(E1K_RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);
 	hw_set_itr(e1k.itr_us);
 	hw_stats(); /* start the sums from the reset */
-	e1k.link = hw_link();
-	hw_set_poll(e1k.poll_mode);
-	e1k.c.resets++;
+	nd.link = hw_link();
+	nd.caps = NDF_TX_CSUM_IP4 | NDF_TX_CSUM_L4;
+	hw_set_poll(nd.poll_mode);
 }

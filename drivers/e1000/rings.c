@@ -18,13 +18,12 @@ void rings_reset(void)
 {
 	e1k.rx_head = e1k.rx_tail = 0;
 	e1k.tx_head = e1k.tx_tail = 0;
-	e1k.nspare = 0;
 	e1k.ctx.valid = false;
 	rx_moved = tx_moved = false;
 	memset(e1k.txi, 0, sizeof(e1k.txi));
 }
 
-static void rx_post(struct chan_ptr p, uint64_t bus)
+void rx_post(struct chan_ptr p, uint64_t bus)
 {
 	uint32_t i = e1k.rx_tail & RX_MASK;
 	e1k.rx_buf[i] = p;
@@ -33,9 +32,8 @@ static void rx_post(struct chan_ptr p, uint64_t bus)
 	e1k.rx[i].errors = 0;
 	e1k.rx[i].length = 0;
 	e1k.rx_tail++;
+	rx_moved = true;
 }
-
-static void rx_publish(void) { rx_moved = true; }
 
 void rings_publish(void)
 {
@@ -50,37 +48,11 @@ void rings_publish(void)
 }
 
 /* The ring holds at most RX_RING - 1 buffers (head == tail means empty to the device). */
-static bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
-
-bool rx_give(struct chan_ptr p, uint64_t bus)
-{
-	if (rx_room() && !e1k.nspare) {
-		rx_post(p, bus);
-		rx_publish();
-		return true;
-	}
-	if (e1k.nspare == RX_SPARE)
-		return false;
-	e1k.spare[e1k.nspare++] = p;
-	return true;
-}
-
-static void rx_refill(void)
-{
-	bool any = false;
-	while (e1k.nspare && rx_room()) {
-		struct chan_ptr p = e1k.spare[--e1k.nspare];
-		rx_post(p, pool_bus(e1k.rx_pool, p));
-		any = true;
-	}
-	if (any)
-		rx_publish();
-}
+bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
 
 int rx_harvest(void)
 {
 	int n = 0;
-	bool recycled = false;
 	while (e1k.rx_head != e1k.rx_tail) {
 		uint32_t i = e1k.rx_head & RX_MASK;
 		uint8_t st = e1k.rx[i].status;
@@ -92,10 +64,9 @@ int rx_harvest(void)
 		struct chan_ptr p = e1k.rx_buf[i];
 		if (!(st & RXS_EOP) || (err & RXE_FRAME) || len < 14 || len > NETDEV_RXBUF) {
 			/* A bad or partial frame: the buffer goes straight back into the ring. */
-			e1k.c.rx_dropped++;
+			nd.c.rx_dropped++;
 			e1k.rx_head++;
 			rx_post(p, e1k.rx[i].addr);
-			recycled = true;
 			continue;
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
@@ -106,15 +77,12 @@ int rx_harvest(void)
 			if (st & RXS_TCPCS)
 				m.flags |= (err & RXE_TCPE) ? NDF_RX_CSUM_BAD : NDF_RX_L4_OK;
 		}
-		if (!up_push(&m))
+		if (!netdrv_up_push(&m))
 			break; /* ip is behind: the frame waits in the ring */
 		e1k.rx_head++;
-		e1k.c.rx_frames++;
+		nd.c.rx_frames++;
 		n++;
 	}
-	if (recycled)
-		rx_publish();
-	rx_refill();
 	return n;
 }
 
@@ -142,7 +110,6 @@ void tx_queue(uint64_t id, uint32_t nseg, const uint64_t *bus, const uint32_t *l
 		e1k.txi[i] = (struct e1k_txinfo){ last ? id : 0, last };
 	}
 	tx_moved = true;
-	e1k.c.tx_frames++;
 }
 
 int tx_harvest(void)
@@ -159,7 +126,7 @@ int tx_harvest(void)
 		if (!(e1k.tx[i].upper & TXD_STAT_DD))
 			break;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = e1k.txi[i].id, .arg = 0 };
-		if (!up_push(&m))
+		if (!netdrv_up_push(&m))
 			break;
 		e1k.txi[i].last = false;
 		e1k.tx_head = end + 1;

@@ -18,7 +18,7 @@ struct chan_watch {
 	uint64_t tail;     /* the consumer's index at the last look */
 	uint64_t since_ns; /* when it was first seen standing with messages queued; 0: moving */
 	uint64_t rang_ns, said_ns;
-	char name[16];     /* the channel's name, for the complaint (set once by the owner) */
+	char name[32];     /* the channel's name, for the complaint (set once by the owner; RS_COMPLAIN_WHAT) */
 };
 
 enum chan_watch_verdict {

@@ -1,4 +1,4 @@
-/* ip <-> network driver (drivers/e1000, later virtio-net, ixgbe): the messages on the two
+/* ip <-> network driver (drivers/e1000, drivers/virtio-net; lib/netdrv is the drivers' side): the messages on the two
  * channels ip owns per driver, and the rules both sides follow (docs/network.md).
  *
  * Names in ds: ip exports, for the driver service DRV (its service name from ip's `if=`):
@@ -41,7 +41,8 @@ enum netdev_type {
 	ND_CONF = 4,    /* arg = NDC_* bits: polling mode, interrupt moderation (usecs in id) */
 	/* driver -> ip */
 	ND_RESET = 16,  /* the driver (re)started, device reset: mac in id (low 48 bits), arg =
-	                   NDL_* link bits; ip takes everything back and resends */
+	                   NDL_* link bits, flags = the NDF_TX_CSUM_* it accepts (what its
+	                   device offloads); ip takes everything back and resends */
 	ND_RX = 17,     /* seg[0]: a buffer ip gave, len = frame length; flags NDF_RX_* */
 	ND_TX_DONE = 18,/* id of an ND_TX; arg = 0 sent, or a negative error (dropped) */
 	ND_LINK = 19,   /* arg = NDL_* link bits */

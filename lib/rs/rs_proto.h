@@ -20,10 +20,10 @@
 #define RS_QUIESCED_REPLACE 1
 #define RS_COMPLAIN 0x7205 /* a service's channel to a peer has stood still with messages queued
                               (lib/chan/watch.h): w[0] = the peer's endpoint, w[1] = for how many
-                              ms, w[2..3] = the channel's name (NUL-padded) -> w[0] = 1 if rs
+                              ms, w[2..5] = the channel's name (NUL-padded) -> w[0] = 1 if rs
                               restarted the peer, 0 if it only took note (servers/rs/README.md,
                               "A consumer that stops reading") */
-#define RS_COMPLAIN_WHAT 16
+#define RS_COMPLAIN_WHAT 32 /* (ip/virtio-net.down and the like) */
 #define RS_READY 0x7204    /* new instance (started with update=1) took the state over and
                               attached: the reply (w[6] = 0) commits the update */
 
@@ -67,6 +67,7 @@
 #define RS_ST_WAITING 2  /* ended; restart due after the back-off */
 #define RS_ST_STOPPED 3  /* ended and kept down (policy, or RS_STOP) */
 #define RS_ST_UPDATING 4 /* a live update is in progress */
+#define RS_ST_ABSENT 5   /* optional, and its device is not in this machine: never started */
 
 /* Notification bit: rs has commands queued for the service (fetch them with RS_CMD). A bit
  * anyone could forge only makes the service ask rs, which knows better. */

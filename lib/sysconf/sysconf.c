@@ -225,6 +225,8 @@ static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, cons
 			return c->control = true, NULL;
 		if (tok_eq(k, kn, "keep"))
 			return c->keep = true, NULL;
+		if (tok_eq(k, kn, "optional"))
+			return c->optional = true, NULL;
 		return "unknown flag: ";
 	}
 	if (!vn)

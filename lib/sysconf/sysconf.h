@@ -33,6 +33,7 @@ struct svc_conf {
 	bool dma;
 	bool control;     /* may use rs's control calls (the service command) */
 	bool keep;        /* its memory-object handles are kept for its next incarnation (KC_LEGACY) */
+	bool optional;    /* a device it drives (pci=VVVV:DDDD) may be missing: then it is absent, no error */
 	uint64_t kcalls;  /* privileged kernel calls given on top of the defaults (SVC_KC_*) */
 	enum svc_restart restart;
 	uint32_t heartbeat_ms; /* 0: no heartbeat checks */

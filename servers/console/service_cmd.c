@@ -77,7 +77,8 @@ static void field_str(char *out, const void *field, size_t cap)
 static void print_row(const struct kmsg *m)
 {
 	static const char *const states[] = { [RS_ST_RUNNING] = "running", [RS_ST_WAITING] = "waiting",
-					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating" };
+					      [RS_ST_STOPPED] = "stopped", [RS_ST_UPDATING] = "updating",
+					      [RS_ST_ABSENT] = "absent" };
 	char name[RS_NAME_LEN], state[16], ep[16] = "-", cpu[16] = "any", up[32] = "-", build[16] = "-";
 	field_str(name, m->w, RS_NAME_LEN);
 	uint32_t restarts = (uint32_t)m->w[4], st = (uint8_t)(m->w[4] >> 32), endpoint = (uint32_t)m->w[3];
@@ -190,7 +191,7 @@ static int named(const struct subcmd *c, int argc, char **argv)
 /* service update all [SUFFIX]: every service (in rs's order, the configuration's: ds first,
  * the drivers before the stack above them) to NAME.SUFFIX, or to NAME (its first build),
  * one after another; services that cannot be updated say so and are skipped. The console
- * itself is left out: it cannot quiesce while it waits for rs. */
+ * itself is left out: it cannot quiesce while it waits for rs; absent services too. */
 static int update_all(const char *suffix)
 {
 	enum { MAX_NAMES = 64 }; /* rs runs at most 32 services */
@@ -201,7 +202,8 @@ static int update_all(const char *suffix)
 		if (rs_call(&m) < 0)
 			break;
 		field_str(names[n], m.w, RS_NAME_LEN);
-		if (strcmp(names[n], "console"))
+		/* (an absent service, a driver without its device, has nothing to update) */
+		if (strcmp(names[n], "console") && (uint8_t)(m.w[4] >> 32) != RS_ST_ABSENT)
 			n++;
 	}
 	int updated = 0, refused = 0, failed = 0;

@@ -14,8 +14,8 @@ bool ip_if_l4_offload(struct netif *n, const ip4_addr_t *dst)
 	bool ours = false;
 	for (int i = 0; i < ip.nifs && !ours; i++)
 		ours = &ip.ifs[i].netif == n;
-	if (!ours)
-		return false;
+	if (!ours || !(ip_if_of(n)->caps & NDF_TX_CSUM_L4))
+		return false; /* (the driver said at ND_RESET it cannot finish TCP checksums) */
 	const ip4_addr_t *hop = dst;
 	if (!ip4_addr_netcmp(dst, netif_ip4_addr(n), netif_ip4_netmask(n)))
 		hop = netif_ip4_gw(n);
@@ -117,6 +117,10 @@ static int tx_push(struct ip_if *f, uint32_t slot)
 
 static void tx_release(struct ip_if *f, uint32_t slot)
 {
+	if (!f->tx[slot].queued && f->tx_given) { /* the driver answered one it held */
+		f->tx_given--;
+		f->tx_waiting_ns = ax_time_ns();
+	}
 	pbuf_free(f->tx[slot].p);
 	f->tx[slot].p = NULL;
 	f->tx[slot].queued = false;
@@ -138,6 +142,8 @@ static bool tx_flush(struct ip_if *f)
 			tx_release(f, slot);
 		} else if (f->tx[slot].queued) {
 			f->tx[slot].queued = false;
+			if (!f->tx_given++)
+				f->tx_waiting_ns = ax_time_ns();
 			f->c.tx_frames++;
 			f->c.tx_bytes += f->tx[slot].p->tot_len;
 		}
@@ -246,6 +252,7 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	f->rx_posted = 0;
 	/* Unacknowledged frames are sent again, in slot order after what already waits. */
 	f->txq_n = 0, f->txq_head = 0;
+	f->tx_given = 0;
 	for (uint32_t s = 0; s < TX_MAX; s++)
 		if (f->tx[s].p) {
 			f->tx[s].queued = true;
@@ -255,6 +262,7 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	bool first = !f->ready;
 	f->ready = true;
 	f->link = m->arg;
+	f->caps = m->flags;
 	memcpy(f->netif.hwaddr, f->mac, 6);
 	f->netif.hwaddr_len = 6;
 	f->pools_sent = send_pools(f);
@@ -268,6 +276,10 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	else
 		netif_set_link_down(&f->netif);
 	if (first) {
+		/* The first interface whose driver is there is the default (if=e1000,virtio-net:
+		 * whichever NIC the machine has; the other driver is absent and never attaches). */
+		if (!netif_default || !netif_is_up(netif_default))
+			netif_set_default(&f->netif);
 		netif_set_up(&f->netif);
 		if (f->dhcp && !f->dhcp_started) {
 			/* After a restart too: the restored lease stays in use while lwIP asks again. */
@@ -321,19 +333,29 @@ static void tx_done(struct ip_if *f, const struct netdev_msg *m)
 
 /* A driver that reads its channel but refuses every frame for CHAN_STALL_SAY_NS, while its
  * link is up, is as broken as one that stops reading (in the fault campaign a branch fault
- * in e1000's segment check refused them all): rs hears of it as of a channel that stands. */
-static void refusals_check(struct ip_if *f)
+ * in e1000's segment check refused them all); so is one that holds frames and answers none
+ * for as long (deaf, with everything TCP had in flight in its ring: TCP retransmits nothing
+ * the driver still holds, so nothing new waits in the channel for its watch). rs hears of
+ * either as of a channel that stands. */
+static void tx_stall_check(struct ip_if *f)
 {
-	if (f->refused_n < 32 || !f->drv.ep || !(f->link & NDL_UP))
+	if (!f->drv.ep || !(f->link & NDL_UP))
 		return;
-	uint64_t now = ax_time_ns();
-	if (now - f->refused_since_ns < CHAN_STALL_SAY_NS || now - f->refused_said_ns < CHAN_STALL_AGAIN_NS)
+	uint64_t now = ax_time_ns(), since;
+	const char *why;
+	if (f->refused_n >= 32)
+		since = f->refused_since_ns, why = "refused";
+	else if (f->tx_given)
+		since = f->tx_waiting_ns, why = "answered none of";
+	else
 		return;
-	f->refused_said_ns = now;
-	char what[16];
+	if (now - since < CHAN_STALL_SAY_NS || now - f->tx_said_ns < CHAN_STALL_AGAIN_NS)
+		return;
+	f->tx_said_ns = now;
+	char what[RS_COMPLAIN_WHAT];
 	ksnprintf(what, sizeof(what), "ip/%s.tx", f->name);
-	ax_printf("ip: %s refused the last %u frames\n", f->name, f->refused_n);
-	ax_svc_complain(f->drv.ep, what, (now - f->refused_since_ns) / 1000000);
+	ax_printf("ip: %s %s the last %u frames\n", f->name, why, f->refused_n >= 32 ? f->refused_n : f->tx_given);
+	ax_svc_complain(f->drv.ep, what, (now - since) / 1000000);
 }
 
 static void lease_check(struct ip_if *f);
@@ -347,7 +369,7 @@ static bool if_poll(struct ip_if *f)
 		lease_check(f);
 	if (f->drv.ep)
 		chan_ax_watch(&f->down_w, &f->down, &f->plat);
-	refusals_check(f);
+	tx_stall_check(f);
 	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;

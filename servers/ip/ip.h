@@ -52,10 +52,16 @@ struct ip_if {
 	struct chan_watch down_w; /* the driver reads down (lib/chan/watch.h) */
 	/* The driver refuses every frame (link up): since when, how many, when rs was told
 	 * (drv.c: a driver alive and reading, but broken, as the fault campaign found). */
-	uint64_t refused_since_ns, refused_said_ns;
+	uint64_t refused_since_ns;
 	uint32_t refused_n;
+	/* Frames the driver holds (given, not answered) and since when none was answered: a
+	 * driver that takes frames and never answers (deaf, its ring holding all TCP had in
+	 * flight, so nothing new waits in the channel) is told to rs like a refusing one. */
+	uint32_t tx_given;
+	uint64_t tx_waiting_ns, tx_said_ns;
 	uint8_t mac[6];
 	uint32_t link;
+	uint32_t caps;            /* NDF_TX_CSUM_* the driver's device finishes (its ND_RESET) */
 	uint32_t rx_posted;       /* RX buffers the driver holds */
 	bool pools_sent;
 	bool down_other;  /* this poll pushed the driver something besides RX buffers and frames */

@@ -82,8 +82,11 @@ struct svc *svc_by_ep(endpoint_t ep)
 
 uint32_t svc_state(const struct svc *s)
 {
-	return s->up.phase != UP_NONE ? RS_ST_UPDATING : s->ep ? RS_ST_RUNNING : s->stopped ? RS_ST_STOPPED
-											 : RS_ST_WAITING;
+	return s->up.phase != UP_NONE ? RS_ST_UPDATING
+	       : s->ep		      ? RS_ST_RUNNING
+	       : s->absent	      ? RS_ST_ABSENT
+	       : s->stopped	      ? RS_ST_STOPPED
+				      : RS_ST_WAITING;
 }
 
 /* Gives a stopped child the privileges the configuration lists; 0 or the first error. */
@@ -227,8 +230,10 @@ int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind)
 	/* A device named by PCI id must be there: if not, the service is not started (and is
 	 * not restarted either: start() marks it stopped). */
 	int64_t pr = rspci_resolve(s);
-	if (pr < 0)
+	if (pr < 0) {
+		s->absent = s->c.optional;
 		return pr;
+	}
 	/* A restarted service learns it by its arguments and recovers its state from ds; a
 	 * driver learns its PCI function and whether its core is its own (to poll). */
 	int n = ksnprintf(args, sizeof(args), "%s", s->c.args);

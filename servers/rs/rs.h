@@ -22,6 +22,7 @@ struct svc {
 	char binary_now[32];  /* the running instance's binary (a live update changes it) */
 	uint64_t started_ns, restart_at_ns, delay_ms;
 	bool stopped;      /* ended and not to be restarted */
+	bool absent;       /* optional, its PCI device missing: stopped for good (RS_ST_ABSENT) */
 	bool restart_now;  /* killed by RS_RESTART: start again without back-off */
 	/* Heartbeat (heartbeat_ms > 0): a page the service bumps, looked at four times a period;
 	 * a service whose counter has not moved for a period since a ping is hung. */

@@ -317,8 +317,8 @@ void rsctl_message(struct kmsg *m)
 	case RS_LOOKUP: {
 		struct svc *s = field(m->w, RS_NAME_LEN, name) ? svc_by_name(name) : NULL;
 		memset(m->w, 0, sizeof(m->w));
-		if (!s)
-			r = -KE_SRCH;
+		if (!s || s->absent)
+			r = -KE_SRCH; /* (absent: its device is not there, it never runs) */
 		else if (!s->ep)
 			r = -KE_AGAIN; /* one of ours, down now: crashed (its restart is coming) or stopped */
 		else

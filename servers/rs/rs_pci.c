@@ -11,10 +11,11 @@ static int64_t resolve_one(struct svc *s, int i)
 	struct pci_func f;
 	unsigned ven = s->c.pci_ids[i].vendor, dev = s->c.pci_ids[i].device, idx = s->c.pci_ids[i].index;
 	if (pci_find(&pci_kcall, (uint16_t)ven, (uint16_t)dev, idx, &f) < 0) {
+		const char *opt = s->c.optional ? " (optional: absent)" : "";
 		if (idx)
-			rs_log("%s: no PCI device %04x:%04x#%u", s->c.name, ven, dev, idx);
+			rs_log("%s: no PCI device %04x:%04x#%u%s", s->c.name, ven, dev, idx, opt);
 		else
-			rs_log("%s: no PCI device %04x:%04x", s->c.name, ven, dev);
+			rs_log("%s: no PCI device %04x:%04x%s", s->c.name, ven, dev, opt);
 		return -KE_SRCH;
 	}
 	struct svc_pci *p = &s->pci_found[i];

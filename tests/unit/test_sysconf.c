@@ -14,7 +14,7 @@ static void defaults(void)
 	CHECK_STR(sv[0].binary, "ip");
 	CHECK_STR(sv[0].args, "");
 	CHECK_EQ_I64(sv[0].cpu, SVC_CPU_ANY);
-	CHECK(!sv[0].dedicated && !sv[0].dma && !sv[0].pci_all && !sv[0].control && !sv[0].keep);
+	CHECK(!sv[0].dedicated && !sv[0].dma && !sv[0].pci_all && !sv[0].control && !sv[0].keep && !sv[0].optional);
 	CHECK_EQ_U64(sv[0].priority, 2);
 	CHECK_EQ_U64(sv[0].restart, SVC_RESTART_ALWAYS);
 	CHECK_EQ_U64(sv[0].heartbeat_ms, 0);
@@ -27,14 +27,15 @@ static void every_field(void)
 	const char *t =
 		"service e1000 binary=e1000d args=\"mtu 1500 poll\" cpu=3 dedicated priority=0 "
 		"ioports=0xc000-0xc03f,0x60 irq=11,3 pci=00:03.0,1f:1f.7 mmio=0xfebc0000+32 dma "
-		"kcalls=vcopy,poweroff restart=on-failure heartbeat=500 backoff=250 control keep  # trailing comment\n"
+		"kcalls=vcopy,poweroff restart=on-failure heartbeat=500 backoff=250 control keep optional  # trailing comment\n"
 		"service relay restart=never\r\n";
 	REQUIRE(parse(t) == 2);
 	struct svc_conf *c = &sv[0];
 	CHECK_STR(c->binary, "e1000d");
 	CHECK_STR(c->args, "mtu 1500 poll");
 	CHECK_EQ_I64(c->cpu, 3);
-	CHECK(c->dedicated && c->dma && c->control && c->keep);
+	CHECK(c->dedicated && c->dma && c->control && c->keep && c->optional);
+	CHECK(!sv[1].optional);
 	CHECK_EQ_U64(c->priority, 0);
 	REQUIRE(c->nports == 2);
 	CHECK_EQ_U64(c->ports[0].lo, 0xc000);

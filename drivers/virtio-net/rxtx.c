@@ -1,0 +1,125 @@
+/* The receive and transmit queues. RX: a chain of two descriptors per buffer, our 12-byte
+ * header then one of ip's RX buffers (the device writes the header and the frame across
+ * them); the frame goes back to ip as ND_RX naming that buffer. TX: our header (checksum
+ * offload) then up to NETDEV_MAXSEG segments pointing straight into the senders' pools. The
+ * queues are published once per pass of the loop (vnet_publish), as e1000 moves its tails:
+ * each notification is an exit to the hypervisor. A used element the device should not have
+ * written (virtq.h) resets the device: ip takes everything back and resends. */
+#include "vnet.h"
+
+bool rx_room(void) { return virtq_space(&vn.q[RXQ]) >= 2; }
+
+void rx_post(struct chan_ptr p, uint64_t bus)
+{
+	struct virtq *q = &vn.q[RXQ];
+	uint16_t head = q->free_head;
+	struct virtq_buf b[2] = { { vn.rx_hdr_bus + (uint64_t)head * VNET_HDR, VNET_HDR, true },
+				  { bus, NETDEV_RXBUF, true } };
+	virtq_add(q, b, 2, (uint64_t)head << 32 | p.offset); /* (room checked by lib/netdrv: rx_room) */
+}
+
+/* The next used element of queue qi (virtq_peek): 1, VQ_EBADLEN, or 0 for none, and also
+ * when the device wrote an index or id it could not have: then it is reset and we attach
+ * again (nd.attached is false after). */
+static int used_next(int qi, uint64_t *tok, uint32_t *len)
+{
+	int r = nd.attached ? virtq_peek(&vn.q[qi], tok, len) : 0;
+	if (r != VQ_EBADIDX && r != VQ_EBADID)
+		return r;
+	char why[96];
+	vn.c.device_errors++;
+	ksnprintf(why, sizeof(why), "the device wrote an impossible used %s on its %s queue",
+		  r == VQ_EBADIDX ? "index" : "descriptor id", qi == RXQ ? "receive" : "transmit");
+	netdrv_reattach(why);
+	return 0;
+}
+
+static int rx_harvest(void)
+{
+	struct virtq *q = &vn.q[RXQ];
+	int n = 0, r;
+	uint64_t tok;
+	uint32_t len;
+	while ((r = used_next(RXQ, &tok, &len)) != 0) {
+		uint16_t head = (uint16_t)(tok >> 32);
+		struct chan_ptr p = { nd.pools[nd.rx_pool].id, (uint32_t)tok, NETDEV_RXBUF };
+		if (r == VQ_EBADLEN || len < VNET_HDR + 14 || len - VNET_HDR > NETDEV_FRAME_MAX) {
+			/* A length the buffer cannot hold, or no frame: dropped, the buffer reused. */
+			if (r == VQ_EBADLEN)
+				vn.c.device_errors++;
+			vn.c.rx_bad_len++;
+			nd.c.rx_dropped++;
+			virtq_pop(q);
+			rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
+			continue;
+		}
+		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
+		m.seg[0] = (struct chan_ptr){ p.pool_id, p.offset, len - VNET_HDR };
+		if ((vn.features & (1ull << VNET_F_GUEST_CSUM)) && (vn.rx_hdr[head].flags & VNET_HDR_F_DATA_VALID)) {
+			m.flags |= NDF_RX_L4_OK;
+			vn.c.rx_csum_ok++;
+		}
+		if (!netdrv_up_push(&m))
+			break; /* ip is behind: the frame waits in the used ring */
+		virtq_pop(q);
+		vn.c.rx_packets++;
+		vn.c.rx_bytes += len - VNET_HDR;
+		nd.c.rx_frames++;
+		n++;
+	}
+	return n;
+}
+
+static int tx_harvest(void)
+{
+	struct virtq *q = &vn.q[TXQ];
+	int n = 0, r;
+	uint64_t id;
+	uint32_t len;
+	while ((r = used_next(TXQ, &id, &len)) != 0) {
+		if (r == VQ_EBADLEN) /* it says it wrote into buffers it may only read: noted, the frame is done */
+			vn.c.device_errors++;
+		struct netdev_msg m = { .type = ND_TX_DONE, .id = id, .arg = 0 };
+		if (!netdrv_up_push(&m))
+			break;
+		vn.c.tx_packets++;
+		vn.c.tx_bytes += vn.tx_len[q->peeked];
+		virtq_pop(q);
+		n++;
+	}
+	return n;
+}
+
+int vnet_harvest(void)
+{
+	int n = rx_harvest();
+	return n + tx_harvest();
+}
+
+enum netdrv_tx vnet_tx(const struct netdrv_frame *f)
+{
+	struct virtq *q = &vn.q[TXQ];
+	if (virtq_space(q) < f->nseg + 1)
+		return NDTX_FULL;
+	uint16_t head = q->free_head;
+	struct vnet_hdr h = { 0 };
+	if (f->csum & NDF_TX_CSUM_L4) { /* (lib/netdrv checked the offsets; only L4 is in nd.caps) */
+		h.flags = VNET_HDR_F_NEEDS_CSUM;
+		h.csum_start = (uint16_t)f->l4_start;
+		h.csum_offset = (uint16_t)(f->l4_field - f->l4_start);
+	}
+	vn.tx_hdr[head] = h;
+	vn.tx_len[head] = (uint16_t)f->total;
+	struct virtq_buf b[NETDEV_MAXSEG + 1] = { { vn.tx_hdr_bus + (uint64_t)head * VNET_HDR, VNET_HDR, false } };
+	for (uint32_t s = 0; s < f->nseg; s++)
+		b[s + 1] = (struct virtq_buf){ f->bus[s], f->len[s], false };
+	virtq_add(q, b, f->nseg + 1, f->id);
+	return NDTX_QUEUED;
+}
+
+void vnet_publish(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (virtq_publish(&vn.q[i]))
+			*vn.doorbell[i] = (uint16_t)i;
+}

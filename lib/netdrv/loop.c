@@ -1,0 +1,232 @@
+/* The driver's event loop: arguments, the interrupt line, the poll (device rings, ip's
+ * channel, the link), ds notifications (ip restarted), counters (NETQ_SHOW) and injected
+ * faults. */
+#include "netdrv_int.h"
+#include "service.h"
+#include "heartbeat.h"
+#include "netq_proto.h"
+#include "pci.h"
+
+#define TICK_NS 100000000ull /* the link, and the interrupt safety net */
+
+struct netdrv nd = { .rx_pool = -1, .bdf = -1 };
+struct ax_evloop nd_loop;
+static uint64_t next_tick_ns;
+
+void netdrv_link_check(void)
+{
+	bool up = nd.ops->link();
+	if (up == nd.link)
+		return;
+	nd.link = up;
+	nd.c.link_changes++;
+	ax_printf("%s: link %s\n", nd.ops->name, up ? "up" : "down");
+	struct netdev_msg m = { .type = ND_LINK, .arg = up ? NDL_UP : 0 };
+	netdrv_up_push(&m); /* a lost link message is repaired by the next change or ND_RESET */
+}
+
+/* Interrupts, NAPI-style. The kernel masks the line at each interrupt; we acknowledge the
+ * device's cause and leave the line masked while the loop finds work, polling the rings, so
+ * a busy device costs no interrupt per batch. With nothing left to do, irq_rearm unmasks the
+ * line and reads the cause again: the I/O APIC may take the line as edge-triggered and
+ * ignore it while masked, and the device holds it until the cause is read; so either it
+ * reads 0 (the next event makes a new edge) or an event came meanwhile and the loop polls
+ * once more. Not KIRQ_WATCHED: the line stays masked for as long as the device keeps us
+ * busy (docs/decisions.md). */
+static bool irq_masked, irq_bound;
+
+static uint32_t irq_ack(void)
+{
+	bool link = false;
+	uint32_t cause = nd.ops->irq_ack(&link);
+	if (link)
+		netdrv_link_check();
+	return cause;
+}
+
+static void irq_taken(void)
+{
+	irq_masked = true;
+	irq_ack();
+}
+
+static bool irq_rearm(void)
+{
+	if (!irq_masked)
+		return false;
+	irq_masked = false;
+	kcall1(KC_IRQ_UNMASK, nd.irq);
+	return irq_ack() != 0;
+}
+
+void nd_bind_irq(void)
+{
+	if (irq_bound || !nd.irq)
+		return;
+	int64_t r = kcall6(KC_IRQ_BIND, nd.irq, NETDRV_IRQ_BIT, 0, 0, 0, 0);
+	if (r < 0) {
+		ax_printf("%s: cannot bind IRQ %u (%lld): polling\n", nd.ops->name, nd.irq, (long long)r);
+		nd.poll_mode = true;
+		nd.ops->set_poll(true);
+		return;
+	}
+	irq_bound = true;
+}
+
+static bool poll(struct ax_evloop *l)
+{
+	(void)l;
+	uint64_t now = ax_time_ns();
+	if (now >= next_tick_ns) {
+		next_tick_ns = now + TICK_NS;
+		netdrv_link_check();
+		if (!nd.poll_mode && irq_bound)
+			irq_taken(); /* the safety net: a lost edge cannot stall us (rearmed below) */
+	}
+	if (!nd.attached) {
+		if (now >= ndl.next_attach_ns)
+			nd_attach();
+		return false;
+	}
+	if (nd.deaf)
+		return false;
+	int work = nd.ops->harvest();
+	work += nd.attached ? nd_serve_down() : 0;
+	if (nd.attached) {
+		nd_rx_refill();
+		nd.ops->publish();
+	}
+	if (ndl.kick_ip && nd.attached) {
+		ndl.kick_ip = false;
+		chan_kick(&ndl.up, &ndl.plat);
+	}
+	if (nd.attached)
+		chan_ax_watch(&ndl.up_w, &ndl.up, &ndl.plat); /* (we look every 50 ms) */
+	return work > 0 || (irq_bound && !nd.poll_mode && irq_rearm());
+}
+
+static void on_notify(struct ax_evloop *l, uint64_t bits)
+{
+	(void)l;
+	if (bits & NETDRV_IRQ_BIT) {
+		nd.c.irqs++;
+		irq_taken();
+	}
+	if (bits & DS_NOTIFY_BIT)
+		nd_ds_changed();
+}
+
+/* ---- counters (NETQ_SHOW NQ_COUNTERS): the device's lines, then the driver's ---- */
+
+bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap)
+{
+	if (i >= n)
+		return false;
+	ksnprintf(out, cap, "%s %llu", names[i], (unsigned long long)vals[i]);
+	return true;
+}
+
+static bool counter_line(uint64_t i, char *out, size_t cap)
+{
+	if (nd.ops->counter(i, out, cap))
+		return true;
+	uint64_t dev = 0;
+	char tmp[8];
+	while (nd.ops->counter(dev, tmp, sizeof(tmp)))
+		dev++;
+	static const char *const names[] = { "rx_frames_to_ip", "tx_frames_queued", "tx_failed", "bad_messages",
+		"pool_errors", "interrupts", "resets", "link_up" };
+	const struct netdrv_counters *c = &nd.c;
+	const uint64_t vals[] = { c->rx_frames, c->tx_frames, c->tx_failed, c->bad_msgs, c->pool_errors, c->irqs,
+		c->resets, nd.link };
+	return netdrv_counter(i - dev, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
+}
+
+static void on_message(struct ax_evloop *l, struct kmsg *m)
+{
+	(void)l;
+	endpoint_t from = m->source;
+	if (m->type == NETQ_SHOW) {
+		uint64_t topic = m->w[0], line = m->w[1];
+		memset(m->w, 0, sizeof(m->w));
+		if (topic != NQ_COUNTERS) {
+			m->type = (uint32_t)-2; /* -ENOENT: not served here */
+		} else {
+			if (line == 0 && nd.ops->stats)
+				nd.ops->stats();
+			char text[NETQ_TEXT + 1];
+			m->type = counter_line(line, text, sizeof(text)) ? NETQ_LINE : NETQ_END;
+			if (m->type == NETQ_LINE)
+				memcpy(m->w, text, strlen(text));
+		}
+	} else {
+		memset(m->w, 0, sizeof(m->w));
+		m->type = (uint32_t)-KE_INVAL;
+	}
+	ax_reply(from, m);
+}
+
+static void inject(struct ax_evloop *l, const char *word)
+{
+	(void)l;
+	const char *name = nd.ops->name;
+	if (!strcmp(word, "reset")) {
+		netdrv_reattach("reset injected");
+	} else if (!strcmp(word, "refuse")) {
+		/* what a branch fault in the segment check did in the fault campaign: every frame
+		 * ip gives is answered as bad, ip's channel moving on */
+		nd.refuse = true;
+		ax_printf("%s: injected fault: every frame from ip is refused\n", name);
+	} else if (!strcmp(word, "deaf")) {
+		/* what code faults in poll did in the fault campaign: the loop and its heartbeat
+		 * run on, ip's channel and the device are no longer served */
+		nd.deaf = true;
+		ax_printf("%s: injected fault: ip's channel and the device are no longer served\n", name);
+	} else {
+		ax_printf("%s: no injectable fault named %s\n", name, word);
+	}
+}
+
+int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv)
+{
+	ax_svc_init(argc, argv);
+	nd.ops = ops;
+	/* its service name: a live update may run another binary */
+	ksnprintf(nd.ifname, sizeof(nd.ifname), "%s", ax_svc.label);
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "pci=", 4) && nd.bdf < 0)
+			nd.bdf = pci_parse_bdf(argv[i] + 4);
+		else if (!strcmp(argv[i], "dedicated=1"))
+			nd.dedicated = nd.poll_mode = true;
+		else if (!strcmp(argv[i], "poll=1"))
+			nd.poll_mode = true;
+		else if (!strncmp(argv[i], "name=", 5) && strlen(argv[i] + 5) < sizeof(nd.ifname))
+			memcpy(nd.ifname, argv[i] + 5, strlen(argv[i] + 5) + 1);
+	}
+	if (nd.bdf < 0) {
+		ax_printf("%s: no pci=BB:DD.F argument (give the service pci=VVVV:DDDD in system.conf)\n", ops->name);
+		return 1;
+	}
+	if (ops->init(argc, argv) < 0)
+		return 1;
+	if (!nd.irq)
+		nd.poll_mode = true;
+	if (!nd.poll_mode)
+		nd_bind_irq();
+	chan_axolotl_platform(&ndl.plat, &ndl.ipwake);
+	ksnprintf(ndl.up_w.name, sizeof(ndl.up_w.name), "%s.up", ops->name);
+	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
+	nd_loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,
+				      .inject = inject, .wait_ns = WAIT_DETACHED_NS, .restartable = true };
+	nd_reset();
+	char k[16];
+	nd_key(k, "%s.down");
+	dsc_subscribe("ip", k);
+	nd_key(k, "%s.up");
+	dsc_subscribe("ip", k);
+	nd_key(k, "rx.%s");
+	dsc_subscribe("ip", k);
+	ops->banner();
+	nd_attach();
+	return (int)ax_evloop_run(&nd_loop);
+}

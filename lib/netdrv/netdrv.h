@@ -1,0 +1,110 @@
+/* lib/netdrv: what every NIC driver shares (README.md): the driver's side of the protocol
+ * with ip (lib/net/netdev_proto.h: attaching, ND_RESET, ip's pools, validation of ip's
+ * messages, completions, link changes, counters), interrupts NAPI-style, fault injection
+ * and the event loop. A driver supplies its hardware as struct netdrv_ops and calls
+ * netdrv_main; the state both sides read is the one struct netdrv `nd`. */
+#pragma once
+#include "axrt.h"
+#include "spsc.h"
+#include "pool.h"
+#include "chan_axolotl.h"
+#include "chan_name.h"
+#include "ds_client.h"
+#include "netdev_proto.h"
+
+#define NETDRV_MAX_POOLS 16
+#define NETDRV_RX_SPARE 1024 /* RX buffers ip gave beyond what the ring holds */
+
+struct netdrv_pool {
+	bool used;
+	uint32_t id;
+	char label[16], key[16];
+	struct chan_import imp;
+	struct pool_view v;
+	uint64_t bus; /* bus address of the buffer area: KC_MO_PHYS(handle, 0) + header */
+};
+
+/* The driver's own counters (the device's are the driver's: netdrv_ops.counter). */
+struct netdrv_counters {
+	uint64_t rx_frames, rx_dropped, tx_frames, tx_failed, bad_msgs, pool_errors, irqs, resets, link_changes;
+};
+
+/* A frame from ip, validated: every segment inside one buffer of a known pool, 14..1518
+ * bytes, checksum offsets (if any) inside the frame, after a whole IPv4 header. */
+struct netdrv_frame {
+	uint64_t id;
+	uint32_t nseg, total;
+	uint64_t bus[NETDEV_MAXSEG];       /* the device's addresses of the segments */
+	const uint8_t *va[NETDEV_MAXSEG];  /* our read-only view of them */
+	uint32_t len[NETDEV_MAXSEG];
+	uint32_t csum;                     /* NDF_TX_CSUM_* asked for (within the driver's caps) */
+	uint32_t ihl;                      /* IPv4 header length, when csum */
+	uint32_t l4_start, l4_field;       /* NDF_TX_CSUM_L4: from the frame's start */
+};
+
+enum netdrv_tx { NDTX_QUEUED, NDTX_FULL, NDTX_REFUSED };
+
+struct netdrv_ops {
+	const char *name;  /* in log lines: "NAME: attached to ip ..." */
+	/* Once: the device (nd.bdf) mapped and set up, its memory made; fills nd.irq, nd.mac.
+	 * argv for the driver's own arguments. 0 or an error (logged; the driver exits). */
+	int64_t (*init)(int argc, char **argv);
+	/* Reset: no DMA of ours in flight after it, rings empty, interrupts per nd.poll_mode;
+	 * sets nd.link and nd.caps. */
+	void (*reset)(void);
+	void (*set_poll)(bool poll);        /* device interrupts off (poll) or on */
+	void (*set_itr)(uint32_t usecs);    /* interrupt moderation (ND_CONF id); NULL: none */
+	bool (*link)(void);
+	/* Reads (so acknowledges) the interrupt cause: nonzero if any; *link_event if the link
+	 * may have changed. */
+	uint32_t (*irq_ack)(bool *link_event);
+	enum netdrv_tx (*tx)(const struct netdrv_frame *f);
+	/* Room in the ring for one more RX buffer; one of ip's RX buffers (NETDEV_RXBUF bytes
+	 * at bus) into it (the device hears of it at publish). Buffers ip gives while the ring
+	 * is full wait in lib/netdrv's spares. */
+	bool (*rx_room)(void);
+	void (*rx_post)(struct chan_ptr p, uint64_t bus);
+	int (*harvest)(void);               /* received frames and finished TX to ip; how many */
+	void (*publish)(void);              /* tells the device what the pass queued */
+	void (*stats)(void);                /* reads the device's statistics before the counters are
+	                                       shown (NULL: none) */
+	/* Line i of the device's counters ("name value"); false past the last. */
+	bool (*counter)(uint64_t i, char *out, size_t cap);
+	void (*banner)(void);               /* the start-up line: device, MAC, IRQ, mode */
+};
+
+struct netdrv {
+	const struct netdrv_ops *ops;
+	char ifname[24];   /* our service name: ds keys ip/NAME.down, ip/NAME.up, ip/rx.NAME */
+	int32_t bdf;       /* pci=BB:DD.F from rs; -1: none */
+	uint8_t irq;       /* ISA line, 0: none */
+	uint8_t mac[6];
+	bool link;
+	uint32_t caps;     /* NDF_TX_CSUM_* the device does (said in ND_RESET) */
+	bool poll_mode;    /* no interrupts: a dedicated core, no IRQ line, or ND_CONF NDC_POLL */
+	bool dedicated;
+	bool deaf;         /* `service inject NAME deaf`: nothing is served (tests) */
+	bool refuse;       /* `service inject NAME refuse`: every TX is answered bad (tests) */
+	/* ip */
+	bool attached;
+	struct netdrv_pool pools[NETDRV_MAX_POOLS];
+	int rx_pool;       /* index in pools of ip's RX pool, -1: none */
+	struct chan_ptr spare[NETDRV_RX_SPARE];
+	uint32_t nspare;
+	struct netdrv_counters c;
+};
+extern struct netdrv nd;
+
+/* Runs the driver: arguments (pci=BB:DD.F, dedicated=1, poll=1, name=IF), ops->init, the
+ * interrupt line, attaching to ip and the event loop. */
+int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv);
+
+/* Line i of a driver's counters from its names and values; false past the last (n). */
+bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap);
+/* For the driver's rings. */
+bool netdrv_up_push(const struct netdev_msg *m); /* false when the up channel is full */
+uint64_t netdrv_pool_bus(int idx, struct chan_ptr p);
+/* The device did something impossible (why): logged, reset and attached again (ip takes
+ * back every buffer and resends). */
+void netdrv_reattach(const char *why);
+void netdrv_link_check(void);

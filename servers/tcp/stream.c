@@ -1,6 +1,5 @@
 /* tcp's byte streams (README.md "Where the bytes go"): lwIP's callbacks, received bytes into
- * each socket's RX ring (the window opens as they are placed while the ring has room, else as
- * the application releases them), the TX
+ * each socket's RX ring (the window opens only as the application releases them), the TX
  * ring's pieces into lwIP (tcp_write copies them into its send buffer: our heap), the FIN
  * both ways, and what happens to a connection whose socket let go. */
 #include "tcp.h"
@@ -91,40 +90,6 @@ static uint32_t ring_put(struct ts_sock *s, const struct pbuf *p, const uint8_t 
 	return done;
 }
 
-/* The window lwIP may announce (README.md "The receive window"): every stream byte the
- * consumer is done with (`done`), and beyond that placed but unread bytes as long as a whole
- * window still fits beside them in the ring. A peer without window scaling gets at most
- * 64 KiB: with that window shut by every unread byte, the sender waited for the
- * application's reads, not for us (Linux announces its free buffer space, capped alike).
- * What a skip at the ring's end leaves without room waits in the pending buffer. */
-static void rx_credit(struct ts_sock *s, uint64_t done)
-{
-	uint64_t upto = done;
-	bool held = false; /* the window waits for the consumer */
-	if (s->pcb && !s->listening) {
-		uint32_t size = s->sb.rx.size, wmax = TCP_WND_MAX(s->pcb);
-		uint64_t ahead = done + (size > wmax ? size - wmax : 0);
-		upto = s->ring.data < ahead ? s->ring.data : ahead;
-		if (upto < done)
-			upto = done;
-		held = upto < s->ring.data;
-	}
-	while (s->pcb && !s->listening && upto > s->rx_recved) {
-		uint64_t n = upto - s->rx_recved;
-		if (n > 0xffff)
-			n = 0xffff;
-		tcp_recved(s->pcb, (u16_t)n);
-		s->rx_recved += n;
-	}
-	if (done > s->rx_recved)
-		s->rx_recved = done; /* no connection any more: nothing to open */
-	/* The reader need not wake us for space until lwIP would announce it (its window
-	 * grows by TCP_WND_UPDATE_THRESHOLD), and not at all while the window does not wait
-	 * for it; with bytes waiting for room, at once. */
-	uint64_t mark = s->rx_released + (held ? TCP_WND_UPDATE_THRESHOLD : s->sb.rx.size);
-	sockbuf_notify_at(&s->sb.rx, s->pend_len ? 0 : mark);
-}
-
 /* Pending bytes into the ring, then the peer's FIN after them. */
 void ts_rx_place(struct ts_sock *s)
 {
@@ -135,8 +100,6 @@ void ts_rx_place(struct ts_sock *s)
 		s->pend_off += n, s->pend_len -= n;
 		if (!s->pend_len)
 			ts_pend_free(s);
-		if (n)
-			rx_credit(s, ts_ring_consumed(&s->ring, s->rx_released));
 	}
 	if (s->rx_fin && !s->rx_fin_placed && !s->pend_len && sockbuf_room(&s->sb.rx) > 0) {
 		int err = 0;
@@ -150,7 +113,7 @@ void ts_rx_place(struct ts_sock *s)
 	}
 }
 
-/* The consumer released RX bytes: open lwIP's window (rx_credit). */
+/* The consumer released RX bytes: open lwIP's window by as many stream bytes. */
 void ts_rx_window(struct ts_sock *s)
 {
 	if (s->kind != TK_SOCK || !s->attached || s->corrupt)
@@ -161,7 +124,19 @@ void ts_rx_window(struct ts_sock *s)
 		return;
 	}
 	s->rx_released = rel;
-	rx_credit(s, ts_ring_consumed(&s->ring, rel));
+	uint64_t done = ts_ring_consumed(&s->ring, rel);
+	while (s->pcb && !s->listening && done > s->rx_recved) {
+		uint64_t n = done - s->rx_recved;
+		if (n > 0xffff)
+			n = 0xffff;
+		tcp_recved(s->pcb, (u16_t)n);
+		s->rx_recved += n;
+	}
+	if (done > s->rx_recved)
+		s->rx_recved = done; /* no connection any more: nothing to open */
+	/* The reader need not wake us for space until lwIP would announce it (its window
+	 * grows by TCP_WND_UPDATE_THRESHOLD); with bytes waiting for room, at once. */
+	sockbuf_notify_at(&s->sb.rx, s->pend_len ? 0 : rel + TCP_WND_UPDATE_THRESHOLD);
 }
 
 bool ts_rx_unread(struct ts_sock *s)
@@ -192,8 +167,6 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 	ts.c.rx_bytes += len;
 	if (s->kind == TK_SOCK && s->attached && !s->corrupt && !s->pend_len)
 		put = ring_put(s, p, NULL, 0, len);
-	if (put)
-		rx_credit(s, ts_ring_consumed(&s->ring, s->rx_released));
 	if (put < len && !(s->kind == TK_SOCK && s->corrupt) && !pend_add(s, p, put, len - put)) {
 		ts.c.rx_nomem++; /* bytes lwIP acknowledged cannot be kept: the stream is broken */
 		pbuf_free(p);

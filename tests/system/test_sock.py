@@ -63,7 +63,7 @@ def test_accepts_taken_over_wake_ups_and_status_from_the_stack():
     AX_KICK when the page names a dead endpoint; a 1-byte read leaves a sleeping tcp asleep
     (below the mark tcp set beside `released`) and an 8 KiB read wakes it; a reset shows in
     the socket's status in the page."""
-    out = run_program("sockwake", "SOCKWAKE", 19)
+    out = run_program("sockwake", "SOCKWAKE", 18)
     for server in ("tcp", "syscall", "vfs"):
         assert not re.search(r"^rs: %s (exited|hung)" % server, out, re.M), out[-4000:]
 
@@ -73,7 +73,7 @@ def test_an_engine_on_a_dedicated_mwait_core_is_woken_by_a_store():
     KC_WAIT's MWAIT path watching its line of the bell, so the library wakes it with a store
     (`rings`) and never with a system call (`kicks` 0); everything still works. Under TCG
     MWAIT returns at once, so tcp polls: the store is still what the library does."""
-    out = run_program("sockwake", "SOCKWAKE", 16, conf="sockwake_mwait.conf", dedicated_server="tcp")
+    out = run_program("sockwake", "SOCKWAKE", 15, conf="sockwake_mwait.conf", dedicated_server="tcp")
     m = re.search(r"^sockwake: (\d+) calls moved data, (\d+) kicks, (\d+) bell rings$", out, re.M)
     assert m, out[-4000:]
     moved, kicks, rings = map(int, m.groups())

@@ -476,6 +476,9 @@ static uint64_t check_heartbeats(void)
 					/* (where is too long for the event log's LOG_TEXT) */
 					ax_printf("rs: %s is %s\n", s->c.name, where);
 					ax_kill(s->ep);
+					/* its exit report may take more than a loop turn on a loaded host:
+					 * the next verdict is a period away, not this killed one again */
+					s->hb_ping_ns = now;
 					continue;
 				}
 				/* Not hung: look again a period later, the CPU time counted from the

@@ -268,9 +268,10 @@ void schedule(void)
 	c->stat[KST_SWITCHES]++;
 	next->runs++;
 	uint64_t now = time_us_since_boot();
-	prev->cpu_us += now - c->run_since_us;
+	uint64_t ran = now - c->run_since_us;
+	prev->cpu_us += ran;
 	if (prev->proc)
-		prev->proc->cpu_us += now - c->run_since_us;
+		prev->proc->cpu_us += ran; /* the process's total, for KI_PROC_CPU_US */
 	c->run_since_us = now;
 	/* User x87/SSE state follows its thread (FXSAVE; the kernel itself never touches it,
 	 * being built with -mgeneral-regs-only). */

@@ -10,8 +10,9 @@
 struct e1k e1k;
 
 /* A validated frame into the ring; checksum offload as a context descriptor (8-bit offsets). */
-static enum netdrv_tx tx(const struct netdrv_frame *f)
+static enum netdrv_tx tx(unsigned q, const struct netdrv_frame *f)
 {
+	(void)q; /* one queue pair */
 	struct e1k_ctx ctx = { 0 }, *csum = NULL;
 	uint32_t popts = 0;
 	if (f->csum) {

@@ -62,8 +62,8 @@ uint32_t hw_irq_ack(bool *link_event);  /* reads (and so clears) ICR */
 /* rings.c */
 void rings_reset(void); /* forgets every buffer and frame (after hw_reset) */
 /* Room for one more RX buffer; an RX buffer of ip's into the ring. */
-bool rx_room(void);
-void rx_post(struct chan_ptr p, uint64_t bus);
+bool rx_room(unsigned q);
+void rx_post(unsigned q, struct chan_ptr p, uint64_t bus);
 /* Harvests received frames into ND_RX on the up channel; returns how many. */
 int rx_harvest(void);
 /* Tells the device the tails moved since the last call (one register write per ring). */

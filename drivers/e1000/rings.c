@@ -23,8 +23,9 @@ void rings_reset(void)
 	memset(e1k.txi, 0, sizeof(e1k.txi));
 }
 
-void rx_post(struct chan_ptr p, uint64_t bus)
+void rx_post(unsigned q, struct chan_ptr p, uint64_t bus)
 {
+	(void)q; /* one queue pair */
 	uint32_t i = e1k.rx_tail & RX_MASK;
 	e1k.rx_buf[i] = p;
 	e1k.rx[i].addr = bus;
@@ -48,7 +49,7 @@ void rings_publish(void)
 }
 
 /* The ring holds at most RX_RING - 1 buffers (head == tail means empty to the device). */
-bool rx_room(void) { return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
+bool rx_room(unsigned q) { (void)q; return e1k.rx_tail - e1k.rx_head < RX_RING - 1; }
 
 int rx_harvest(void)
 {
@@ -66,7 +67,7 @@ int rx_harvest(void)
 			/* A bad or partial frame: the buffer goes straight back into the ring. */
 			nd.c.rx_dropped++;
 			e1k.rx_head++;
-			rx_post(p, e1k.rx[i].addr);
+			rx_post(0, p, e1k.rx[i].addr);
 			continue;
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
@@ -77,7 +78,7 @@ int rx_harvest(void)
 			if (st & RXS_TCPCS)
 				m.flags |= (err & RXE_TCPE) ? NDF_RX_CSUM_BAD : NDF_RX_L4_OK;
 		}
-		if (!netdrv_up_push(&m))
+		if (!netdrv_up_push(0, &m))
 			break; /* ip is behind: the frame waits in the ring */
 		e1k.rx_head++;
 		nd.c.rx_frames++;
@@ -126,7 +127,7 @@ int tx_harvest(void)
 		if (!(e1k.tx[i].upper & TXD_STAT_DD))
 			break;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = e1k.txi[i].id, .arg = 0 };
-		if (!netdrv_up_push(&m))
+		if (!netdrv_up_push(0, &m))
 			break;
 		e1k.txi[i].last = false;
 		e1k.tx_head = end + 1;

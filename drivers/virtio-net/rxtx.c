@@ -7,10 +7,11 @@
  * written (virtq.h) resets the device: ip takes everything back and resends. */
 #include "vnet.h"
 
-bool rx_room(void) { return virtq_space(&vn.q[RXQ]) >= 2; }
+bool rx_room(unsigned qi) { (void)qi; return virtq_space(&vn.q[RXQ]) >= 2; }
 
-void rx_post(struct chan_ptr p, uint64_t bus)
+void rx_post(unsigned qi, struct chan_ptr p, uint64_t bus)
 {
+	(void)qi; /* one queue pair */
 	struct virtq *q = &vn.q[RXQ];
 	uint16_t head = q->free_head;
 	struct virtq_buf b[2] = { { vn.rx_hdr_bus + (uint64_t)head * VNET_HDR, VNET_HDR, true },
@@ -50,7 +51,7 @@ static int rx_harvest(void)
 			vn.c.rx_bad_len++;
 			nd.c.rx_dropped++;
 			virtq_pop(q);
-			rx_post(p, netdrv_pool_bus(nd.rx_pool, p));
+			rx_post(0, p, netdrv_pool_bus(nd.rx_pool, p));
 			continue;
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
@@ -59,7 +60,7 @@ static int rx_harvest(void)
 			m.flags |= NDF_RX_L4_OK;
 			vn.c.rx_csum_ok++;
 		}
-		if (!netdrv_up_push(&m))
+		if (!netdrv_up_push(0, &m))
 			break; /* ip is behind: the frame waits in the used ring */
 		virtq_pop(q);
 		vn.c.rx_packets++;
@@ -80,7 +81,7 @@ static int tx_harvest(void)
 		if (r == VQ_EBADLEN) /* it says it wrote into buffers it may only read: noted, the frame is done */
 			vn.c.device_errors++;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = id, .arg = 0 };
-		if (!netdrv_up_push(&m))
+		if (!netdrv_up_push(0, &m))
 			break;
 		vn.c.tx_packets++;
 		vn.c.tx_bytes += vn.tx_len[q->peeked];
@@ -96,8 +97,9 @@ int vnet_harvest(void)
 	return n + tx_harvest();
 }
 
-enum netdrv_tx vnet_tx(const struct netdrv_frame *f)
+enum netdrv_tx vnet_tx(unsigned qi, const struct netdrv_frame *f)
 {
+	(void)qi; /* one queue pair */
 	struct virtq *q = &vn.q[TXQ];
 	if (virtq_space(q) < f->nseg + 1)
 		return NDTX_FULL;

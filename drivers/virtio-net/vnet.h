@@ -50,8 +50,8 @@ struct vnet {
 extern struct vnet vn;
 
 /* rxtx.c */
-bool rx_room(void);
-void rx_post(struct chan_ptr p, uint64_t bus);
+bool rx_room(unsigned q);
+void rx_post(unsigned q, struct chan_ptr p, uint64_t bus);
 int vnet_harvest(void);
-enum netdrv_tx vnet_tx(const struct netdrv_frame *f);
+enum netdrv_tx vnet_tx(unsigned q, const struct netdrv_frame *f);
 void vnet_publish(void);

@@ -4,7 +4,7 @@
 #include "service.h"
 #include "spsc.h"
 
-#define MAX_EXPORTS 32 /* ip alone exports 4 per driver, 3 per transport and 2 to pf */
+#define MAX_EXPORTS 64 /* ip alone exports 4 per driver and 2 per extra queue pair, 3 per transport and 2 to pf */
 
 struct export_value { /* the 24-byte ds value */
 	uint32_t magic, owner;

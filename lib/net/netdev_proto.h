@@ -5,6 +5,7 @@
  *   ip/DRV.down  spsc, 64-byte slots, ip -> driver (ip produces)
  *   ip/DRV.up    spsc, 64-byte slots, driver -> ip (driver produces)
  *   ip/rx.DRV    ip's RX pool (MOF_DMA), importable by DRV, read-only
+ *   ip/DRV.dQ, ip/DRV.uQ  the same pair for queue Q = 1..NETDEV_MAXQ-1 (below)
  * Other pools the driver transmits from (ip's heap, udp's and tcp's send pools) are
  * announced by ND_POOL with the ds label and key to import them by; all are MOF_DMA, so the
  * driver turns a rich pointer into a bus address as KC_MO_PHYS(handle, 0) + header + offset.
@@ -20,6 +21,16 @@
  *
  * A full channel is never waited on: ip keeps what did not fit and retries; the driver keeps
  * completions it could not push and pushes them first next time.
+ *
+ * Several queues. A device with several queue pairs (RSS: the device spreads received flows
+ * over its RX queues by a hash of their addresses and ports) runs as many as ip offers,
+ * up to its own: ip exports the pairs DRV.dQ/DRV.uQ for Q = 1.. (its `queues=N`), the
+ * driver imports them in order until one is missing and says in ND_RESET's `queues` how
+ * many it runs. Queue 0 (DRV.down/DRV.up) carries everything; queue Q carries RX buffers
+ * for and frames from the device's RX queue Q, and frames for its TX queue Q with their
+ * ND_TX_DONE. ND_POOL, ND_CONF, ND_RESET, ND_LINK and ND_POOL_ERR go on queue 0 only;
+ * ip sends a pool's ND_POOL before any frame that points into it, and a driver that meets
+ * an unknown pool on queue Q while queue 0 still holds messages serves queue 0 first.
  * Each side validates every message (types, segment counts, pool ids, bounds) and drops and
  * counts bad ones; a corrupt channel (CHAN_ECORRUPT) is detached and re-imported. */
 #pragma once
@@ -28,6 +39,7 @@
 
 #define NETDEV_SLOT 64
 #define NETDEV_SLOTS 512
+#define NETDEV_MAXQ 8   /* queue pairs between ip and one driver */
 #define NETDEV_MAXSEG 3 /* segments of one TX frame: headers in ip's heap, payload elsewhere */
 #define NETDEV_MTU 1500
 #define NETDEV_FRAME_MAX 1518 /* without FCS: 14 + 1500 + 4 (VLAN) */
@@ -59,6 +71,7 @@ enum netdev_type {
 #define NDF_RX_IP4_OK 1    /* IPv4 header checksum good */
 #define NDF_RX_L4_OK 2     /* TCP/UDP checksum good */
 #define NDF_RX_CSUM_BAD 4  /* the device found a bad checksum */
+#define NDF_RX_HASH 8      /* hash holds the device's RSS hash */
 /* Link bits. */
 #define NDL_UP 1
 /* ND_CONF bits. */
@@ -71,7 +84,8 @@ struct netdev_msg {
 	uint64_t id;
 	struct chan_ptr seg[NETDEV_MAXSEG];
 	uint32_t arg;
-	uint64_t reserved;
+	uint32_t queues;    /* ND_RESET: queue pairs the driver runs (0 or 1: one) */
+	uint32_t hash;      /* ND_RX with NDF_RX_HASH: the device's RSS hash of the frame */
 };
 _Static_assert(sizeof(struct netdev_msg) <= NETDEV_SLOT, "one slot");
 

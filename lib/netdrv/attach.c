@@ -12,21 +12,22 @@ void nd_key(char key[16], const char *fmt) { ksnprintf(key, 16, fmt, nd.ifname);
 void nd_reset(void)
 {
 	nd.ops->reset();
-	nd.nspare = 0; /* ip takes every buffer back on ND_RESET */
+	for (unsigned q = 0; q < NETDEV_MAXQ; q++)
+		ndl.q[q].nspare = 0; /* ip takes every buffer back on ND_RESET */
 	nd.c.resets++;
 }
 
-bool netdrv_up_push(const struct netdev_msg *m)
+bool netdrv_up_push(unsigned q, const struct netdev_msg *m)
 {
-	if (!nd.attached)
+	if (!nd.attached || q >= nd.nq)
 		return false;
-	int e = spsc_push_part(&ndl.up, m, sizeof(*m));
+	int e = spsc_push_part(&ndl.q[q].up, m, sizeof(*m));
 	if (e == CHAN_ECORRUPT) {
 		netdrv_reattach("ip's up channel is corrupt");
 		return false;
 	}
 	if (e == 0)
-		ndl.kick_ip = true;
+		ndl.q[q].kick_ip = true;
 	return e == 0;
 }
 
@@ -35,16 +36,52 @@ static void detach(void)
 	for (int i = 0; i < NETDRV_MAX_POOLS; i++)
 		nd_pool_drop(i);
 	nd.rx_pool = -1;
-	chan_unimport(&ndl.down_mem);
-	chan_unimport(&ndl.up_mem);
-	memset(&ndl.down_mem, 0, sizeof(ndl.down_mem));
-	memset(&ndl.up_mem, 0, sizeof(ndl.up_mem));
+	for (unsigned q = 0; q < NETDEV_MAXQ; q++) {
+		struct netdrv_qlink *l = &ndl.q[q];
+		chan_unimport(&l->down_mem);
+		chan_unimport(&l->up_mem);
+		memset(&l->down_mem, 0, sizeof(l->down_mem));
+		memset(&l->up_mem, 0, sizeof(l->up_mem));
+		l->kick_ip = false;
+	}
 	nd.attached = false;
+	nd.nq = 0;
 	nd_loop.doorbell = NULL;
 	nd_loop.sleeping = NULL;
 }
 
 static uint32_t attach_failures;
+
+/* Queue q's two channels (keys down/up); 0 or an error. */
+static int64_t import_queue(unsigned q, const char *kd, const char *ku)
+{
+	struct netdrv_qlink *l = &ndl.q[q];
+	int64_t r = chan_import("ip", kd, &l->down_mem);
+	if (r == 0)
+		r = chan_import("ip", ku, &l->up_mem);
+	if (r == 0 && (spsc_attach(&l->down, l->down_mem.va, l->down_mem.bytes, SPSC_CONSUMER) < 0 ||
+		       spsc_attach(&l->up, l->up_mem.va, l->up_mem.bytes, SPSC_PRODUCER) < 0 ||
+		       l->down.slot_size != NETDEV_SLOT || l->up.slot_size != NETDEV_SLOT))
+		r = -KE_INVAL;
+	if (r < 0) {
+		chan_unimport(&l->down_mem);
+		chan_unimport(&l->up_mem);
+		memset(&l->down_mem, 0, sizeof(l->down_mem));
+		memset(&l->up_mem, 0, sizeof(l->up_mem));
+	}
+	return r;
+}
+
+/* What ip queued on queue q before our ND_RESET was for a previous instance: ip takes it
+ * all back on ND_RESET, so it is dropped unread. */
+static uint64_t drop_stale(unsigned q)
+{
+	struct netdev_msg stale;
+	uint64_t dropped = 0;
+	while (spsc_pop_part(&ndl.q[q].down, &stale, 0) == 0)
+		dropped++;
+	return dropped;
+}
 
 /* Resets the device, lets go of everything of the previous ip, imports ip's channels and
  * RX pool, and says ND_RESET. 0 or an error (then retried in 100 ms). */
@@ -60,13 +97,7 @@ int64_t nd_attach(void)
 	ndl.ip_seen_len = 0;
 	int64_t r = dsc_get("ip", kd, ndl.ip_seen, &ndl.ip_seen_len);
 	if (r == 0)
-		r = chan_import("ip", kd, &ndl.down_mem);
-	if (r == 0)
-		r = chan_import("ip", ku, &ndl.up_mem);
-	if (r == 0 && (spsc_attach(&ndl.down, ndl.down_mem.va, ndl.down_mem.bytes, SPSC_CONSUMER) < 0 ||
-		       spsc_attach(&ndl.up, ndl.up_mem.va, ndl.up_mem.bytes, SPSC_PRODUCER) < 0 ||
-		       ndl.down.slot_size != NETDEV_SLOT || ndl.up.slot_size != NETDEV_SLOT))
-		r = -KE_INVAL;
+		r = import_queue(0, kd, ku);
 	if (r == 0) {
 		struct pool_shared hdr;
 		struct chan_import tmp = { 0 };
@@ -86,31 +117,45 @@ int64_t nd_attach(void)
 		nd_loop.wait_ns = WAIT_DETACHED_NS;
 		return r;
 	}
-	/* What ip queued before our ND_RESET was for a previous instance: ip takes it all back
-	 * on ND_RESET, so it is dropped unread. */
-	struct netdev_msg stale;
+	/* As many more queue pairs as ip offers and the device runs. */
+	unsigned nq = 1, maxq = nd.ops->set_queues && nd.max_queues > 1 ? nd.max_queues : 1;
+	for (; nq < maxq && nq < NETDEV_MAXQ; nq++) {
+		char kdq[16], kuq[16];
+		ksnprintf(kdq, sizeof(kdq), "%s.d%u", nd.ifname, nq);
+		ksnprintf(kuq, sizeof(kuq), "%s.u%u", nd.ifname, nq);
+		if (import_queue(nq, kdq, kuq) < 0)
+			break;
+	}
 	uint64_t dropped = 0;
-	while (spsc_pop_part(&ndl.down, &stale, 0) == 0)
-		dropped++;
+	for (unsigned q = 0; q < nq; q++)
+		dropped += drop_stale(q);
 	if (dropped)
 		ax_printf("%s: dropped %llu messages queued for a previous instance\n", nd.ops->name,
 			  (unsigned long long)dropped);
+	if (nd.ops->set_queues)
+		nd.ops->set_queues(nq);
 	attach_failures = 0;
 	nd.rx_pool = 0;
 	nd.attached = true;
-	ndl.ipwake.ep = ndl.up_mem.owner;
-	chan_watch_reset(&ndl.up_w);
+	nd.nq = nq;
+	ndl.ipwake.ep = ndl.q[0].up_mem.owner;
+	for (unsigned q = 0; q < nq; q++) {
+		chan_watch_reset(&ndl.q[q].up_w);
+		ksnprintf(ndl.q[q].up_w.name, sizeof(ndl.q[q].up_w.name), q ? "%s.u%u" : "%s.up", nd.ops->name, q);
+	}
 	ndl.ipwake.bits = NETDEV_WAKE_BIT;
-	nd_loop.doorbell = (const volatile uint64_t *)(const void *)&ndl.down.sh->bell;
-	nd_loop.sleeping = &ndl.down.sh->sleeping;
+	/* The loop sleeps on queue 0's doorbell; the others keep their sleeping flag raised, so
+	 * ip notifies us for them (nd_poll_queues). */
+	nd_loop.doorbell = (const volatile uint64_t *)(const void *)&ndl.q[0].down.sh->bell;
+	nd_loop.sleeping = &ndl.q[0].down.sh->sleeping;
 	nd_loop.wait_ns = nd.poll_mode ? WAIT_POLL_NS : WAIT_IRQ_NS;
-	struct netdev_msg m = { .type = ND_RESET, .arg = nd.link ? NDL_UP : 0, .flags = nd.caps };
+	struct netdev_msg m = { .type = ND_RESET, .arg = nd.link ? NDL_UP : 0, .flags = nd.caps, .queues = nq };
 	memcpy(&m.id, nd.mac, 6);
-	netdrv_up_push(&m);
-	chan_kick(&ndl.up, &ndl.plat);
-	ndl.kick_ip = false;
-	ax_printf("%s: attached to ip %#x: RX pool %#x, link %s\n", nd.ops->name, (unsigned)ndl.up_mem.owner,
-		  nd.pools[0].id, nd.link ? "up" : "down");
+	netdrv_up_push(0, &m);
+	chan_kick(&ndl.q[0].up, &ndl.plat);
+	ndl.q[0].kick_ip = false;
+	ax_printf("%s: attached to ip %#x: RX pool %#x, link %s, %u queue pair%s\n", nd.ops->name,
+		  (unsigned)ndl.q[0].up_mem.owner, nd.pools[0].id, nd.link ? "up" : "down", nq, nq == 1 ? "" : "s");
 	return 0;
 }
 

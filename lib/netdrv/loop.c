@@ -22,7 +22,7 @@ void netdrv_link_check(void)
 	nd.c.link_changes++;
 	ax_printf("%s: link %s\n", nd.ops->name, up ? "up" : "down");
 	struct netdev_msg m = { .type = ND_LINK, .arg = up ? NDL_UP : 0 };
-	netdrv_up_push(&m); /* a lost link message is repaired by the next change or ND_RESET */
+	netdrv_up_push(0, &m); /* a lost link message is repaired by the next change or ND_RESET */
 }
 
 /* Interrupts, NAPI-style. The kernel masks the line at each interrupt; we acknowledge the
@@ -91,17 +91,23 @@ static bool poll(struct ax_evloop *l)
 	if (nd.deaf)
 		return false;
 	int work = nd.ops->harvest();
-	work += nd.attached ? nd_serve_down() : 0;
-	if (nd.attached) {
-		nd_rx_refill();
-		nd.ops->publish();
+	for (unsigned q = 0; q < nd.nq && nd.attached; q++) {
+		if (q) /* ip notifies us for queue q while its flag is up (the loop sleeps on queue 0's) */
+			atomic_store_explicit(&ndl.q[q].down.sh->sleeping, 1, memory_order_relaxed);
+		work += nd_serve_down(q);
 	}
-	if (ndl.kick_ip && nd.attached) {
-		ndl.kick_ip = false;
-		chan_kick(&ndl.up, &ndl.plat);
-	}
+	for (unsigned q = 0; q < nd.nq && nd.attached; q++)
+		nd_rx_refill(q);
 	if (nd.attached)
-		chan_ax_watch(&ndl.up_w, &ndl.up, &ndl.plat); /* (we look every 50 ms) */
+		nd.ops->publish();
+	for (unsigned q = 0; q < nd.nq && nd.attached; q++) {
+		struct netdrv_qlink *l = &ndl.q[q];
+		if (l->kick_ip) {
+			l->kick_ip = false;
+			chan_kick(&l->up, &ndl.plat);
+		}
+		chan_ax_watch(&l->up_w, &l->up, &ndl.plat); /* (we look every 50 ms) */
+	}
 	return work > 0 || (irq_bound && !nd.poll_mode && irq_rearm());
 }
 
@@ -214,7 +220,6 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv)
 	if (!nd.poll_mode)
 		nd_bind_irq();
 	chan_axolotl_platform(&ndl.plat, &ndl.ipwake);
-	ksnprintf(ndl.up_w.name, sizeof(ndl.up_w.name), "%s.up", ops->name);
 	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
 	nd_loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,
 				      .inject = inject, .wait_ns = WAIT_DETACHED_NS, .restartable = true };

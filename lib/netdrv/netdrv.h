@@ -13,7 +13,7 @@
 #include "netdev_proto.h"
 
 #define NETDRV_MAX_POOLS 16
-#define NETDRV_RX_SPARE 1024 /* RX buffers ip gave beyond what the ring holds */
+#define NETDRV_RX_SPARE 1024 /* per queue: RX buffers ip gave beyond what the ring holds */
 
 struct netdrv_pool {
 	bool used;
@@ -58,13 +58,19 @@ struct netdrv_ops {
 	/* Reads (so acknowledges) the interrupt cause: nonzero if any; *link_event if the link
 	 * may have changed. */
 	uint32_t (*irq_ack)(bool *link_event);
-	enum netdrv_tx (*tx)(const struct netdrv_frame *f);
-	/* Room in the ring for one more RX buffer; one of ip's RX buffers (NETDEV_RXBUF bytes
-	 * at bus) into it (the device hears of it at publish). Buffers ip gives while the ring
-	 * is full wait in lib/netdrv's spares. */
-	bool (*rx_room)(void);
-	void (*rx_post)(struct chan_ptr p, uint64_t bus);
-	int (*harvest)(void);               /* received frames and finished TX to ip; how many */
+	/* Queue q (0 .. nd.nq-1) is the device's RX and TX queue q and ip's queue pair q. */
+	enum netdrv_tx (*tx)(unsigned q, const struct netdrv_frame *f);
+	/* Room in RX ring q for one more buffer; one of ip's RX buffers (NETDEV_RXBUF bytes at
+	 * bus) into it (the device hears of it at publish). Buffers ip gives while the ring is
+	 * full wait in lib/netdrv's spares. */
+	bool (*rx_room)(unsigned q);
+	void (*rx_post)(unsigned q, struct chan_ptr p, uint64_t bus);
+	/* Received frames and finished TX of every queue to ip (netdrv_up_push on the queue's
+	 * channel); how many. */
+	int (*harvest)(void);
+	/* After a reset, before ND_RESET: run n queue pairs (1 .. nd.max_queues), received
+	 * flows spread over them (RSS). NULL: one queue. */
+	void (*set_queues)(unsigned n);
 	void (*publish)(void);              /* tells the device what the pass queued */
 	void (*stats)(void);                /* reads the device's statistics before the counters are
 	                                       shown (NULL: none) */
@@ -81,6 +87,8 @@ struct netdrv {
 	uint8_t mac[6];
 	bool link;
 	uint32_t caps;     /* NDF_TX_CSUM_* the device does (said in ND_RESET) */
+	unsigned max_queues; /* queue pairs the device can run (init; 0: one) */
+	unsigned nq;       /* queue pairs running with ip (attach: what ip offers, up to max_queues) */
 	bool poll_mode;    /* no interrupts: a dedicated core, no IRQ line, or ND_CONF NDC_POLL */
 	bool dedicated;
 	bool deaf;         /* `service inject NAME deaf`: nothing is served (tests) */
@@ -89,8 +97,6 @@ struct netdrv {
 	bool attached;
 	struct netdrv_pool pools[NETDRV_MAX_POOLS];
 	int rx_pool;       /* index in pools of ip's RX pool, -1: none */
-	struct chan_ptr spare[NETDRV_RX_SPARE];
-	uint32_t nspare;
 	struct netdrv_counters c;
 };
 extern struct netdrv nd;
@@ -102,7 +108,7 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv);
 /* Line i of a driver's counters from its names and values; false past the last (n). */
 bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap);
 /* For the driver's rings. */
-bool netdrv_up_push(const struct netdev_msg *m); /* false when the up channel is full */
+bool netdrv_up_push(unsigned q, const struct netdev_msg *m); /* false when queue q's up channel is full */
 uint64_t netdrv_pool_bus(int idx, struct chan_ptr p);
 /* The device did something impossible (why): logged, reset and attached again (ip takes
  * back every buffer and resends). */

@@ -28,8 +28,18 @@ static void on_attach(struct chan_export *e, endpoint_t importer)
 {
 	struct ip_if *f = if_of_export(e);
 	f->drv.ep = importer;
-	chan_watch_reset(&f->down_w);
+	for (int q = 0; q < f->nq_offer; q++)
+		chan_watch_reset(&f->q[q].down_w);
 	f->refused_n = 0;
+}
+
+/* Rings the driver for every queue this pass pushed to. */
+static void kick_queues(struct ip_if *f)
+{
+	for (int q = 0; f->kick && q < f->nq_offer; q++)
+		if (f->kick & (1u << q) && f->drv.ep)
+			chan_kick(&f->q[q].down, &f->plat);
+	f->kick = 0;
 }
 
 static int64_t export_obj(struct chan_export *e, const char *key, int64_t h, uint64_t bytes,
@@ -112,7 +122,11 @@ static int tx_push(struct ip_if *f, uint32_t slot)
 		t->p = c;
 		f->c.tx_copied++;
 	}
-	return spsc_push(&f->down, &m) == 0 ? 0 : 1;
+	if (spsc_push(&f->q[t->q].down, &m) != 0)
+		return 1;
+	f->kick |= (uint8_t)(1u << t->q);
+	f->q[t->q].tx_frames++;
+	return 0;
 }
 
 static void tx_release(struct ip_if *f, uint32_t slot)
@@ -176,15 +190,18 @@ static err_t linkoutput(struct netif *n, struct pbuf *p)
 	}
 	cursor = slot + 1;
 	pbuf_ref(p);
-	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true, 0, 0 };
+	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true, 0, 0, 0 };
+	struct rss_key k;
+	if (f->nq > 1 && rss_flow_of(p->payload, p->len, false, &k)) /* (headers are in the first pbuf) */
+		f->tx[slot].q = (uint8_t)rss_tx_queue(&f->flows, &k, f->nq);
 	if (p->flags & IP_PBUF_L4_PARTIAL) { /* TCP after a 20-byte IPv4 header (ipx.c) */
 		f->tx[slot].nd_flags = NDF_TX_CSUM_L4;
 		f->tx[slot].nd_arg = (14 + 20) | (uint64_t)(14 + 20 + 16) << 16;
 	}
 	f->txq[(f->txq_head + f->txq_n) % TX_MAX] = slot;
 	f->txq_n++;
-	if (tx_flush(f) && f->drv.ep)
-		chan_kick(&f->down, &f->plat);
+	tx_flush(f);
+	kick_queues(f);
 	return ERR_OK;
 }
 
@@ -195,24 +212,34 @@ err_t ip_if_output_now(struct netif *n, struct pbuf *p, const ip4_addr_t *dst)
 
 /* --- receive --- */
 
-static bool post_rx(struct ip_if *f)
+/* Each queue's share of the interface's RX buffers, up to it; true if any was given. Adds
+ * the queues given any to *to, and sets *low if one of them had less than half its share. */
+static bool post_rx(struct ip_if *f, uint8_t *to, bool *low)
 {
 	bool moved = false;
-	while (f->ready && f->rx_posted < RX_PER_IF) {
-		struct chan_ptr b;
-		if (pool_alloc(&ip.rx_pool, NETDEV_RXBUF, &b) < 0)
-			break;
-		struct netdev_msg m = { .type = ND_RXBUF, .nseg = 1, .seg = { b } };
-		if (spsc_push(&f->down, &m) != 0) {
-			pool_free(&ip.rx_pool, b);
-			ip.retry = true;
-			break;
+	uint32_t share = RX_PER_IF / f->nq;
+	for (uint8_t q = 0; f->ready && q < f->nq; q++) {
+		struct ip_q *iq = &f->q[q];
+		bool was_low = iq->rx_posted < share / 2;
+		while (iq->rx_posted < share) {
+			struct chan_ptr b;
+			if (pool_alloc(&ip.rx_pool, NETDEV_RXBUF, &b) < 0)
+				return moved;
+			struct netdev_msg m = { .type = ND_RXBUF, .nseg = 1, .seg = { b } };
+			if (spsc_push(&iq->down, &m) != 0) {
+				pool_free(&ip.rx_pool, b);
+				ip.retry = true;
+				break;
+			}
+			uint32_t idx = b.offset / NETDEV_RXBUF;
+			ip.rxb[idx].state = RXB_DRIVER;
+			ip.rxb[idx].ifindex = f->index;
+			ip.rxb[idx].q = q;
+			iq->rx_posted++;
+			*to |= (uint8_t)(1u << q);
+			*low |= was_low;
+			moved = true;
 		}
-		uint32_t idx = b.offset / NETDEV_RXBUF;
-		ip.rxb[idx].state = RXB_DRIVER;
-		ip.rxb[idx].ifindex = f->index;
-		f->rx_posted++;
-		moved = true;
 	}
 	return moved;
 }
@@ -222,7 +249,7 @@ static bool send_pool(struct ip_if *f, uint32_t id, const char *label, const cha
 	struct netdev_pool m = { .type = ND_POOL, .pool_id = id };
 	ax_strpad(m.label, sizeof(m.label), label);
 	ax_strpad(m.key, sizeof(m.key), key);
-	bool ok = spsc_push_part(&f->down, &m, sizeof(m)) == 0;
+	bool ok = spsc_push_part(&f->q[0].down, &m, sizeof(m)) == 0;
 	f->down_other |= ok;
 	return ok;
 }
@@ -249,13 +276,23 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 			ip.rxb[i].state = RXB_FREE;
 			pool_free(&ip.rx_pool, (struct chan_ptr){ ip.rx_pool_id, i * NETDEV_RXBUF, 0 });
 		}
-	f->rx_posted = 0;
+	/* The queue pairs it runs; what waits on the others was its predecessor's (it answers
+	 * only buffers and frames given after this ND_RESET): dropped unread. */
+	f->nq = (uint8_t)(m->queues < 1 ? 1 : m->queues > f->nq_offer ? f->nq_offer : m->queues);
+	memset(&f->flows.e, 0, sizeof(f->flows.e));
+	for (int q = 0; q < f->nq_offer; q++) {
+		struct netdev_msg stale;
+		f->q[q].rx_posted = 0;
+		while (q && spsc_pop(&f->q[q].up, &stale) == 0)
+			;
+	}
 	/* Unacknowledged frames are sent again, in slot order after what already waits. */
 	f->txq_n = 0, f->txq_head = 0;
 	f->tx_given = 0;
 	for (uint32_t s = 0; s < TX_MAX; s++)
 		if (f->tx[s].p) {
 			f->tx[s].queued = true;
+			f->tx[s].q %= f->nq;
 			f->txq[f->txq_n++] = s;
 		}
 	memcpy(f->mac, &m->id, 6); /* the MAC's bytes in order in the id's low 48 bits */
@@ -268,9 +305,9 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	f->pools_sent = send_pools(f);
 	if (!f->pools_sent)
 		ip.retry = true;
-	ax_printf("ip: %s: driver %s, mac %02x:%02x:%02x:%02x:%02x:%02x, link %s, %u frames to resend\n",
+	ax_printf("ip: %s: driver %s, mac %02x:%02x:%02x:%02x:%02x:%02x, link %s, %u queue pair%s, %u frames to resend\n",
 		  f->name, first ? "attached" : "reset", f->mac[0], f->mac[1], f->mac[2], f->mac[3], f->mac[4],
-		  f->mac[5], (m->arg & NDL_UP) ? "up" : "down", f->txq_n);
+		  f->mac[5], (m->arg & NDL_UP) ? "up" : "down", f->nq, f->nq == 1 ? "" : "s", f->txq_n);
 	if (m->arg & NDL_UP)
 		netif_set_link_up(&f->netif);
 	else
@@ -289,15 +326,15 @@ static void driver_reset(struct ip_if *f, const struct netdev_msg *m)
 	}
 }
 
-static void rx_frame(struct ip_if *f, const struct netdev_msg *m)
+static void rx_frame(struct ip_if *f, uint8_t q, const struct netdev_msg *m)
 {
 	uint32_t idx;
 	if (m->nseg != 1 || !ip_rx_index(m->seg[0], &idx) || ip.rxb[idx].state != RXB_DRIVER ||
-	    ip.rxb[idx].ifindex != f->index) {
+	    ip.rxb[idx].ifindex != f->index || ip.rxb[idx].q != q) {
 		f->c.rx_bad_msg++;
 		return;
 	}
-	f->rx_posted--;
+	f->q[q].rx_posted--;
 	uint32_t len = m->seg[0].len;
 	if (len < 14 || len > NETDEV_FRAME_MAX) {
 		f->c.rx_runt++;
@@ -307,6 +344,12 @@ static void rx_frame(struct ip_if *f, const struct netdev_msg *m)
 	}
 	f->c.rx_frames++;
 	f->c.rx_bytes += len;
+	f->q[q].rx_frames++;
+	struct rss_key k;
+	if (f->nq > 1 && rss_flow_of(ip.rx_pool.v.bufs + (size_t)idx * NETDEV_RXBUF, len, true, &k)) {
+		rss_note_rx(&f->flows, &k, q);
+		f->c.rx_flow_moved = f->flows.moved;
+	}
 	struct pbuf *p = ip_rx_wrap(idx, len, m->flags);
 	if (!p)
 		return;
@@ -314,10 +357,11 @@ static void rx_frame(struct ip_if *f, const struct netdev_msg *m)
 		pbuf_free(p);
 }
 
-static void tx_done(struct ip_if *f, const struct netdev_msg *m)
+static void tx_done(struct ip_if *f, uint8_t q, const struct netdev_msg *m)
 {
 	uint32_t slot = (uint32_t)m->id;
-	if (slot >= TX_MAX || !f->tx[slot].p || f->tx[slot].gen != (uint32_t)(m->id >> 32) || f->tx[slot].queued) {
+	if (slot >= TX_MAX || !f->tx[slot].p || f->tx[slot].gen != (uint32_t)(m->id >> 32) || f->tx[slot].queued ||
+	    f->tx[slot].q != q) {
 		f->c.rx_bad_msg++; /* unknown, late or forged */
 		return;
 	}
@@ -360,34 +404,33 @@ static void tx_stall_check(struct ip_if *f)
 
 static void lease_check(struct ip_if *f);
 
-static bool if_poll(struct ip_if *f)
+/* Queue q's messages from the driver (up to a batch); true if any. */
+static bool up_poll(struct ip_if *f, uint8_t q)
 {
+	struct ip_q *iq = &f->q[q];
 	bool work = false;
-	if (!f->used)
-		return false;
-	if (f->lease_pending)
-		lease_check(f);
-	if (f->drv.ep)
-		chan_ax_watch(&f->down_w, &f->down, &f->plat);
-	tx_stall_check(f);
-	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
+	atomic_store_explicit(&iq->up.sh->sleeping, 1, memory_order_relaxed);
 	for (int n = 0; n < 256; n++) {
 		struct netdev_msg m;
-		int e = spsc_pop(&f->up, &m);
+		int e = spsc_pop(&iq->up, &m);
 		if (e == CHAN_EAGAIN)
 			break;
 		if (e < 0) {
 			/* A corrupt channel: start it afresh; the driver re-imports it. */
-			ax_printf("ip: %s: %s.up is corrupt, made a new one\n", f->name, f->name);
-			spsc_init(f->up.sh, f->up_e.bytes, NETDEV_SLOT, NETDEV_SLOTS);
-			spsc_attach(&f->up, f->up.sh, f->up_e.bytes, SPSC_CONSUMER);
+			ax_printf("ip: %s: %s.up (queue %u) is corrupt, made a new one\n", f->name, f->name, q);
+			spsc_init(iq->up.sh, iq->up_e.bytes, NETDEV_SLOT, NETDEV_SLOTS);
+			spsc_attach(&iq->up, iq->up.sh, iq->up_e.bytes, SPSC_CONSUMER);
 			break;
 		}
 		work = true;
+		if (q && m.type != ND_RX && m.type != ND_TX_DONE) {
+			f->c.rx_bad_msg++; /* (queue 0 carries the others) */
+			continue;
+		}
 		switch (m.type) {
 		case ND_RESET: driver_reset(f, &m); break;
-		case ND_RX: if (f->ready) rx_frame(f, &m); break;
-		case ND_TX_DONE: tx_done(f, &m); break;
+		case ND_RX: if (f->ready) rx_frame(f, q, &m); break;
+		case ND_TX_DONE: tx_done(f, q, &m); break;
 		case ND_LINK:
 			f->link = m.arg;
 			if (m.arg & NDL_UP)
@@ -403,21 +446,39 @@ static bool if_poll(struct ip_if *f)
 		default: f->c.rx_bad_msg++; break;
 		}
 	}
+	return work;
+}
+
+static bool if_poll(struct ip_if *f)
+{
+	bool work = false;
+	if (!f->used)
+		return false;
+	if (f->lease_pending)
+		lease_check(f);
+	for (int q = 0; f->drv.ep && q < f->nq; q++)
+		chan_ax_watch(&f->q[q].down_w, &f->q[q].down, &f->plat);
+	tx_stall_check(f);
+	for (uint8_t q = 0; q < f->nq; q++) /* (an ND_RESET on queue 0 may change nq) */
+		work |= up_poll(f, q);
 	if (f->ready && !f->pools_sent && (f->pools_sent = send_pools(f)))
 		work = true;
-	bool wake = f->down_other;
+	uint8_t kick = f->down_other ? 1 : 0;
 	f->down_other = false;
 	if (f->ready && f->pools_sent) {
 		/* Buffers alone wake the driver only when it runs low: with half its share or more
 		 * it takes them at its next run anyway (an interrupt or a frame to send), and the
 		 * run a wake costs is most of what a received batch costs (docs/benchmarks.md). */
-		bool low = f->rx_posted < RX_PER_IF / 2;
-		bool posted = post_rx(f), sent = tx_flush(f);
+		bool low = false;
+		uint8_t posted_to = 0;
+		bool posted = post_rx(f, &posted_to, &low);
+		bool sent = tx_flush(f); /* (f->kick: the queues it gave frames) */
 		work |= posted || sent;
-		wake |= sent || (posted && low);
+		if (low)
+			kick |= posted_to;
 	}
-	if (wake && f->drv.ep)
-		chan_kick(&f->down, &f->plat);
+	f->kick |= kick;
+	kick_queues(f);
 	return work;
 }
 
@@ -466,25 +527,40 @@ static err_t netif_init_cb(struct netif *n)
 	return ERR_OK;
 }
 
-int ip_if_add(const char *name)
+/* Queue q's channel pair, exported as ip/NAME.down and .up (q 0) or .dQ and .uQ. */
+static int64_t queue_add(struct ip_if *f, uint8_t q)
 {
-	if (ip.nifs == IP_MAX_IF || strlen(name) > 10 || !*name)
+	struct ip_q *iq = &f->q[q];
+	char kd[16], ku[16];
+	ksnprintf(kd, sizeof(kd), q ? "%s.d%u" : "%s.down", f->name, q);
+	ksnprintf(ku, sizeof(ku), q ? "%s.u%u" : "%s.up", f->name, q);
+	ksnprintf(iq->down_w.name, sizeof(iq->down_w.name), "ip/%s", kd);
+	int64_t e = chan_create(&iq->down_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_PRODUCER, &iq->down);
+	if (e == 0)
+		e = export_obj(&iq->down_e, kd, iq->down_e.handle, iq->down_e.bytes, KP_R | KP_W, f);
+	if (e == 0)
+		e = chan_create(&iq->up_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_CONSUMER, &iq->up);
+	if (e == 0)
+		e = export_obj(&iq->up_e, ku, iq->up_e.handle, iq->up_e.bytes, KP_R | KP_W, f);
+	if (e == 0)
+		atomic_store_explicit(&iq->up.sh->sleeping, 1, memory_order_relaxed);
+	return e;
+}
+
+int ip_if_add(const char *name, unsigned queues)
+{
+	if (ip.nifs == IP_MAX_IF || strlen(name) > 10 || !*name || queues < 1 || queues > IP_MAX_Q)
 		return -KE_INVAL;
 	struct ip_if *f = &ip.ifs[ip.nifs];
 	memset(f, 0, sizeof(*f));
 	memcpy(f->name, name, strlen(name) + 1);
-	ksnprintf(f->down_w.name, sizeof(f->down_w.name), "ip/%s.down", name);
 	f->index = (uint8_t)ip.nifs;
+	f->nq = 1;
+	f->nq_offer = (uint8_t)queues;
+	int64_t e = 0;
+	for (uint8_t q = 0; q < queues && e == 0; q++)
+		e = queue_add(f, q);
 	char key[16];
-	ksnprintf(key, sizeof(key), "%s.down", name);
-	int64_t e = chan_create(&f->down_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_PRODUCER, &f->down);
-	if (e == 0)
-		e = export_obj(&f->down_e, key, f->down_e.handle, f->down_e.bytes, KP_R | KP_W, f);
-	ksnprintf(key, sizeof(key), "%s.up", name);
-	if (e == 0)
-		e = chan_create(&f->up_e, NETDEV_SLOT, NETDEV_SLOTS, SPSC_CONSUMER, &f->up);
-	if (e == 0)
-		e = export_obj(&f->up_e, key, f->up_e.handle, f->up_e.bytes, KP_R | KP_W, f);
 	ksnprintf(key, sizeof(key), "rx.%s", name);
 	if (e == 0)
 		e = export_obj(&f->rx_e, key, ip.rx_h, pages_of(POOL_HDR_SIZE + (uint64_t)RX_NBUFS * NETDEV_RXBUF), KP_R, f);
@@ -495,7 +571,6 @@ int ip_if_add(const char *name)
 		return (int)e;
 	f->drv.bits = IP_WAKE_BIT;
 	chan_axolotl_platform(&f->plat, &f->drv);
-	atomic_store_explicit(&f->up.sh->sleeping, 1, memory_order_relaxed);
 	if (!netif_add(&f->netif, IP4_ADDR_ANY4, IP4_ADDR_ANY4, IP4_ADDR_ANY4, f, netif_init_cb, ethernet_input))
 		return -KE_INVAL;
 	netif_set_status_callback(&f->netif, status_cb);

@@ -1,7 +1,8 @@
 /* ip: the IPv4 server (README.md).
- *   ip [if=DRV[,DRV]] [dhcp | addr=A.B.C.D/N [gw=A.B.C.D]] [route=NET/N,GW]... [pf=pf|none]
+ *   ip [if=DRV[,DRV]] [queues=N] [dhcp | addr=A.B.C.D/N [gw=A.B.C.D]] [route=NET/N,GW]... [pf=pf|none]
  *      [restarted=N] [hb=H]
- * Defaults: if=e1000, DHCP unless addr= is given, pf on (packets wait for pf's verdicts). 
+ * Defaults: if=e1000, queues=4 (a driver runs as many queue pairs as its NIC has, up to N),
+ *   DHCP unless addr= is given, pf on (packets wait for pf's verdicts).
  * One lwIP instance (lwipopts.h) in a single-threaded event loop: the drivers' channels,
  * pf's answers and the transports' channels are polled; lwIP's timers run from the loop. */
 #include "ip.h"
@@ -132,6 +133,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	lwip_init();
+	/* Queue pairs offered to each driver (netdev_proto.h): a multi-queue NIC spreads flows
+	 * over as many as it has, up to this. */
+	const char *qarg = arg(argc, argv, "queues");
+	unsigned queues = IP_DEF_Q;
+	if (qarg) {
+		queues = 0;
+		for (const char *c = qarg; *c >= '0' && *c <= '9' && queues <= IP_MAX_Q; c++)
+			queues = queues * 10 + (unsigned)(*c - '0');
+		if (queues < 1 || queues > IP_MAX_Q) {
+			ax_printf("ip: queues=%s: want 1..%d, using %d\n", qarg, IP_MAX_Q, IP_DEF_Q);
+			queues = IP_DEF_Q;
+		}
+	}
 	char name[16];
 	for (const char *p = ifs; p && *p;) {
 		size_t n = 0;
@@ -140,7 +154,7 @@ int main(int argc, char **argv)
 		if (n && n < sizeof(name)) {
 			memcpy(name, p, n);
 			name[n] = 0;
-			if ((e = ip_if_add(name)) < 0)
+			if ((e = ip_if_add(name, queues)) < 0)
 				ax_printf("ip: interface %s: %lld\n", name, (long long)e);
 		}
 		p += n + (p[n] == ',');

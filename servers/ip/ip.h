@@ -11,6 +11,7 @@
 #include "pf_proto.h"
 #include "route.h"
 #include "hdr.h"
+#include "rss.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 
@@ -20,6 +21,8 @@
 #define RX_NBUFS 512          /* RX pool: NETDEV_RXBUF-byte buffers */
 #define RX_PER_IF 256         /* RX buffers posted to each driver */
 #define TX_MAX 512            /* frames in flight to a driver (given or waiting for room) */
+#define IP_MAX_Q 8            /* queue pairs ip offers a driver (queues=N, default IP_DEF_Q) */
+#define IP_DEF_Q 4
 #define HEAP_BYTES (MEM_SIZE + 4096)
 
 /* Counters (NQ_COUNTERS, NQ_IFACES) beyond lwIP's own statistics. */
@@ -27,12 +30,14 @@ struct ip_counters {
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
 	uint64_t rx_bad_msg, rx_bad_hdr[IP4_NVERDICT], rx_runt;
 	uint64_t tx_drop_full, tx_err, tx_copied;
+	uint64_t rx_flow_moved;   /* a flow's frames arrived on a second queue (rss.h) */
 };
 
 struct tx_slot {              /* a frame given (or to be given) to a driver */
 	struct pbuf *p;           /* our reference; NULL: free */
 	uint32_t gen;
 	bool queued;              /* waits for room in the down channel */
+	uint8_t q;                /* the queue pair it goes on */
 	uint32_t nd_flags;        /* NDF_TX_*: checksums the NIC fills in */
 	uint64_t nd_arg;          /* their offsets (netdev_proto.h) */
 };
@@ -40,16 +45,28 @@ struct tx_slot {              /* a frame given (or to be given) to a driver */
  * field holds the pseudo-header sum; IPv4 header of 20 bytes). */
 #define IP_PBUF_L4_PARTIAL 0x80U
 
+/* One queue pair with a driver (netdev_proto.h): 0 is DRV.down/.up, Q DRV.dQ/.uQ. */
+struct ip_q {
+	struct chan_export down_e, up_e;
+	struct spsc down, up;
+	struct chan_watch down_w; /* the driver reads down (lib/chan/watch.h) */
+	uint32_t rx_posted;       /* RX buffers the driver holds for this queue */
+	uint64_t rx_frames, tx_frames;
+};
+
 struct ip_if {
 	char name[16];
 	uint8_t index;
 	bool used, ready;         /* ready: the driver sent ND_RESET */
 	struct netif netif;
-	struct chan_export down_e, up_e, rx_e, heap_e;
-	struct spsc down, up;
+	struct chan_export rx_e, heap_e;
+	struct ip_q q[IP_MAX_Q];
+	uint8_t nq_offer;         /* queue pairs exported (queues=N) */
+	uint8_t nq;               /* running: what the driver said in ND_RESET */
+	uint8_t kick;             /* queues given frames or buffers this pass: ring the driver */
+	struct rss_table flows;   /* flows over the queues (nq > 1) */
 	struct chan_axolotl_peer drv;
 	struct chan_platform plat;
-	struct chan_watch down_w; /* the driver reads down (lib/chan/watch.h) */
 	/* The driver refuses every frame (link up): since when, how many, when rs was told
 	 * (drv.c: a driver alive and reading, but broken, as the fault campaign found). */
 	uint64_t refused_since_ns;
@@ -62,7 +79,6 @@ struct ip_if {
 	uint8_t mac[6];
 	uint32_t link;
 	uint32_t caps;            /* NDF_TX_CSUM_* the driver's device finishes (its ND_RESET) */
-	uint32_t rx_posted;       /* RX buffers the driver holds */
 	bool pools_sent;
 	bool down_other;  /* this poll pushed the driver something besides RX buffers and frames */
 	uint32_t refused_pool;     /* ND_POOL_ERR: a transport pool the driver cannot use */
@@ -79,7 +95,7 @@ struct ip_if {
 enum { RXB_FREE, RXB_DRIVER, RXB_STACK };
 struct rx_buf {
 	struct pbuf_custom pc;
-	uint8_t state, ifindex;
+	uint8_t state, ifindex, q;
 	uint8_t nd_flags; /* NDF_RX_*: what the NIC verified of the frame in it */
 };
 
@@ -139,7 +155,7 @@ struct pbuf *ip_rx_wrap(uint32_t idx, uint32_t len, uint32_t nd_flags);
 bool ip_rx_index(struct chan_ptr p, uint32_t *idx);
 bool ip_rx_offset(const void *p, uint32_t len, uint32_t *off);
 /* drv.c: interfaces and their drivers */
-int ip_if_add(const char *name);
+int ip_if_add(const char *name, unsigned queues); /* queue pairs offered to its driver */
 bool ip_drv_poll(void);
 err_t ip_if_output_now(struct netif *n, struct pbuf *p, const ip4_addr_t *dst);
 struct ip_if *ip_if_of(struct netif *n);

@@ -179,23 +179,39 @@ static void mac_str(const uint8_t *m, char *b)
 	ksnprintf(b, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+/* Per interface: its address line, its counters, and with several queue pairs one line
+ * per queue (frames, RX buffers held by the driver, flows first seen there) and the flows
+ * that moved between queues. */
 static bool line_iface(int n, char *b)
 {
-	int i = n / 2;
+	int i = 0;
+	for (; i < ip.nifs; i++) {
+		int lines = 2 + (ip.ifs[i].nq > 1 ? ip.ifs[i].nq + 1 : 0);
+		if (n < lines)
+			break;
+		n -= lines;
+	}
 	if (i >= ip.nifs)
 		return false;
 	struct ip_if *f = &ip.ifs[i];
 	char a[16], mac[18];
-	if (n % 2 == 0) {
+	if (n == 0) {
 		mac_str(f->mac, mac);
 		ksnprintf(b, NETQ_TEXT, "%s %s/%d %s mtu %u %s%s", f->name, iph_str(f->cfg_addr, a),
 			  iph_plen(f->cfg_mask), mac, NETDEV_MTU, (f->link & NDL_UP) ? "up" : "down",
 			  f->dhcp ? " dhcp" : "");
-	} else {
+	} else if (n == 1) {
 		ksnprintf(b, NETQ_TEXT, "  rx %llu/%lluB tx %llu/%lluB drop %llu",
 			  (unsigned long long)f->c.rx_frames, (unsigned long long)f->c.rx_bytes,
 			  (unsigned long long)f->c.tx_frames, (unsigned long long)f->c.tx_bytes,
 			  (unsigned long long)(f->c.tx_drop_full + f->c.rx_runt + f->c.rx_bad_msg));
+	} else if (n - 2 < f->nq) {
+		const struct ip_q *q = &f->q[n - 2];
+		ksnprintf(b, NETQ_TEXT, "  queue %d rx %llu tx %llu rxbufs %u flows %llu", n - 2,
+			  (unsigned long long)q->rx_frames, (unsigned long long)q->tx_frames, q->rx_posted,
+			  (unsigned long long)f->flows.flows[n - 2]);
+	} else {
+		ksnprintf(b, NETQ_TEXT, "  %u queues, flows moved %llu", f->nq, (unsigned long long)f->flows.moved);
 	}
 	return true;
 }
@@ -238,7 +254,7 @@ struct counter {
 #define OWN(name, var) { name, 0, &var, -1 }
 static const struct counter counters[] = {
 	IFC(rx_frames), IFC(rx_bytes), IFC(tx_frames), IFC(tx_bytes), IFC(rx_bad_msg), IFC(rx_runt),
-	IFC(tx_drop_full), IFC(tx_err), IFC(tx_copied),
+	IFC(tx_drop_full), IFC(tx_err), IFC(tx_copied), IFC(rx_flow_moved),
 	LWC("ip_recv", ip.recv), LWC("ip_xmit", ip.xmit), LWC("ip_drop", ip.drop), LWC("ip_chkerr", ip.chkerr),
 	LWC("ip_lenerr", ip.lenerr), LWC("ip_proterr", ip.proterr), LWC("ip_rterr", ip.rterr),
 	LWC("frag_recv", ip_frag.recv), LWC("frag_xmit", ip_frag.xmit), LWC("frag_drop", ip_frag.drop),

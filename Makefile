@@ -334,7 +334,7 @@ bench-guest:
 bench:
 	@tools/deps.sh bench
 	@$(MAKE) --no-print-directory bench-guest
-	@python3 tools/bench/bench.py run $(if $(FULL),--full) $(if $(NET),--net $(NET))
+	@python3 tools/bench/bench.py run $(if $(FULL),--full) $(if $(NET),--net $(NET)) --nic $(NIC)
 
 # The fault-injection campaign (tools/faults/README.md): random code faults injected into
 # the network servers under a checked load, each run's verdict as in the MINIX 3 thesis's

@@ -94,6 +94,7 @@ def test_unlike_runs_are_refused():
     assert bench.differences(a, {"config": bench.machine_config(True)}) == ["suite"]
     assert bench.differences(a, {"config": bench.machine_config(False, net="tap")}) == ["net"]
     assert bench.differences(a, {"config": bench.machine_config(False, systems=("axolotl", "linux"))}) == ["systems"]
+    assert bench.differences(a, {"config": bench.machine_config(False, nic="virtio")}) == ["nic"]
 
 
 def test_all_systems_share_one_command_line_but_the_kernel():
@@ -114,6 +115,11 @@ def test_all_systems_share_one_command_line_but_the_kernel():
     tap = bench.qemu_args("linux", bench.machine_config(False, net="tap"), [])
     assert f"tap,id=n0,ifname={bench.netns.TAP},script=no,downscript=no" in tap
     assert not any("user" in a for a in tap), tap
+    # make bench NIC=virtio: both systems get the modern virtio-net device
+    vcfg = bench.machine_config(False, nic="virtio")
+    for system in ("axolotl", "linux"):
+        v = bench.qemu_args(system, vcfg, fwds)
+        assert v[v.index("-device", v.index("-netdev")) + 1] == "virtio-net-pci,disable-legacy=on,netdev=n0", v
 
 
 def test_axolotl_configurations_change_only_their_lines():

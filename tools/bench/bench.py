@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import loads  # noqa: E402
 import netns  # noqa: E402
 import sysconf_variants  # noqa: E402
-from qemu_cmd import qemu_binary, qemu_command, qemu_version  # noqa: E402
+from qemu_cmd import NIC_MODELS, nic_device, qemu_binary, qemu_command, qemu_version  # noqa: E402
 
 B = os.path.join(ROOT, "build")
 TCP_PORTS = (80, 11211, 5001, 7000)  # lighttpd, memcached, iperf, tcphash (rootfs/etc/rc)
@@ -68,9 +68,9 @@ ICOUNT_ACCOUNTED = ("iperf_tcp_host_to_guest", "iperf_tcp_guest_to_host", "http_
 
 # ---- the machines ----
 
-def machine_config(full, net="user", systems=SYSTEMS, icount=True):
+def machine_config(full, net="user", systems=SYSTEMS, icount=True, nic="e1000"):
     """Everything that must be equal for two runs to be compared."""
-    return {"accel": "tcg", "cpu": "qemu64", "smp": 2, "mem_mib": 1024, "nic": "e1000",
+    return {"accel": "tcg", "cpu": "qemu64", "smp": 2, "mem_mib": 1024, "nic": nic_device(nic),
             "net": "user,restrict=on" if net == "user" else "tap in a network namespace",
             "suite": "full" if full else "short", "systems": list(systems),
             "icount": f"{ICOUNT}, smp {ICOUNT_SMP}" if icount else "none"}
@@ -407,7 +407,7 @@ def run(args):
     bad = [s for s in systems if s not in SYSTEMS]
     if bad or "linux" not in systems:
         raise SystemExit(f"bench: systems are {', '.join(SYSTEMS)} (linux among them), not {args.systems}")
-    cfg = machine_config(args.full, args.net, systems, not args.no_icount)
+    cfg = machine_config(args.full, args.net, systems, not args.no_icount, args.nic)
     if args.only:
         cfg["only"] = args.only  # a partial run compares only with the same selection
     reps = args.reps or (5 if args.full else 2)
@@ -660,6 +660,8 @@ def main():
     r.add_argument("--reps", type=int)
     r.add_argument("--systems", help="comma-separated, of " + ", ".join(SYSTEMS))
     r.add_argument("--net", choices=("user", "tap"), default="user")
+    r.add_argument("--nic", choices=tuple(NIC_MODELS), default="e1000",
+                   help="the NIC both systems get (make bench NIC=virtio)")
     r.add_argument("--no-icount", action="store_true", help="skip the guest-instruction boots")
     r.add_argument("--only", help="run only the workloads whose names match this regular expression")
     r.add_argument("--out")

@@ -146,7 +146,12 @@ static void igb_reset(struct ix_dev *d)
 
 static void igb_mac_setup(struct ix_dev *d)
 {
-	ix_wr(d, IGB_CTRL, (ix_rd(d, IGB_CTRL) | IGB_CTRL_SLU) & ~IGB_CTRL_PHY_RST);
+	ix_wr(d, IGB_CTRL, (ix_rd(d, IGB_CTRL) | IGB_CTRL_SLU) & ~(IGB_CTRL_PHY_RST | IGB_CTRL_LRST));
+	/* Autonegotiation (re)started in the PHY (MII BMCR through MDIC): the link comes up
+	 * when it completes (STATUS.LU, an LSC interrupt); QEMU's model leaves the link down
+	 * after CTRL.RST until this is written. */
+	ix_wr(d, IGB_MDIC, IGB_BMCR_AUTONEG | IGB_PHY_BMCR << 16 | IGB_MDIC_PHY1 | IGB_MDIC_WRITE);
+	wait_bit(d, IGB_MDIC, IGB_MDIC_READY, true);
 	ix_wr(d, IGB_GPIE, 0); /* not MSI-X mode: causes go to ICR and the INTx line */
 	ix_wr(d, IGB_IAM, 0);  /* reading ICR masks nothing */
 }

@@ -21,21 +21,28 @@
 #define IGB_CTRL_SLU (1u << 6)
 #define IGB_CTRL_RST (1u << 26)
 #define IGB_CTRL_PHY_RST (1u << 31)
+#define IGB_CTRL_LRST (1u << 3)
 #define IGB_STATUS 0x00008
 #define IGB_STATUS_LU (1u << 1)
 #define IGB_EERD 0x00014
 #define IGB_EERD_START 1u
 #define IGB_EERD_DONE (1u << 1)
 #define IGB_EERD_ADDR_SHIFT 2
-#define IGB_ICR 0x01500  /* also at 0x000c0 (8254x compatible) */
+#define IGB_MDIC 0x00020 /* PHY access: data 15:0, register 20:16, PHY 25:21, op 27:26, ready 28 */
+#define IGB_MDIC_PHY1 (1u << 21)
+#define IGB_MDIC_WRITE (1u << 26)
+#define IGB_MDIC_READY (1u << 28)
+#define IGB_PHY_BMCR 0 /* MII control: 1000 Mb/s, full duplex, autonegotiation (re)started */
+#define IGB_BMCR_AUTONEG (0x0040u | 0x0100u | 0x1000u | 0x0200u)
+#define IGB_ICR 0x000c0 /* the 8254x-compatible cause/mask registers QEMU's model implements */
 #define IGB_ICR_TXDW (1u << 0)
 #define IGB_ICR_LSC (1u << 2)
 #define IGB_ICR_RXDMT0 (1u << 4)
 #define IGB_ICR_RXO (1u << 6)
 #define IGB_ICR_RXDW (1u << 7)
-#define IGB_IMS 0x01508
-#define IGB_IMC 0x0150c
-#define IGB_IAM 0x01510
+#define IGB_IMS 0x000d0
+#define IGB_IMC 0x000d8
+#define IGB_IAM 0x000e0
 #define IGB_EIMC 0x01528
 #define IGB_EICR 0x01580
 #define IGB_GPIE 0x01514 /* MSI-X mode bit 4 stays 0: legacy interrupts */
@@ -64,7 +71,7 @@
 #define IGB_RAL0 0x05400
 #define IGB_RAH0 0x05404
 #define IGB_MRQC 0x05818
-#define IGB_MRQC_RSS 1u /* bits 2:0 = 001: RSS only */
+#define IGB_MRQC_RSS 2u /* bits 2:0 = 010: RSS only (001 is VMDq) */
 #define IGB_RETA 0x05c00  /* 32 registers, 4 one-byte entries each */
 #define IGB_RSSRK 0x05c80 /* 10 registers */
 #define IGB_NQUEUES 16

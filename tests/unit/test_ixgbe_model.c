@@ -80,6 +80,13 @@ static void m_wr(void *ctx, uint32_t reg, uint32_t v)
 		m->r[reg_ims(m) / 4] &= ~v;
 		return;
 	}
+	if (igb && reg == IGB_MDIC) {
+		if (((v >> 21) & 31) == 1 && (v & IGB_MDIC_WRITE) && ((v >> 16) & 31) == IGB_PHY_BMCR &&
+		    (v & 0x1200) == 0x1200)
+			m->link = true; /* autonegotiation restarted: (after a while) the link is up */
+		m->r[reg / 4] = v | IGB_MDIC_READY;
+		return;
+	}
 	if (reg == c->eerd) {
 		uint32_t a = (v >> c->eerd_addr_shift) & 0x3fff;
 		m->r[reg / 4] = (v & 1) && a < 64 ? c->eerd_done | (uint32_t)m->eeprom[a] << 16 : 0;
@@ -200,7 +207,10 @@ static void the_82599_queues_rss_and_interrupts(void)
 static void the_82576_queues_rss_and_interrupts(void)
 {
 	struct ix_dev d = dev_for(&ix_chip_82576, 2, 2);
+	M.link = false; /* QEMU's model: down after CTRL.RST until autonegotiation is restarted */
 	bring_up(&d);
+	CHECK(M.link);
+	CHECK(!(R(0x00000) & (1u << 3))); /* not held in link reset */
 	CHECK_EQ_U64(M.resets, 1);
 	/* queue n: RX at 0x0C000 + 0x40 n (SRRCTL at +0x0C), TX at 0x0E000 + 0x40 n */
 	CHECK_EQ_U64(R(0x0c000), 0x01000000u);
@@ -217,7 +227,7 @@ static void the_82576_queues_rss_and_interrupts(void)
 	/* RSS: RETA at 0x5C00, RSSRK at 0x5C80, MRQC at 0x5818; RXCSUM offloads and PCSD */
 	CHECK_EQ_U64(R(0x05c00), 0x01000100u);
 	CHECK_EQ_U64(R(0x05c80), 0xda565a6du);
-	CHECK_EQ_U64(R(0x05818), 1u | 1u << 16 | 1u << 17);
+	CHECK_EQ_U64(R(0x05818), 2u | 1u << 16 | 1u << 17);
 	CHECK_EQ_U64(R(0x05000), 1u << 8 | 1u << 9 | 1u << 13);
 	/* receive (broadcast, CRC stripped) and transmit on */
 	CHECK_EQ_U64(R(0x00100), 1u << 1 | 1u << 15 | 1u << 26);
@@ -228,14 +238,14 @@ static void the_82576_queues_rss_and_interrupts(void)
 	CHECK_EQ_U64(R(0x01704), 0x8382u);
 	CHECK_EQ_U64(R(0x01514), 0); /* GPIE: not MSI-X: causes go to ICR and INTx */
 	d.chip->irq_mask(&d, true);
-	CHECK_EQ_U64(R(0x01508), 1u | 1u << 2 | 1u << 4 | 1u << 6 | 1u << 7);
-	R(0x01500) = 1u << 7 | 1u << 2;
+	CHECK_EQ_U64(R(0x000d0), 1u | 1u << 2 | 1u << 4 | 1u << 6 | 1u << 7);
+	R(0x000c0) = 1u << 7 | 1u << 2;
 	bool link = false;
 	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1u << 7 | 1u << 2);
 	CHECK(link);
 	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 0);
 	d.chip->irq_mask(&d, false);
-	CHECK_EQ_U64(R(0x01508), 0);
+	CHECK_EQ_U64(R(0x000d0), 0);
 	CHECK(d.chip->link(&d));
 	M.link = false;
 	CHECK(!d.chip->link(&d));
@@ -249,7 +259,7 @@ static void one_queue_sends_every_hash_to_queue_0(void)
 		bring_up(&d);
 		for (uint32_t r = 0; r < IX_RETA_REGS; r++)
 			CHECK_EQ_U64(R(chips[k]->reta + 4 * r), 0);
-		CHECK(R(chips[k]->mrqc) & 1u);
+		CHECK_EQ_U64(R(chips[k]->mrqc) & 7u, chips[k]->mrqc_rss);
 		d.rss_nq = 4;
 		ix_rss_setup(&d);
 		for (uint32_t i = 0; i < IX_RETA_ENTRIES; i++)

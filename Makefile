@@ -261,11 +261,20 @@ RUN_FWDS ?= tcp:8080:80 tcp:11211:11211 tcp:5001:5001 tcp:7000:7000
 NIC ?= e1000
 comma := ,
 NIC_MODEL := $(if $(filter virtio,$(NIC)),virtio-net-pci$(comma)disable-legacy=on,$(NIC))
+# ip carries two interfaces and the transports two drivers (IP_MAX_IF, XP_MAX_DRV) while
+# system.conf names three: for the igb, an image whose configuration lists ixgbe first.
+$(B)/igb/system.conf: boot/system.conf
+	@mkdir -p $(dir $@)
+	sed -e 's/if=e1000,virtio-net,ixgbe/if=ixgbe,e1000,virtio-net/' \
+		-e 's/drv=e1000 drv=virtio-net drv=ixgbe/drv=ixgbe drv=e1000 drv=virtio-net/' $< > $@
+$(B)/axolotl-igb.iso: $(IMAGE_DEPS) $(B)/igb/system.conf
+	$(call mkimage,$(B)/igb/system.conf)
+RUN_ISO := $(if $(filter igb,$(NIC)),$(B)/axolotl-igb.iso,$(B)/axolotl.iso)
 run: deps
-	@$(MAKE) --no-print-directory iso
+	@$(MAKE) --no-print-directory $(RUN_ISO)
 	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2
 	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports); NIC $(NIC_MODEL)" >&2
-	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
+	@python3 tools/qemu_cmd.py --iso $(RUN_ISO) --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
 		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) $(if $(MONITOR),--monitor $(MONITOR)) \
 		--nic $(NIC_MODEL)
 

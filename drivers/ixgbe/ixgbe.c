@@ -1,0 +1,69 @@
+/* ixgbe: the driver of Intel's advanced-descriptor NICs, the 82576 (QEMU's `-device igb`,
+ * 8086:10c9) and the 82599 (8086:10fb), a native server run by rs with `pci=`. lib/netdrv
+ * serves ip (lib/net/netdev_proto.h) and runs the loop; this file gives it the device:
+ * lib/netdrv's hooks (on queue 0: lib/netdrv carries one queue pair to ip), the TX
+ * checksum context, counters and banner. README.md has the queues, the interrupts, the
+ * state and the recovery story.
+ *   ixgbe pci=BB:DD.F [queues=N] [dedicated=1] [poll=1] [itr=USECS] [name=IF] [restarted=N] [hb=H] */
+#include "ixgbe.h"
+#include "pci.h"
+#include "service.h"
+
+struct ix ix;
+
+/* lib/netdrv's hooks drive queue 0 (IX_SERVED_QUEUES); the per-queue functions of rings.c
+ * take the queue, so more queues are more calls once lib/netdrv carries them. */
+#define Q0 (&ix.q[0])
+
+static enum netdrv_tx tx(const struct netdrv_frame *f)
+{
+	struct ix_ctx ctx;
+	if (f->csum && !ix_ctx_encode(f->csum, f->ihl, f->l4_start, f->l4_field, &ctx))
+		return NDTX_REFUSED;
+	if (ixq_tx_space(Q0) < f->nseg + 1u)
+		return NDTX_FULL;
+	ixq_tx_queue(Q0, f, f->csum ? &ctx : NULL);
+	return NDTX_QUEUED;
+}
+
+static bool rx_room(void) { return ixq_rx_room(Q0); }
+static void rx_post(struct chan_ptr p, uint64_t bus) { ixq_rx_post(Q0, p, bus); }
+static int harvest(void) { return ixq_rx_harvest(Q0) + ixq_tx_harvest(Q0); }
+static void publish(void) { ixq_publish(Q0); }
+
+static bool counter(uint64_t i, char *out, size_t cap)
+{
+	const struct ix_counters *c = &ix.c;
+	struct ixq_counters s = { 0 }; /* the queues' sums */
+	for (uint32_t q = 0; q < ix.dev.nq; q++) {
+		const struct ixq_counters *k = &ix.q[q].c;
+		s.rx_bad_desc += k->rx_bad_desc, s.rx_csum_ok += k->rx_csum_ok, s.rx_csum_bad += k->rx_csum_bad;
+		s.rx_rss_hashed += k->rx_rss_hashed, s.rx_ipv4 += k->rx_ipv4, s.rx_tcp += k->rx_tcp;
+		s.rx_udp += k->rx_udp, s.tx_csum += k->tx_csum, s.tx_contexts += k->tx_contexts;
+	}
+	static const char *const names[] = { "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_drops",
+		"rx_no_buffer", "crc_errors", "rx_errors", "rx_bad_desc", "rx_csum_ok", "rx_csum_bad", "rx_rss_hashed",
+		"rx_last_rss_hash", "rx_ipv4", "rx_tcp", "rx_udp", "tx_csum_offloaded", "tx_contexts", "queues" };
+	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->rx_missed + nd.c.rx_dropped,
+		c->rx_no_buf, c->crc_errors, c->rx_errors, s.rx_bad_desc, s.rx_csum_ok, s.rx_csum_bad, s.rx_rss_hashed,
+		ix.q[0].c.last_rss_hash, s.rx_ipv4, s.rx_tcp, s.rx_udp, s.tx_csum, s.tx_contexts, ix.dev.nq };
+	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
+}
+
+static void banner(void)
+{
+	uint16_t bdf = (uint16_t)nd.bdf;
+	ax_printf("ixgbe: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s mode, link %s, "
+		  "queues %u (RSS over %u), restart %u\n",
+		  ix.dev.chip->name, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3],
+		  nd.mac[4], nd.mac[5], nd.irq, nd.poll_mode ? "polling" : "interrupt", nd.link ? "up" : "down",
+		  ix.dev.nq, ix.dev.rss_nq, ax_svc.restarts);
+}
+
+static const struct netdrv_ops ops = {
+	.name = "ixgbe", .init = hw_init, .reset = hw_reset, .set_poll = hw_set_poll, .set_itr = hw_set_itr,
+	.link = hw_link, .irq_ack = hw_irq_ack, .tx = tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = harvest,
+	.publish = publish, .stats = hw_stats, .counter = counter, .banner = banner,
+};
+
+int main(int argc, char **argv) { return netdrv_main(&ops, argc, argv); }

@@ -1,0 +1,165 @@
+"""The default image on QEMU's emulated Intel 82576 (`-device igb`, QEMU 8.0 and later: the
+QEMU 10 of build/qemu), as `make run NIC=igb` boots it: rs finds 8086:10c9 and starts
+drivers/ixgbe (advanced descriptors, RSS, legacy INTx), e1000 and virtio-net (optional, no
+device) are absent. One guest for the file (a module fixture, test_tcp_apps.boot_apps), the
+tests in this order:
+- the boot: the driver's device line (82576, interrupt mode, link up), the others absent,
+  the lease;
+- lighttpd's files byte-exact, memcached's values exact, through forwards of 127.0.0.1;
+- UDP: udpecho answers 50 datagrams from the host, each exact on the wire (filter-dump);
+- the driver's counters (netstat): frames both ways, interrupts taken, no bad descriptors,
+  RX checksum status given to ip and counted there (tcp_rx_csum_hw), TX checksum offload
+  used (the device's contexts, tcp_tx_csum_hw), every frame RSS-hashed (RETA on queue 0);
+- ixgbe killed under a checked 16 MiB TCP stream: rs restarts it, the one connection
+  carries every byte, and new connections are served after the restart;
+- ixgbe deaf to ip, then refusing every frame (`service inject`): ip tells rs, which
+  restarts it, each under a checked stream.
+ip carries two interfaces (servers/ip IP_MAX_IF) and the transports export their pools to
+two drivers (lib/lwip XP_MAX_DRV): boot/system.conf names three, so until both carry three
+the guest's configuration puts ixgbe first in ip's if= and the transports' drv= lists.
+Every load is bounded in bytes and time; nothing pings from the guest's console."""
+import os
+import re
+import time
+
+import pytest
+
+import sysconf_variants
+import tcp_tools
+import test_tcp_apps
+from conftest import ROOT, free_port
+from test_tcp_apps import DEAF, HOST, REFUSE, boot_apps, driver_fault_restarted_on_ips_word, note, stream_then
+import test_virtio_net
+
+NIC = "igb"
+DRV = "ixgbe"
+STREAM = 16 << 20
+UDP_PORT = free_port()
+PCAP = os.path.join(ROOT, "build", "test-logs", "igb.pcap")
+
+
+def igb_conf():
+    """boot/system.conf with ixgbe first in ip's and the transports' driver lists."""
+    conf = sysconf_variants.default()
+    assert re.search(r"^service ixgbe pci=8086:10c9 dma optional", conf, re.M), conf
+    conf = re.sub(r'(service ip .*args="if=)([^ "]*)', lambda m: m.group(1) + ",".join(
+        [DRV] + [d for d in m.group(2).split(",") if d != DRV]), conf, count=1)
+    for svc in ("udp", "tcp"):
+        conf = re.sub(r'(service %s .*args=")([^"]*)' % svc, lambda m: m.group(1) + " ".join(
+            [f"drv={DRV}"] + [a for a in m.group(2).split() if a != f"drv={DRV}"]), conf, count=1)
+    return conf
+
+
+@pytest.fixture(scope="module")
+def apps():
+    os.makedirs(os.path.dirname(PCAP), exist_ok=True)
+    if os.path.exists(PCAP):
+        os.remove(PCAP)
+    saved = test_tcp_apps.MODULES
+    test_tcp_apps.MODULES = saved + (DRV,)  # the driver's boot module
+    try:
+        yield from boot_apps(igb_conf(), "igb", nic=NIC, driver=DRV, extra_fwds=[("udp", UDP_PORT, 7)],
+                             net_extra=["-object", f"filter-dump,id=dump0,netdev=n0,file={PCAP}"])
+    finally:
+        test_tcp_apps.MODULES = saved
+        if os.path.exists(PCAP):
+            os.remove(PCAP)
+
+
+def test_rs_starts_the_driver_of_the_nic_that_is_there(apps):
+    out = apps.out()
+    m = re.search(r"^rs: ixgbe: PCI 8086:10c9 is 00:[0-9a-f]{2}\.0, (\d+) memory BARs, \d+ I/O BARs, IRQ (\d+)$",
+                  out, re.M)
+    assert m and int(m.group(1)) >= 1 and 1 <= int(m.group(2)) <= 15, out[:6000]
+    # (the link comes up when the PHY's autonegotiation, restarted at every reset, completes)
+    assert re.search(r"^ixgbe: 82576 at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode, link (up|down), "
+                     r"queues 1 \(RSS over 1\)", out, re.M), out[:6000]
+    assert re.search(r"^ixgbe: link up$", out, re.M) or re.search(r"link up, queues", out), out[:6000]
+    assert re.search(r"^ixgbe: attached to ip ", out, re.M), out[:6000]
+    assert re.search(r"^ip: ixgbe: driver attached, mac 52:54:00:12:34:56, link (up|down)", out, re.M), out[:6000]
+    for other, pci in (("e1000", "8086:100e"), ("virtio-net", "1af4:1041")):
+        assert len(re.findall(r"^rs: %s: no PCI device %s \(optional: absent\)$" % (other, pci), out, re.M)) == 1, \
+            out[:6000]
+        assert not re.search(r"^rs: (started|restarting) %s" % other, out, re.M), out[:6000]
+
+
+# The application checks of test_virtio_net.py, on this file's guest (its `apps` fixture).
+from test_virtio_net import test_lighttpd_files_are_byte_exact, test_memcached_values_round_trip  # noqa: E402,F401
+
+
+def test_udp_echo_from_the_host(apps):
+    """udpecho answers 50 datagrams from the host, payload unchanged and checksum right on
+    the wire (QEMU's filter-dump): test_virtio_net.py's check on this guest's capture."""
+    saved = test_virtio_net.PCAP, test_virtio_net.UDP_PORT
+    test_virtio_net.PCAP, test_virtio_net.UDP_PORT = PCAP, UDP_PORT
+    try:
+        test_virtio_net.test_udp_echo_from_the_host(apps)
+    finally:
+        test_virtio_net.PCAP, test_virtio_net.UDP_PORT = saved
+    note("(the line above: ixgbe on the 82576, not virtio-net)")
+
+
+def netstat_blocks(apps):
+    """{service: {counter: value}} from one netstat (the driver's block and ip's)."""
+    mark = apps.g.mark()
+    apps.g.type("netstat\r")
+    apps.g.wait_for(r"^(?:axolotl> )?ixgbe:$", timeout=30, start=mark)
+    end = apps.g.wait_for(r"^ixgbe:\n(?:[ \t]+.*\n)*?[ \t]+link_up \d+$", timeout=30, start=mark)
+    apps.g.wait_for(r"^ip:\n(?:[ \t]+.*\n)*?[ \t]+tcp_tx_csum_hw \d+$", timeout=30, start=mark)
+    time.sleep(1)
+    text = apps.g.output[mark:].replace("axolotl> ", "")
+    blocks = {}
+    for name in ("ixgbe", "ip"):
+        m = re.search(r"^%s:\n((?:[ \t]+.*\n)*)" % name, text, re.M)
+        assert m, (name, text[-3000:])
+        blocks[name] = {k: int(v) for k, v in re.findall(r"^\s+([a-z_0-9]+) (\d+)$", m.group(1), re.M)}
+    assert end
+    return blocks
+
+
+def test_driver_counters_and_offloads(apps):
+    b = netstat_blocks(apps)
+    c, ip = b["ixgbe"], b["ip"]
+    assert c["rx_packets"] > 100 and c["tx_packets"] > 100, c
+    assert c["rx_bytes"] > 4 << 20 or c["tx_bytes"] > 4 << 20, c
+    assert c["interrupts"] > 0, c  # interrupt mode really took interrupts (legacy INTx)
+    assert c["rx_bad_desc"] == 0 and c["bad_messages"] == 0 and c["link_up"] == 1 and c["crc_errors"] == 0, c
+    assert c["queues"] == 1, c
+    # RX checksum offload: the descriptors' status reached ip, which counted it
+    assert c["rx_csum_ok"] > 100 and c["rx_csum_bad"] == 0, c
+    assert ip["tcp_rx_csum_hw"] > 100, ip
+    # TX checksum offload: ip asked for it (ND_RESET said so) and the device got contexts
+    assert c["tx_csum_offloaded"] > 100 and c["tx_contexts"] >= 1, c
+    assert ip["tcp_tx_csum_hw"] > 100, ip
+    # RSS on, the redirection table all queue 0: the frames carry their hash
+    assert c["rx_rss_hashed"] > 100 and c["rx_last_rss_hash"] != 0, c
+    assert c["rx_ipv4"] > 100, c
+    note(f"ixgbe (82576) counters: {c}")
+
+
+def test_tcp_stream_survives_an_ixgbe_kill(apps):
+    """A 16 MiB stream from tcphash; ixgbe killed once a fifth has come: rs restarts it, the
+    new instance resets the device and attaches, ip resends what was not acknowledged, and
+    the one connection carries every byte right. Then new connections are served."""
+    t0 = time.monotonic()
+    stream, mark = stream_then(apps, STREAM, 53, "service kill ixgbe")
+    apps.g.wait_for(r"^rs: ixgbe exited with status", timeout=60, start=mark)
+    apps.g.wait_for(r"^rs: started ixgbe as \S+ \(restarts 1\)", timeout=120, start=mark)
+    apps.g.wait_for(r"^ixgbe: attached to ip ", timeout=60, start=mark)
+    apps.g.wait_for(r"^ip: ixgbe: driver reset, .* \d+ frames to resend", timeout=60, start=mark)
+    stream.check(600)
+    assert tcp_tools.tcphash_small(HOST, apps.port[7000], 5, timeout=60)
+    status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
+    assert status == 200 and len(body) == 20, (status, body)
+    out = apps.out()[mark:]
+    assert not re.search(r"^rs: (ip|tcp|pf) (stuck|hung|exited)", out, re.M), out[-3000:]
+    note(f"ixgbe killed under a 16 MiB stream: {time.monotonic() - t0:.1f} s, one connection, every byte")
+
+
+def test_a_deaf_driver_is_restarted_on_ips_word(apps):
+    driver_fault_restarted_on_ips_word(apps, "deaf", *DEAF, 59, n=STREAM)
+
+
+def test_a_refusing_driver_is_restarted_on_ips_word(apps):
+    driver_fault_restarted_on_ips_word(apps, "refuse", *REFUSE, 61, n=STREAM)
+    assert tcp_tools.tcphash_small(HOST, apps.port[7000], 6, timeout=60)

@@ -256,27 +256,16 @@ $(B)/bench/axolotl-%.iso: $(B)/bench/%.conf $(IMAGE_DEPS)
 # memcached, iperf, tcphash (PROTO:HOSTPORT:GUESTPORT; `make run RUN_FWDS=` for none).
 RUN_FWDS ?= tcp:8080:80 tcp:11211:11211 tcp:5001:5001 tcp:7000:7000
 # The NIC: e1000 (QEMU's 82540EM, the default), virtio (virtio-net-pci, modern only) or igb
-# (QEMU's 82576, driven by drivers/ixgbe); the image has every driver and rs starts the one
-# whose device is there (docs/devices.md).
+# (QEMU's 82576, driven by drivers/ixgbe; tools/qemu_cmd.py NIC_MODELS); the image has every
+# driver and rs starts the one whose device is there (docs/devices.md).
 NIC ?= e1000
-comma := ,
-NIC_MODEL := $(if $(filter virtio,$(NIC)),virtio-net-pci$(comma)disable-legacy=on,$(NIC))
-# ip carries two interfaces and the transports two drivers (IP_MAX_IF, XP_MAX_DRV) while
-# system.conf names three: for the igb, an image whose configuration lists ixgbe first.
-$(B)/igb/system.conf: boot/system.conf
-	@mkdir -p $(dir $@)
-	sed -e 's/if=e1000,virtio-net,ixgbe/if=ixgbe,e1000,virtio-net/' \
-		-e 's/drv=e1000 drv=virtio-net drv=ixgbe/drv=ixgbe drv=e1000 drv=virtio-net/' $< > $@
-$(B)/axolotl-igb.iso: $(IMAGE_DEPS) $(B)/igb/system.conf
-	$(call mkimage,$(B)/igb/system.conf)
-RUN_ISO := $(if $(filter igb,$(NIC)),$(B)/axolotl-igb.iso,$(B)/axolotl.iso)
 run: deps
-	@$(MAKE) --no-print-directory $(RUN_ISO)
+	@$(MAKE) --no-print-directory iso
 	@echo "Booting Axolotl in QEMU (ACCEL=$(ACCEL) SMP=$(SMP) MEM=$(MEM)); quit with Ctrl-A X" >&2
-	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports); NIC $(NIC_MODEL)" >&2
-	@python3 tools/qemu_cmd.py --iso $(RUN_ISO) --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
+	@echo "Forwarded from 127.0.0.1: $(RUN_FWDS) (host:guest ports); NIC $(NIC)" >&2
+	@python3 tools/qemu_cmd.py --iso $(B)/axolotl.iso --smp $(SMP) --mem $(MEM) --accel $(ACCEL) \
 		$(if $(CPU),--cpu $(CPU)) $(foreach f,$(RUN_FWDS),--fwd $(f)) $(if $(MONITOR),--monitor $(MONITOR)) \
-		--nic $(NIC_MODEL)
+		--nic $(NIC)
 
 # `make debug`: `make run` with QEMU's gdb stub on 127.0.0.1:$(GDBPORT), stopped before the
 # firmware's first instruction; `gdb -x tools/gdb/axolotl.gdb` (another terminal) attaches,

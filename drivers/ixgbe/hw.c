@@ -31,7 +31,7 @@ static int64_t fail(const char *what, int64_t e)
 
 int64_t hw_init(int argc, char **argv)
 {
-	uint32_t nq = 1;
+	uint32_t nq = 0; /* queues=N; default IX_DEF_QUEUES, or the chip's if fewer */
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "itr=", 4))
 			ix.itr_us = (uint32_t)ax_atou(argv[i] + 4);
@@ -48,8 +48,11 @@ int64_t hw_init(int argc, char **argv)
 		return fail("not an 82576 or 82599", -KE_INVAL);
 	if (f.bar[0].kind != PCI_BAR_MEM || f.bar[0].size < 0x20000)
 		return fail("BAR 0 is not a register window of 128 KiB or more", -KE_INVAL);
+	if (!nq)
+		nq = IX_DEF_QUEUES < chip->max_queues ? IX_DEF_QUEUES : chip->max_queues;
 	if (nq < 1 || nq > IX_MAXQ || nq > chip->max_queues)
 		return fail("queues= is 1..8", -KE_INVAL);
+	nd.max_queues = nq; /* ip's offer decides how many of them run (set_queues) */
 	nd.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
 	int64_t va = kcall6(KC_MMIO_MAP, f.bar[0].base & ~0xfffull, 0x20000 / 4096, 0, 0, 0, 0);
 	if (va < 0)
@@ -67,7 +70,7 @@ int64_t hw_init(int argc, char **argv)
 		return fail("cannot make its descriptor rings (DMA memory)", pl < 0 ? pl : -KE_INVAL);
 	ix.ring_bus = (uint64_t)p0;
 	ix.ring_va = (uint8_t *)rva;
-	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .nq = nq, .rss_nq = IX_SERVED_QUEUES };
+	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .nq = nq, .rss_nq = 1 };
 	memcpy(ix.dev.rss_key, rss_key, sizeof(rss_key));
 	for (uint32_t q = 0; q < nq; q++) {
 		struct ixq *x = &ix.q[q];

@@ -1,8 +1,8 @@
 /* ixgbe: the driver of Intel's advanced-descriptor NICs, the 82576 (QEMU's `-device igb`,
  * 8086:10c9) and the 82599 (8086:10fb), a native server run by rs with `pci=`. lib/netdrv
  * serves ip (lib/net/netdev_proto.h) and runs the loop; this file gives it the device:
- * lib/netdrv's hooks (on queue 0: lib/netdrv carries one queue pair to ip), the TX
- * checksum context, counters and banner. README.md has the queues, the interrupts, the
+ * lib/netdrv's hooks (a queue pair of the device per queue pair with ip), the TX checksum
+ * context, counters and banner. README.md has the queues, the interrupts, the
  * state and the recovery story.
  *   ixgbe pci=BB:DD.F [queues=N] [dedicated=1] [poll=1] [itr=USECS] [name=IF] [restarted=N] [hb=H] */
 #include "ixgbe.h"
@@ -11,25 +11,42 @@
 
 struct ix ix;
 
-/* lib/netdrv's hooks drive queue 0 (IX_SERVED_QUEUES); the per-queue functions of rings.c
- * take the queue, so more queues are more calls once lib/netdrv carries them. */
-#define Q0 (&ix.q[0])
-
-static enum netdrv_tx tx(const struct netdrv_frame *f)
+/* lib/netdrv's hooks for queue q (< nd.nq: the queues ip runs with us) */
+static enum netdrv_tx tx(unsigned q, const struct netdrv_frame *f)
 {
 	struct ix_ctx ctx;
 	if (f->csum && !ix_ctx_encode(f->csum, f->ihl, f->l4_start, f->l4_field, &ctx))
 		return NDTX_REFUSED;
-	if (ixq_tx_space(Q0) < f->nseg + 1u)
+	if (ixq_tx_space(&ix.q[q]) < f->nseg + 1u)
 		return NDTX_FULL;
-	ixq_tx_queue(Q0, f, f->csum ? &ctx : NULL);
+	ixq_tx_queue(&ix.q[q], f, f->csum ? &ctx : NULL);
 	return NDTX_QUEUED;
 }
 
-static bool rx_room(void) { return ixq_rx_room(Q0); }
-static void rx_post(struct chan_ptr p, uint64_t bus) { ixq_rx_post(Q0, p, bus); }
-static int harvest(void) { return ixq_rx_harvest(Q0) + ixq_tx_harvest(Q0); }
-static void publish(void) { ixq_publish(Q0); }
+static bool rx_room(unsigned q) { return ixq_rx_room(&ix.q[q]); }
+static void rx_post(unsigned q, struct chan_ptr p, uint64_t bus) { ixq_rx_post(&ix.q[q], p, bus); }
+
+static int harvest(void)
+{
+	int n = 0;
+	for (unsigned q = 0; q < nd.nq; q++)
+		n += ixq_rx_harvest(&ix.q[q]) + ixq_tx_harvest(&ix.q[q]);
+	return n;
+}
+
+static void publish(void)
+{
+	for (unsigned q = 0; q < nd.nq; q++)
+		ixq_publish(&ix.q[q]);
+}
+
+/* ip runs n queue pairs with us: the redirection table spreads received flows over them
+ * (the rings beyond n stay empty, and no flow is steered there). */
+static void set_queues(unsigned n)
+{
+	ix.dev.rss_nq = n;
+	ix_rss_setup(&ix.dev);
+}
 
 static bool counter(uint64_t i, char *out, size_t cap)
 {
@@ -63,7 +80,7 @@ static void banner(void)
 static const struct netdrv_ops ops = {
 	.name = "ixgbe", .init = hw_init, .reset = hw_reset, .set_poll = hw_set_poll, .set_itr = hw_set_itr,
 	.link = hw_link, .irq_ack = hw_irq_ack, .tx = tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = harvest,
-	.publish = publish, .stats = hw_stats, .counter = counter, .banner = banner,
+	.set_queues = set_queues, .publish = publish, .stats = hw_stats, .counter = counter, .banner = banner,
 };
 
 int main(int argc, char **argv) { return netdrv_main(&ops, argc, argv); }

@@ -11,14 +11,15 @@
 
 #define IX_RING 256 /* descriptors per ring; 16 bytes each, one page */
 #define IX_RING_MASK (IX_RING - 1)
-#define IX_SERVED_QUEUES 1 /* queues lib/netdrv carries to ip today (its ops have no queue index) */
+#define IX_DEF_QUEUES 4 /* queue pairs set up without queues=N (ip offers 4 by default) */
 
 struct ix_txinfo {
 	uint64_t id; /* ND_TX id, on the frame's last descriptor */
 	bool last;   /* the frame's last descriptor (RS): its DD completes the frame */
 };
 
-/* What one queue pair saw (netstat sums them; per queue once ip carries queues). */
+/* What one queue pair saw (the driver's counters sum them; ip's interface table has each
+ * queue's frames). */
 struct ixq_counters {
 	uint64_t rx_frames, rx_bad_desc, rx_csum_ok, rx_csum_bad, rx_rss_hashed, rx_ipv4, rx_tcp, rx_udp;
 	uint64_t tx_frames, tx_csum, tx_contexts;

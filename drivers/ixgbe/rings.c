@@ -62,7 +62,11 @@ int ixq_rx_harvest(struct ixq *q)
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1, .flags = ri.flags };
 		m.seg[0] = (struct chan_ptr){ p.pool_id, p.offset, ri.len };
-		if (!netdrv_up_push(&m))
+		if (ri.rss_type) {
+			m.flags |= NDF_RX_HASH;
+			m.hash = ri.rss_hash;
+		}
+		if (!netdrv_up_push(q->idx, &m))
 			break; /* ip is behind: the frame waits in the ring */
 		q->rx_head++;
 		nd.c.rx_frames++;
@@ -121,7 +125,7 @@ int ixq_tx_harvest(struct ixq *q)
 		if (!ix_tx_done(&q->tx[i]))
 			break;
 		struct netdev_msg m = { .type = ND_TX_DONE, .id = q->txi[i].id, .arg = 0 };
-		if (!netdrv_up_push(&m))
+		if (!netdrv_up_push(q->idx, &m))
 			break;
 		q->txi[i].last = false;
 		q->tx_head = end + 1;

@@ -21,7 +21,7 @@
 #include "ipx_proto.h"
 
 #define XP_MAX_IF 4
-#define XP_MAX_DRV 2     /* drivers we export the send pool to */
+#define XP_MAX_DRV 3     /* drivers we export the send pool to (system.conf: e1000, virtio-net, ixgbe) */
 #define XP_TX_INFLIGHT 1024
 #define XP_WAKE_BIT (1ull << 40) /* "a channel from T has messages" */
 #define XP_OUT_RESERVE 4 /* T/out slots lwIP's output leaves free for IPX_RX_DONE */

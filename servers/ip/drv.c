@@ -191,9 +191,12 @@ static err_t linkoutput(struct netif *n, struct pbuf *p)
 	cursor = slot + 1;
 	pbuf_ref(p);
 	f->tx[slot] = (struct tx_slot){ p, ++f->tx_gen, true, 0, 0, 0 };
-	struct rss_key k;
-	if (f->nq > 1 && rss_flow_of(p->payload, p->len, false, &k)) /* (headers are in the first pbuf) */
-		f->tx[slot].q = (uint8_t)rss_tx_queue(&f->flows, &k, f->nq);
+	if (f->nq > 1) { /* (the headers may span pbufs: the Ethernet header is one of its own) */
+		uint8_t h[14 + 60 + 4];
+		struct rss_key k;
+		if (rss_flow_of(h, pbuf_copy_partial(p, h, sizeof(h), 0), false, &k))
+			f->tx[slot].q = (uint8_t)rss_tx_queue(&f->flows, &k, f->nq);
+	}
 	if (p->flags & IP_PBUF_L4_PARTIAL) { /* TCP after a 20-byte IPv4 header (ipx.c) */
 		f->tx[slot].nd_flags = NDF_TX_CSUM_L4;
 		f->tx[slot].nd_arg = (14 + 20) | (uint64_t)(14 + 20 + 16) << 16;

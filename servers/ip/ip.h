@@ -15,10 +15,10 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 
-#define IP_MAX_IF 2
+#define IP_MAX_IF 3           /* one per driver system.conf names (e1000, virtio-net, ixgbe); one is there */
 #define IP_MAX_T 2            /* udp, tcp */
 #define IP_WAKE_BIT (1ull << 40) /* "a channel of yours has messages" (any bit wakes a loop) */
-#define RX_NBUFS 512          /* RX pool: NETDEV_RXBUF-byte buffers */
+#define RX_NBUFS (RX_PER_IF * IP_MAX_IF) /* RX pool: NETDEV_RXBUF-byte buffers */
 #define RX_PER_IF 256         /* RX buffers posted to each driver */
 #define TX_MAX 512            /* frames in flight to a driver (given or waiting for room) */
 #define IP_MAX_Q 8            /* queue pairs ip offers a driver (queues=N, default IP_DEF_Q) */

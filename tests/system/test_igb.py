@@ -14,9 +14,6 @@ tests in this order:
   carries every byte, and new connections are served after the restart;
 - ixgbe deaf to ip, then refusing every frame (`service inject`): ip tells rs, which
   restarts it, each under a checked stream.
-ip carries two interfaces (servers/ip IP_MAX_IF) and the transports export their pools to
-two drivers (lib/lwip XP_MAX_DRV): boot/system.conf names three, so until both carry three
-the guest's configuration puts ixgbe first in ip's if= and the transports' drv= lists.
 Every load is bounded in bytes and time; nothing pings from the guest's console."""
 import os
 import re
@@ -38,30 +35,15 @@ UDP_PORT = free_port()
 PCAP = os.path.join(ROOT, "build", "test-logs", "igb.pcap")
 
 
-def igb_conf():
-    """boot/system.conf with ixgbe first in ip's and the transports' driver lists."""
-    conf = sysconf_variants.default()
-    assert re.search(r"^service ixgbe pci=8086:10c9 dma optional", conf, re.M), conf
-    conf = re.sub(r'(service ip .*args="if=)([^ "]*)', lambda m: m.group(1) + ",".join(
-        [DRV] + [d for d in m.group(2).split(",") if d != DRV]), conf, count=1)
-    for svc in ("udp", "tcp"):
-        conf = re.sub(r'(service %s .*args=")([^"]*)' % svc, lambda m: m.group(1) + " ".join(
-            [f"drv={DRV}"] + [a for a in m.group(2).split() if a != f"drv={DRV}"]), conf, count=1)
-    return conf
-
-
 @pytest.fixture(scope="module")
 def apps():
     os.makedirs(os.path.dirname(PCAP), exist_ok=True)
     if os.path.exists(PCAP):
         os.remove(PCAP)
-    saved = test_tcp_apps.MODULES
-    test_tcp_apps.MODULES = saved + (DRV,)  # the driver's boot module
     try:
-        yield from boot_apps(igb_conf(), "igb", nic=NIC, driver=DRV, extra_fwds=[("udp", UDP_PORT, 7)],
+        yield from boot_apps(sysconf_variants.default(), "igb", nic=NIC, driver=DRV, extra_fwds=[("udp", UDP_PORT, 7)],
                              net_extra=["-object", f"filter-dump,id=dump0,netdev=n0,file={PCAP}"])
     finally:
-        test_tcp_apps.MODULES = saved
         if os.path.exists(PCAP):
             os.remove(PCAP)
 
@@ -73,10 +55,12 @@ def test_rs_starts_the_driver_of_the_nic_that_is_there(apps):
     assert m and int(m.group(1)) >= 1 and 1 <= int(m.group(2)) <= 15, out[:6000]
     # (the link comes up when the PHY's autonegotiation, restarted at every reset, completes)
     assert re.search(r"^ixgbe: 82576 at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode, link (up|down), "
-                     r"queues 1 \(RSS over 1\)", out, re.M), out[:6000]
+                     r"queues 4 \(RSS over \d\)", out, re.M), out[:6000]
     assert re.search(r"^ixgbe: link up$", out, re.M) or re.search(r"link up, queues", out), out[:6000]
     assert re.search(r"^ixgbe: attached to ip ", out, re.M), out[:6000]
-    assert re.search(r"^ip: ixgbe: driver attached, mac 52:54:00:12:34:56, link (up|down)", out, re.M), out[:6000]
+    assert re.search(r"^ip: ixgbe: driver attached, mac 52:54:00:12:34:56, link (up|down), 4 queue pairs", out, re.M), \
+        out[:6000]
+    assert re.search(r"^ixgbe: attached to ip .*, 4 queue pairs$", out, re.M), out[:6000]
     for other, pci in (("e1000", "8086:100e"), ("virtio-net", "1af4:1041")):
         assert len(re.findall(r"^rs: %s: no PCI device %s \(optional: absent\)$" % (other, pci), out, re.M)) == 1, \
             out[:6000]
@@ -124,17 +108,41 @@ def test_driver_counters_and_offloads(apps):
     assert c["rx_bytes"] > 4 << 20 or c["tx_bytes"] > 4 << 20, c
     assert c["interrupts"] > 0, c  # interrupt mode really took interrupts (legacy INTx)
     assert c["rx_bad_desc"] == 0 and c["bad_messages"] == 0 and c["link_up"] == 1 and c["crc_errors"] == 0, c
-    assert c["queues"] == 1, c
+    assert c["queues"] == 4, c
     # RX checksum offload: the descriptors' status reached ip, which counted it
     assert c["rx_csum_ok"] > 100 and c["rx_csum_bad"] == 0, c
     assert ip["tcp_rx_csum_hw"] > 100, ip
     # TX checksum offload: ip asked for it (ND_RESET said so) and the device got contexts
     assert c["tx_csum_offloaded"] > 100 and c["tx_contexts"] >= 1, c
     assert ip["tcp_tx_csum_hw"] > 100, ip
-    # RSS on, the redirection table all queue 0: the frames carry their hash
+    # RSS on: the frames carry their hash
     assert c["rx_rss_hashed"] > 100 and c["rx_last_rss_hash"] != 0, c
     assert c["rx_ipv4"] > 100, c
     note(f"ixgbe (82576) counters: {c}")
+
+
+def test_rss_spreads_flows_over_the_queues_each_flow_on_one(apps):
+    """64 HTTP connections from the host, each a flow of its own (another source port): the
+    82576 spreads them by RSS over the 4 queue pairs ip runs with ixgbe, so every queue
+    receives and sends frames and sees flows first, and no flow's frames arrive on a second
+    queue (ip's flow table: `flows moved`, `rx_flow_moved`)."""
+    for i in range(64):
+        status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=30)
+        assert status == 200 and body, (i, status, body[:200])
+    mark = apps.g.mark()
+    apps.g.type("ifconfig\r")
+    apps.g.wait_for(r"^\s*4 queues, flows moved \d+", timeout=30, start=mark)
+    text = apps.g.output[mark:]
+    queues = {int(q): (int(rx), int(tx), int(bufs), int(flows)) for q, rx, tx, bufs, flows in re.findall(
+        r"^\s*queue (\d) rx (\d+) tx (\d+) rxbufs (\d+) flows (\d+)$", text, re.M)}
+    assert sorted(queues) == [0, 1, 2, 3], text[-3000:]
+    for q, (rx, tx, bufs, flows) in queues.items():
+        assert rx > 0 and tx > 0 and flows > 0, (q, queues)
+        assert 0 < bufs <= 64, (q, queues)  # each queue holds its share of ip's 256 RX buffers
+    moved = int(re.search(r"^\s*4 queues, flows moved (\d+)", text, re.M).group(1))
+    assert moved == 0, text[-3000:]
+    assert netstat_blocks(apps)["ip"]["rx_flow_moved"] == 0
+    note(f"ixgbe RSS over 4 queues after 64 connections: (rx, tx, rx buffers, flows) per queue {queues}")
 
 
 def test_tcp_stream_survives_an_ixgbe_kill(apps):

@@ -39,7 +39,7 @@ from conftest import ROOT, Guest, free_port, save_log, user_net
 from test_rs import write_conf
 
 MODULES = ("rs conf=tcpapps.conf", "tcpapps.conf", "ds", "console", "vfs", "initrd.cpio", "pm", "lxstart",
-           "e1000", "virtio-net", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
+           "e1000", "virtio-net", "ixgbe", "ip", "pf", "udp", "tcp", "syscall", "pf.conf")
 # each server of the configuration, built again as version 2 (Makefile UPDATE_V2)
 UPDATABLE = ("e1000", "ip", "pf", "udp", "tcp", "syscall", "ds", "pm", "vfs")
 MODULES += tuple(n + ".v2" for n in UPDATABLE) + ("vfs.layout2", "tcp.layout2")
@@ -561,7 +561,7 @@ def driver_fault_restarted_on_ips_word(apps, word, injected, evidence, seed, n=3
 
 # (DRV: the driver's name) what the driver says when the fault is injected; what follows
 DEAF = (r"^DRV: injected fault: ip's channel and the device are no longer served",
-        [r"^rs: DRV stuck: no progress on ip's channel ip/\S+\.(?:down|tx) for \d+ ms"])
+        [r"^rs: DRV stuck: no progress on ip's channel ip/\S+\.(?:down|d\d|tx) for \d+ ms"])  # (dN: queue N)
 REFUSE = (r"^DRV: injected fault: every frame from ip is refused",
           [r"^ip: \S+ refused the last \d+ frames", r"^rs: DRV stuck: no progress on ip's channel \S+\.tx for \d+ ms"])
 

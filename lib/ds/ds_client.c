@@ -2,7 +2,9 @@
 #include "lx_abi.h"
 #include "service.h"
 
-#define MAX_KEYS 16
+/* Keys we put, kept to put again should ds restart: ip alone has 38 (its channels and pools
+ * per driver and queue, per transport, to pf, and its interfaces' leases). */
+#define MAX_KEYS 64
 #define MAX_SUBS 8
 
 static endpoint_t ds;
@@ -83,6 +85,12 @@ static bool remember(const char k[DS_NAME_LEN], const void *val, uint32_t len)
 		memcpy(keys[slot].val, val, len);
 		keys[slot].len = len;
 		keys[slot].used = true;
+	} else {
+		static bool said;
+		if (!said) /* (a restarted ds would not have it: say so once) */
+			ax_printf("%s: more than %d keys in ds: %.16s would be lost should ds restart\n", ax_svc.name,
+				  MAX_KEYS, k);
+		said = true;
 	}
 	return slot >= 0;
 }

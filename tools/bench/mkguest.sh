@@ -29,8 +29,9 @@ die() {
 
 # The NIC drivers are modules in Debian's kernel; busybox insmod does no dependency
 # resolution, so this is their load order (each after what it depends on, checked below).
-# Both e1000 (what Axolotl drives) and virtio_net (for a tap set-up) are there.
-MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover net_failover virtio_net e1000)
+# e1000, virtio_net and igb: the NICs `make bench NIC=` gives both systems.
+MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover net_failover virtio_net e1000
+	dca i2c-algo-bit igb)
 
 # The applications, at the paths Axolotl's /etc/rc runs them from (its PATH has /bin).
 BINARIES=(
@@ -115,18 +116,20 @@ if [ ! -e "$BBDIR/.done" ]; then
 	dpkg-deb -x "$BBDEB" "$BBDIR"
 	touch "$BBDIR/.done"
 fi
-if [ ! -e "$KDIR/.done" ]; then
+# (extracted again when the module list changes)
+KDONE=$KDIR/.done-$(printf '%s\n' "${MODULES[@]}" | md5sum | cut -c1-12)
+if [ ! -e "$KDONE" ]; then
 	rm -rf "$KDIR"
 	mkdir -p "$KDIR"
 	# The whole package unpacks to about 400 MB of modules; only the kernel image and the
-	# nine modules are needed, so dpkg-deb hands its file tree to tar, which takes just
+	# modules above are needed, so dpkg-deb hands its file tree to tar, which takes just
 	# those (tar fails if one is not there).
 	pats=("./boot/vmlinuz-*")
 	for m in "${MODULES[@]}"; do
 		pats+=("./lib/modules/*/kernel/*/$m.ko*")
 	done
 	dpkg-deb --fsys-tarfile "$KDEB" | tar -x -C "$KDIR" --wildcards "${pats[@]}"
-	touch "$KDIR/.done"
+	touch "$KDONE"
 fi
 
 # --- 2. kernel and modules ---------------------------------------------------------------

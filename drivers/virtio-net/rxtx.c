@@ -64,9 +64,14 @@ static int rx_harvest(unsigned pi)
 		}
 		struct netdev_msg m = { .type = ND_RX, .nseg = 1 };
 		m.seg[0] = (struct chan_ptr){ p.pool_id, p.offset, len - VNET_HDR };
-		if ((vn.features & (1ull << VNET_F_GUEST_CSUM)) && (vp->rx_hdr[head].flags & VNET_HDR_F_DATA_VALID)) {
+		/* With GUEST_CSUM the device says DATA_VALID (it checked the checksum) or NEEDS_CSUM (a
+		 * frame of the host's own with its TCP/UDP checksum left partial, as a tap with
+		 * vnet_hdr passes them on: valid, virtio 1.0 §5.1.6.4.1). Both are good for ip. */
+		uint8_t hf = vp->rx_hdr[head].flags;
+		if ((vn.features & (1ull << VNET_F_GUEST_CSUM)) && (hf & (VNET_HDR_F_DATA_VALID | VNET_HDR_F_NEEDS_CSUM))) {
 			m.flags |= NDF_RX_L4_OK;
 			vn.c.rx_csum_ok++;
+			vn.c.rx_csum_partial += (hf & VNET_HDR_F_NEEDS_CSUM) != 0;
 		}
 		if (!netdrv_up_push(pi, &m))
 			break; /* ip is behind: the frame waits in the used ring */

@@ -239,9 +239,9 @@ static bool counter(uint64_t i, char *out, size_t cap)
 {
 	const struct vnet_counters *c = &vn.c;
 	static const char *const names[] = { "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_drops",
-		"rx_bad_length", "rx_csum_ok", "device_errors", "features", "queues", "ctrl_errors" };
+		"rx_bad_length", "rx_csum_ok", "rx_csum_partial", "device_errors", "features", "queues", "ctrl_errors" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, nd.c.rx_dropped,
-		c->rx_bad_len, c->rx_csum_ok, c->device_errors, vn.features, vn.active, c->ctrl_errors };
+		c->rx_bad_len, c->rx_csum_ok, c->rx_csum_partial, c->device_errors, vn.features, vn.active, c->ctrl_errors };
 	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 

@@ -41,7 +41,8 @@ _Static_assert(sizeof(struct vnet_hdr) == VNET_HDR, "the header's layout");
 #define VNET_CTRL_WAIT_NS 1000000000ull /* the most set_queues waits for the device's ack */
 
 struct vnet_counters {
-	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_bad_len, rx_csum_ok, device_errors, ctrl_errors;
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_bad_len, rx_csum_ok, rx_csum_partial, device_errors,
+		ctrl_errors;
 };
 
 struct vnet_pair {

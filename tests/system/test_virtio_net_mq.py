@@ -32,6 +32,7 @@ import test_tcp_apps
 from conftest import ROOT, Guest
 from test_rs import write_conf
 from test_tcp_apps import MODULES, WWW, Apps, note, stream_then, wait_until
+from test_virtio_net import driver_counters
 
 NS = "axolotl-vnetmq"
 HOST_ADDR, GUEST_ADDR = "10.0.2.2", "10.0.2.15"
@@ -117,16 +118,6 @@ def queue_lines(apps):
         r"^\s*queue (\d) rx (\d+) tx (\d+) rxbufs (\d+) flows (\d+)$", text, re.M)}
     assert int(m.group(1)) == len(queues), text[-3000:]
     return queues, int(m.group(2))
-
-
-def driver_counters(apps):
-    mark = apps.g.mark()
-    apps.g.type("netstat\r")
-    apps.g.wait_for(r"^(?:axolotl> )?virtio-net:$", timeout=30, start=mark)
-    end = apps.g.wait_for(r"^\s+link_up \d+$", timeout=30, start=mark)
-    text = apps.g.output[mark:end.end()].replace("axolotl> ", "")
-    block = text[text.rindex("virtio-net:"):]
-    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_]+) (\d+)$", block, re.M)}
 
 
 def spread(apps, n, what):

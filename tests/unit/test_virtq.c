@@ -247,6 +247,23 @@ static void peek_then_pop(void)
 	CHECK_EQ_U64(q.avail->idx, 2);
 }
 
+/* One VQ_PAIRS_SET the device answers with ack (0xff: it writes none) and a used length. */
+static int ctrl_round(struct virtq *q, struct dev *d, struct vnet_ctrl_cmd *cmd, uint8_t ack, uint32_t used_len)
+{
+	uint64_t addr[17];
+	uint32_t len[17], wlen;
+	int nd;
+	int r = vnet_ctrl_mq_pairs(q, cmd, 0x5000, 4);
+	CHECK_EQ_I64(r, VQ_OK);
+	if (r != VQ_OK)
+		return r;
+	virtq_publish(q);
+	int head = dev_take(d, addr, len, &nd, &wlen);
+	cmd->ack = ack;
+	dev_use(d, (uint32_t)head, used_len);
+	return vnet_ctrl_answer(q, cmd);
+}
+
 /* VQ_PAIRS_SET as the device reads it (virtio 1.0 §5.1.6.5.5): a read-only header (class
  * 4, command 0), the read-only le16 pair count, then the one writable ack byte; the answer
  * is the ack the device wrote, and only VIRTIO_NET_OK (0) is a yes. */
@@ -287,25 +304,11 @@ static void control_queue_sets_the_pairs(void)
 	dev_use(&d, (uint32_t)head, 1);
 	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_DONE);
 	CHECK_EQ_U64(virtq_space(&q), 16);
-	/* refused: VIRTIO_NET_ERR, or a used element without the ack written */
-	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 4), VQ_OK);
-	virtq_publish(&q);
-	head = dev_take(&d, addr, len, &nd, &wlen);
-	cmd.ack = VNET_CTRL_ERR;
-	dev_use(&d, (uint32_t)head, 1);
-	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_REFUSED);
-	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 4), VQ_OK);
-	virtq_publish(&q);
-	head = dev_take(&d, addr, len, &nd, &wlen);
-	dev_use(&d, (uint32_t)head, 0);
-	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_REFUSED);
-	/* lies: more written than the ack, an id never given */
-	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 4), VQ_OK);
-	virtq_publish(&q);
-	head = dev_take(&d, addr, len, &nd, &wlen);
-	cmd.ack = VNET_CTRL_OK;
-	dev_use(&d, (uint32_t)head, 5);
-	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_BAD);
+	/* refused: VIRTIO_NET_ERR, or a used element without the ack written; lies: more written
+	 * than the ack, an id never given */
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, VNET_CTRL_ERR, 1), VNET_CTRL_REFUSED);
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, 0xff, 0), VNET_CTRL_REFUSED);
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, VNET_CTRL_OK, 5), VNET_CTRL_BAD);
 	setup(&q, &d, 16);
 	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 4), VQ_OK);
 	virtq_publish(&q);

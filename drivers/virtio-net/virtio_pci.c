@@ -85,13 +85,19 @@ void vpci_status(const struct virtio_pci *v, uint8_t bits) { R8(v->common, VC_ST
 
 uint8_t vpci_get_status(const struct virtio_pci *v) { return R8(v->common, VC_STATUS); }
 
-uint64_t vpci_negotiate(const struct virtio_pci *v, uint64_t want, uint64_t *offered)
+uint64_t vpci_device_features(const struct virtio_pci *v)
 {
 	uint64_t dev = 0;
 	for (uint32_t w = 0; w < 2; w++) {
 		R32(v->common, VC_DFSELECT) = w;
 		dev |= (uint64_t)R32(v->common, VC_DF) << (32 * w);
 	}
+	return dev;
+}
+
+uint64_t vpci_negotiate(const struct virtio_pci *v, uint64_t want, uint64_t *offered)
+{
+	uint64_t dev = vpci_device_features(v);
 	*offered = dev;
 	uint64_t agreed = dev & want;
 	if (!(agreed & (1ull << VIRTIO_F_VERSION_1)))

@@ -61,6 +61,8 @@ int64_t vpci_map(uint16_t bdf, struct virtio_pci *v, const char **why);
 void vpci_reset(const struct virtio_pci *v);
 void vpci_status(const struct virtio_pci *v, uint8_t bits); /* ORs bits into the status */
 uint8_t vpci_get_status(const struct virtio_pci *v);
+/* The features the device offers. */
+uint64_t vpci_device_features(const struct virtio_pci *v);
 /* Offers want & what the device has (VERSION_1 required): the features agreed, or 0 if the
  * device refuses them (FEATURES_OK not kept) or lacks VERSION_1. */
 uint64_t vpci_negotiate(const struct virtio_pci *v, uint64_t want, uint64_t *offered);

@@ -1,17 +1,20 @@
 /* virtio-net: the driver of virtio 1.0 network devices on PCI (QEMU's `virtio-net-pci`,
  * modern: `disable-legacy=on`, id 1af4:1041), a native server run by rs with
  * `pci=1af4:1041`. lib/netdrv serves ip (lib/net/netdev_proto.h) and runs the loop; this
- * file gives it the device: set-up and reset with feature negotiation, MAC and link from the
- * device configuration, the interrupt status, counters. README.md.
- *   virtio-net pci=BB:DD.F [dedicated=1] [poll=1] [name=IF] [restarted=N] [hb=H] */
+ * file gives it the device: set-up and reset with feature negotiation, the queue pairs and
+ * the control queue that says how many run (VIRTIO_NET_F_MQ), MAC and link from the device
+ * configuration, the interrupt status, counters. README.md.
+ *   virtio-net pci=BB:DD.F [queues=N] [dedicated=1] [poll=1] [name=IF] [restarted=N] [hb=H] */
 #include "vnet.h"
 #include "pci_axolotl.h"
 #include "service.h"
+#include "heartbeat.h"
 
 struct vnet vn;
 
 #define WANT ((1ull << VIRTIO_F_VERSION_1) | (1ull << VNET_F_MAC) | (1ull << VNET_F_STATUS) | \
 	      (1ull << VNET_F_CSUM) | (1ull << VNET_F_GUEST_CSUM))
+#define MQ ((1ull << VNET_F_MQ) | (1ull << VNET_F_CTRL_VQ)) /* both or neither */
 
 static int64_t fail(const char *what, int64_t e)
 {
@@ -21,9 +24,39 @@ static int64_t fail(const char *what, int64_t e)
 
 static uint8_t cfg8(uint32_t off) { return *(volatile uint8_t *)(vn.pci.device + off); }
 
+/* pages of MOF_DMA memory, contiguous (first and last page checked): its handle, mapping
+ * and bus address; false if there is none. */
+static bool dma_pages(uint64_t pages, int64_t *h, uint8_t **mem, uint64_t *bus)
+{
+	*h = ax_mo_create(pages, MOF_DMA);
+	int64_t va = *h > 0 ? ax_mo_map(*h, 0, 0, pages, KP_R | KP_W) : *h;
+	int64_t p0 = va > 0 ? kcall2(KC_MO_PHYS, (uint64_t)*h, 0) : va;
+	int64_t pl = p0 > 0 ? kcall2(KC_MO_PHYS, (uint64_t)*h, pages - 1) : p0;
+	if (pl < 0 || pl != p0 + (int64_t)(pages - 1) * 4096)
+		return false;
+	*mem = (uint8_t *)va;
+	*bus = (uint64_t)p0;
+	return true;
+}
+
+/* max_virtqueue_pairs, read before the features are agreed (virtio 1.0 §3.1.1 allows it):
+ * 1 unless the device offers MQ and the control queue it needs. */
+static uint16_t device_pairs(void)
+{
+	if ((vn.offered & MQ) != MQ || vn.pci.device_len < VNET_CFG_MAX_PAIRS + 2)
+		return 1;
+	uint16_t n = (uint16_t)(cfg8(VNET_CFG_MAX_PAIRS) | cfg8(VNET_CFG_MAX_PAIRS + 1) << 8);
+	return n < VNET_CTRL_MQ_PAIRS_MIN || n > VNET_CTRL_MQ_PAIRS_MAX ? 1 : n;
+}
+
 static int64_t init(int argc, char **argv)
 {
-	(void)argc, (void)argv;
+	unsigned want = VNET_DEF_PAIRS; /* queues=N */
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "queues=", 7))
+			want = (unsigned)ax_atou(argv[i] + 7);
+	if (want < 1 || want > NETDEV_MAXQ)
+		return fail("queues= is 1..8", -KE_INVAL);
 	const char *why;
 	struct pci_func f;
 	int64_t r = pci_read_func(&pci_kcall, (uint16_t)nd.bdf, &f);
@@ -32,27 +65,33 @@ static int64_t init(int argc, char **argv)
 	nd.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
 	if ((r = vpci_map((uint16_t)nd.bdf, &vn.pci, &why)) < 0)
 		return fail(why, r);
-	vn.mem_h = ax_mo_create(VNET_PAGES, MOF_DMA);
-	int64_t va = vn.mem_h > 0 ? ax_mo_map(vn.mem_h, 0, 0, VNET_PAGES, KP_R | KP_W) : vn.mem_h;
-	int64_t p0 = va > 0 ? kcall2(KC_MO_PHYS, (uint64_t)vn.mem_h, 0) : va;
-	int64_t pl = p0 > 0 ? kcall2(KC_MO_PHYS, (uint64_t)vn.mem_h, VNET_PAGES - 1) : p0;
-	if (pl < 0 || pl != p0 + (VNET_PAGES - 1) * 4096)
-		return fail("cannot make its queues (DMA memory)", pl < 0 ? pl : -KE_INVAL);
-	vn.mem = (uint8_t *)va;
-	vn.mem_bus = (uint64_t)p0;
-	vn.rx_hdr = (volatile struct vnet_hdr *)(vn.mem + 6 * 4096);
-	vn.tx_hdr = (volatile struct vnet_hdr *)(vn.mem + 7 * 4096);
-	vn.rx_hdr_bus = vn.mem_bus + 6 * 4096;
-	vn.tx_hdr_bus = vn.mem_bus + 7 * 4096;
+	vn.offered = vpci_device_features(&vn.pci);
+	vn.dev_pairs = device_pairs();
+	vn.npairs = vn.dev_pairs < want ? vn.dev_pairs : want;
+	nd.max_queues = vn.npairs; /* ip's offer decides how many of them run (set_queues) */
+	for (unsigned pi = 0; pi < vn.npairs; pi++) {
+		struct vnet_pair *vp = &vn.p[pi];
+		if (!dma_pages(VNET_PAIR_PAGES, &vp->mem_h, &vp->mem, &vp->mem_bus))
+			return fail("cannot make its queues (DMA memory)", -KE_NOMEM);
+		vp->rx_hdr = (volatile struct vnet_hdr *)(vp->mem + 6 * 4096);
+		vp->tx_hdr = (volatile struct vnet_hdr *)(vp->mem + 7 * 4096);
+		vp->rx_hdr_bus = vp->mem_bus + 6 * 4096;
+		vp->tx_hdr_bus = vp->mem_bus + 7 * 4096;
+	}
+	if (vn.npairs > 1 && !dma_pages(1, &vn.ctrl_h, &vn.ctrl_mem, &vn.ctrl_bus))
+		return fail("cannot make its control queue (DMA memory)", -KE_NOMEM);
 	return 0;
 }
 
 static void set_poll(bool poll)
 {
 	/* VIRTQ_AVAIL_F_NO_INTERRUPT: a hint the device may ignore (the line is not bound then) */
-	for (int i = 0; i < 2; i++)
-		if (vn.q[i].avail)
-			vn.q[i].avail->flags = poll ? 1 : 0;
+	for (unsigned pi = 0; pi < vn.npairs; pi++) {
+		if (vn.p[pi].rx.avail)
+			vn.p[pi].rx.avail->flags = poll ? 1 : 0;
+		if (vn.p[pi].tx.avail)
+			vn.p[pi].tx.avail->flags = poll ? 1 : 0;
+	}
 }
 
 static bool link(void)
@@ -82,16 +121,44 @@ static void give_up(const char *why)
 	ax_exit(1);
 }
 
-/* Queue i over its three pages of our memory; false if the device refuses it. */
-static bool queue_setup(int i)
+/* Virtqueue idx (at most max entries) over desc, avail and used of our memory at va/bus;
+ * its doorbell, NULL if the device refuses it. Its MSI-X vector is NO_VECTOR (INTx): with
+ * MSI-X, pair p's vector would be given here (vpci_queue_setup). */
+static volatile uint16_t *queue_setup(struct virtq *q, uint16_t idx, uint16_t max, uint8_t *va, uint64_t bus,
+				      uint32_t avail_off, uint32_t used_off)
 {
-	uint16_t n = vpci_queue_size(&vn.pci, (uint16_t)i, VQ_MAX);
-	uint8_t *base = vn.mem + (uint64_t)i * 3 * 4096;
-	uint64_t bus = vn.mem_bus + (uint64_t)i * 3 * 4096;
-	if (n < 2 || virtq_init(&vn.q[i], n, base, base + 4096, base + 8192) != VQ_OK)
+	uint16_t n = vpci_queue_size(&vn.pci, idx, max);
+	if (n < 2 || virtq_init(q, n, va, va + avail_off, va + used_off) != VQ_OK)
+		return NULL;
+	return vpci_queue_setup(&vn.pci, idx, n, bus, bus + avail_off, bus + used_off);
+}
+
+/* Pair pi: receiveq (virtqueue 2 pi) over its first three pages, transmitq (2 pi + 1) over
+ * the next three; false if the device refuses either. */
+static bool pair_setup(unsigned pi)
+{
+	struct vnet_pair *vp = &vn.p[pi];
+	vp->rx_bell = queue_setup(&vp->rx, (uint16_t)(2 * pi), VQ_MAX, vp->mem, vp->mem_bus, 4096, 8192);
+	vp->tx_bell = queue_setup(&vp->tx, (uint16_t)(2 * pi + 1), VQ_MAX, vp->mem + 3 * 4096,
+				  vp->mem_bus + 3 * 4096, 4096, 8192);
+	return vp->rx_bell && vp->tx_bell;
+}
+
+/* The control queue, virtqueue 2 * max_virtqueue_pairs, in its one page: the table at 0,
+ * the available ring at 256, the used ring at 512, the command at 1024. Polled: the device
+ * is asked not to interrupt for it. */
+#define CTRL_CMD_OFF 1024
+static bool ctrl_setup(void)
+{
+	_Static_assert(VQ_DESC_BYTES(VNET_CTRL_SIZE) <= 256 && VQ_AVAIL_BYTES(VNET_CTRL_SIZE) <= 256 &&
+		       512 + VQ_USED_BYTES(VNET_CTRL_SIZE) <= CTRL_CMD_OFF, "the control queue's page");
+	vn.ctrl_bell = queue_setup(&vn.ctrl, (uint16_t)(2 * vn.dev_pairs), VNET_CTRL_SIZE, vn.ctrl_mem, vn.ctrl_bus,
+				   256, 512);
+	if (!vn.ctrl_bell || vn.ctrl.size < 4)
 		return false;
-	vn.doorbell[i] = vpci_queue_setup(&vn.pci, (uint16_t)i, n, bus, bus + 4096, bus + 8192);
-	return vn.doorbell[i] != NULL;
+	vn.ctrl.avail->flags = 1; /* VIRTQ_AVAIL_F_NO_INTERRUPT */
+	vn.cmd = (volatile struct vnet_ctrl_cmd *)(vn.ctrl_mem + CTRL_CMD_OFF);
+	return true;
 }
 
 /* Device reset and initialisation (virtio spec §3.1.1): reset, ACKNOWLEDGE, DRIVER,
@@ -102,15 +169,20 @@ static void reset(void)
 	vpci_reset(&vn.pci);
 	vpci_status(&vn.pci, VS_ACK);
 	vpci_status(&vn.pci, VS_DRIVER);
-	vn.features = vpci_negotiate(&vn.pci, WANT, &vn.offered);
+	vn.features = vpci_negotiate(&vn.pci, vn.npairs > 1 ? WANT | MQ : WANT, &vn.offered);
 	if (!vn.features)
 		give_up("the device does not offer VIRTIO_F_VERSION_1 or refuses our features");
 	if (vn.features & (1ull << VNET_F_MAC))
 		read_mac();
 	else if (!nd.mac[0] && !nd.mac[1]) /* none from the device: a fixed local address */
 		memcpy(nd.mac, (uint8_t[6]){ 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }, 6);
-	if (!queue_setup(RXQ) || !queue_setup(TXQ))
-		give_up("the device refuses its queues");
+	vn.active = 1; /* the device uses the first pair until told more (§5.1.6.5.5) */
+	for (unsigned pi = 0; pi < vn.npairs; pi++)
+		if (!pair_setup(pi))
+			give_up("the device refuses its queues");
+	vn.ctrl_ok = (vn.features & MQ) == MQ && ctrl_setup();
+	if ((vn.features & MQ) == MQ && !vn.ctrl_ok)
+		ax_printf("virtio-net: the device refuses its control queue: one queue pair\n");
 	set_poll(nd.poll_mode);
 	vpci_status(&vn.pci, VS_DRIVER_OK);
 	if (vpci_get_status(&vn.pci) & VS_NEEDS_RESET)
@@ -118,6 +190,42 @@ static void reset(void)
 	(void)vpci_isr(&vn.pci); /* a stale interrupt of the previous set-up */
 	nd.caps = (vn.features & (1ull << VNET_F_CSUM)) ? NDF_TX_CSUM_L4 : 0;
 	nd.link = link();
+}
+
+/* ip runs n pairs with us (lib/netdrv, at each attach after the reset): the device is told
+ * through the control queue and spreads received flows over n receive queues once it says
+ * OK. Its answer is polled, at most VNET_CTRL_WAIT_NS; no answer, a refusal or a used element
+ * it could not have written leaves it on one pair (ip's other queues then share it: rxtx.c). */
+static void set_queues(unsigned n)
+{
+	vn.active = 1;
+	if (!vn.ctrl_ok)
+		return;
+	const char *why = NULL;
+	if (vnet_ctrl_mq_pairs(&vn.ctrl, vn.cmd, vn.ctrl_bus + CTRL_CMD_OFF, (uint16_t)n) != VQ_OK) {
+		why = "a command is still in flight";
+	} else {
+		if (virtq_publish(&vn.ctrl))
+			*vn.ctrl_bell = (uint16_t)(2 * vn.dev_pairs);
+		uint64_t deadline = ax_time_ns() + VNET_CTRL_WAIT_NS;
+		int a;
+		while ((a = vnet_ctrl_answer(&vn.ctrl, vn.cmd)) == VNET_CTRL_WAIT && ax_time_ns() < deadline) {
+			ax_heartbeat(); /* (waiting for the device is not hanging) */
+			__asm__ volatile("pause");
+		}
+		if (a == VNET_CTRL_DONE)
+			vn.active = n;
+		why = a == VNET_CTRL_DONE	? NULL
+		      : a == VNET_CTRL_WAIT	? "no answer"
+		      : a == VNET_CTRL_REFUSED ? "refused"
+					       : "an impossible used element";
+		if (a == VNET_CTRL_BAD)
+			vn.ctrl_ok = false; /* not used again before the next reset */
+	}
+	if (why) {
+		vn.c.ctrl_errors++;
+		ax_printf("virtio-net: the device did not take %u queue pairs (%s): one queue pair\n", n, why);
+	}
 }
 
 static uint32_t irq_ack(bool *link_event)
@@ -131,9 +239,9 @@ static bool counter(uint64_t i, char *out, size_t cap)
 {
 	const struct vnet_counters *c = &vn.c;
 	static const char *const names[] = { "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_drops",
-		"rx_bad_length", "rx_csum_ok", "device_errors", "features" };
+		"rx_bad_length", "rx_csum_ok", "rx_csum_partial", "device_errors", "features", "queues", "ctrl_errors" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, nd.c.rx_dropped,
-		c->rx_bad_len, c->rx_csum_ok, c->device_errors, vn.features };
+		c->rx_bad_len, c->rx_csum_ok, c->rx_csum_partial, c->device_errors, vn.features, vn.active, c->ctrl_errors };
 	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
@@ -141,17 +249,17 @@ static void banner(void)
 {
 	uint16_t bdf = (uint16_t)nd.bdf;
 	ax_printf("virtio-net: at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s mode, link %s, "
-		  "queues %u/%u, features %#llx of %#llx, checksum offload %s, restart %u\n",
+		  "queues %u/%u, features %#llx of %#llx, checksum offload %s, pairs %u of %u, restart %u\n",
 		  PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3], nd.mac[4],
-		  nd.mac[5], nd.irq, nd.poll_mode ? "polling" : "interrupt", nd.link ? "up" : "down", vn.q[RXQ].size,
-		  vn.q[TXQ].size, (unsigned long long)vn.features, (unsigned long long)vn.offered,
-		  nd.caps ? "tx" : "none", ax_svc.restarts);
+		  nd.mac[5], nd.irq, nd.poll_mode ? "polling" : "interrupt", nd.link ? "up" : "down", vn.p[0].rx.size,
+		  vn.p[0].tx.size, (unsigned long long)vn.features, (unsigned long long)vn.offered,
+		  nd.caps ? "tx" : "none", vn.npairs, vn.dev_pairs, ax_svc.restarts);
 }
 
 static const struct netdrv_ops ops = {
 	.name = "virtio-net", .init = init, .reset = reset, .set_poll = set_poll, .link = link,
 	.irq_ack = irq_ack, .tx = vnet_tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = vnet_harvest,
-	.publish = vnet_publish, .counter = counter, .banner = banner,
+	.set_queues = set_queues, .publish = vnet_publish, .counter = counter, .banner = banner,
 };
 
 int main(int argc, char **argv) { return netdrv_main(&ops, argc, argv); }

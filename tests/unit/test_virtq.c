@@ -1,8 +1,10 @@
 /* drivers/virtio-net/virtq.c: the split virtqueue against a model of a device written here
  * (it reads the available ring and descriptor chains, and writes used elements as the
- * virtio 1.0 spec says a device does), then a device that writes garbage. */
+ * virtio 1.0 spec says a device does), then a device that writes garbage; and the control
+ * queue's VQ_PAIRS_SET command (ctrlq.c) as a device reads and answers it. */
 #include "unit.h"
 #include "virtq.h"
+#include "ctrlq.h"
 
 #define N 8
 
@@ -245,6 +247,75 @@ static void peek_then_pop(void)
 	CHECK_EQ_U64(q.avail->idx, 2);
 }
 
+/* One VQ_PAIRS_SET the device answers with ack (0xff: it writes none) and a used length. */
+static int ctrl_round(struct virtq *q, struct dev *d, struct vnet_ctrl_cmd *cmd, uint8_t ack, uint32_t used_len)
+{
+	uint64_t addr[17];
+	uint32_t len[17], wlen;
+	int nd;
+	int r = vnet_ctrl_mq_pairs(q, cmd, 0x5000, 4);
+	CHECK_EQ_I64(r, VQ_OK);
+	if (r != VQ_OK)
+		return r;
+	virtq_publish(q);
+	int head = dev_take(d, addr, len, &nd, &wlen);
+	cmd->ack = ack;
+	dev_use(d, (uint32_t)head, used_len);
+	return vnet_ctrl_answer(q, cmd);
+}
+
+/* VQ_PAIRS_SET as the device reads it (virtio 1.0 §5.1.6.5.5): a read-only header (class
+ * 4, command 0), the read-only le16 pair count, then the one writable ack byte; the answer
+ * is the ack the device wrote, and only VIRTIO_NET_OK (0) is a yes. */
+static void control_queue_sets_the_pairs(void)
+{
+	struct virtq q;
+	struct dev d;
+	setup(&q, &d, 16);
+	static struct vnet_ctrl_cmd cmd; /* "at bus address" 0x5000 */
+	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 0), VQ_EINVAL);
+	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 0x8001), VQ_EINVAL);
+	CHECK_EQ_U64(virtq_space(&q), 16);
+	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 0x104), VQ_OK);
+	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 2), VQ_EFULL); /* one at a time */
+	CHECK(virtq_publish(&q));
+	uint64_t addr[17];
+	uint32_t len[17], wlen;
+	int nd;
+	int head = dev_take(&d, addr, len, &nd, &wlen);
+	CHECK_EQ_I64(head, 0);
+	CHECK_EQ_I64(nd, 3);
+	CHECK_EQ_U64(addr[0], 0x5000);
+	CHECK_EQ_U64(len[0], 2);
+	CHECK_EQ_U64(addr[1], 0x5002);
+	CHECK_EQ_U64(len[1], 2);
+	CHECK_EQ_U64(addr[2], 0x5004);
+	CHECK_EQ_U64(len[2], 1);
+	CHECK_EQ_U64(wlen, 1); /* the ack only */
+	CHECK(!(q.desc[0].flags & VQ_DESC_F_WRITE) && !(q.desc[1].flags & VQ_DESC_F_WRITE));
+	CHECK(q.desc[2].flags & VQ_DESC_F_WRITE);
+	const uint8_t *b = (const uint8_t *)&cmd;
+	CHECK_EQ_U64(b[0], VNET_CTRL_MQ);
+	CHECK_EQ_U64(b[1], VNET_CTRL_MQ_VQ_PAIRS_SET);
+	CHECK_EQ_U64(b[2], 0x04);
+	CHECK_EQ_U64(b[3], 0x01); /* little-endian 0x104 */
+	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_WAIT); /* no answer yet */
+	cmd.ack = VNET_CTRL_OK;
+	dev_use(&d, (uint32_t)head, 1);
+	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_DONE);
+	CHECK_EQ_U64(virtq_space(&q), 16);
+	/* refused: VIRTIO_NET_ERR, or a used element without the ack written; lies: more written
+	 * than the ack, an id never given */
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, VNET_CTRL_ERR, 1), VNET_CTRL_REFUSED);
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, 0xff, 0), VNET_CTRL_REFUSED);
+	CHECK_EQ_I64(ctrl_round(&q, &d, &cmd, VNET_CTRL_OK, 5), VNET_CTRL_BAD);
+	setup(&q, &d, 16);
+	CHECK_EQ_I64(vnet_ctrl_mq_pairs(&q, &cmd, 0x5000, 4), VQ_OK);
+	virtq_publish(&q);
+	dev_use(&d, 7, 1);
+	CHECK_EQ_I64(vnet_ctrl_answer(&q, &cmd), VNET_CTRL_BAD);
+}
+
 int main(void)
 {
 	unit_begin(__FILE__);
@@ -254,5 +325,6 @@ int main(void)
 	RUN(indices_wrap_and_completions_come_out_of_order);
 	RUN(garbage_from_the_device_is_refused);
 	RUN(peek_then_pop);
+	RUN(control_queue_sets_the_pairs);
 	return unit_end();
 }

@@ -42,10 +42,11 @@ static void publish(void)
 
 /* ip runs n queue pairs with us: the redirection table spreads received flows over them
  * (the rings beyond n stay empty, and no flow is steered there). */
-static void set_queues(unsigned n)
+static unsigned set_queues(unsigned n)
 {
 	ix.dev.rss_nq = n;
 	ix_rss_setup(&ix.dev);
+	return n;
 }
 
 static bool counter(uint64_t i, char *out, size_t cap)

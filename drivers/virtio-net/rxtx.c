@@ -7,10 +7,8 @@
  * hypervisor. A used element the device should not have written (virtq.h) resets the device:
  * ip takes everything back and resends.
  *
- * ip's queue q is pair q while the device runs that many (vn.active); if it refused more
- * pairs than ip runs with us (set_queues), ip's other queues transmit on pair 0, their
- * ND_TX_DONE still going back on the queue the frame came on, and their RX buffers wait in
- * lib/netdrv's spares (no frame arrives on a pair the device does not use). */
+ * ip's queue q is pair q: ip runs as many as the device took (set_queues' answer, in
+ * ND_RESET); pair_of guards against a q beyond them all the same. */
 #include "vnet.h"
 
 static struct vnet_pair *pair_of(unsigned q) { return &vn.p[q < vn.active ? q : 0]; }

@@ -192,15 +192,15 @@ static void reset(void)
 	nd.link = link();
 }
 
-/* ip runs n pairs with us (lib/netdrv, at each attach after the reset): the device is told
- * through the control queue and spreads received flows over n receive queues once it says
- * OK. Its answer is polled, at most VNET_CTRL_WAIT_NS; no answer, a refusal or a used element
- * it could not have written leaves it on one pair (ip's other queues then share it: rxtx.c). */
-static void set_queues(unsigned n)
+/* ip offers n pairs (lib/netdrv, at each attach after the reset): the device is told through
+ * the control queue and spreads received flows over n receive queues once it says OK. Its
+ * answer is polled, at most VNET_CTRL_WAIT_NS; no answer, a refusal or a used element it could
+ * not have written leaves it on one pair. Returns the pairs it runs (ND_RESET tells ip). */
+static unsigned set_queues(unsigned n)
 {
 	vn.active = 1;
-	if (!vn.ctrl_ok)
-		return;
+	if (!vn.ctrl_ok || n <= 1)
+		return 1;
 	const char *why = NULL;
 	if (vnet_ctrl_mq_pairs(&vn.ctrl, vn.cmd, vn.ctrl_bus + CTRL_CMD_OFF, (uint16_t)n) != VQ_OK) {
 		why = "a command is still in flight";
@@ -226,6 +226,7 @@ static void set_queues(unsigned n)
 		vn.c.ctrl_errors++;
 		ax_printf("virtio-net: the device did not take %u queue pairs (%s): one queue pair\n", n, why);
 	}
+	return vn.active;
 }
 
 static uint32_t irq_ack(bool *link_event)

@@ -132,8 +132,10 @@ int64_t nd_attach(void)
 	if (dropped)
 		ax_printf("%s: dropped %llu messages queued for a previous instance\n", nd.ops->name,
 			  (unsigned long long)dropped);
-	if (nd.ops->set_queues)
-		nd.ops->set_queues(nq);
+	if (nd.ops->set_queues) { /* (a device may take fewer than ip offers) */
+		unsigned took = nd.ops->set_queues(nq);
+		nq = took >= 1 && took <= nq ? took : 1;
+	}
 	attach_failures = 0;
 	nd.rx_pool = 0;
 	nd.attached = true;

@@ -68,9 +68,10 @@ struct netdrv_ops {
 	/* Received frames and finished TX of every queue to ip (netdrv_up_push on the queue's
 	 * channel); how many. */
 	int (*harvest)(void);
-	/* After a reset, before ND_RESET: run n queue pairs (1 .. nd.max_queues), received
-	 * flows spread over them (RSS). NULL: one queue. */
-	void (*set_queues)(unsigned n);
+	/* After a reset, before ND_RESET: run n queue pairs (1 .. nd.max_queues, what ip
+	 * offers), received flows spread over them (RSS); returns how many the device took
+	 * (1..n: ND_RESET tells ip). NULL: one queue. */
+	unsigned (*set_queues)(unsigned n);
 	void (*publish)(void);              /* tells the device what the pass queued */
 	void (*stats)(void);                /* reads the device's statistics before the counters are
 	                                       shown (NULL: none) */

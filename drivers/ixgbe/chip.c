@@ -11,6 +11,10 @@ static void wait_bit(struct ix_dev *d, uint32_t reg, uint32_t bit, bool set)
 		ix_delay(d, 10);
 }
 
+uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q) { return d->msix_nvec > 1 ? q % (d->msix_nvec - 1) : 0; }
+uint32_t ix_msix_other(const struct ix_dev *d) { return d->msix_nvec > 1 ? d->msix_nvec - 1 : 0; }
+uint32_t ix_msix_mask(const struct ix_dev *d) { return d->msix_nvec ? (1u << d->msix_nvec) - 1 : 0; }
+
 uint32_t ix_rdt(const struct ix_dev *d, uint32_t q) { return d->chip->rxq(q) + IX_Q_TAIL; }
 uint32_t ix_tdt(const struct ix_dev *d, uint32_t q) { return d->chip->txq(q) + IX_Q_TAIL; }
 
@@ -152,8 +156,20 @@ static void igb_mac_setup(struct ix_dev *d)
 	 * after CTRL.RST until this is written. */
 	ix_wr(d, IGB_MDIC, IGB_BMCR_AUTONEG | IGB_PHY_BMCR << 16 | IGB_MDIC_PHY1 | IGB_MDIC_WRITE);
 	wait_bit(d, IGB_MDIC, IGB_MDIC_READY, true);
-	ix_wr(d, IGB_GPIE, 0); /* not MSI-X mode: causes go to ICR and the INTx line */
 	ix_wr(d, IGB_IAM, 0);  /* reading ICR masks nothing */
+	if (!d->msix_nvec) {
+		ix_wr(d, IGB_GPIE, 0); /* not MSI-X mode: causes go to ICR and the INTx line */
+		return;
+	}
+	/* MSI-X mode: queue causes reach EICR bits (= vectors) through the IVARs, the other
+	 * causes enabled in IMS (the link) through IVAR_MISC; reading ICR clears it (NSICR).
+	 * A vector's message clears its EICR bit (EIAC) and masks it (EIAM: on the chip; QEMU's
+	 * model has no auto-mask, lib/netdrv masks through msix_hold anyway). GPIE first: QEMU's
+	 * model takes EIAC only in MSI-X mode. */
+	ix_wr(d, IGB_GPIE, IGB_GPIE_NSICR | IGB_GPIE_MSIX | IGB_GPIE_EIAME | IGB_GPIE_PBA);
+	ix_wr(d, IGB_IVAR_MISC, (IX_IVAR_VALID | ix_msix_other(d)) << 8);
+	ix_wr(d, IGB_EIAC, ix_msix_mask(d));
+	ix_wr(d, IGB_EIAM, ix_msix_mask(d));
 }
 
 static void igb_start(struct ix_dev *d)
@@ -162,14 +178,16 @@ static void igb_start(struct ix_dev *d)
 	ix_wr(d, IGB_TCTL, IGB_TCTL_EN | IGB_TCTL_PSP | IGB_TCTL_CT(0x0f) | IGB_TCTL_COLD(0x40));
 }
 
-/* IVAR: queue q (< 8) RX in byte 0 of IVAR0+4q, TX in byte 1; vector = 2q (RX), 2q+1 (TX).
- * Without MSI-X the 82576 raises ICR.RXDW/TXDW whatever the IVAR says; QEMU's model raises
- * TXDW only for a TX queue whose IVAR entry is valid, so it is filled in either way. */
+/* IVAR: queue q (< 8) RX in byte 0 of IVAR0+4q, TX in byte 1. Legacy: vector = 2q (RX),
+ * 2q+1 (TX): the 82576 raises ICR.RXDW/TXDW whatever the IVAR says, but QEMU's model raises
+ * TXDW only for a TX queue whose IVAR entry is valid, so it is filled in either way. MSI-X:
+ * both to the queue's vector (ix_msix_qvec). */
 static void igb_irq_route(struct ix_dev *d, uint32_t q)
 {
 	uint32_t reg = IGB_IVAR0 + 4 * (q % 8), sh = q < 8 ? 0 : 16;
+	uint32_t rx = d->msix_nvec ? ix_msix_qvec(d, q) : 2 * q, tx = d->msix_nvec ? rx : 2 * q + 1;
 	uint32_t v = ix_rd(d, reg) & ~(0xffffu << sh);
-	v |= (IX_IVAR_VALID | (2 * q)) << sh | (IX_IVAR_VALID | (2 * q + 1)) << (sh + 8);
+	v |= (IX_IVAR_VALID | rx) << sh | (IX_IVAR_VALID | tx) << (sh + 8);
 	ix_wr(d, reg, v);
 }
 
@@ -178,16 +196,28 @@ static void igb_irq_route(struct ix_dev *d, uint32_t q)
 static void igb_irq_mask(struct ix_dev *d, bool on)
 {
 	ix_wr(d, IGB_IMC, 0xffffffffu);
-	if (on)
+	if (d->msix_nvec) {
+		ix_wr(d, IGB_EIMC, 0xffffffffu);
+		if (on) {
+			ix_wr(d, IGB_IMS, IGB_ICR_LSC); /* the "other" cause; the queues are EICR's */
+			ix_wr(d, IGB_EIMS, ix_msix_mask(d));
+		}
+	} else if (on) {
 		ix_wr(d, IGB_IMS, IGB_CAUSES);
+	}
 }
 
+/* Legacy: ICR. MSI-X: EICR (the vectors that fired, clear on read) and ICR (the other
+ * causes: the link), both read. */
 static uint32_t igb_irq_cause(struct ix_dev *d, bool *link)
 {
-	uint32_t icr = ix_rd(d, IGB_ICR);
+	uint32_t eicr = d->msix_nvec ? ix_rd(d, IGB_EICR) : 0, icr = ix_rd(d, IGB_ICR);
 	*link = (icr & IGB_ICR_LSC) != 0;
-	return icr;
+	return eicr | icr;
 }
+
+/* Masked while lib/netdrv polls; unmasking sends at once what came meanwhile. */
+static void igb_msix_hold(struct ix_dev *d, bool hold) { ix_wr(d, hold ? IGB_EIMC : IGB_EIMS, ix_msix_mask(d)); }
 
 static bool igb_link(struct ix_dev *d) { return (ix_rd(d, IGB_STATUS) & IGB_STATUS_LU) != 0; }
 
@@ -202,7 +232,7 @@ const struct ix_chip ix_chip_82576 = {
 	.rx_err_ipe = IGB_RXE_IPE, .rx_err_l4e = IGB_RXE_TCPE, .rx_err_rxe = IGB_RXE_RXE,
 	.tx_olinfo_csum = 0, .mrqc_rss = IGB_MRQC_RSS, .rxcsum_val = IGB_RXCSUM_IPOFL | IGB_RXCSUM_TUOFL | IGB_RXCSUM_PCSD,
 	.reset = igb_reset, .mac_setup = igb_mac_setup, .start = igb_start, .irq_route = igb_irq_route,
-	.irq_mask = igb_irq_mask, .irq_cause = igb_irq_cause, .link = igb_link,
+	.irq_mask = igb_irq_mask, .irq_cause = igb_irq_cause, .msix_hold = igb_msix_hold, .link = igb_link,
 };
 
 /* ---- 82599 ---- */
@@ -228,7 +258,17 @@ static void ixgbe_reset(struct ix_dev *d)
 
 static void ixgbe_mac_setup(struct ix_dev *d)
 {
-	ix_wr(d, IXGBE_GPIE, 0);
+	if (d->msix_nvec) {
+		/* MSI-X mode: queue causes to vectors through the IVARs, the other causes (LSC)
+		 * through IVAR_MISC; a message clears its queue bits (EIAC; OCD: never the other
+		 * causes, which irq_cause reads and clears) and masks its vector (EIAM). */
+		ix_wr(d, IXGBE_GPIE, IXGBE_GPIE_MSIX | IXGBE_GPIE_OCD | IXGBE_GPIE_EIAME | IXGBE_GPIE_PBA);
+		ix_wr(d, IXGBE_IVAR_MISC, (IX_IVAR_VALID | ix_msix_other(d)) << 8);
+		ix_wr(d, IXGBE_EIAC, ix_msix_mask(d));
+		ix_wr(d, IXGBE_EIAM, ix_msix_mask(d));
+	} else {
+		ix_wr(d, IXGBE_GPIE, 0);
+	}
 	ix_wr(d, IXGBE_HLREG0, ix_rd(d, IXGBE_HLREG0) | IXGBE_HLREG0_TXCRCEN | IXGBE_HLREG0_RXCRCSTRP |
 				       IXGBE_HLREG0_TXPADEN);
 	ix_wr(d, IXGBE_RDRXCTL, ix_rd(d, IXGBE_RDRXCTL) | IXGBE_RDRXCTL_CRCSTRIP);
@@ -239,28 +279,41 @@ static void ixgbe_mac_setup(struct ix_dev *d)
 static void ixgbe_start(struct ix_dev *d) { ix_wr(d, IXGBE_RXCTRL, ix_rd(d, IXGBE_RXCTRL) | IXGBE_RXCTRL_RXEN); }
 
 /* IVAR(q/2): RX queue q in byte 0 (even q) or 2, TX in byte 1 or 3; legacy interrupts map
- * vector v to EICR bit v: RX q -> 2q, TX q -> 2q+1 (only 16 cause bits: q < 8). */
+ * vector v to EICR bit v: RX q -> 2q, TX q -> 2q+1 (only 16 cause bits: q < 8). MSI-X: both
+ * to the queue's vector. */
 static void ixgbe_irq_route(struct ix_dev *d, uint32_t q)
 {
 	uint32_t reg = IXGBE_IVAR(q / 2), sh = 16 * (q % 2);
+	uint32_t rx = d->msix_nvec ? ix_msix_qvec(d, q) : 2 * q, tx = d->msix_nvec ? rx : 2 * q + 1;
 	uint32_t v = ix_rd(d, reg) & ~(0xffffu << sh);
-	v |= (IX_IVAR_VALID | (2 * q)) << sh | (IX_IVAR_VALID | (2 * q + 1)) << (sh + 8);
+	v |= (IX_IVAR_VALID | rx) << sh | (IX_IVAR_VALID | tx) << (sh + 8);
 	ix_wr(d, reg, v);
+}
+
+static uint32_t ixgbe_causes(const struct ix_dev *d)
+{
+	if (d->msix_nvec)
+		return ix_msix_mask(d) | IXGBE_EICR_LSC;
+	return (d->nq >= 8 ? 0xffffu : (1u << (2 * d->nq)) - 1) | IXGBE_EICR_LSC;
 }
 
 static void ixgbe_irq_mask(struct ix_dev *d, bool on)
 {
 	ix_wr(d, IXGBE_EIMC, 0x7fffffffu);
 	if (on)
-		ix_wr(d, IXGBE_EIMS, (d->nq >= 8 ? 0xffffu : (1u << (2 * d->nq)) - 1) | IXGBE_EICR_LSC);
+		ix_wr(d, IXGBE_EIMS, ixgbe_causes(d));
 }
 
 static uint32_t ixgbe_irq_cause(struct ix_dev *d, bool *link)
 {
 	uint32_t eicr = ix_rd(d, IXGBE_EICR);
+	if (d->msix_nvec && eicr)
+		ix_wr(d, IXGBE_EICR, eicr); /* write 1 to clear: the other causes (OCD) */
 	*link = (eicr & IXGBE_EICR_LSC) != 0;
 	return eicr;
 }
+
+static void ixgbe_msix_hold(struct ix_dev *d, bool hold) { ix_wr(d, hold ? IXGBE_EIMC : IXGBE_EIMS, ixgbe_causes(d)); }
 
 static bool ixgbe_link(struct ix_dev *d) { return (ix_rd(d, IXGBE_LINKS) & IXGBE_LINKS_UP) != 0; }
 
@@ -275,7 +328,7 @@ const struct ix_chip ix_chip_82599 = {
 	.rx_err_ipe = IXGBE_RXE_IPE, .rx_err_l4e = IXGBE_RXE_TCPE, .rx_err_rxe = IXGBE_RXE_RXE,
 	.tx_olinfo_csum = IXGBE_TXD_CC, .mrqc_rss = IXGBE_MRQC_RSS, .rxcsum_val = IXGBE_RXCSUM_PCSD,
 	.reset = ixgbe_reset, .mac_setup = ixgbe_mac_setup, .start = ixgbe_start, .irq_route = ixgbe_irq_route,
-	.irq_mask = ixgbe_irq_mask, .irq_cause = ixgbe_irq_cause, .link = ixgbe_link,
+	.irq_mask = ixgbe_irq_mask, .irq_cause = ixgbe_irq_cause, .msix_hold = ixgbe_msix_hold, .link = ixgbe_link,
 };
 
 const struct ix_chip *ix_chip_of(uint16_t devid)

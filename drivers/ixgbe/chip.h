@@ -11,6 +11,7 @@
 #include "ix_regs.h"
 
 #define IX_MAXQ 8 /* queue pairs the driver sets up at most (queues=N) */
+#define IX_MSIX_MAX 8 /* MSI-X vectors the driver uses at most */
 
 /* Register access and waiting: MMIO in the driver, a model on the host. */
 struct ix_io {
@@ -49,9 +50,13 @@ struct ix_chip {
 	void (*reset)(struct ix_dev *d);      /* global reset: RX/TX off, no DMA, interrupts masked */
 	void (*mac_setup)(struct ix_dev *d);  /* before the queues: CRC strip, filters, TX DMA on */
 	void (*start)(struct ix_dev *d);      /* after the queues: receive and transmit on */
-	void (*irq_route)(struct ix_dev *d, uint32_t q); /* queue q's RX/TX causes to the legacy interrupt */
+	/* Interrupts, in legacy mode (d->msix_nvec 0: one cause register, the INTx line) or MSI-X
+	 * mode (msix_nvec vectors: GPIE, the IVARs route each cause to a vector, i.e. an EICR bit
+	 * and an MSI-X table entry; "other" causes such as the link through IVAR_MISC). */
+	void (*irq_route)(struct ix_dev *d, uint32_t q); /* queue q's RX/TX causes to their interrupt */
 	void (*irq_mask)(struct ix_dev *d, bool on);     /* causes the driver serves on (true) or all off */
-	uint32_t (*irq_cause)(struct ix_dev *d, bool *link); /* reads (clears) the cause register */
+	uint32_t (*irq_cause)(struct ix_dev *d, bool *link); /* reads (clears) the cause registers */
+	void (*msix_hold)(struct ix_dev *d, bool hold);  /* MSI-X: the vectors masked (the driver polls) or not */
 	bool (*link)(struct ix_dev *d);
 };
 
@@ -60,6 +65,7 @@ struct ix_dev {
 	const struct ix_io *io;
 	uint32_t nq;      /* queue pairs set up (1..IX_MAXQ) */
 	uint32_t rss_nq;  /* queues the redirection table spreads over (1: all to queue 0) */
+	uint32_t msix_nvec; /* MSI-X vectors (entries 0..n-1 of the table, 1..IX_MSIX_MAX); 0: legacy */
 	uint8_t rss_key[IX_RSSRK_BYTES];
 };
 
@@ -70,6 +76,13 @@ static inline void ix_delay(const struct ix_dev *d, uint32_t us) { d->io->delay_
 extern const struct ix_chip ix_chip_82576, ix_chip_82599;
 /* The chip of a PCI device id; NULL if not one of ours. */
 const struct ix_chip *ix_chip_of(uint16_t devid);
+
+/* MSI-X: the vector of queue q's causes and of the "other" causes (the link): with one
+ * vector everything is vector 0; with n > 1 the queues share vectors 0..n-2 and the other
+ * causes have n-1. The mask of every vector (EIMS/EIAC bits). */
+uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q);
+uint32_t ix_msix_other(const struct ix_dev *d);
+uint32_t ix_msix_mask(const struct ix_dev *d);
 
 /* Queue q's RX ring: ndesc descriptors at bus; disabled, programmed, enabled (polls up to 10
  * ms for the enable to show). Head and tail 0. */

@@ -43,6 +43,9 @@ int64_t hw_init(int argc, char **argv)
 	int64_t r = pci_read_func(&pci_kcall, bdf, &f);
 	if (r < 0)
 		return fail("cannot read its PCI function", r);
+	ix.pci = f;
+	nd.pci = &ix.pci;
+	nd.msix_want = 1; /* one vector for every cause (lib/netdrv binds it, or the line) */
 	const struct ix_chip *chip = f.vendor == IX_VENDOR ? ix_chip_of(f.device) : NULL;
 	if (!chip)
 		return fail("not an 82576 or 82599", -KE_INVAL);
@@ -115,6 +118,8 @@ bool hw_link(void) { return ix.dev.chip->link(&ix.dev); }
 
 uint32_t hw_irq_ack(bool *link_event) { return ix.dev.chip->irq_cause(&ix.dev, link_event); }
 
+void hw_irq_hold(bool hold) { ix.dev.chip->msix_hold(&ix.dev, hold); }
+
 static uint32_t stat_read(uint32_t reg, struct e1k_stat *s)
 {
 	if (!reg)
@@ -142,6 +147,7 @@ void hw_stats(void)
 void hw_reset(void)
 {
 	struct ix_dev *d = &ix.dev;
+	d->msix_nvec = nd.msix_nvec; /* lib/netdrv bound them (or not) before the first reset */
 	d->chip->reset(d);
 	read_mac();
 	memset(ix.ring_va, 0, 2 * d->nq * 4096);

@@ -43,10 +43,19 @@
 #define IGB_IMS 0x000d0
 #define IGB_IMC 0x000d8
 #define IGB_IAM 0x000e0
+#define IGB_EIMS 0x01524 /* extended causes: bit v = MSI-X vector v (MSI-X mode) */
 #define IGB_EIMC 0x01528
+#define IGB_EIAC 0x0152c /* auto-clear: EICR bit v cleared when vector v's message is sent */
+#define IGB_EIAM 0x01530 /* auto-mask: EIMS bit v cleared then (with GPIE.EIAME) */
 #define IGB_EICR 0x01580
-#define IGB_GPIE 0x01514 /* MSI-X mode bit 4 stays 0: legacy interrupts */
+#define IGB_GPIE 0x01514 /* 0: legacy interrupts (ICR and INTx) */
+#define IGB_GPIE_NSICR (1u << 0)      /* reading ICR clears it whatever IMS says */
+#define IGB_GPIE_MSIX (1u << 4)       /* multiple MSI-X: causes go to EICR bits through the IVARs */
+#define IGB_GPIE_EIAME (1u << 30)     /* EIAM applies to MSI-X messages */
+#define IGB_GPIE_PBA (1u << 31)       /* PBA support: MSI-X pending bits in the PBA */
 #define IGB_IVAR0 0x01700 /* queue n: RX byte 4n (n<8), TX byte 4n+1; bit 7 valid */
+#define IGB_IVAR_MISC 0x01740 /* byte 0: TCP timer, byte 1: other causes (ICR & IMS, e.g. LSC) */
+#define IGB_MSIX_VECTORS 10   /* the PF's MSI-X table (QEMU's model too) */
 #define IGB_EITR0 0x01680
 #define IGB_RCTL 0x00100
 #define IGB_RCTL_EN (1u << 1)
@@ -98,6 +107,12 @@
 #define IXGBE_EIMC 0x00888
 #define IXGBE_EIAC 0x00810
 #define IXGBE_GPIE 0x00898
+#define IXGBE_GPIE_MSIX (1u << 4)     /* multiple MSI-X mode */
+#define IXGBE_GPIE_OCD (1u << 5)      /* other clear disable: EIAC leaves EICR's other causes */
+#define IXGBE_GPIE_EIAME (1u << 30)
+#define IXGBE_GPIE_PBA (1u << 31)
+#define IXGBE_EIAM 0x00890
+#define IXGBE_IVAR_MISC 0x00a00 /* byte 0: TCP timer, byte 1: other causes */
 #define IXGBE_EITR0 0x00820
 #define IXGBE_IVAR(n) (0x00900u + 4u * (n)) /* queue pair: RX 2n byte 0, TX 2n byte 1, RX 2n+1 byte 2, TX byte 3 */
 #define IXGBE_RXQ(n) (0x01000u + 0x40u * (n)) /* RDBAL; RDBAH +4, RDLEN +8, RDH +0x10, RDT +0x18, RXDCTL +0x28 (n < 64) */

@@ -4,7 +4,7 @@
  * lib/netdrv's hooks (a queue pair of the device per queue pair with ip), the TX checksum
  * context, counters and banner. README.md has the queues, the interrupts, the
  * state and the recovery story.
- *   ixgbe pci=BB:DD.F [queues=N] [dedicated=1] [poll=1] [itr=USECS] [name=IF] [restarted=N] [hb=H] */
+ *   ixgbe pci=BB:DD.F [queues=N] [msix=0] [dedicated=1] [poll=1] [itr=USECS] [name=IF] [restarted=N] [hb=H] */
 #include "ixgbe.h"
 #include "pci.h"
 #include "service.h"
@@ -61,26 +61,33 @@ static bool counter(uint64_t i, char *out, size_t cap)
 	}
 	static const char *const names[] = { "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_drops",
 		"rx_no_buffer", "crc_errors", "rx_errors", "rx_bad_desc", "rx_csum_ok", "rx_csum_bad", "rx_rss_hashed",
-		"rx_last_rss_hash", "rx_ipv4", "rx_tcp", "rx_udp", "tx_csum_offloaded", "tx_contexts", "queues" };
+		"rx_last_rss_hash", "rx_ipv4", "rx_tcp", "rx_udp", "tx_csum_offloaded", "tx_contexts", "queues", "msix_vectors" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->rx_missed + nd.c.rx_dropped,
 		c->rx_no_buf, c->crc_errors, c->rx_errors, s.rx_bad_desc, s.rx_csum_ok, s.rx_csum_bad, s.rx_rss_hashed,
-		ix.q[0].c.last_rss_hash, s.rx_ipv4, s.rx_tcp, s.rx_udp, s.tx_csum, s.tx_contexts, ix.dev.nq };
+		ix.q[0].c.last_rss_hash, s.rx_ipv4, s.rx_tcp, s.rx_udp, s.tx_csum, s.tx_contexts, ix.dev.nq, ix.dev.msix_nvec };
 	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
 static void banner(void)
 {
 	uint16_t bdf = (uint16_t)nd.bdf;
-	ax_printf("ixgbe: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s mode, link %s, "
+	char how[48]; /* "interrupt mode (MSI-X, 1 vector)", "interrupt mode (INTx)", "polling mode" */
+	if (nd.poll_mode)
+		ksnprintf(how, sizeof(how), "polling mode");
+	else if (nd.msix_nvec)
+		ksnprintf(how, sizeof(how), "interrupt mode (MSI-X, %u vector%s)", nd.msix_nvec, nd.msix_nvec > 1 ? "s" : "");
+	else
+		ksnprintf(how, sizeof(how), "interrupt mode (INTx)");
+	ax_printf("ixgbe: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s, link %s, "
 		  "queues %u (RSS over %u), restart %u\n",
 		  ix.dev.chip->name, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3],
-		  nd.mac[4], nd.mac[5], nd.irq, nd.poll_mode ? "polling" : "interrupt", nd.link ? "up" : "down",
+		  nd.mac[4], nd.mac[5], nd.irq, how, nd.link ? "up" : "down",
 		  ix.dev.nq, ix.dev.rss_nq, ax_svc.restarts);
 }
 
 static const struct netdrv_ops ops = {
 	.name = "ixgbe", .init = hw_init, .reset = hw_reset, .set_poll = hw_set_poll, .set_itr = hw_set_itr,
-	.link = hw_link, .irq_ack = hw_irq_ack, .tx = tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = harvest,
+	.link = hw_link, .irq_ack = hw_irq_ack, .irq_hold = hw_irq_hold, .tx = tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = harvest,
 	.set_queues = set_queues, .publish = publish, .stats = hw_stats, .counter = counter, .banner = banner,
 };
 

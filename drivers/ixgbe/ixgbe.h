@@ -7,6 +7,7 @@
 #include "netdrv.h"
 #include "chip.h"
 #include "desc.h"
+#include "pci.h"
 #include "e1k_stat.h" /* drivers/e1000: a statistics register's new events, cleared on read or not */
 
 #define IX_RING 256 /* descriptors per ring; 16 bytes each, one page */
@@ -51,7 +52,8 @@ struct ix_counters { /* the device's statistics registers, summed */
 enum { IX_ST_CRC, IX_ST_RXERR, IX_ST_MPC, IX_ST_GPRC, IX_ST_GPTC, IX_ST_RNBC, IX_ST_N };
 
 struct ix {
-	struct ix_dev dev;        /* the chip, the register accessor, queues, RSS key */
+	struct ix_dev dev;        /* the chip, the register accessor, queues, RSS key, MSI-X vectors */
+	struct pci_func pci;      /* our function as read at start (lib/netdrv's MSI-X set-up reads it) */
 	volatile uint8_t *regs;
 	uint32_t itr_us;
 	int64_t ring_h;           /* one MOF_DMA object: RX ring q in page 2q, TX ring q in 2q+1 */
@@ -71,6 +73,7 @@ void hw_set_itr(uint32_t usecs);
 bool hw_link(void);
 void hw_stats(void);
 uint32_t hw_irq_ack(bool *link_event);
+void hw_irq_hold(bool hold);
 
 /* rings.c: every function takes its queue. */
 void ixq_reset(struct ixq *q);  /* forgets every buffer and frame (after the device reset) */

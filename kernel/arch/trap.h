@@ -11,6 +11,8 @@ struct trap_frame {
 #define VEC_PIC_BASE 0x20   /* legacy PIC, remapped and masked */
 #define VEC_IRQ_BASE 0x30   /* IOAPIC pins 0..23 */
 #define VEC_TIMER 0x40
+#define VEC_MSI_BASE 0x50   /* message-signalled interrupts of user drivers (proc/msi.c) */
+#define VEC_MSI_COUNT 32    /* 0x50..0x6f */
 #define VEC_IPI_CALL 0xf0
 #define VEC_IPI_RESCHED 0xf1
 #define VEC_IPI_KICK 0xf2    /* wakes a CPU halted waiting for the kernel lock */

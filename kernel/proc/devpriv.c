@@ -147,6 +147,8 @@ static bool pci_held(const struct devpriv *d, uint32_t bdf)
 	return false;
 }
 
+bool devpriv_pci_held(const struct proc *p, uint32_t bdf) { return pci_held(&p->dev, bdf); }
+
 static int add_pci(struct devpriv *d, uint32_t bdf)
 {
 	if (pci_held(d, bdf))
@@ -270,6 +272,8 @@ int64_t devpriv_call(struct thread *me, uint32_t n, const uint64_t a[6])
 		return mmio_map(me->proc, a[0], a[1], a[2]);
 	case KC_PCI_CFG:
 		return pci_cfg(me->proc, a[0], a[1], a[2], a[3]);
+	case KC_MSI_BIND:
+		return msi_bind(me, a[0], a[1], a[2], a[3]);
 	default:
 		return -KE_NOSYS;
 	}
@@ -280,6 +284,7 @@ void devpriv_grant_all(struct proc *p) { p->dev.all = true, p->dev.dma = true; }
 void devpriv_release(struct proc *p)
 {
 	devirq_release(p);
+	msi_release(p);
 	/* The serial dies with the bitmap: no CPU's cached key can name a later process. */
 	kfree(p->dev.io_allowed);
 	p->dev.io_allowed = NULL;

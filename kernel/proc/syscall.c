@@ -462,6 +462,7 @@ static int64_t dispatch(struct thread *me, uint32_t n, const uint64_t a[6])
 	case KC_IRQ_UNMASK:
 	case KC_MMIO_MAP:
 	case KC_PCI_CFG:
+	case KC_MSI_BIND:
 		return devpriv_call(me, n, a);
 	case KC_START:
 		return kc_start(me, (endpoint_t)a0);

@@ -29,7 +29,7 @@ static const char *const kcall_names[KC_COUNT + 1] = {
 	[KC_LINUX_ROUTE] = "linux_route", [KC_LX_PID] = "lx_pid", [KC_LX_FORK] = "lx_fork",
 	[KC_LX_THREAD] = "lx_thread", [KC_LX_EXEC] = "lx_exec", [KC_LX_SIGNAL] = "lx_signal",
 	[KC_LX_MMAP] = "lx_mmap", [KC_LX_PASS] = "lx_pass", [KC_LEGACY] = "legacy",
-	[KC_ALIVE] = "alive", [KC_TEXT] = "text", [KC_WAKE] = "wake", [KC_LX_MUNMAP] = "lx_munmap", [KC_COUNT] = "linux",
+	[KC_ALIVE] = "alive", [KC_TEXT] = "text", [KC_WAKE] = "wake", [KC_LX_MUNMAP] = "lx_munmap", [KC_MSI_BIND] = "msi_bind", [KC_COUNT] = "linux",
 };
 
 const char *kstat_kcall_name(uint32_t n) { return n <= KC_COUNT ? kcall_names[n] : NULL; }

@@ -6,6 +6,7 @@
 #include "heartbeat.h"
 #include "netq_proto.h"
 #include "pci.h"
+#include "pci_axolotl.h"
 
 #define TICK_NS 100000000ull /* the link, and the interrupt safety net */
 
@@ -32,8 +33,12 @@ void netdrv_link_check(void)
  * ignore it while masked, and the device holds it until the cause is read; so either it
  * reads 0 (the next event makes a new edge) or an event came meanwhile and the loop polls
  * once more. Not KIRQ_WATCHED: the line stays masked for as long as the device keeps us
- * busy (docs/decisions.md). */
-static bool irq_masked, irq_bound;
+ * busy (docs/decisions.md).
+ * MSI-X (a driver asking with nd.msix_want, the kernel giving vectors: KC_MSI_BIND): no line
+ * and nothing masked in the kernel; the same rule with the mask at the device: irq_hold(true)
+ * when an interrupt is taken, irq_hold(false) and the cause read again when idle (a message
+ * that came while held is sent by the device at the unmask, so none is lost). */
+static bool irq_masked, irq_bound, msix_closed;
 
 static uint32_t irq_ack(void)
 {
@@ -46,6 +51,8 @@ static uint32_t irq_ack(void)
 
 static void irq_taken(void)
 {
+	if (nd.msix_nvec)
+		nd.ops->irq_hold(true);
 	irq_masked = true;
 	irq_ack();
 }
@@ -55,14 +62,96 @@ static bool irq_rearm(void)
 	if (!irq_masked)
 		return false;
 	irq_masked = false;
-	kcall1(KC_IRQ_UNMASK, nd.irq);
+	if (nd.msix_nvec)
+		nd.ops->irq_hold(false);
+	else
+		kcall1(KC_IRQ_UNMASK, nd.irq);
 	return irq_ack() != 0;
+}
+
+/* MSI-X: vectors from the kernel, every one notifying NETDRV_IRQ_BIT; the function's table
+ * (its BAR mapped here) programmed with the kernel's messages, the entries beyond masked,
+ * MSI-X enabled and INTx off. 0, or why not (logged by the caller). */
+static int64_t msix_bind(const char **why)
+{
+	uint16_t bdf = (uint16_t)nd.bdf;
+	struct pci_msix m;
+	if (!nd.pci || pci_msix_find(&pci_kcall, nd.pci, &m) < 0) {
+		*why = "the function has no MSI-X capability";
+		return -KE_NOSYS;
+	}
+	unsigned n = nd.msix_want < m.size ? nd.msix_want : m.size;
+	n = n < KMSI_MAX ? n : KMSI_MAX;
+	uint64_t bits[KMSI_MAX];
+	struct kc_msi out[KMSI_MAX];
+	for (unsigned i = 0; i < n; i++)
+		bits[i] = NETDRV_IRQ_BIT;
+	int64_t r = kcall6(KC_MSI_BIND, bdf, n, (uint64_t)bits, (uint64_t)out, 0, 0);
+	if (r < 0) {
+		*why = "the kernel gave no vectors";
+		return r;
+	}
+	uint64_t pa = m.table_phys & ~0xfffull;
+	uint64_t pages = (m.table_phys - pa + (uint64_t)m.size * PCI_MSIX_ENTRY + 4095) / 4096;
+	int64_t va = kcall6(KC_MMIO_MAP, pa, pages, 0, 0, 0, 0);
+	if (va < 0) {
+		kcall6(KC_MSI_BIND, bdf, 0, 0, 0, 0, 0);
+		*why = "cannot map the MSI-X table";
+		return va;
+	}
+	volatile uint8_t *table = (volatile uint8_t *)va + (m.table_phys - pa);
+	if ((r = pci_msix_control(&pci_kcall, bdf, &m, true, true)) < 0) { /* on, every entry held */
+		kcall6(KC_MSI_BIND, bdf, 0, 0, 0, 0, 0);
+		*why = "cannot enable MSI-X";
+		return r;
+	}
+	for (unsigned i = 0; i < m.size; i++) {
+		if (i < n)
+			pci_msix_entry_write(table, i, out[i].addr, out[i].data, false);
+		else
+			pci_msix_entry_mask(table, i, true);
+	}
+	pci_command(&pci_kcall, bdf, PCI_CMD_INTX_OFF, 0);
+	pci_msix_control(&pci_kcall, bdf, &m, true, false);
+	nd.msix_nvec = n;
+	ax_printf("%s: MSI-X: %u of %u vectors (CPU vector %#x%s), table at BAR %u + %#x\n", nd.ops->name, n, m.size,
+		  out[0].vector, n > 1 ? "..." : "", m.table_bar, m.table_off);
+	return 0;
+}
+
+/* The INTx line after all: MSI-X left on by an earlier instance is turned off. */
+static void msix_off(void)
+{
+	struct pci_msix m;
+	if (nd.pci && pci_msix_find(&pci_kcall, nd.pci, &m) == 0)
+		pci_msix_control(&pci_kcall, (uint16_t)nd.bdf, &m, false, false);
 }
 
 void nd_bind_irq(void)
 {
-	if (irq_bound || !nd.irq)
+	if (irq_bound)
 		return;
+	if (nd.msix_want && !msix_closed) {
+		/* only before the first reset: the driver sets its device's mode there */
+		msix_closed = true;
+		const char *why = "msix=0";
+		int64_t r = nd.no_msix ? -KE_PERM : msix_bind(&why);
+		if (r == 0) {
+			irq_bound = true;
+			return;
+		}
+		msix_off();
+		if (nd.no_msix)
+			ax_printf("%s: msix=0: the INTx line\n", nd.ops->name);
+		else
+			ax_printf("%s: no MSI-X (%s, %lld): the INTx line\n", nd.ops->name, why, (long long)r);
+	}
+	if (!nd.irq) {
+		ax_printf("%s: no interrupt: polling\n", nd.ops->name);
+		nd.poll_mode = true;
+		nd.ops->set_poll(true);
+		return;
+	}
 	int64_t r = kcall6(KC_IRQ_BIND, nd.irq, NETDRV_IRQ_BIT, 0, 0, 0, 0);
 	if (r < 0) {
 		ax_printf("%s: cannot bind IRQ %u (%lld): polling\n", nd.ops->name, nd.irq, (long long)r);
@@ -206,6 +295,8 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv)
 			nd.dedicated = nd.poll_mode = true;
 		else if (!strcmp(argv[i], "poll=1"))
 			nd.poll_mode = true;
+		else if (!strcmp(argv[i], "msix=0"))
+			nd.no_msix = true;
 		else if (!strncmp(argv[i], "name=", 5) && strlen(argv[i] + 5) < sizeof(nd.ifname))
 			memcpy(nd.ifname, argv[i] + 5, strlen(argv[i] + 5) + 1);
 	}
@@ -215,10 +306,11 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv)
 	}
 	if (ops->init(argc, argv) < 0)
 		return 1;
-	if (!nd.irq)
+	if (!nd.irq && !(nd.msix_want && !nd.no_msix))
 		nd.poll_mode = true;
 	if (!nd.poll_mode)
 		nd_bind_irq();
+	msix_closed = true; /* (a later switch to interrupts, ND_CONF, takes the line) */
 	chan_axolotl_platform(&ndl.plat, &ndl.ipwake);
 	/* restartable: the device is reset, ip's buffers and channels are ip's, ip resends */
 	nd_loop = (struct ax_evloop){ .on_message = on_message, .on_notify = on_notify, .poll = poll,

@@ -44,6 +44,8 @@ struct netdrv_frame {
 
 enum netdrv_tx { NDTX_QUEUED, NDTX_FULL, NDTX_REFUSED };
 
+struct pci_func;
+
 struct netdrv_ops {
 	const char *name;  /* in log lines: "NAME: attached to ip ..." */
 	/* Once: the device (nd.bdf) mapped and set up, its memory made; fills nd.irq, nd.mac.
@@ -58,6 +60,9 @@ struct netdrv_ops {
 	/* Reads (so acknowledges) the interrupt cause: nonzero if any; *link_event if the link
 	 * may have changed. */
 	uint32_t (*irq_ack)(bool *link_event);
+	/* MSI-X (nd.msix_nvec > 0): the device's interrupt masked at the device (hold) while
+	 * the loop polls, or unmasked; a driver setting nd.msix_want must give it. */
+	void (*irq_hold)(bool hold);
 	/* Queue q (0 .. nd.nq-1) is the device's RX and TX queue q and ip's queue pair q. */
 	enum netdrv_tx (*tx)(unsigned q, const struct netdrv_frame *f);
 	/* Room in RX ring q for one more buffer; one of ip's RX buffers (NETDEV_RXBUF bytes at
@@ -85,6 +90,10 @@ struct netdrv {
 	char ifname[24];   /* our service name: ds keys ip/NAME.down, ip/NAME.up, ip/rx.NAME */
 	int32_t bdf;       /* pci=BB:DD.F from rs; -1: none */
 	uint8_t irq;       /* ISA line, 0: none */
+	unsigned msix_want; /* init: MSI-X vectors the driver can use (0: the INTx line only) */
+	unsigned msix_nvec; /* vectors bound and programmed (0: INTx); known before the first reset */
+	bool no_msix;      /* msix=0: the INTx line even where MSI-X is possible */
+	const struct pci_func *pci; /* init: the function as read (MSI-X: its capability, BARs) */
 	uint8_t mac[6];
 	bool link;
 	uint32_t caps;     /* NDF_TX_CSUM_* the device does (said in ND_RESET) */

@@ -222,6 +222,66 @@ int64_t pci_command(const struct pci_cfg *c, uint16_t bdf, uint16_t set, uint16_
 	return c->write(c->ctx, bdf, PCI_COMMAND, 2, ((uint32_t)cmd & ~(uint32_t)clear) | set);
 }
 
+/* ---- MSI-X ---- */
+
+int64_t pci_msix_find(const struct pci_cfg *c, const struct pci_func *f, struct pci_msix *out)
+{
+	uint8_t cap = pci_cap_find(f, PCI_CAP_MSIX);
+	if (!cap || cap > 256 - 12)
+		return -1;
+	int64_t ctl = rd(c, f->bdf, (uint8_t)(cap + PCI_MSIX_CTRL), 2);
+	int64_t tab = ctl < 0 ? ctl : rd(c, f->bdf, (uint8_t)(cap + PCI_MSIX_TABLE), 4);
+	int64_t pba = tab < 0 ? tab : rd(c, f->bdf, (uint8_t)(cap + PCI_MSIX_PBA), 4);
+	if (pba < 0)
+		return pba;
+	struct pci_msix m = { .cap = cap, .size = (uint16_t)(((uint32_t)ctl & PCI_MSIX_QSIZE) + 1),
+			      .table_bar = (uint8_t)(tab & 7), .pba_bar = (uint8_t)(pba & 7),
+			      .table_off = (uint32_t)tab & ~7u, .pba_off = (uint32_t)pba & ~7u };
+	if (m.table_bar >= PCI_MAX_BARS || m.pba_bar >= PCI_MAX_BARS)
+		return -1;
+	const struct pci_bar *tb = &f->bar[m.table_bar], *pb = &f->bar[m.pba_bar];
+	if (tb->kind != PCI_BAR_MEM || pb->kind != PCI_BAR_MEM || !tb->base || !pb->base)
+		return -1;
+	if ((uint64_t)m.table_off + (uint64_t)m.size * PCI_MSIX_ENTRY > tb->size ||
+	    (uint64_t)m.pba_off + ((m.size + 63u) / 64u) * 8u > pb->size)
+		return -1;
+	m.table_phys = tb->base + m.table_off;
+	*out = m;
+	return 0;
+}
+
+int64_t pci_msix_control(const struct pci_cfg *c, uint16_t bdf, const struct pci_msix *m, bool enable, bool fmask)
+{
+	int64_t ctl = rd(c, bdf, (uint8_t)(m->cap + PCI_MSIX_CTRL), 2);
+	if (ctl < 0)
+		return ctl;
+	uint32_t v = (uint32_t)ctl & ~(uint32_t)(PCI_MSIX_ENABLE | PCI_MSIX_FMASK);
+	v |= (enable ? PCI_MSIX_ENABLE : 0u) | (fmask ? PCI_MSIX_FMASK : 0u);
+	return c->write(c->ctx, bdf, (uint8_t)(m->cap + PCI_MSIX_CTRL), 2, v);
+}
+
+static volatile uint32_t *msix_entry(volatile void *table, uint32_t i)
+{
+	return (volatile uint32_t *)((volatile uint8_t *)table + (uint64_t)i * PCI_MSIX_ENTRY);
+}
+
+void pci_msix_entry_mask(volatile void *table, uint32_t i, bool masked)
+{
+	volatile uint32_t *e = msix_entry(table, i);
+	e[3] = (e[3] & ~(uint32_t)PCI_MSIX_ENTRY_MASKED) | (masked ? PCI_MSIX_ENTRY_MASKED : 0u);
+}
+
+void pci_msix_entry_write(volatile void *table, uint32_t i, uint64_t addr, uint32_t data, bool masked)
+{
+	volatile uint32_t *e = msix_entry(table, i);
+	pci_msix_entry_mask(table, i, true);
+	e[0] = (uint32_t)addr;
+	e[1] = (uint32_t)(addr >> 32);
+	e[2] = data;
+	if (!masked)
+		pci_msix_entry_mask(table, i, false);
+}
+
 static int hexval(char ch)
 {
 	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10

@@ -28,6 +28,17 @@
 #define PCI_CMD_MASTER 0x4
 #define PCI_CMD_INTX_OFF 0x400
 #define PCI_STATUS_CAPS 0x10
+#define PCI_CAP_MSI 0x05
+#define PCI_CAP_MSIX 0x11
+/* MSI-X capability: message control at +2, table offset/BIR at +4, PBA offset/BIR at +8. */
+#define PCI_MSIX_CTRL 2
+#define PCI_MSIX_TABLE 4
+#define PCI_MSIX_PBA 8
+#define PCI_MSIX_ENABLE 0x8000
+#define PCI_MSIX_FMASK 0x4000 /* function mask: no entry sends while set */
+#define PCI_MSIX_QSIZE 0x07ff /* table size - 1 */
+#define PCI_MSIX_ENTRY 16     /* bytes per table entry: address low, high, data, vector control */
+#define PCI_MSIX_ENTRY_MASKED 1
 
 #define PCI_MAX_BARS 6
 #define PCI_MAX_CAPS 16
@@ -82,5 +93,24 @@ int64_t pci_find(const struct pci_cfg *c, uint16_t vendor, uint16_t device, unsi
 uint8_t pci_cap_find(const struct pci_func *f, uint8_t id);
 /* Sets bits in the command register (e.g. PCI_CMD_MEM | PCI_CMD_MASTER) and clears others. */
 int64_t pci_command(const struct pci_cfg *c, uint16_t bdf, uint16_t set, uint16_t clear);
+/* MSI-X (README.md "MSI-X"): where a function's table and pending-bit array are. */
+struct pci_msix {
+	uint8_t cap;            /* the capability's offset */
+	uint16_t size;          /* table entries (1..2048) */
+	uint8_t table_bar, pba_bar;
+	uint32_t table_off, pba_off; /* within their BARs (8-byte aligned) */
+	uint64_t table_phys;    /* the table's physical address (its BAR's base + offset) */
+};
+/* Reads f's MSI-X capability (f from pci_read_func: BARs sized). 0 with *out filled; -1 if
+ * f has none or it is unusable (a BIR naming no memory BAR, a table or PBA beyond its BAR);
+ * or a negative access error. */
+int64_t pci_msix_find(const struct pci_cfg *c, const struct pci_func *f, struct pci_msix *out);
+/* Message control: enable (and function mask) on or off; the other bits kept. */
+int64_t pci_msix_control(const struct pci_cfg *c, uint16_t bdf, const struct pci_msix *m, bool enable, bool fmask);
+/* Entry i of a mapped table (table: its first byte): masked, address and data written,
+ * then unmasked unless `masked` (the order the PCI spec asks for a live entry). */
+void pci_msix_entry_write(volatile void *table, uint32_t i, uint64_t addr, uint32_t data, bool masked);
+void pci_msix_entry_mask(volatile void *table, uint32_t i, bool masked);
+
 /* Parses "BB:DD.F" (hex, as lspci prints) at s; returns the bdf or -1. */
 int32_t pci_parse_bdf(const char *s);

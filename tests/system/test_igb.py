@@ -1,13 +1,14 @@
 """The default image on QEMU's emulated Intel 82576 (`-device igb`, QEMU 8.0 and later: the
 QEMU 10 of build/qemu), as `make run NIC=igb` boots it: rs finds 8086:10c9 and starts
-drivers/ixgbe (advanced descriptors, RSS, legacy INTx), e1000 and virtio-net (optional, no
-device) are absent. One guest for the file (a module fixture, test_tcp_apps.boot_apps), the
+drivers/ixgbe (advanced descriptors, RSS, MSI-X: one vector from KC_MSI_BIND for every cause),
+e1000 and virtio-net (optional, no device) are absent. One guest for the file (a module fixture, test_tcp_apps.boot_apps), the
 tests in this order:
-- the boot: the driver's device line (82576, interrupt mode, link up), the others absent,
-  the lease;
+- the boot: the driver's device line (82576, interrupt mode through MSI-X, link up), the
+  others absent, the lease;
 - lighttpd's files byte-exact, memcached's values exact, through forwards of 127.0.0.1;
 - UDP: udpecho answers 50 datagrams from the host, each exact on the wire (filter-dump);
-- the driver's counters (netstat): frames both ways, interrupts taken, no bad descriptors,
+- the driver's counters (netstat): frames both ways, interrupts taken (MSI-X messages: the
+  vector's notifications), no bad descriptors,
   RX checksum status given to ip and counted there (tcp_rx_csum_hw), TX checksum offload
   used (the device's contexts, tcp_tx_csum_hw), every frame RSS-hashed (RETA on queue 0);
 - ixgbe killed under a checked 16 MiB TCP stream: rs restarts it, the one connection
@@ -54,8 +55,13 @@ def test_rs_starts_the_driver_of_the_nic_that_is_there(apps):
                   out, re.M)
     assert m and int(m.group(1)) >= 1 and 1 <= int(m.group(2)) <= 15, out[:6000]
     # (the link comes up when the PHY's autonegotiation, restarted at every reset, completes)
-    assert re.search(r"^ixgbe: 82576 at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode, link (up|down), "
-                     r"queues 4 \(RSS over \d\)", out, re.M), out[:6000]
+    assert re.search(r"^ixgbe: 82576 at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode \(MSI-X, 1 vector\), "
+                     r"link (up|down), queues 4 \(RSS over \d\)", out, re.M), out[:6000]
+    # lib/netdrv took a vector from the kernel's pool (0x50..0x6f) and programmed entry 0 of
+    # the table QEMU's igb has in BAR 3
+    m = re.search(r"^(?:axolotl> )?ixgbe: MSI-X: 1 of (\d+) vectors \(CPU vector (0x[0-9a-f]+)\), table at BAR (\d) \+ (?:0x[0-9a-f]+|0)$", out, re.M)
+    assert m and int(m.group(1)) >= 1 and 0x50 <= int(m.group(2), 16) < 0x70, out[:6000]
+    assert not re.search(r"ixgbe: no MSI-X", out), out[:6000]
     assert re.search(r"^ixgbe: link up$", out, re.M) or re.search(r"link up, queues", out), out[:6000]
     assert re.search(r"^ixgbe: attached to ip ", out, re.M), out[:6000]
     assert re.search(r"^ip: ixgbe: driver attached, mac 52:54:00:12:34:56, link (up|down), 4 queue pairs", out, re.M), \
@@ -106,7 +112,8 @@ def test_driver_counters_and_offloads(apps):
     c, ip = b["ixgbe"], b["ip"]
     assert c["rx_packets"] > 100 and c["tx_packets"] > 100, c
     assert c["rx_bytes"] > 4 << 20 or c["tx_bytes"] > 4 << 20, c
-    assert c["interrupts"] > 0, c  # interrupt mode really took interrupts (legacy INTx)
+    # interrupt mode really took interrupts: MSI-X messages (no INTx line is bound)
+    assert c["interrupts"] > 0 and c["msix_vectors"] == 1, c
     assert c["rx_bad_desc"] == 0 and c["bad_messages"] == 0 and c["link_up"] == 1 and c["crc_errors"] == 0, c
     assert c["queues"] == 4, c
     # RX checksum offload: the descriptors' status reached ip, which counted it

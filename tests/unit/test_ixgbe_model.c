@@ -47,7 +47,7 @@ static uint32_t m_rd(void *ctx, uint32_t reg)
 		return 0xdeadbeef;
 	uint32_t v = m->r[reg / 4];
 	if (m->chip == &ix_chip_82576) {
-		if (reg == IGB_ICR)
+		if (reg == IGB_ICR || reg == IGB_EICR)
 			m->r[reg / 4] = 0; /* clear on read */
 		if (reg == IGB_STATUS)
 			v = m->link ? IGB_STATUS_LU : 0;
@@ -74,6 +74,18 @@ static void m_wr(void *ctx, uint32_t reg, uint32_t v)
 	}
 	if (reg == (igb ? IGB_IMS : IXGBE_EIMS)) {
 		m->r[reg / 4] |= v;
+		return;
+	}
+	if (igb && reg == IGB_EIMS) { /* the 82576's extended (MSI-X vector) mask pair */
+		m->r[reg / 4] |= v;
+		return;
+	}
+	if (igb && reg == IGB_EIMC) {
+		m->r[IGB_EIMS / 4] &= ~v;
+		return;
+	}
+	if (!igb && reg == IXGBE_EICR) { /* write 1 to clear */
+		m->r[reg / 4] &= ~v;
 		return;
 	}
 	if (reg == (igb ? IGB_IMC : IXGBE_EIMC)) {
@@ -144,6 +156,15 @@ static void the_chip_table_knows_the_ids(void)
 	CHECK_STR(ix_chip_82599.name, "82599");
 }
 
+/* EICR with vector (queue cause) 0 and LSC: irq_cause returns both and says the link. */
+static void the_82599_sees_vector_0_and_lsc(struct ix_dev *d)
+{
+	R(0x00800) = 1u << 20 | 1u;
+	bool link = false;
+	CHECK_EQ_U64(d->chip->irq_cause(d, &link), 1u << 20 | 1u);
+	CHECK(link);
+}
+
 static void the_82599_queues_rss_and_interrupts(void)
 {
 	struct ix_dev d = dev_for(&ix_chip_82599, 2, 2);
@@ -190,10 +211,8 @@ static void the_82599_queues_rss_and_interrupts(void)
 	/* interrupts: EIMS the four queue vectors and LSC; EICR cleared by reading */
 	d.chip->irq_mask(&d, true);
 	CHECK_EQ_U64(R(0x00880), 0xfu | 1u << 20);
-	R(0x00800) = 1u << 20 | 1u;
 	bool link = false;
-	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1u << 20 | 1u);
-	CHECK(link);
+	the_82599_sees_vector_0_and_lsc(&d);
 	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 0);
 	CHECK(!link);
 	d.chip->irq_mask(&d, false);
@@ -249,6 +268,90 @@ static void the_82576_queues_rss_and_interrupts(void)
 	CHECK(d.chip->link(&d));
 	M.link = false;
 	CHECK(!d.chip->link(&d));
+}
+
+/* MSI-X mode with one vector (what the driver runs on QEMU's igb): GPIE in MSI-X mode,
+ * every queue's RX and TX cause and the other causes (the link) on vector 0, which clears
+ * (EIAC) and masks (EIAM) itself at each message; EIMS vector 0, IMS only the link; the
+ * vector held and released (lib/netdrv's irq_hold) through EIMC/EIMS; the cause from EICR
+ * and ICR. Then two vectors: the queues on vector 0, the other causes on vector 1. */
+static void the_82576_in_msix_mode(void)
+{
+	struct ix_dev d = dev_for(&ix_chip_82576, 4, 4);
+	d.msix_nvec = 1;
+	bring_up(&d);
+	CHECK_EQ_U64(R(0x01514), 1u | 1u << 4 | 1u << 30 | 1u << 31); /* NSICR, MSI-X, EIAME, PBA */
+	for (uint32_t q = 0; q < 4; q++)
+		CHECK_EQ_U64(R(0x01700 + 4 * q), 0x8080u); /* RX q and TX q: vector 0, valid */
+	CHECK_EQ_U64(R(0x01740), 0x8000u);  /* IVAR_MISC: other causes -> vector 0 */
+	CHECK_EQ_U64(R(0x0152c), 1);        /* EIAC */
+	CHECK_EQ_U64(R(0x01530), 1);        /* EIAM */
+	d.chip->irq_mask(&d, true);
+	CHECK_EQ_U64(R(0x01524), 1);        /* EIMS: vector 0 */
+	CHECK_EQ_U64(R(0x000d0), 1u << 2);  /* IMS: only LSC, the queues are EICR's */
+	d.chip->msix_hold(&d, true);
+	CHECK_EQ_U64(R(0x01524), 0);
+	d.chip->msix_hold(&d, false);
+	CHECK_EQ_U64(R(0x01524), 1);
+	R(0x01580) = 1;                     /* vector 0 fired for a queue */
+	bool link = true;
+	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1);
+	CHECK(!link);
+	R(0x01580) = 1, R(0x000c0) = 1u << 2; /* and for the link (ICR.LSC) */
+	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1u | 1u << 2);
+	CHECK(link);
+	CHECK_EQ_U64(R(0x01580), 0); CHECK_EQ_U64(R(0x000c0), 0); /* both read, so cleared */
+	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 0);
+	d.chip->irq_mask(&d, false);
+	CHECK_EQ_U64(R(0x01524), 0); CHECK_EQ_U64(R(0x000d0), 0);
+
+	d = dev_for(&ix_chip_82576, 2, 2);
+	d.msix_nvec = 2;
+	bring_up(&d);
+	CHECK_EQ_U64(R(0x01700), 0x8080u); CHECK_EQ_U64(R(0x01704), 0x8080u); /* one queue vector: 0 */
+	CHECK_EQ_U64(R(0x01740), 0x8100u);  /* the link on vector 1 */
+	CHECK_EQ_U64(R(0x0152c), 3);
+	d.chip->irq_mask(&d, true);
+	CHECK_EQ_U64(R(0x01524), 3);
+	/* back to legacy after a reset: GPIE 0, the IVARs as before */
+	d.msix_nvec = 0;
+	bring_up(&d);
+	CHECK_EQ_U64(R(0x01514), 0);
+	CHECK_EQ_U64(R(0x01700), 0x8180u);
+}
+
+/* The 82599 in MSI-X mode (datasheet 7.3: GPIE.Multiple_MSIX, IVAR(q/2) alloc to vectors,
+ * IVAR_MISC for the other causes, EIAC/EIAM), model only: one vector, then three (queues
+ * 0 and 2 on vector 0, 1 and 3 on vector 1, the link on vector 2). */
+static void the_82599_in_msix_mode(void)
+{
+	struct ix_dev d = dev_for(&ix_chip_82599, 4, 4);
+	d.msix_nvec = 1;
+	bring_up(&d);
+	CHECK_EQ_U64(M.order_errors, 0);
+	CHECK_EQ_U64(R(0x00898), 1u << 4 | 1u << 5 | 1u << 30 | 1u << 31); /* MSI-X, OCD, EIAME, PBA */
+	CHECK_EQ_U64(R(0x00900), 0x80808080u); /* RX/TX 0 and 1: vector 0 */
+	CHECK_EQ_U64(R(0x00904), 0x80808080u);
+	CHECK_EQ_U64(R(0x00a00), 0x8000u);
+	CHECK_EQ_U64(R(0x00810), 1); /* EIAC */
+	CHECK_EQ_U64(R(0x00890), 1); /* EIAM */
+	d.chip->irq_mask(&d, true);
+	CHECK_EQ_U64(R(0x00880), 1u | 1u << 20);
+	d.chip->msix_hold(&d, true);
+	CHECK_EQ_U64(R(0x00880), 0);
+	d.chip->msix_hold(&d, false);
+	CHECK_EQ_U64(R(0x00880), 1u | 1u << 20);
+	the_82599_sees_vector_0_and_lsc(&d);
+	CHECK_EQ_U64(R(0x00800), 0); /* written back: cleared */
+
+	d = dev_for(&ix_chip_82599, 4, 4);
+	d.msix_nvec = 3;
+	bring_up(&d);
+	CHECK_EQ_U64(R(0x00900), 0x81818080u); /* queue 0 -> 0, queue 1 -> 1 */
+	CHECK_EQ_U64(R(0x00904), 0x81818080u); /* queue 2 -> 0, queue 3 -> 1 */
+	CHECK_EQ_U64(R(0x00a00), 0x8200u);     /* the link on vector 2 */
+	CHECK_EQ_U64(R(0x00810), 7);
+	CHECK_EQ_U64(ix_msix_qvec(&d, 3), 1); CHECK_EQ_U64(ix_msix_other(&d), 2); CHECK_EQ_U64(ix_msix_mask(&d), 7);
 }
 
 static void one_queue_sends_every_hash_to_queue_0(void)
@@ -414,6 +517,8 @@ int main(void)
 	RUN(the_chip_table_knows_the_ids);
 	RUN(the_82599_queues_rss_and_interrupts);
 	RUN(the_82576_queues_rss_and_interrupts);
+	RUN(the_82576_in_msix_mode);
+	RUN(the_82599_in_msix_mode);
 	RUN(one_queue_sends_every_hash_to_queue_0);
 	RUN(the_mac_comes_from_ral0_or_the_eeprom);
 	RUN(tx_data_and_context_descriptors);

@@ -1,11 +1,12 @@
 /* lib/pci against a model of a PCI bus: BAR decoding (32- and 64-bit memory, I/O, absent),
  * sizing that restores every register, enumeration across a bridge and multi-function
  * devices, functions the caller does not hold skipped, lookup by id, capabilities (a loop
- * in a broken list ends), bus:dev.fn parsing. */
+ * in a broken list ends), MSI-X (the capability, its table and PBA, enabling and masking,
+ * writing entries), bus:dev.fn parsing. */
 #include "unit.h"
 #include "pci.h"
 
-#define NF 8
+#define NF 9
 struct mfunc {
 	uint16_t bdf;
 	bool denied; /* the caller does not hold it: reads fail */
@@ -199,6 +200,79 @@ static void command_bits(void)
 	CHECK(pci_command(&model, PCI_BDF(0, 6, 0), PCI_CMD_MASTER, 0) < 0);
 }
 
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* An 82576-like function: MSI-X with 10 entries, table at 0 and PBA at 0x2000 of BAR 3. */
+static struct mfunc *add_msix_func(uint16_t bdf)
+{
+	struct mfunc *f = add(bdf, 0x8086, 0x10c9, 0x02000001, 0);
+	bar(f, 0, 0xfe000000, 0xfffe0000); /* 128 KiB registers */
+	bar(f, 3, 0xfe020000, 0xffffc000); /* 16 KiB: the MSI-X table and PBA */
+	put16(f->cfg + 6, PCI_STATUS_CAPS);
+	f->cfg[0x34] = 0x50;
+	f->cfg[0x50] = 0x05, f->cfg[0x51] = 0x70; /* MSI -> */
+	f->cfg[0x70] = 0x11, f->cfg[0x71] = 0x00; /* MSI-X, end */
+	put16(f->cfg + 0x72, (10 - 1) | PCI_MSIX_FMASK); /* firmware left the function masked */
+	put32(f->cfg + 0x74, 0x0000 | 3);
+	put32(f->cfg + 0x78, 0x2000 | 3);
+	return f;
+}
+
+static void msix_capability(void)
+{
+	build();
+	struct mfunc *mf = add_msix_func(PCI_BDF(0, 7, 0));
+	struct pci_func f;
+	struct pci_msix m;
+	REQUIRE(pci_read_func(&model, PCI_BDF(0, 7, 0), &f) == 0);
+	REQUIRE(pci_msix_find(&model, &f, &m) == 0);
+	CHECK_EQ_U64(m.cap, 0x70); CHECK_EQ_U64(m.size, 10);
+	CHECK_EQ_U64(m.table_bar, 3); CHECK_EQ_U64(m.table_off, 0);
+	CHECK_EQ_U64(m.pba_bar, 3); CHECK_EQ_U64(m.pba_off, 0x2000);
+	CHECK_EQ_U64(m.table_phys, 0xfe020000);
+	/* enable with the function masked, then unmask: the size bits are kept */
+	CHECK_EQ_I64(pci_msix_control(&model, f.bdf, &m, true, true), 0);
+	CHECK_EQ_U64(get16(mf->cfg + 0x72), PCI_MSIX_ENABLE | PCI_MSIX_FMASK | 9);
+	CHECK_EQ_I64(pci_msix_control(&model, f.bdf, &m, true, false), 0);
+	CHECK_EQ_U64(get16(mf->cfg + 0x72), PCI_MSIX_ENABLE | 9);
+	CHECK_EQ_I64(pci_msix_control(&model, f.bdf, &m, false, false), 0);
+	CHECK_EQ_U64(get16(mf->cfg + 0x72), 9);
+	/* no MSI-X: the e1000 (MSI only), and a function we do not hold */
+	struct pci_func e;
+	REQUIRE(pci_read_func(&model, PCI_BDF(0, 3, 0), &e) == 0);
+	CHECK_EQ_I64(pci_msix_find(&model, &e, &m), -1);
+	CHECK(pci_msix_control(&model, PCI_BDF(0, 6, 0), &m, true, false) < 0);
+	/* unusable: the table beyond its BAR, a BIR naming no memory BAR */
+	put32(mf->cfg + 0x74, 0x3ff8 | 3);
+	REQUIRE(pci_read_func(&model, f.bdf, &f) == 0);
+	CHECK_EQ_I64(pci_msix_find(&model, &f, &m), -1);
+	put32(mf->cfg + 0x74, 0x0000 | 1);
+	REQUIRE(pci_read_func(&model, f.bdf, &f) == 0);
+	CHECK_EQ_I64(pci_msix_find(&model, &f, &m), -1);
+	put32(mf->cfg + 0x74, 0x0000 | 7);
+	REQUIRE(pci_read_func(&model, f.bdf, &f) == 0);
+	CHECK_EQ_I64(pci_msix_find(&model, &f, &m), -1);
+}
+
+static void msix_entries(void)
+{
+	uint32_t table[10 * 4];
+	for (int i = 0; i < 10; i++) /* reset state: every entry masked */
+		table[4 * i] = 0xdead, table[4 * i + 1] = 0xbeef, table[4 * i + 2] = 0x1234, table[4 * i + 3] = 1;
+	pci_msix_entry_write(table, 0, 0xfee01000, 0x51, false);
+	CHECK_EQ_U64(table[0], 0xfee01000); CHECK_EQ_U64(table[1], 0); CHECK_EQ_U64(table[2], 0x51);
+	CHECK_EQ_U64(table[3], 0);
+	pci_msix_entry_write(table, 9, 0x1fee00000ull, 0x6f, true); /* stays masked */
+	CHECK_EQ_U64(table[36], 0xfee00000); CHECK_EQ_U64(table[37], 1); CHECK_EQ_U64(table[38], 0x6f);
+	CHECK_EQ_U64(table[39], 1);
+	CHECK_EQ_U64(table[4], 0xdead); CHECK_EQ_U64(table[7], 1); /* its neighbour untouched */
+	table[3] = 0xf0; /* reserved bits of vector control are kept */
+	pci_msix_entry_mask(table, 0, true);
+	CHECK_EQ_U64(table[3], 0xf1);
+	pci_msix_entry_mask(table, 0, false);
+	CHECK_EQ_U64(table[3], 0xf0);
+}
+
 static void bdf_parsing(void)
 {
 	CHECK_EQ_I64(pci_parse_bdf("00:03.0"), PCI_BDF(0, 3, 0));
@@ -220,6 +294,8 @@ int main(void)
 	RUN(read_func_sizes_and_restores);
 	RUN(enumeration_and_lookup);
 	RUN(command_bits);
+	RUN(msix_capability);
+	RUN(msix_entries);
 	RUN(bdf_parsing);
 	return unit_end();
 }

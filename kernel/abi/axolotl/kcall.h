@@ -91,6 +91,11 @@ enum kcall {
 	KC_WAKE = 45,        /* (op WK_*, a, b): a Linux process's wake word (linux/wakeword.c) */
 	KC_LX_MUNMAP = 46,   /* (endpoint thread, addr, len): a POSIX server answering thread's call
 	                        (shmdt) removes a range of thread's mappings, as munmap would */
+	KC_MSI_BIND = 47,    /* (bdf, nvec, const uint64_t bits[nvec], struct kc_msi out[nvec]): nvec
+	                        (<= KMSI_MAX) message-signalled interrupt vectors for PCI function bdf
+	                        (KPRIV_PCI), vector i notifying the caller with bits[i]; out[i] says
+	                        what to program in the function's MSI-X (or MSI) entry i; returns
+	                        nvec. Replaces the caller's earlier vectors for bdf; nvec 0 frees them */
 	KC_COUNT
 };
 /* KC_WAKE operations. */
@@ -204,6 +209,15 @@ _Static_assert(sizeof(struct kmsg) == 64, "kernel messages are 64 bytes");
  * never polls with the line masked): a line left masked for seconds means it no longer
  * serves its device, and rs may restart it (servers/rs/README.md). */
 #define KIRQ_WATCHED 1
+/* KC_MSI_BIND: at most this many vectors per function and call; what to write in an entry
+ * (docs/devices.md "MSI-X"): the message address (0xfee00000 | destination APIC id << 12:
+ * physical destination, fixed delivery) and data (the vector: edge, fixed). */
+#define KMSI_MAX 8
+struct kc_msi {
+	uint64_t addr;
+	uint32_t data;
+	uint32_t vector; /* the CPU vector (data & 0xff), for logs */
+};
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

@@ -142,7 +142,7 @@ static enum verdict on_pool(const struct netdev_msg *m)
 
 static enum verdict on_conf(const struct netdev_msg *m)
 {
-	bool poll = (m->arg & NDC_POLL) || nd.dedicated || !nd.irq;
+	bool poll = (m->arg & NDC_POLL) || nd.dedicated || (!nd.irq && !nd.msix_nvec);
 	if (m->id >= 1 && m->id <= 10000 && nd.ops->set_itr)
 		nd.ops->set_itr((uint32_t)m->id);
 	if (poll != nd.poll_mode) {

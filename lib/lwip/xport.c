@@ -552,10 +552,15 @@ static void sys_attach(void)
 	xp.sys_ok = true;
 	xp.sys_owner = xp.req_imp.owner;
 	/* After an adoption: syscall asks again (after our hello) every request it had not had
-	 * an answer to; those of them still in its channel must not be done twice. */
-	if (xp.sys_adopted)
+	 * an answer to; those of them still in its channel must not be done twice. Only the
+	 * syscall our predecessor served does so: a new one (updated after us, as in `service
+	 * update all`) hears our hello first and asks nothing again, so what waits in its fresh
+	 * channel is all new (skipping it left its callers blocked for good). */
+	xp.replayed_until = 0;
+	if (xp.sys_adopted && xk.sys_ep == xp.sys_owner)
 		xp.replayed_until = atomic_load_explicit(&xp.req.sh->head, memory_order_acquire);
 	xp.sys_adopted = false;
+	xk.sys_ep = xp.sys_owner;
 	xp.sys_peer.ep = xp.req_imp.owner;
 	chan_watch_reset(&xp.ev_w);
 	struct sk_msg h = { .type = SK_HELLO, .arg = ax_svc.restarts };

@@ -85,6 +85,7 @@ struct xport_kept {
 	uint32_t pool_id;
 	uint32_t tx_ip;             /* the ip endpoint our TXs go to (their reqdb peer) */
 	int64_t ip_incarnation;     /* from ip's last IPX_HELLO, -1 before the first */
+	uint32_t sys_ep;            /* the syscall whose channels we last attached to */
 	/* TX packets ip has not answered: ctx = the pbuf */
 	struct reqdb txdb;
 	struct reqdb_entry txdb_e[XP_TX_INFLIGHT];

@@ -484,6 +484,25 @@ def stream_then(apps, n, seed, command):
     return stream, mark
 
 
+def driver_killed_under_a_stream(apps, n, seed, queues=None):
+    """`service kill DRIVER` once a fifth of a checked n-byte stream from tcphash has come
+    (apps.driver: virtio-net, ixgbe): rs restarts it, the new instance resets the device and
+    attaches (with `queues` queue pairs, if given), ip resends what was not acknowledged, and
+    the one connection carries every byte right; neither ip, tcp nor pf suffered. The log's
+    mark before the kill and when it was typed (time.monotonic)."""
+    drv, t0 = apps.driver, time.monotonic()
+    stream, mark = stream_then(apps, n, seed, f"service kill {drv}")
+    pairs = r".*, %d queue pairs" % queues if queues else ""
+    apps.g.wait_for(r"^rs: %s exited with status" % drv, timeout=60, start=mark)
+    apps.g.wait_for(r"^rs: started %s as \S+ \(restarts 1\)" % drv, timeout=120, start=mark)
+    apps.g.wait_for(r"^%s: attached to ip %s" % (drv, pairs), timeout=60, start=mark)
+    apps.g.wait_for(r"^ip: %s: driver reset, %s.* \d+ frames to resend" % (drv, pairs), timeout=60, start=mark)
+    stream.check(600)
+    out = apps.out()[mark:]
+    assert not re.search(r"^rs: (ip|tcp|pf) (stuck|hung|exited)", out, re.M), out[-3000:]
+    return mark, t0
+
+
 def test_transfer_survives_e1000_ip_pf_restarts(apps):
     """A 200 MiB stream from the guest; e1000, ip and pf are killed one after another while
     it runs (each once the previous one is back). The one connection carries it all."""

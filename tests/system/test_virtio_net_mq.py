@@ -31,7 +31,7 @@ import tcp_tools
 import test_tcp_apps
 from conftest import ROOT, Guest
 from test_rs import write_conf
-from test_tcp_apps import MODULES, WWW, Apps, note, stream_then, wait_until
+from test_tcp_apps import MODULES, WWW, Apps, note, wait_until
 from test_virtio_net import driver_counters
 
 NS = "axolotl-vnetmq"
@@ -174,17 +174,10 @@ def test_tcp_stream_survives_a_virtio_net_kill_on_four_queues(apps):
     connections are served, spread over the 4 queues again. (The stream's own flow may
     move once: ip forgets its flows at the driver's reset, and the tap's entry for it ages
     out while no driver runs, so its frames may come back on another queue.)"""
-    t0 = time.monotonic()
-    stream, mark = stream_then(apps, STREAM, 67, "service kill virtio-net")
-    apps.g.wait_for(r"^rs: virtio-net exited with status", timeout=60, start=mark)
-    apps.g.wait_for(r"^rs: started virtio-net as \S+ \(restarts 1\)", timeout=120, start=mark)
-    apps.g.wait_for(r"^virtio-net: attached to ip .*, 4 queue pairs$", timeout=60, start=mark)
-    apps.g.wait_for(r"^ip: virtio-net: driver reset, .* 4 queue pairs, \d+ frames to resend", timeout=60, start=mark)
-    stream.check(600)
+    mark, t0 = test_tcp_apps.driver_killed_under_a_stream(apps, STREAM, 67, queues=4)
     assert tcp_tools.tcphash_small(GUEST_ADDR, 7000, 5, timeout=60)
     spread(apps, 64, "after a kill, 64 more connections")
     out = apps.out()[mark:]
-    assert not re.search(r"^rs: (ip|tcp|pf) (stuck|hung|exited)", out, re.M), out[-3000:]
     assert not re.search(r"virtio-net: the device (did not take|refuses)", out), out[-3000:]
     note(f"virtio-net (4 queue pairs) killed under a 16 MiB stream: {time.monotonic() - t0:.1f} s, one connection, "
          "every byte")

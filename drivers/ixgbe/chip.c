@@ -32,31 +32,37 @@ void ix_txq_disable(struct ix_dev *d, uint32_t q)
 	wait_bit(d, b + IX_Q_DCTL, IX_DCTL_ENABLE, false);
 }
 
+/* A ring's base and length at register block b, head and tail 0 (it is disabled). */
+static void ring_program(struct ix_dev *d, uint32_t b, uint64_t bus, uint32_t bytes)
+{
+	ix_wr(d, b + IX_Q_BAL, (uint32_t)bus);
+	ix_wr(d, b + IX_Q_BAH, (uint32_t)(bus >> 32));
+	ix_wr(d, b + IX_Q_LEN, bytes);
+	ix_wr(d, b + IX_Q_HEAD, 0);
+	ix_wr(d, b + IX_Q_TAIL, 0);
+}
+
+static void ring_enable(struct ix_dev *d, uint32_t b)
+{
+	ix_wr(d, b + IX_Q_DCTL, ix_rd(d, b + IX_Q_DCTL) | IX_DCTL_ENABLE);
+	wait_bit(d, b + IX_Q_DCTL, IX_DCTL_ENABLE, true);
+}
+
 void ix_rxq_setup(struct ix_dev *d, uint32_t q, uint64_t bus, uint32_t ndesc)
 {
 	uint32_t b = d->chip->rxq(q);
 	ix_rxq_disable(d, q);
-	ix_wr(d, b + IX_Q_BAL, (uint32_t)bus);
-	ix_wr(d, b + IX_Q_BAH, (uint32_t)(bus >> 32));
-	ix_wr(d, b + IX_Q_LEN, ndesc * (uint32_t)sizeof(union ix_rx_desc));
+	ring_program(d, b, bus, ndesc * (uint32_t)sizeof(union ix_rx_desc));
 	ix_wr(d, d->chip->srrctl(q), d->chip->srrctl_val);
-	ix_wr(d, b + IX_Q_HEAD, 0);
-	ix_wr(d, b + IX_Q_TAIL, 0);
-	ix_wr(d, b + IX_Q_DCTL, ix_rd(d, b + IX_Q_DCTL) | IX_DCTL_ENABLE);
-	wait_bit(d, b + IX_Q_DCTL, IX_DCTL_ENABLE, true);
+	ring_enable(d, b);
 }
 
 void ix_txq_setup(struct ix_dev *d, uint32_t q, uint64_t bus, uint32_t ndesc)
 {
 	uint32_t b = d->chip->txq(q);
 	ix_txq_disable(d, q);
-	ix_wr(d, b + IX_Q_BAL, (uint32_t)bus);
-	ix_wr(d, b + IX_Q_BAH, (uint32_t)(bus >> 32));
-	ix_wr(d, b + IX_Q_LEN, ndesc * (uint32_t)sizeof(union ix_tx_desc));
-	ix_wr(d, b + IX_Q_HEAD, 0);
-	ix_wr(d, b + IX_Q_TAIL, 0);
-	ix_wr(d, b + IX_Q_DCTL, ix_rd(d, b + IX_Q_DCTL) | IX_DCTL_ENABLE);
-	wait_bit(d, b + IX_Q_DCTL, IX_DCTL_ENABLE, true);
+	ring_program(d, b, bus, ndesc * (uint32_t)sizeof(union ix_tx_desc));
+	ring_enable(d, b);
 }
 
 void ix_rss_setup(struct ix_dev *d)

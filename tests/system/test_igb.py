@@ -25,7 +25,8 @@ import pytest
 import sysconf_variants
 import tcp_tools
 from conftest import ROOT, free_port
-from test_tcp_apps import DEAF, HOST, REFUSE, boot_apps, driver_fault_restarted_on_ips_word, driver_killed_under_a_stream, note
+from test_tcp_apps import (DEAF, HOST, REFUSE, boot_apps, driver_fault_restarted_on_ips_word,
+                           driver_killed_under_a_stream, driver_updated_under_a_stream, note)
 import test_virtio_net
 
 NIC = "igb"
@@ -160,6 +161,13 @@ def test_tcp_stream_survives_an_ixgbe_kill(apps):
     status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
     assert status == 200 and len(body) == 20, (status, body)
     note(f"ixgbe killed under a 16 MiB stream: {time.monotonic() - t0:.1f} s, one connection, every byte")
+
+
+def test_ixgbe_live_update_under_a_stream(apps):
+    """`service update ixgbe` under a checked 16 MiB stream: the new instance resets the
+    device, takes the 4 queue pairs again and the stream arrives whole."""
+    stall = driver_updated_under_a_stream(apps, STREAM, 57, queues=4)
+    note(f"ixgbe live-updated under a 16 MiB stream: stall {stall:.1f} ms, every byte")
 
 
 def test_a_deaf_driver_is_restarted_on_ips_word(apps):

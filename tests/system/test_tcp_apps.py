@@ -503,6 +503,24 @@ def driver_killed_under_a_stream(apps, n, seed, queues=None):
     return mark, t0
 
 
+def driver_updated_under_a_stream(apps, n, seed, queues=None):
+    """`service update DRIVER DRIVER` (its own binary: a driver updates as it restarts) once a fifth
+    of a checked n-byte stream has come: the update commits, the new instance says it took
+    over and attaches (with `queues` queue pairs, if given), and the connection carries every
+    byte right. The stall rs measured, in ms."""
+    drv = apps.driver
+    stream, mark = stream_then(apps, n, seed, f"service update {drv} {drv}")
+    m = apps.g.wait_for(r"^rs: %s updated to %s: \S+ replaced it as on a restart \(stall ([\d.]+) ms\)$" % (drv, drv),
+                        timeout=120, start=mark)
+    apps.g.wait_for(r"^%s: took over \(live update\)" % drv, timeout=60, start=mark)
+    apps.g.wait_for(r"^%s: attached to ip %s" % (drv, r".*, %d queue pairs" % queues if queues else ""), timeout=60,
+                    start=mark)
+    stream.check(600)
+    out = apps.out()[mark:]
+    assert not re.search(r"^rs: (ip|tcp|pf) (stuck|hung|exited)|rolled back", out, re.M), out[-3000:]
+    return float(m.group(1))
+
+
 def test_transfer_survives_e1000_ip_pf_restarts(apps):
     """A 200 MiB stream from the guest; e1000, ip and pf are killed one after another while
     it runs (each once the previous one is back). The one connection carries it all."""

@@ -26,7 +26,7 @@ import sysconf_variants
 import tcp_tools
 from conftest import ROOT, free_port
 from test_tcp_apps import (DEAF, HOST, REFUSE, WWW, boot_apps, driver_fault_restarted_on_ips_word,
-                           driver_killed_under_a_stream, note, shell)
+                           driver_killed_under_a_stream, driver_updated_under_a_stream, note, shell)
 
 NIC = "virtio-net-pci,disable-legacy=on"
 STREAM = 16 << 20  # bytes of each checked stream a fault meets (its fifth has come by then)
@@ -177,6 +177,13 @@ def test_tcp_stream_survives_a_virtio_net_kill(apps):
     status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
     assert status == 200 and len(body) == 20, (status, body)
     note(f"virtio-net killed under a 16 MiB stream: {time.monotonic() - t0:.1f} s, one connection, every byte")
+
+
+def test_virtio_net_live_update_under_a_stream(apps):
+    """`service update virtio-net` under a checked 16 MiB stream: the new instance resets the
+    device, attaches again and the stream arrives whole."""
+    stall = driver_updated_under_a_stream(apps, STREAM, 45)
+    note(f"virtio-net live-updated under a 16 MiB stream: stall {stall:.1f} ms, every byte")
 
 
 def test_a_deaf_driver_is_restarted_on_ips_word(apps):

@@ -130,7 +130,7 @@ def test_axolotl_configurations_change_only_their_lines():
     assert len(diff) == 1 and "AXOLOTL_SOCK=0" in diff[0][1], diff
     assert "service tcp dma cpu=1 dedicated" in ded and "heartbeat=3000 " not in ded
     static = v.static_address(base, "10.0.2.15/24", "10.0.2.2")
-    assert 'args="if=e1000,virtio-net addr=10.0.2.15/24 gw=10.0.2.2 pf=pf"' in static and "dhcp" not in static.split("service ip")[1].split("\n")[0]
+    assert 'args="if=e1000,virtio-net,ixgbe addr=10.0.2.15/24 gw=10.0.2.2 pf=pf"' in static and "dhcp" not in static.split("service ip")[1].split("\n")[0]
     try:
         v.dedicated("service ds\n")
     except ValueError:

@@ -31,18 +31,24 @@ bool netdrv_up_push(unsigned q, const struct netdev_msg *m)
 	return e == 0;
 }
 
+/* Queue q's two channels let go (none imported is fine). */
+static void unimport_queue(unsigned q)
+{
+	struct netdrv_qlink *l = &ndl.q[q];
+	chan_unimport(&l->down_mem);
+	chan_unimport(&l->up_mem);
+	memset(&l->down_mem, 0, sizeof(l->down_mem));
+	memset(&l->up_mem, 0, sizeof(l->up_mem));
+}
+
 static void detach(void)
 {
 	for (int i = 0; i < NETDRV_MAX_POOLS; i++)
 		nd_pool_drop(i);
 	nd.rx_pool = -1;
 	for (unsigned q = 0; q < NETDEV_MAXQ; q++) {
-		struct netdrv_qlink *l = &ndl.q[q];
-		chan_unimport(&l->down_mem);
-		chan_unimport(&l->up_mem);
-		memset(&l->down_mem, 0, sizeof(l->down_mem));
-		memset(&l->up_mem, 0, sizeof(l->up_mem));
-		l->kick_ip = false;
+		unimport_queue(q);
+		ndl.q[q].kick_ip = false;
 	}
 	nd.attached = false;
 	nd.nq = 0;
@@ -63,12 +69,8 @@ static int64_t import_queue(unsigned q, const char *kd, const char *ku)
 		       spsc_attach(&l->up, l->up_mem.va, l->up_mem.bytes, SPSC_PRODUCER) < 0 ||
 		       l->down.slot_size != NETDEV_SLOT || l->up.slot_size != NETDEV_SLOT))
 		r = -KE_INVAL;
-	if (r < 0) {
-		chan_unimport(&l->down_mem);
-		chan_unimport(&l->up_mem);
-		memset(&l->down_mem, 0, sizeof(l->down_mem));
-		memset(&l->up_mem, 0, sizeof(l->up_mem));
-	}
+	if (r < 0)
+		unimport_queue(q);
 	return r;
 }
 
@@ -147,7 +149,7 @@ int64_t nd_attach(void)
 	}
 	ndl.ipwake.bits = NETDEV_WAKE_BIT;
 	/* The loop sleeps on queue 0's doorbell; the others keep their sleeping flag raised, so
-	 * ip notifies us for them (nd_poll_queues). */
+	 * ip notifies us for them (poll in loop.c). */
 	nd_loop.doorbell = (const volatile uint64_t *)(const void *)&ndl.q[0].down.sh->bell;
 	nd_loop.sleeping = &ndl.q[0].down.sh->sleeping;
 	nd_loop.wait_ns = nd.poll_mode ? WAIT_POLL_NS : WAIT_IRQ_NS;

@@ -184,9 +184,9 @@ static bool poll(struct ax_evloop *l)
 		if (q) /* ip notifies us for queue q while its flag is up (the loop sleeps on queue 0's) */
 			atomic_store_explicit(&ndl.q[q].down.sh->sleeping, 1, memory_order_relaxed);
 		work += nd_serve_down(q);
+		if (nd.attached)
+			nd_rx_refill(q);
 	}
-	for (unsigned q = 0; q < nd.nq && nd.attached; q++)
-		nd_rx_refill(q);
 	if (nd.attached)
 		nd.ops->publish();
 	for (unsigned q = 0; q < nd.nq && nd.attached; q++) {

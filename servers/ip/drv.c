@@ -349,10 +349,9 @@ static void rx_frame(struct ip_if *f, uint8_t q, const struct netdev_msg *m)
 	f->c.rx_bytes += len;
 	f->q[q].rx_frames++;
 	struct rss_key k;
-	if (f->nq > 1 && rss_flow_of(ip.rx_pool.v.bufs + (size_t)idx * NETDEV_RXBUF, len, true, &k)) {
-		rss_note_rx(&f->flows, &k, q);
-		f->c.rx_flow_moved = f->flows.moved;
-	}
+	if (f->nq > 1 && rss_flow_of(ip.rx_pool.v.bufs + (size_t)idx * NETDEV_RXBUF, len, true, &k) &&
+	    rss_note_rx(&f->flows, &k, q))
+		f->c.rx_flow_moved++;
 	struct pbuf *p = ip_rx_wrap(idx, len, m->flags);
 	if (!p)
 		return;

@@ -138,10 +138,13 @@ int main(int argc, char **argv)
 	const char *qarg = arg(argc, argv, "queues");
 	unsigned queues = IP_DEF_Q;
 	if (qarg) {
-		queues = 0;
-		for (const char *c = qarg; *c >= '0' && *c <= '9' && queues <= IP_MAX_Q; c++)
-			queues = queues * 10 + (unsigned)(*c - '0');
-		if (queues < 1 || queues > IP_MAX_Q) {
+		/* digits only, and at most two: a longer number would wrap in ax_atou */
+		size_t len = 0;
+		while (qarg[len] >= '0' && qarg[len] <= '9')
+			len++;
+		uint64_t n = !qarg[len] && len <= 2 ? ax_atou(qarg) : 0;
+		queues = (unsigned)n;
+		if (n < 1 || n > IP_MAX_Q) {
 			ax_printf("ip: queues=%s: want 1..%d, using %d\n", qarg, IP_MAX_Q, IP_DEF_Q);
 			queues = IP_DEF_Q;
 		}

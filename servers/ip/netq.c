@@ -211,7 +211,7 @@ static bool line_iface(int n, char *b)
 			  (unsigned long long)q->rx_frames, (unsigned long long)q->tx_frames, q->rx_posted,
 			  (unsigned long long)f->flows.flows[n - 2]);
 	} else {
-		ksnprintf(b, NETQ_TEXT, "  %u queues, flows moved %llu", f->nq, (unsigned long long)f->flows.moved);
+		ksnprintf(b, NETQ_TEXT, "  %u queues, flows moved %llu", f->nq, (unsigned long long)f->c.rx_flow_moved);
 	}
 	return true;
 }

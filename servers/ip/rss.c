@@ -44,22 +44,21 @@ static bool same(const struct rss_key *a, const struct rss_key *b)
 	       a->proto == b->proto;
 }
 
-void rss_note_rx(struct rss_table *t, const struct rss_key *k, unsigned q)
+bool rss_note_rx(struct rss_table *t, const struct rss_key *k, unsigned q)
 {
 	if (q >= RSS_MAXQ)
-		return;
+		return false;
 	uint32_t i = hash(k) % RSS_FLOWS;
 	if (t->e[i].used && same(&t->e[i].k, k)) {
-		if (t->e[i].q != q) {
-			t->moved++;
-			t->e[i].q = (uint8_t)q;
-		}
-		return;
+		bool moved = t->e[i].q != q;
+		t->e[i].q = (uint8_t)q;
+		return moved;
 	}
 	t->e[i].k = *k;
 	t->e[i].q = (uint8_t)q;
 	t->e[i].used = true;
 	t->flows[q]++;
+	return false;
 }
 
 unsigned rss_tx_queue(const struct rss_table *t, const struct rss_key *k, unsigned nq)

@@ -25,15 +25,15 @@ struct rss_table {
 		bool used;
 	} e[RSS_FLOWS];
 	uint64_t flows[RSS_MAXQ]; /* flows first seen on each queue */
-	uint64_t moved;           /* a known flow arrived on another queue than before */
 };
 
 /* The flow of an Ethernet frame of len bytes: IPv4, TCP or UDP, not a fragment after the
  * first, the ports inside len. rx: a received frame (the source is the remote end), else
  * one we send. False for anything else. */
 bool rss_flow_of(const uint8_t *frame, uint32_t len, bool rx, struct rss_key *k);
-/* A received frame of flow k arrived on queue q (< RSS_MAXQ). */
-void rss_note_rx(struct rss_table *t, const struct rss_key *k, unsigned q);
+/* A received frame of flow k arrived on queue q (< RSS_MAXQ); true if the flow was known
+ * on another queue (it moved: the caller counts it). */
+bool rss_note_rx(struct rss_table *t, const struct rss_key *k, unsigned q);
 /* The queue (< nq, nq >= 1) to send a frame of flow k on: the one it arrives on, else one
  * chosen by a hash of the flow (the same for all its frames). */
 unsigned rss_tx_queue(const struct rss_table *t, const struct rss_key *k, unsigned nq);

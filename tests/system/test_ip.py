@@ -49,8 +49,12 @@ def command(g, text, expect, start, tries=3):
 def test_dhcp_ping_fragments_tables_and_restarts():
     # 30 rounds of 4 echoes 100 ms apart: the test kills ip, then e1000, while they run (a CI
     # boot with 12 rounds finished them all before it could type the second kill)
-    write_conf("iptest.conf", conf("10.0.2.2 count=4 size=8000 interval=100 rounds=30 show"))
+    # a bad queues= (2^64 + 1: read naively it wraps to a valid 1) is refused with a line, and
+    # ip goes on with its default
+    write_conf("iptest.conf", conf("10.0.2.2 count=4 size=8000 interval=100 rounds=30 show").replace(
+        "if=e1000 dhcp", "if=e1000 queues=18446744073709551617 dhcp"))
     with Guest("", modules=modules("iptest.conf"), smp=2, net=user_net("e1000")) as g:
+        g.wait_for(r"^ip: queues=18446744073709551617: want 1\.\.8, using 4", timeout=120)
         g.wait_for(r"^ip: e1000: dhcp lease 10\.0\.2\.15/24 gw ", timeout=120)
         g.wait_for(r"^pingtest: round 1: 4 sent, 4 replies", timeout=120)
         # kill ip while pinging: rs restarts it, it restores the lease from ds, e1000 re-attaches

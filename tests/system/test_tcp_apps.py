@@ -488,8 +488,9 @@ def driver_killed_under_a_stream(apps, n, seed, queues=None):
     """`service kill DRIVER` once a fifth of a checked n-byte stream from tcphash has come
     (apps.driver: virtio-net, ixgbe): rs restarts it, the new instance resets the device and
     attaches (with `queues` queue pairs, if given), ip resends what was not acknowledged, and
-    the one connection carries every byte right; neither ip, tcp nor pf suffered. The log's
-    mark before the kill and when it was typed (time.monotonic)."""
+    the one connection carries every byte right; neither ip, tcp nor pf suffered; then new
+    connections are served (tcphash, an HTTP GET). The log's mark before the kill and when
+    it was typed (time.monotonic)."""
     drv, t0 = apps.driver, time.monotonic()
     stream, mark = stream_then(apps, n, seed, f"service kill {drv}")
     pairs = r".*, %d queue pairs" % queues if queues else ""
@@ -498,6 +499,9 @@ def driver_killed_under_a_stream(apps, n, seed, queues=None):
     apps.g.wait_for(r"^%s: attached to ip %s" % (drv, pairs), timeout=60, start=mark)
     apps.g.wait_for(r"^ip: %s: driver reset, %s.* \d+ frames to resend" % (drv, pairs), timeout=60, start=mark)
     stream.check(600)
+    assert tcp_tools.tcphash_small(HOST, apps.port[7000], seed + 1, timeout=60)
+    status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
+    assert status == 200 and len(body) == 20, (status, body)
     out = apps.out()[mark:]
     assert not re.search(r"^rs: (ip|tcp|pf) (stuck|hung|exited)", out, re.M), out[-3000:]
     return mark, t0

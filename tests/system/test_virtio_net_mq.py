@@ -175,7 +175,6 @@ def test_tcp_stream_survives_a_virtio_net_kill_on_four_queues(apps):
     move once: ip forgets its flows at the driver's reset, and the tap's entry for it ages
     out while no driver runs, so its frames may come back on another queue.)"""
     mark, t0 = test_tcp_apps.driver_killed_under_a_stream(apps, STREAM, 67, queues=4)
-    assert tcp_tools.tcphash_small(GUEST_ADDR, 7000, 5, timeout=60)
     spread(apps, 64, "after a kill, 64 more connections")
     out = apps.out()[mark:]
     assert not re.search(r"virtio-net: the device (did not take|refuses)", out), out[-3000:]

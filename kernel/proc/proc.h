@@ -91,6 +91,7 @@ struct thread {
 	int32_t cpu;               /* run queue it belongs to */
 	int32_t pinned;            /* CPU it must run on, or -1 */
 	struct thread *rq_next;
+	uint32_t woken_by;         /* who made it ready last (swtrace.h): an endpoint, 0 the kernel itself, SWT_IRQ */
 	struct trap_frame *uframe; /* user state saved at kernel entry */
 
 	/* IPC (proc/ipc.c) */

@@ -1,5 +1,6 @@
 #include "proc/sched.h"
 #include "proc/klock.h"
+#include "proc/swtrace.h"
 #include "smp/ipi.h"
 #include "arch/desc.h"
 #include "arch/lapic.h"
@@ -221,6 +222,7 @@ void sched_make_ready(struct thread *t)
 		t->cpu = (int32_t)to;
 	}
 	t->state = T_READY;
+	t->woken_by = c->irq_depth ? SWT_IRQ : c->current && c->current->proc ? thread_ep(c->current) : 0;
 	rq_push((uint32_t)t->cpu, t);
 	KSTAT_INC(KST_WAKES);
 	if ((uint32_t)t->cpu != this_cpu_index())
@@ -265,6 +267,7 @@ void schedule(void)
 	set_tick(c->index, !(c->dedicated && (next == c->dedicated || next == c->idle)));
 	if (next == prev)
 		return;
+	swtrace_note(c, prev, next);
 	c->stat[KST_SWITCHES]++;
 	next->runs++;
 	uint64_t now = time_us_since_boot();

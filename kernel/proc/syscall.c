@@ -10,7 +10,9 @@
 #include "proc/legacy.h"
 #include "proc/root.h"
 #include "proc/text.h"
+#include "proc/swtrace.h"
 #include "proc/sched.h"
+#include "proc/swtrace.h"
 #include "proc/devpriv.h"
 #include "arch/desc.h"
 #include "arch/time.h"
@@ -239,6 +241,10 @@ static int64_t kc_info(struct thread *me, uint64_t what, uint64_t arg)
 		return me->proc->parent;
 	case KI_THREAD_STAT:
 		return thread_stat((uint32_t)arg, arg >> 32);
+	case KI_SWTRACE_COUNT:
+		return (int64_t)swtrace_count();
+	case KI_SWTRACE:
+		return swtrace_info(arg);
 	case KI_HANDLE: {
 		struct proc *p = me->proc;
 		if (arg == 0 || arg > p->handles_cap)
@@ -557,6 +563,7 @@ void syscall_dispatch(struct trap_frame *f)
 		klock();
 		uint64_t t1 = rdtsc();
 		this_cpu()->klock_call = KC_COUNT + 1;
+		this_cpu()->lx_nr = (uint32_t)nr;
 		if (nr < LX_STAT_NRS)
 			this_cpu()->lx_stat[nr]++;
 		f->rax = (uint64_t)linux_syscall(me, nr, a);

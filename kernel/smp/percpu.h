@@ -43,6 +43,7 @@ struct cpu {
 	uint64_t klock_since;       /* TSC when this CPU took the kernel lock (klock.h) */
 	uint32_t klock_call;        /* 1 + the kernel call that took it here (KC_COUNT: a Linux
 	                               call), 0: none; its hold is charged to that call */
+	uint32_t lx_nr;             /* the Linux call number, when klock_call names a Linux call */
 	uint32_t icr_dest;          /* the destination in this CPU's APIC's ICR + 1, 0 unknown (lapic.c) */
 	bool resched_any;           /* resched_pending has a bit set */
 	struct thread *deferred;    /* woken by the current thread, kept here (proc/sched.c) */

@@ -121,3 +121,93 @@ int threads_format(char *buf, size_t size)
 	}
 	return len;
 }
+
+/* A thread's process name by endpoint, from a table made once per switches_format. */
+struct ep_name {
+	uint32_t ep;
+	char name[17];
+};
+
+#define SWT_IRQ_EP 0xffffffffll /* KSWF_WAKER: an interrupt */
+
+static int ep_names(struct ep_name *t, int cap)
+{
+	int n = 0;
+	for (uint32_t slot = 0; n < cap; slot++) {
+		int64_t ep = kcall2(KC_INFO, KI_THREAD_STAT, slot);
+		if (ep == -KE_SRCH)
+			break;
+		if (ep < 0)
+			continue;
+		t[n].ep = (uint32_t)ep;
+		memset(t[n].name, 0, sizeof(t[n].name));
+		for (uint32_t k = 0; k < 2; k++) {
+			int64_t w = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)(KTS_NAME + k) << 32);
+			for (uint32_t b = 0; b < 8 && w >= 0; b++)
+				t[n].name[k * 8 + b] = (char)(w >> (8 * b));
+		}
+		n++;
+	}
+	return n;
+}
+
+static const char *name_of(const struct ep_name *t, int n, uint32_t ep, char *hex, size_t cap)
+{
+	if (!ep)
+		return "idle";
+	for (int i = 0; i < n; i++)
+		if (t[i].ep == ep)
+			return t[i].name[0] ? t[i].name : "?";
+	ksnprintf(hex, cap, "%x", ep); /* ended since */
+	return hex;
+}
+
+int switches_format(char *buf, size_t size)
+{
+	static struct ep_name names[256];
+	int nn = ep_names(names, 256);
+	int64_t count = kcall2(KC_INFO, KI_SWTRACE_COUNT, 0);
+	if (count < 0)
+		return -1;
+	int len = ksnprintf(buf, size, "# seq tsc cpu from to why waker (the last switches; docs/benchmarks.md)\n");
+	uint64_t lines = size / 64; /* what fits, about */
+	uint64_t seq = (uint64_t)count > lines ? (uint64_t)count - lines : 0;
+	for (; seq < (uint64_t)count; seq++) {
+		int64_t tsc = kcall2(KC_INFO, KI_SWTRACE, seq << 3 | KSWF_TSC);
+		int64_t from = kcall2(KC_INFO, KI_SWTRACE, seq << 3 | KSWF_FROM);
+		int64_t to = kcall2(KC_INFO, KI_SWTRACE, seq << 3 | KSWF_TO);
+		int64_t waker = kcall2(KC_INFO, KI_SWTRACE, seq << 3 | KSWF_WAKER);
+		int64_t what = kcall2(KC_INFO, KI_SWTRACE, seq << 3 | KSWF_WHAT);
+		if (tsc < 0 || from < 0 || to < 0 || waker < 0 || what < 0)
+			continue; /* overwritten while we read */
+		char why[24], h1[12], h2[12], h3[12];
+		uint32_t call = (uint32_t)((uint64_t)what >> 16);
+		switch (what >> 8 & 0xff) {
+		case KSW_KCALL:
+			ksnprintf(why, sizeof(why), "%s", kstat_kcall_name(call) ? kstat_kcall_name(call) : "kcall");
+			break;
+		case KSW_LINUX:
+			ksnprintf(why, sizeof(why), "lx.%u", call);
+			break;
+		case KSW_IRQ:
+			ksnprintf(why, sizeof(why), "irq");
+			break;
+		case KSW_PREEMPT:
+			ksnprintf(why, sizeof(why), "preempt");
+			break;
+		case KSW_IDLE:
+			ksnprintf(why, sizeof(why), "idle");
+			break;
+		default:
+			ksnprintf(why, sizeof(why), "other");
+		}
+		const char *wk = waker == SWT_IRQ_EP ? "irq" : waker ? name_of(names, nn, (uint32_t)waker, h3, sizeof(h3)) : "kernel";
+		int n = ksnprintf(buf + len, size - (size_t)len, "%llu %llu %u %s %s %s %s\n", (unsigned long long)seq,
+				  (unsigned long long)tsc, (unsigned)(what & 0xff), name_of(names, nn, (uint32_t)from, h1, sizeof(h1)),
+				  name_of(names, nn, (uint32_t)to, h2, sizeof(h2)), why, wk);
+		if (n < 0 || n >= (int)size - len)
+			break;
+		len += n;
+	}
+	return len;
+}

@@ -16,6 +16,12 @@ const char *kstat_kcall_name(uint32_t n);
  * length (cut at size), or -1 if not even the header fits. /proc/axolotl/threads and the
  * console's `threads` print this; make bench reads it around each load. */
 int threads_format(char *buf, size_t size);
+/* The switch trace (KI_SWTRACE): the last context switches that fit, oldest first, one line
+ * each: sequence number, TSC, CPU, the process switched from and to ("idle": the idle
+ * thread), and why the first gave the CPU up (the kernel call it blocked in, "lx.N" a Linux
+ * call, "irq", "preempt", "idle"), and who made the second ready (a process, "irq", or
+ * "kernel"). /proc/axolotl/switches; tools/bench/switches.py reads it. */
+int switches_format(char *buf, size_t size);
 /* Writes the text into buf (NUL-terminated, cut at size); returns its length, or -1 if a
  * counter could not be read. */
 int kstat_format(char *buf, size_t size);

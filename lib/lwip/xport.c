@@ -60,6 +60,13 @@ void xport_push_ev(const struct sk_msg *m)
 		xp.ev_pushed = true;
 }
 
+void xport_push_ev_lazy(const struct sk_msg *m)
+{
+	spsc_push_part(&xp.evq, m, sizeof(*m));
+	if (xport_ev_space() < xp.evq.nslots / 2)
+		xp.ev_pushed = true;
+}
+
 /* ---- the netifs and the packets lwIP sends ---- */
 
 static bool in_heap(const void *p, size_t len)

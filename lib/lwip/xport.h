@@ -165,6 +165,10 @@ uint32_t xport_out_space(void);
 /* Room in syscall/T.ev; push one message there (room checked by the caller). */
 uint32_t xport_ev_space(void);
 void xport_push_ev(const struct sk_msg *m);
+/* The same for an answer nobody waits for (a close's: the application's close was answered
+ * by vfs already): syscall is not woken for it, but reads it with whatever wakes it next (its
+ * next call from vfs, an event, rs's heartbeat), or is woken once the queue is half full. */
+void xport_push_ev_lazy(const struct sk_msg *m);
 /* The interface a packet to dst came in on, as lwIP needs one (that address, else the
  * default); NULL when there is none. */
 struct netif *xport_input_netif(uint32_t dst);

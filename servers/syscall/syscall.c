@@ -47,6 +47,8 @@ static void passed_call(struct kmsg *m)
 		answer(c.thread, -LX_EBADF); /* only vfs's sockets come here */
 		return;
 	}
+	if (c.nr == LX_SYS_accept || c.nr == LX_SYS_accept4)
+		engine_poll(); /* a close's answer the engine left unrung parks a buffer this accept may take */
 	int64_t r;
 	struct sock *s = sock_get(c.sock, c.vflags & SYSP_NEW, c.vflags & SYSP_STREAM, 0, &r);
 	if (s && !s->closing) {

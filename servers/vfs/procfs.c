@@ -13,7 +13,7 @@
 
 struct client *vfs_current;
 static VFS_KEPT uint64_t total_frames;
-static char text[32768];
+static char text[65536]; /* (the switch trace fills it) */
 
 /* The descriptor number of a /proc/self/fd/N node. */
 static uint64_t fd_number(const struct rnode *n)
@@ -125,6 +125,9 @@ void procfs_refresh(struct rnode *n)
 	case PROC_THREADS:
 		len = threads_format(text, sizeof(text));
 		break;
+	case PROC_SWITCHES:
+		len = switches_format(text, sizeof(text));
+		break;
 	case PROC_CPUINFO:
 		len = procfs_cpuinfo(text, sizeof(text));
 		break;
@@ -167,6 +170,7 @@ int procfs_init(struct rnode *root)
 	r = r ? r : procfs_make(proc, "axolotl", LX_S_IFDIR | 0555, 0, &ax);
 	r = r ? r : procfs_make(ax, "kstat", LX_S_IFREG | 0444, PROC_KSTAT, &n);
 	r = r ? r : procfs_make(ax, "threads", LX_S_IFREG | 0444, PROC_THREADS, &n);
+	r = r ? r : procfs_make(ax, "switches", LX_S_IFREG | 0444, PROC_SWITCHES, &n);
 	r = r ? r : procfs_make(proc, "self", LX_S_IFDIR | 0555, 0, &self);
 	r = r ? r : procfs_make(self, "fd", LX_S_IFDIR | 0500, 0, &fd);
 	r = r ? r : procfs_pid_files(self, SELF_SLOT);

@@ -21,6 +21,7 @@ One guest for the whole file (a module fixture), the tests in this order:
   and the next curl succeeds.
 """
 import hashlib
+import importlib.util
 import os
 import random
 import re
@@ -1239,6 +1240,44 @@ def test_perf_and_proc_kstat_count_the_kernels_work(apps):
     apps.g.type("threads\r")
     m = apps.g.wait_for(r"^[0-9a-f]+ +\d+p? +run +\d+ +\d+ +\d+ +\d+ +[0-9a-f]+ +console$", timeout=30, start=mark)
     assert m, "the console's threads lists itself running"
+
+
+def test_the_switch_trace_says_who_ran_after_whom_and_who_woke_it(apps):
+    """/proc/axolotl/switches (the kernel's switch trace, KI_SWTRACE) after HTTP requests on
+    connections of their own: each CPU's switches chain (the process switched to is the
+    next one switched from), sequence numbers and each CPU's TSC grow, lighttpd gives the
+    CPU up in accept4 (Linux call 288), the stack's servers are woken by their peers and
+    the NIC's driver by its interrupt; tools/bench/switches.py counts them per request."""
+    for _ in range(5):
+        status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
+        assert status == 200, status
+    mark = apps.g.mark()
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"console: terminal", timeout=30, start=mark)
+    apps.g.type("cat /proc/axolotl/switches; echo switches-done\r")
+    apps.g.wait_for(r"^switches-done", timeout=60, start=mark)
+    text = apps.g.output[mark:]
+    apps.g.type("\x1d")
+    apps.g.wait_for(r"console: monitor", timeout=30, start=mark)
+    spec = importlib.util.spec_from_file_location("switches", os.path.join(ROOT, "tools", "bench", "switches.py"))
+    sw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sw)
+    evs = sw.parse(text)
+    assert len(evs) >= 200, text[-3000:]
+    last = {}
+    for i, (seq, tsc, cpu, frm, to, why, waker) in enumerate(evs):
+        if i:
+            assert seq == evs[i - 1][0] + 1, evs[i - 1:i + 1]
+        if cpu in last:
+            assert frm == last[cpu][1] and tsc >= last[cpu][0], (last[cpu], evs[i])
+        last[cpu] = (tsc, to)
+    whys = Counter((e[3], e[5]) for e in evs)
+    assert whys[("lighttpd", "lx.288")] >= 1, whys
+    woke = Counter((e[4], e[6]) for e in evs)
+    assert woke[("ip", "e1000")] + woke[("ip", "tcp")] >= 5, woke
+    assert woke[("tcp", "ip")] >= 5 and woke[("e1000", "irq")] >= 1, woke
+    units, to, _, _ = sw.summarize(evs, "lighttpd:lx.288")
+    assert units >= 1 and to["ip"] / units >= 2, (units, to)
 
 
 def netstat_counter(apps, service, name):

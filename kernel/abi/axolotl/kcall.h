@@ -218,6 +218,15 @@ struct kc_msi {
 	uint32_t data;
 	uint32_t vector; /* the CPU vector (data & 0xff), for logs */
 };
+#define KI_SWTRACE_COUNT 28 /* context switches noted in the switch trace since boot */
+#define KI_SWTRACE 29       /* the switch trace's event arg >> 3 (0 at boot; -ESRCH when not yet made
+                               or overwritten: the last 4096 are kept), field arg & 7 (KSWF_*) */
+/* The TSC; the endpoints switched from and to (0: the idle thread); who made the second ready
+ * (an endpoint, 0: the kernel, 0xffffffff: an interrupt); KSW_WHAT. */
+enum { KSWF_TSC, KSWF_FROM, KSWF_TO, KSWF_WAKER, KSWF_WHAT };
+/* KSWF_WHAT: the CPU (bits 0-7) | why the thread switched from gave the CPU up (bits 8-15) |
+ * the call it was in (bits 16-: a kernel call's number, KC_*, or a Linux call's). */
+enum { KSW_KCALL = 1, KSW_LINUX, KSW_IRQ, KSW_PREEMPT, KSW_IDLE, KSW_OTHER };
 #define KI_THREAD_STAT 21  /* the thread in endpoint slot (arg & 0xffffffff), field (arg >> 32,
                               KTS_*): -EINVAL for a free slot or a kernel thread, -ESRCH past the
                               table's end (the console's `threads`, /proc/axolotl/threads) */

@@ -7,7 +7,11 @@
  *   clears it first, so a new pf starts from an empty table. Each side uses its own
  *   compile-time size (PF_FLOW_SLOTS) and never a size read from the shared page.
  * - Which packets may take it: IPv4, not a fragment, UDP, or TCP without SYN, FIN or RST.
- *   A connection's opening always waits for pf. Its closing (FIN or RST, no SYN) of a flow
+ *   A connection's opening (its SYN) always waits for pf; its SYN-ACK too, unless pf, when
+ *   it passed the SYN, judged the answer would pass as well (by the state the SYN made, or
+ *   by a rule that keeps none): then pf puts the answer's flow and an entry of the SYN-ACK's
+ *   own (key.zero PF_FLOW_K_SYNACK), and the SYN-ACK passes at once (ip's `pf_synack`).
+ *   Its closing (FIN or RST, no SYN) of a flow
  *   in the table passes at once too, and pf hears of it by a note it does not answer
  *   (pf_proto.h PF_REQ_NOTE), so it still tracks the connection's phases. ICMP and
  *   everything else always goes to pf.
@@ -60,6 +64,7 @@ _Static_assert(sizeof(struct pf_flow_table) == 64 + PF_FLOW_SLOTS * 32, "a cache
 #define PF_FLOW_FIN 0x01
 #define PF_FLOW_SYN 0x02
 #define PF_FLOW_RST 0x04
+#define PF_FLOW_ACK 0x10
 
 /* The flow key of an IPv4 packet whose first n bytes are h, UDP or TCP, not a fragment, with
  * its ports in h; *tcp_flags its TCP flags (0 for UDP). */
@@ -96,6 +101,33 @@ static inline bool pf_flow_key_of(const uint8_t *h, uint32_t n, uint8_t dir, uin
 	return pf_flow_key_any(h, n, dir, ifindex, k, &f) && !(f & (PF_FLOW_FIN | PF_FLOW_SYN | PF_FLOW_RST));
 }
 
+/* key.zero of the entry that lets a SYN-ACK pass: pf passed the connection's SYN and judged
+ * its answer would pass as well (by state, or by a rule that keeps none). */
+#define PF_FLOW_K_SYNACK 1
+
+/* The key of a TCP SYN-ACK (SYN and ACK, no FIN or RST) that may pass by its own entry. */
+static inline bool pf_flow_key_synack(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
+				      struct pf_flow_key *k)
+{
+	uint8_t f;
+	if (!pf_flow_key_any(h, n, dir, ifindex, k, &f) || k->proto != 6 ||
+	    (f & (PF_FLOW_FIN | PF_FLOW_SYN | PF_FLOW_RST | PF_FLOW_ACK)) != (PF_FLOW_SYN | PF_FLOW_ACK))
+		return false;
+	k->zero = PF_FLOW_K_SYNACK;
+	return true;
+}
+
+/* The flow of the packets that answer key's (the other direction, the ends swapped). */
+static inline struct pf_flow_key pf_flow_key_reverse(const struct pf_flow_key *k)
+{
+	struct pf_flow_key r = *k;
+	r.src = k->dst, r.dst = k->src;
+	r.sport = k->dport, r.dport = k->sport;
+	r.dir = (uint8_t)(k->dir ? 0 : 1); /* PF_IN 0, PF_OUT 1 (pf_proto.h) */
+	r.zero = 0;
+	return r;
+}
+
 /* The key of a TCP packet that closes its connection (FIN or RST, no SYN): ip passes it at
  * once when its flow is in the table and tells pf with a note (pf_proto.h PF_REQ_NOTE). */
 static inline bool pf_flow_key_closing(const uint8_t *h, uint32_t n, uint8_t dir, uint8_t ifindex,
@@ -110,7 +142,7 @@ static inline uint32_t pf_flow_hash(const struct pf_flow_key *k)
 {
 	uint64_t x = ((uint64_t)k->src << 32 | k->dst) * 0x9e3779b97f4a7c15ull;
 	x ^= ((uint64_t)k->sport << 32 | (uint64_t)k->dport << 16 | (uint64_t)k->proto << 8 | k->dir) +
-	     ((uint64_t)k->ifindex << 40);
+	     ((uint64_t)k->ifindex << 40) + ((uint64_t)k->zero << 4);
 	x *= 0xc2b2ae3d27d4eb4full;
 	return (uint32_t)(x >> 32);
 }
@@ -118,7 +150,7 @@ static inline uint32_t pf_flow_hash(const struct pf_flow_key *k)
 static inline bool pf_flow_key_eq(const struct pf_flow_key *a, const struct pf_flow_key *b)
 {
 	return a->src == b->src && a->dst == b->dst && a->sport == b->sport && a->dport == b->dport &&
-	       a->proto == b->proto && a->dir == b->dir && a->ifindex == b->ifindex;
+	       a->proto == b->proto && a->dir == b->dir && a->ifindex == b->ifindex && a->zero == b->zero;
 }
 
 /* pf: records that it passed key now (direct-mapped: a collision replaces the older flow). */

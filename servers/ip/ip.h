@@ -142,6 +142,7 @@ struct ip_state {
 	struct ip_transport t[IP_MAX_T];
 	uint64_t c_pf_pass, c_pf_block, c_pf_drop, c_pf_resubmit, c_pf_bad;
 	uint64_t c_pf_fast, c_pf_tables; /* passed by pf's flow table; times a pf took the table */
+	uint64_t c_pf_synack;            /* of pf_fast: SYN-ACKs pf judged with their SYN (pf_flow.h) */
 	uint64_t c_pf_noted;             /* FIN/RST passed by the table, pf told by a note */
 	bool retry;               /* something waits for room: poll again soon */
 	bool deaf;                /* injected fault: the transports' channels are not read */

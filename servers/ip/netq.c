@@ -266,7 +266,7 @@ static const struct counter counters[] = {
 	LWC("link_recv", link.recv), LWC("link_drop", link.drop), LWC("mem_err", mem.err),
 	OWN("pf_pass", ip.c_pf_pass), OWN("pf_block", ip.c_pf_block), OWN("pf_drop", ip.c_pf_drop),
 	OWN("pf_resubmit", ip.c_pf_resubmit), OWN("pf_bad_answer", ip.c_pf_bad),
-	OWN("pf_fast", ip.c_pf_fast), OWN("pf_flow_tables", ip.c_pf_tables), OWN("pf_noted", ip.c_pf_noted),
+	OWN("pf_fast", ip.c_pf_fast), OWN("pf_synack", ip.c_pf_synack), OWN("pf_flow_tables", ip.c_pf_tables), OWN("pf_noted", ip.c_pf_noted),
 	OWN("udp_rx", ip.t[0].c_rx), OWN("udp_tx", ip.t[0].c_tx), OWN("udp_tx_bad", ip.t[0].c_tx_bad),
 	OWN("udp_tx_noroute", ip.t[0].c_tx_noroute), OWN("udp_unreach", ip.t[0].c_unreach),
 	OWN("udp_rx_full", ip.t[0].c_rx_full), OWN("udp_bad_msg", ip.t[0].c_bad_msg), OWN("udp_stale_msg", ip.t[0].c_stale_msg),

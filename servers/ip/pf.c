@@ -59,10 +59,11 @@ static bool flows_pass(const uint8_t *h, uint32_t n, struct netif *nif, uint8_t 
 	uint8_t ifindex = ip_if_of(nif)->index;
 	if (!pf.flows)
 		return false;
-	if (pf_flow_key_of(h, n, dir, ifindex, &k)) {
+	if (pf_flow_key_of(h, n, dir, ifindex, &k) || pf_flow_key_synack(h, n, dir, ifindex, &k)) {
 		if (!pf_flow_passes(pf.flows, &k, ax_time_ns()))
 			return false;
 		ip.c_pf_fast++;
+		ip.c_pf_synack += k.zero == PF_FLOW_K_SYNACK;
 		return true;
 	}
 	if (!pf_flow_key_closing(h, n, dir, ifindex, &k) || !pf_flow_passes(pf.flows, &k, ax_time_ns()) ||

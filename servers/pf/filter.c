@@ -153,3 +153,21 @@ uint32_t pf_filter_judge(struct pf_filter *f, const struct pf_req *req, uint64_t
 		frag_remember(f, &p, verdict, now);
 	return count(f, &p, verdict);
 }
+
+bool pf_filter_reply_passes(struct pf_filter *f, const struct pf_req *req, uint64_t now)
+{
+	struct pf_pkt p;
+	if (pf_pkt_parse(req, &p) < 0 || p.proto != PF_PROTO_TCP || !p.ports || p.later_frag || p.first_frag ||
+	    (p.tcp_flags & (PF_TH_SYN | PF_TH_ACK | PF_TH_FIN | PF_TH_RST)) != PF_TH_SYN)
+		return false;
+	struct pf_pkt r = p;
+	r.dir = p.dir == PF_IN ? PF_OUT : PF_IN;
+	r.src = p.dst, r.dst = p.src;
+	r.sport = p.dport, r.dport = p.sport;
+	r.tcp_flags = PF_TH_SYN | PF_TH_ACK;
+	struct pf_key k;
+	if (pf_pkt_key(&r, &k) && pf_state_find(&f->states, &k, now))
+		return true;
+	int i = pf_rules_eval(f->rules, f->nrules, &r);
+	return i < 0 || (f->rules[i].action == PF_PASS && !(f->rules[i].flags & PFR_STATE));
+}

@@ -41,6 +41,11 @@ void pf_filter_set_rules(struct pf_filter *f, const struct pf_rule *rules, int n
 /* Judges one request at time now (ns): PF_PASS or PF_BLOCK, *rule = the deciding rule
  * (1-based; 0 = default, a state, a fragment or a bad request). */
 uint32_t pf_filter_judge(struct pf_filter *f, const struct pf_req *req, uint64_t now, uint32_t *rule);
+/* Whether the answer to the connection-opening SYN of request req (TCP, SYN without ACK,
+ * which pf just passed) would pass too: the SYN-ACK back, by a connection-table entry or by
+ * a rule that keeps no state (one that keeps state must see it, to make its entry). Nothing
+ * changes: ip may pass that SYN-ACK by the flow table (pf_flow.h). */
+bool pf_filter_reply_passes(struct pf_filter *f, const struct pf_req *req, uint64_t now);
 /* The connection-table key of packet p, false if p cannot have one (not TCP, UDP or ICMP
  * echo; a later fragment). */
 bool pf_pkt_key(const struct pf_pkt *p, struct pf_key *k);

@@ -34,13 +34,22 @@ void pf_flows_detach(void)
 /* Any passed UDP or TCP packet, its SYN too: our verdict depends on the key alone (no rule
  * matches TCP flags; a connection's state is found by its key), so the packets after it
  * with that key would pass as well. The SYN itself always comes here (pf_flow.h). */
-void pf_flows_judged(const struct pf_req *req, uint32_t verdict, uint64_t now)
+void pf_flows_judged(const struct pf_req *req, uint32_t verdict, bool reply_passes, uint64_t now)
 {
 	struct pf_flow_key k;
 	uint8_t flags;
-	if (table && verdict == PF_PASS && req->hdr_len <= PF_HDR_MAX &&
-	    pf_flow_key_any(req->hdr, req->hdr_len, req->dir, req->ifindex, &k, &flags))
-		pf_flow_put(table, &k, now);
+	if (!table || verdict != PF_PASS || req->hdr_len > PF_HDR_MAX ||
+	    !pf_flow_key_any(req->hdr, req->hdr_len, req->dir, req->ifindex, &k, &flags))
+		return;
+	pf_flow_put(table, &k, now);
+	if (reply_passes) {
+		/* A SYN whose SYN-ACK would pass (pf_filter_reply_passes): the answer's flow, and
+		 * the SYN-ACK itself, pass without asking; two switches fewer per connection. */
+		struct pf_flow_key r = pf_flow_key_reverse(&k);
+		pf_flow_put(table, &r, now);
+		r.zero = PF_FLOW_K_SYNACK;
+		pf_flow_put(table, &r, now);
+	}
 }
 
 void pf_flows_rules_changed(void)

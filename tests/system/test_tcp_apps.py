@@ -1293,7 +1293,8 @@ def test_pf_flow_table_passes_known_flows_and_obeys_rule_changes(apps):
     """ip passes the packets of a flow pf has passed without asking it again (pf's flow
     table, lib/net/pf_flow.h), and a rule change takes effect at once on such a flow: a
     block on port 80 stops a keep-alive connection's next request at pf, and a flush lets
-    TCP's retransmission through. The connection's FIN passes at once too, pf told by a note."""
+    TCP's retransmission through. The connection's FIN passes at once too, pf told by a note.
+    A new connection's SYN-ACK passes without asking: pf judged it with the SYN."""
     def request(s):
         s.sendall(b"GET /hello.txt HTTP/1.1\r\nHost: axolotl\r\n\r\n")
         data = b""
@@ -1327,9 +1328,14 @@ def test_pf_flow_table_passes_known_flows_and_obeys_rule_changes(apps):
     # once and tells pf with a note, which pf counts without answering
     wait_until("ip passing the closing FIN by a note to pf",
                lambda: netstat_counter(apps, "ip", "pf_noted") > noted, 60)
-    with socket.create_connection((HOST, apps.port[80]), timeout=120) as s:
-        request(s)  # new connections are served as before; their SYN has pf read the notes
+    synack = netstat_counter(apps, "ip", "pf_synack")
+    for _ in range(3):
+        with socket.create_connection((HOST, apps.port[80]), timeout=120) as s:
+            request(s)  # new connections are served as before; their SYN has pf read the notes
     wait_until("pf hearing the note", lambda: netstat_counter(apps, "pf", "notes") > notes, 60)
+    # pf judged each SYN's answer with it (no rules here: it passes), so ip passed the SYN-ACKs
+    # without asking (a TTL of 1 s: on a slow host one may have had to ask)
+    assert netstat_counter(apps, "ip", "pf_synack") >= synack + 2
 
 
 def test_loopback_connection_with_both_windows_full_leaves_tcp_asleep(apps):

@@ -207,6 +207,42 @@ static void tcp_phases(void)
 	CHECK_EQ_U64(judge(tcp(PF_OUT, LOCAL, 80, GW, 5001, PF_TH_ACK), 31 * S), PF_BLOCK);
 }
 
+/* Whether a passed SYN's answer would pass (ip may then pass the SYN-ACK without asking):
+ * by the state the SYN made, or by a rule that keeps none; never when a rule would make
+ * state of the SYN-ACK; nothing about the filter changes. */
+static void reply_to_a_passed_syn(void)
+{
+	struct pf_req syn = tcp(PF_IN, GW, 5000, LOCAL, 80, PF_TH_SYN);
+	rules("block\npass in proto tcp to any port 80 keep state\n");
+	CHECK(!pf_filter_reply_passes(&f, &syn, 0));                       /* no state yet: blocked */
+	CHECK_EQ_U64(judge(syn, 0), PF_PASS);
+	struct pf_counters before = f.c;
+	uint32_t states = f.states.count;
+	uint64_t hits0 = f.hits[0], hits1 = f.hits[1];
+	CHECK(pf_filter_reply_passes(&f, &syn, 1));                        /* by the state */
+	CHECK(!memcmp(&before, &f.c, sizeof(before)) && f.states.count == states);
+	CHECK(f.hits[0] == hits0 && f.hits[1] == hits1);
+	rules("");
+	CHECK(pf_filter_reply_passes(&f, &syn, 0));                        /* no rules: default pass */
+	rules("pass in proto tcp to any port 80\nblock out proto tcp\n");
+	CHECK(!pf_filter_reply_passes(&f, &syn, 0));                       /* the answer is blocked */
+	rules("pass out proto tcp keep state\n");
+	CHECK(!pf_filter_reply_passes(&f, &syn, 0));                       /* pf must see it: it makes state */
+	rules("");
+	CHECK(!pf_filter_reply_passes(&f, &(struct pf_req){ 0 }, 0));      /* garbage */
+	CHECK(!pf_filter_reply_passes(&f, &(struct pf_req){ .dir = 7 }, 0));
+	struct pf_req r = tcp(PF_IN, GW, 5000, LOCAL, 80, PF_TH_SYN | PF_TH_ACK);
+	CHECK(!pf_filter_reply_passes(&f, &r, 0));                         /* a SYN-ACK is no opening */
+	r = tcp(PF_IN, GW, 5000, LOCAL, 80, PF_TH_ACK);
+	CHECK(!pf_filter_reply_passes(&f, &r, 0));
+	r = udp(PF_IN, GW, 5000, LOCAL, 53);
+	CHECK(!pf_filter_reply_passes(&f, &r, 0));
+	r = tcp(PF_OUT, LOCAL, 40000, GW, 80, PF_TH_SYN);                  /* ours out: the answer comes in */
+	CHECK(pf_filter_reply_passes(&f, &r, 0));
+	rules("block in proto tcp from any port 80\n");
+	CHECK(!pf_filter_reply_passes(&f, &r, 0));
+}
+
 static void icmp_echo_by_id(void)
 {
 	rules("block\npass out proto icmp keep state\n");
@@ -317,6 +353,7 @@ int main(void)
 	RUN(last_match_and_quick);
 	RUN(udp_state_both_ways);
 	RUN(tcp_phases);
+	RUN(reply_to_a_passed_syn);
 	RUN(icmp_echo_by_id);
 	RUN(table_limits);
 	RUN(fragments);

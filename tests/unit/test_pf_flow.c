@@ -96,6 +96,45 @@ static void entries_match_expire_and_die_with_the_rules(void)
 	CHECK(pf_flow_passes(&table, &k, 2000));
 }
 
+static void a_synack_passes_by_its_own_entry(void)
+{
+	/* pf passed a SYN in and judged its SYN-ACK would pass: it puts the answer's flow and the
+	 * SYN-ACK's own entry (key.zero PF_FLOW_K_SYNACK); only a SYN-ACK looks for the latter */
+	uint8_t h[40], o[40];
+	struct pf_flow_key syn, r, sa, ack;
+	uint8_t f;
+	memset(&table, 0, sizeof(table));
+	REQUIRE(pf_flow_key_any(h, packet(h, 6, 0x02, 0), 0, 3, &syn, &f));
+	r = pf_flow_key_reverse(&syn);
+	CHECK(r.src == syn.dst && r.dst == syn.src && r.sport == syn.dport && r.dport == syn.sport);
+	CHECK(r.dir == 1 && r.ifindex == 3 && r.proto == 6 && r.zero == 0);
+	/* the answer as ip sees it going out: the ends swapped */
+	packet(o, 6, 0x12, 0);
+	memcpy(o + 12, h + 16, 4), memcpy(o + 16, h + 12, 4);
+	memcpy(o + 20, h + 22, 2), memcpy(o + 22, h + 20, 2);
+	REQUIRE(pf_flow_key_synack(o, 40, 1, 3, &sa));
+	CHECK(sa.zero == PF_FLOW_K_SYNACK && !pf_flow_key_eq(&sa, &r));
+	CHECK(!pf_flow_key_of(o, 40, 1, 3, &ack));                         /* SYN-ACK: no plain key */
+	o[33] = 0x02;
+	CHECK(!pf_flow_key_synack(o, 40, 1, 3, &ack));                     /* a SYN alone */
+	o[33] = 0x13;
+	CHECK(!pf_flow_key_synack(o, 40, 1, 3, &ack));                     /* SYN ACK FIN */
+	o[33] = 0x16;
+	CHECK(!pf_flow_key_synack(o, 40, 1, 3, &ack));                     /* SYN ACK RST */
+	o[33] = 0x10;
+	REQUIRE(pf_flow_key_of(o, 40, 1, 3, &ack) && pf_flow_key_eq(&ack, &r));
+	CHECK(!pf_flow_passes(&table, &sa, 10));
+	pf_flow_put(&table, &r, 10);
+	CHECK(!pf_flow_passes(&table, &sa, 10));                           /* the flow's entry is not the SYN-ACK's */
+	struct pf_flow_key x = r;
+	x.zero = PF_FLOW_K_SYNACK;
+	pf_flow_put(&table, &x, 10);
+	CHECK(pf_flow_passes(&table, &sa, 10) && pf_flow_passes(&table, &ack, 10)); /* both kept */
+	CHECK((pf_flow_hash(&sa) & (PF_FLOW_SLOTS - 1)) != (pf_flow_hash(&r) & (PF_FLOW_SLOTS - 1))); /* its own slot */
+	pf_flow_invalidate(&table);
+	CHECK(!pf_flow_passes(&table, &sa, 10));
+}
+
 static void garbage_never_passes_another_key(void)
 {
 	/* A broken pf fills the table with noise, every entry looking current and complete:
@@ -146,6 +185,7 @@ int main(void)
 {
 	unit_begin(__FILE__);
 	RUN(which_packets_qualify);
+	RUN(a_synack_passes_by_its_own_entry);
 	RUN(entries_match_expire_and_die_with_the_rules);
 	RUN(garbage_never_passes_another_key);
 	RUN(hash_spreads_flows);

@@ -2,6 +2,7 @@
  * both share through it: queue rings, RSS key / redirection table / MRQC, the receive
  * address, the EEPROM word. Registers only through struct ix_io. */
 #include "chip.h"
+#include "msix_map.h"
 
 /* ---- shared ---- */
 
@@ -11,8 +12,9 @@ static void wait_bit(struct ix_dev *d, uint32_t reg, uint32_t bit, bool set)
 		ix_delay(d, 10);
 }
 
-uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q) { return d->msix_nvec > 1 ? q % (d->msix_nvec - 1) : 0; }
-uint32_t ix_msix_other(const struct ix_dev *d) { return d->msix_nvec > 1 ? d->msix_nvec - 1 : 0; }
+/* (lib/netdrv/msix_map.h: the rule virtio-net follows too) */
+uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q) { return netdrv_msix_qvec(d->msix_nvec, q); }
+uint32_t ix_msix_other(const struct ix_dev *d) { return netdrv_msix_other(d->msix_nvec); }
 uint32_t ix_msix_mask(const struct ix_dev *d) { return d->msix_nvec ? (1u << d->msix_nvec) - 1 : 0; }
 
 uint32_t ix_rdt(const struct ix_dev *d, uint32_t q) { return d->chip->rxq(q) + IX_Q_TAIL; }

@@ -75,7 +75,7 @@ int64_t hw_init(int argc, char **argv)
 		return fail("cannot make its descriptor rings (DMA memory)", pl < 0 ? pl : -KE_INVAL);
 	ix.ring_bus = (uint64_t)p0;
 	ix.ring_va = (uint8_t *)rva;
-	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .nq = nq, .rss_nq = 1 };
+	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .devid = f.device, .nq = nq, .rss_nq = 1 };
 	memcpy(ix.dev.rss_key, rss_key, sizeof(rss_key));
 	for (uint32_t q = 0; q < nq; q++) {
 		struct ixq *x = &ix.q[q];

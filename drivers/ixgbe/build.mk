@@ -8,5 +8,6 @@ ixgbe_EXTRA_OBJS := $(B)/obj/pci/pci.o $(B)/obj/pci/pci_axolotl.o \
 $(eval $(call native_prog,ixgbe))
 # tests/unit/test_ixgbe_model.c: the chip table and the descriptors against a register model
 UNIT_EXTRA_SRCS += drivers/ixgbe/chip.c
-UNIT_EXTRA_HDRS += drivers/ixgbe/chip.h drivers/ixgbe/ix_regs.h drivers/ixgbe/desc.h
-UNIT_EXTRA_CFLAGS += -Idrivers/ixgbe
+UNIT_EXTRA_HDRS += drivers/ixgbe/chip.h drivers/ixgbe/ix_regs.h drivers/ixgbe/desc.h lib/netdrv/msix_map.h
+# (-iquote: only lib/netdrv/msix_map.h is meant, the pure vector rule chip.c includes)
+UNIT_EXTRA_CFLAGS += -Idrivers/ixgbe -iquote lib/netdrv

@@ -2,6 +2,7 @@
  * both share through it: queue rings, RSS key / redirection table / MRQC, the receive
  * address, the EEPROM word. Registers only through struct ix_io. */
 #include "chip.h"
+#include "msix_map.h"
 
 /* ---- shared ---- */
 
@@ -11,8 +12,9 @@ static void wait_bit(struct ix_dev *d, uint32_t reg, uint32_t bit, bool set)
 		ix_delay(d, 10);
 }
 
-uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q) { return d->msix_nvec > 1 ? q % (d->msix_nvec - 1) : 0; }
-uint32_t ix_msix_other(const struct ix_dev *d) { return d->msix_nvec > 1 ? d->msix_nvec - 1 : 0; }
+/* (lib/netdrv/msix_map.h: the rule virtio-net follows too) */
+uint32_t ix_msix_qvec(const struct ix_dev *d, uint32_t q) { return netdrv_msix_qvec(d->msix_nvec, q); }
+uint32_t ix_msix_other(const struct ix_dev *d) { return netdrv_msix_other(d->msix_nvec); }
 uint32_t ix_msix_mask(const struct ix_dev *d) { return d->msix_nvec ? (1u << d->msix_nvec) - 1 : 0; }
 
 uint32_t ix_rdt(const struct ix_dev *d, uint32_t q) { return d->chip->rxq(q) + IX_Q_TAIL; }
@@ -227,6 +229,13 @@ static void igb_msix_hold(struct ix_dev *d, bool hold) { ix_wr(d, hold ? IGB_EIM
 
 static bool igb_link(struct ix_dev *d) { return (ix_rd(d, IGB_STATUS) & IGB_STATUS_LU) != 0; }
 
+static uint32_t igb_link_mbps(struct ix_dev *d)
+{
+	uint32_t st = ix_rd(d, IGB_STATUS);
+	static const uint32_t mbps[4] = { 10, 100, 1000, 1000 };
+	return (st & IGB_STATUS_LU) ? mbps[IGB_STATUS_SPEED(st)] : 0;
+}
+
 const struct ix_chip ix_chip_82576 = {
 	.name = "82576", .devid = IX_DEV_82576, .max_queues = IGB_NQUEUES,
 	.rxq = igb_rxq, .txq = igb_txq, .srrctl = igb_srrctl,
@@ -239,6 +248,7 @@ const struct ix_chip ix_chip_82576 = {
 	.tx_olinfo_csum = 0, .mrqc_rss = IGB_MRQC_RSS, .rxcsum_val = IGB_RXCSUM_IPOFL | IGB_RXCSUM_TUOFL | IGB_RXCSUM_PCSD,
 	.reset = igb_reset, .mac_setup = igb_mac_setup, .start = igb_start, .irq_route = igb_irq_route,
 	.irq_mask = igb_irq_mask, .irq_cause = igb_irq_cause, .msix_hold = igb_msix_hold, .link = igb_link,
+	.link_mbps = igb_link_mbps,
 };
 
 /* ---- 82599 ---- */
@@ -260,10 +270,35 @@ static void ixgbe_reset(struct ix_dev *d)
 	ix_delay(d, 10000); /* the datasheet's 10 ms after a global reset */
 	ix_wr(d, IXGBE_EIMC, 0x7fffffffu);
 	(void)ix_rd(d, IXGBE_EICR);
+	/* 4.6.3: the EEPROM's auto-read (MAC address, AUTOC's defaults) and the RX DMA's init
+	 * must be done before the set-up goes on */
+	wait_bit(d, IXGBE_EEC, IXGBE_EEC_ARD, true);
+	wait_bit(d, IXGBE_RDRXCTL, IXGBE_RDRXCTL_DMAIDONE, true);
+}
+
+/* Link set-up (datasheet 4.6.4): the link mode for the port's media, then autonegotiation
+ * (re)started; LINKS then says whether the link is up and at which speed. SFP+ ports (10FB,
+ * 1507, 1557): 10 Gb/s serial without autonegotiation, SFI as the serial PMA/PMD (AUTOC2).
+ * The KX4 backplane port (10F7): KX4/KX/KR autonegotiation with the KX4 parallel PMA/PMD,
+ * KX4 and KX advertised. The rest of AUTOC (from the EEPROM) is kept. Not done: the SFP+
+ * module's identification over I2C and its EEPROM init sequence, multispeed (1 Gb/s) fiber,
+ * the SW/FW semaphore a board whose firmware manages the link (LESM) needs around AUTOC. */
+static void ixgbe_link_setup(struct ix_dev *d)
+{
+	uint32_t autoc = ix_rd(d, IXGBE_AUTOC) & ~(IXGBE_AUTOC_LMS_MASK | IXGBE_AUTOC_10G_PMA_PMD_MASK);
+	if (d->devid == IX_DEV_82599_KX4) {
+		autoc |= IXGBE_AUTOC_LMS_KX4_KX_KR | IXGBE_AUTOC_10G_KX4 | IXGBE_AUTOC_KX4_SUPP | IXGBE_AUTOC_KX_SUPP;
+	} else {
+		ix_wr(d, IXGBE_AUTOC2, (ix_rd(d, IXGBE_AUTOC2) & ~IXGBE_AUTOC2_10G_SERIAL_MASK) | IXGBE_AUTOC2_10G_SFI);
+		autoc |= IXGBE_AUTOC_LMS_10G_SERIAL;
+	}
+	ix_wr(d, IXGBE_AUTOC, autoc);
+	ix_wr(d, IXGBE_AUTOC, autoc | IXGBE_AUTOC_AN_RESTART);
 }
 
 static void ixgbe_mac_setup(struct ix_dev *d)
 {
+	ixgbe_link_setup(d);
 	if (d->msix_nvec) {
 		/* MSI-X mode: queue causes to vectors through the IVARs, the other causes (LSC)
 		 * through IVAR_MISC; a message clears its queue bits (EIAC; OCD: never the other
@@ -323,6 +358,23 @@ static void ixgbe_msix_hold(struct ix_dev *d, bool hold) { ix_wr(d, hold ? IXGBE
 
 static bool ixgbe_link(struct ix_dev *d) { return (ix_rd(d, IXGBE_LINKS) & IXGBE_LINKS_UP) != 0; }
 
+static uint32_t ixgbe_link_mbps(struct ix_dev *d)
+{
+	uint32_t l = ix_rd(d, IXGBE_LINKS);
+	if (!(l & IXGBE_LINKS_UP))
+		return 0;
+	switch (l & IXGBE_LINKS_SPEED_MASK) {
+	case IXGBE_LINKS_SPEED_10G:
+		return 10000;
+	case IXGBE_LINKS_SPEED_1G:
+		return 1000;
+	case IXGBE_LINKS_SPEED_100M:
+		return 100;
+	default:
+		return 0; /* (reserved: not a speed we can name) */
+	}
+}
+
 const struct ix_chip ix_chip_82599 = {
 	.name = "82599", .devid = IX_DEV_82599_SFP, .max_queues = IXGBE_NQUEUES,
 	.rxq = ixgbe_rxq, .txq = ixgbe_txq, .srrctl = ixgbe_srrctl,
@@ -335,6 +387,7 @@ const struct ix_chip ix_chip_82599 = {
 	.tx_olinfo_csum = IXGBE_TXD_CC, .mrqc_rss = IXGBE_MRQC_RSS, .rxcsum_val = IXGBE_RXCSUM_PCSD,
 	.reset = ixgbe_reset, .mac_setup = ixgbe_mac_setup, .start = ixgbe_start, .irq_route = ixgbe_irq_route,
 	.irq_mask = ixgbe_irq_mask, .irq_cause = ixgbe_irq_cause, .msix_hold = ixgbe_msix_hold, .link = ixgbe_link,
+	.link_mbps = ixgbe_link_mbps,
 };
 
 const struct ix_chip *ix_chip_of(uint16_t devid)

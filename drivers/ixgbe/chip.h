@@ -58,11 +58,13 @@ struct ix_chip {
 	uint32_t (*irq_cause)(struct ix_dev *d, bool *link); /* reads (clears) the cause registers */
 	void (*msix_hold)(struct ix_dev *d, bool hold);  /* MSI-X: the vectors masked (the driver polls) or not */
 	bool (*link)(struct ix_dev *d);
+	uint32_t (*link_mbps)(struct ix_dev *d);        /* the link's speed in Mb/s, 0: down */
 };
 
 struct ix_dev {
 	const struct ix_chip *chip;
 	const struct ix_io *io;
+	uint16_t devid;   /* the PCI device id: the 82599's link mode follows its media (SFP+, KX4) */
 	uint32_t nq;      /* queue pairs set up (1..IX_MAXQ) */
 	uint32_t rss_nq;  /* queues the redirection table spreads over (1: all to queue 0) */
 	uint32_t msix_nvec; /* MSI-X vectors (entries 0..n-1 of the table, 1..IX_MSIX_MAX); 0: legacy */

@@ -45,7 +45,6 @@ int64_t hw_init(int argc, char **argv)
 		return fail("cannot read its PCI function", r);
 	ix.pci = f;
 	nd.pci = &ix.pci;
-	nd.msix_want = 1; /* one vector for every cause (lib/netdrv binds it, or the line) */
 	const struct ix_chip *chip = f.vendor == IX_VENDOR ? ix_chip_of(f.device) : NULL;
 	if (!chip)
 		return fail("not an 82576 or 82599", -KE_INVAL);
@@ -56,6 +55,9 @@ int64_t hw_init(int argc, char **argv)
 	if (nq < 1 || nq > IX_MAXQ || nq > chip->max_queues)
 		return fail("queues= is 1..8", -KE_INVAL);
 	nd.max_queues = nq; /* ip's offer decides how many of them run (set_queues) */
+	/* a vector per queue pair and one for the link (lib/netdrv binds them, or the line);
+	 * the chip table routes the causes to them (msix_map.h) */
+	nd.msix_want = NETDRV_MSIX_WANT(nq);
 	nd.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
 	int64_t va = kcall6(KC_MMIO_MAP, f.bar[0].base & ~0xfffull, 0x20000 / 4096, 0, 0, 0, 0);
 	if (va < 0)
@@ -73,7 +75,7 @@ int64_t hw_init(int argc, char **argv)
 		return fail("cannot make its descriptor rings (DMA memory)", pl < 0 ? pl : -KE_INVAL);
 	ix.ring_bus = (uint64_t)p0;
 	ix.ring_va = (uint8_t *)rva;
-	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .nq = nq, .rss_nq = 1 };
+	ix.dev = (struct ix_dev){ .chip = chip, .io = &mmio, .devid = f.device, .nq = nq, .rss_nq = 1 };
 	memcpy(ix.dev.rss_key, rss_key, sizeof(rss_key));
 	for (uint32_t q = 0; q < nq; q++) {
 		struct ixq *x = &ix.q[q];

@@ -24,6 +24,7 @@
 #define IGB_CTRL_LRST (1u << 3)
 #define IGB_STATUS 0x00008
 #define IGB_STATUS_LU (1u << 1)
+#define IGB_STATUS_SPEED(v) (((v) >> 6) & 3u) /* 0: 10 Mb/s, 1: 100, 2 or 3: 1000 */
 #define IGB_EERD 0x00014
 #define IGB_EERD_START 1u
 #define IGB_EERD_DONE (1u << 1)
@@ -123,15 +124,35 @@
 #define IXGBE_SRRCTL_DROP_EN (1u << 28)
 #define IXGBE_RDRXCTL 0x02f00
 #define IXGBE_RDRXCTL_CRCSTRIP (1u << 1)
+#define IXGBE_RDRXCTL_DMAIDONE (1u << 3)      /* the RX DMA's init after a reset is done */
 #define IXGBE_RXCTRL 0x03000
 #define IXGBE_RXCTRL_RXEN 1u
 #define IXGBE_HLREG0 0x04240
 #define IXGBE_HLREG0_TXCRCEN 1u
 #define IXGBE_HLREG0_RXCRCSTRP (1u << 1)
 #define IXGBE_HLREG0_TXPADEN (1u << 10)
-#define IXGBE_AUTOC 0x042a0
+#define IXGBE_AUTOC 0x042a0 /* 4.6.4, 8.2.3.22.19; its reset value comes from the EEPROM */
+#define IXGBE_AUTOC_10G_PMA_PMD_MASK (3u << 7) /* 10G parallel PMA/PMD: 00 XAUI, 01 KX4, 10 CX4 */
+#define IXGBE_AUTOC_10G_KX4 (1u << 7)
+#define IXGBE_AUTOC_AN_RESTART (1u << 12)      /* self-clearing: restart autonegotiation / link set-up */
+#define IXGBE_AUTOC_LMS_SHIFT 13               /* link mode select, bits 15:13 */
+#define IXGBE_AUTOC_LMS_MASK (7u << 13)
+#define IXGBE_AUTOC_LMS_10G_SERIAL (3u << 13)  /* 10 Gb/s serial (SFI, KR) without autonegotiation */
+#define IXGBE_AUTOC_LMS_KX4_KX_KR (4u << 13)   /* backplane: KX4 / KX / KR autonegotiation */
+#define IXGBE_AUTOC_KX_SUPP (1u << 30)         /* advertised in backplane autonegotiation */
+#define IXGBE_AUTOC_KX4_SUPP (1u << 31)
+#define IXGBE_AUTOC2 0x042a8
+#define IXGBE_AUTOC2_10G_SERIAL_MASK (3u << 16) /* 10G serial PMA/PMD: 00 KR, 10 SFI */
+#define IXGBE_AUTOC2_10G_SFI (2u << 16)
 #define IXGBE_LINKS 0x042a4
 #define IXGBE_LINKS_UP (1u << 30)
+#define IXGBE_LINKS_SPEED_MASK (3u << 28)     /* 11: 10 Gb/s, 10: 1 Gb/s, 01: 100 Mb/s */
+#define IXGBE_LINKS_SPEED_10G (3u << 28)
+#define IXGBE_LINKS_SPEED_1G (2u << 28)
+#define IXGBE_LINKS_SPEED_100M (1u << 28)
+#define IXGBE_LINKS_KX_AN_COMP (1u << 31)     /* backplane autonegotiation completed */
+#define IXGBE_EEC 0x10010
+#define IXGBE_EEC_ARD (1u << 9)               /* the EEPROM's auto-read after a reset is done */
 #define IXGBE_DMATXCTL 0x04a80
 #define IXGBE_DMATXCTL_TE 1u
 #define IXGBE_RXCSUM 0x05000

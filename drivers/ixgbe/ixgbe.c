@@ -61,10 +61,11 @@ static bool counter(uint64_t i, char *out, size_t cap)
 	}
 	static const char *const names[] = { "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_drops",
 		"rx_no_buffer", "crc_errors", "rx_errors", "rx_bad_desc", "rx_csum_ok", "rx_csum_bad", "rx_rss_hashed",
-		"rx_last_rss_hash", "rx_ipv4", "rx_tcp", "rx_udp", "tx_csum_offloaded", "tx_contexts", "queues", "msix_vectors" };
+		"rx_last_rss_hash", "rx_ipv4", "rx_tcp", "rx_udp", "tx_csum_offloaded", "tx_contexts", "queues", "link_mbps" };
 	const uint64_t vals[] = { c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->rx_missed + nd.c.rx_dropped,
 		c->rx_no_buf, c->crc_errors, c->rx_errors, s.rx_bad_desc, s.rx_csum_ok, s.rx_csum_bad, s.rx_rss_hashed,
-		ix.q[0].c.last_rss_hash, s.rx_ipv4, s.rx_tcp, s.rx_udp, s.tx_csum, s.tx_contexts, ix.dev.nq, ix.dev.msix_nvec };
+		ix.q[0].c.last_rss_hash, s.rx_ipv4, s.rx_tcp, s.rx_udp, s.tx_csum, s.tx_contexts, ix.dev.nq,
+		ix.dev.chip->link_mbps(&ix.dev) };
 	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 

@@ -70,7 +70,8 @@ int64_t vpci_map(uint16_t bdf, struct virtio_pci *v, const char **why)
 	if (!v->common || !v->notify || !v->isr || !v->device || v->device_len < 8)
 		return -KE_INVAL;
 	*why = "cannot enable the function";
-	/* Memory decode and bus mastering on, INTx allowed (MSI-X is left off: INTx is used). */
+	/* Memory decode and bus mastering on, INTx allowed (lib/netdrv turns it off when it
+	 * enables MSI-X, after init). */
 	return pci_command(&pci_kcall, bdf, PCI_CMD_MEM | PCI_CMD_MASTER, PCI_CMD_INTX_OFF);
 }
 
@@ -122,12 +123,13 @@ uint16_t vpci_queue_size(const struct virtio_pci *v, uint16_t q, uint16_t max)
 }
 
 volatile uint16_t *vpci_queue_setup(const struct virtio_pci *v, uint16_t q, uint16_t size, uint64_t desc,
-				    uint64_t avail, uint64_t used)
+				    uint64_t avail, uint64_t used, uint16_t *vector)
 {
 	volatile uint8_t *c = v->common;
 	R16(c, VC_Q_SELECT) = q;
 	R16(c, VC_Q_SIZE) = size;
-	R16(c, VC_Q_MSIX) = VIRTIO_NO_VECTOR;
+	R16(c, VC_Q_MSIX) = *vector;
+	*vector = R16(c, VC_Q_MSIX); /* (virtio 1.0 §4.1.5.1.2: NO_VECTOR when it cannot) */
 	R32(c, VC_Q_DESC) = (uint32_t)desc;
 	R32(c, VC_Q_DESC + 4) = (uint32_t)(desc >> 32);
 	R32(c, VC_Q_DRIVER) = (uint32_t)avail;
@@ -139,6 +141,12 @@ volatile uint16_t *vpci_queue_setup(const struct virtio_pci *v, uint16_t q, uint
 		return NULL; /* the device names a doorbell outside its notification area */
 	R16(c, VC_Q_ENABLE) = 1;
 	return (volatile uint16_t *)(v->notify + at);
+}
+
+uint16_t vpci_config_vector(const struct virtio_pci *v, uint16_t vector)
+{
+	R16(v->common, VC_MSIX) = vector;
+	return R16(v->common, VC_MSIX);
 }
 
 uint8_t vpci_isr(const struct virtio_pci *v) { return R8(v->isr, 0); }

@@ -68,9 +68,14 @@ uint64_t vpci_device_features(const struct virtio_pci *v);
 uint64_t vpci_negotiate(const struct virtio_pci *v, uint64_t want, uint64_t *offered);
 /* Queue q's size (clamped to max, a power of two), 0 if the queue does not exist. */
 uint16_t vpci_queue_size(const struct virtio_pci *v, uint16_t q, uint16_t max);
-/* Gives queue q its size and the bus addresses of its parts, enables it; returns its
- * notification address, or NULL if the device places it outside the notification area. */
+/* Gives queue q its size, its MSI-X vector (*vector: VIRTIO_NO_VECTOR for INTx; on return
+ * what the device read back, VIRTIO_NO_VECTOR if it refused the vector) and the bus
+ * addresses of its parts, enables it; returns its notification address, or NULL if the
+ * device places it outside the notification area. */
 volatile uint16_t *vpci_queue_setup(const struct virtio_pci *v, uint16_t q, uint16_t size, uint64_t desc,
-				    uint64_t avail, uint64_t used);
-/* Reads (so acknowledges, and lowers INTx) the interrupt status. */
+				    uint64_t avail, uint64_t used, uint16_t *vector);
+/* config_msix_vector written; what the device read back (VIRTIO_NO_VECTOR: refused). */
+uint16_t vpci_config_vector(const struct virtio_pci *v, uint16_t vector);
+/* Reads (so acknowledges, and lowers INTx) the interrupt status. INTx only: with MSI-X
+ * the vector says what happened and the register is not read. */
 uint8_t vpci_isr(const struct virtio_pci *v);

@@ -3,8 +3,9 @@
  * `pci=1af4:1041`. lib/netdrv serves ip (lib/net/netdev_proto.h) and runs the loop; this
  * file gives it the device: set-up and reset with feature negotiation, the queue pairs and
  * the control queue that says how many run (VIRTIO_NET_F_MQ), MAC and link from the device
- * configuration, the interrupt status, counters. README.md.
- *   virtio-net pci=BB:DD.F [queues=N] [dedicated=1] [poll=1] [name=IF] [restarted=N] [hb=H] */
+ * configuration, the interrupts (an MSI-X vector per pair and one for the configuration and
+ * the control queue, or INTx and the interrupt status), counters. README.md.
+ *   virtio-net pci=BB:DD.F [queues=N] [msix=0] [dedicated=1] [poll=1] [name=IF] [restarted=N] [hb=H] */
 #include "vnet.h"
 #include "pci_axolotl.h"
 #include "service.h"
@@ -63,12 +64,15 @@ static int64_t init(int argc, char **argv)
 	if (r < 0)
 		return fail("cannot read its PCI function", r);
 	nd.irq = f.int_pin && f.int_line >= 1 && f.int_line <= 15 ? f.int_line : 0;
+	vn.func = f;
+	nd.pci = &vn.func; /* lib/netdrv finds the MSI-X table there */
 	if ((r = vpci_map((uint16_t)nd.bdf, &vn.pci, &why)) < 0)
 		return fail(why, r);
 	vn.offered = vpci_device_features(&vn.pci);
 	vn.dev_pairs = device_pairs();
 	vn.npairs = vn.dev_pairs < want ? vn.dev_pairs : want;
 	nd.max_queues = vn.npairs; /* ip's offer decides how many of them run (set_queues) */
+	nd.msix_want = NETDRV_MSIX_WANT(vn.npairs); /* a vector per pair, one for config and ctrl */
 	for (unsigned pi = 0; pi < vn.npairs; pi++) {
 		struct vnet_pair *vp = &vn.p[pi];
 		if (!dma_pages(VNET_PAIR_PAGES, &vp->mem_h, &vp->mem, &vp->mem_bus))
@@ -121,39 +125,53 @@ static void give_up(const char *why)
 	ax_exit(1);
 }
 
-/* Virtqueue idx (at most max entries) over desc, avail and used of our memory at va/bus;
- * its doorbell, NULL if the device refuses it. Its MSI-X vector is NO_VECTOR (INTx): with
- * MSI-X, pair p's vector would be given here (vpci_queue_setup). */
-static volatile uint16_t *queue_setup(struct virtq *q, uint16_t idx, uint16_t max, uint8_t *va, uint64_t bus,
-				      uint32_t avail_off, uint32_t used_off)
+/* The MSI-X vector (table entry) v, or NO_VECTOR with INTx. */
+static uint16_t vector(uint32_t v) { return nd.msix_nvec ? (uint16_t)v : VIRTIO_NO_VECTOR; }
+
+/* A vector the device read back as something else than it was given: it refused it (the
+ * first refusal is kept for the log line). */
+static void vector_check(const char *what, uint16_t want, uint16_t got)
 {
-	uint16_t n = vpci_queue_size(&vn.pci, idx, max);
+	if (got != want && !vn.vec_refused[0])
+		ksnprintf(vn.vec_refused, sizeof(vn.vec_refused), "%s vector %u read back as %#x", what, want, got);
+}
+
+/* Virtqueue idx (at most max entries) over desc, avail and used of our memory at va/bus,
+ * interrupting through MSI-X vector vec (NO_VECTOR: INTx); its doorbell, NULL if the device
+ * refuses it. */
+static volatile uint16_t *queue_setup(struct virtq *q, uint16_t idx, uint16_t max, uint8_t *va, uint64_t bus,
+				      uint32_t avail_off, uint32_t used_off, uint16_t vec)
+{
+	uint16_t n = vpci_queue_size(&vn.pci, idx, max), got = vec;
 	if (n < 2 || virtq_init(q, n, va, va + avail_off, va + used_off) != VQ_OK)
 		return NULL;
-	return vpci_queue_setup(&vn.pci, idx, n, bus, bus + avail_off, bus + used_off);
+	volatile uint16_t *bell = vpci_queue_setup(&vn.pci, idx, n, bus, bus + avail_off, bus + used_off, &got);
+	vector_check("a queue's", vec, got);
+	return bell;
 }
 
 /* Pair pi: receiveq (virtqueue 2 pi) over its first three pages, transmitq (2 pi + 1) over
- * the next three; false if the device refuses either. */
+ * the next three, both on the pair's MSI-X vector; false if the device refuses either. */
 static bool pair_setup(unsigned pi)
 {
 	struct vnet_pair *vp = &vn.p[pi];
-	vp->rx_bell = queue_setup(&vp->rx, (uint16_t)(2 * pi), VQ_MAX, vp->mem, vp->mem_bus, 4096, 8192);
+	uint16_t vec = vector(netdrv_msix_qvec(nd.msix_nvec, pi));
+	vp->rx_bell = queue_setup(&vp->rx, (uint16_t)(2 * pi), VQ_MAX, vp->mem, vp->mem_bus, 4096, 8192, vec);
 	vp->tx_bell = queue_setup(&vp->tx, (uint16_t)(2 * pi + 1), VQ_MAX, vp->mem + 3 * 4096,
-				  vp->mem_bus + 3 * 4096, 4096, 8192);
+				  vp->mem_bus + 3 * 4096, 4096, 8192, vec);
 	return vp->rx_bell && vp->tx_bell;
 }
 
 /* The control queue, virtqueue 2 * max_virtqueue_pairs, in its one page: the table at 0,
  * the available ring at 256, the used ring at 512, the command at 1024. Polled: the device
- * is asked not to interrupt for it. */
+ * is asked not to interrupt for it (its vector is the configuration's all the same). */
 #define CTRL_CMD_OFF 1024
 static bool ctrl_setup(void)
 {
 	_Static_assert(VQ_DESC_BYTES(VNET_CTRL_SIZE) <= 256 && VQ_AVAIL_BYTES(VNET_CTRL_SIZE) <= 256 &&
 		       512 + VQ_USED_BYTES(VNET_CTRL_SIZE) <= CTRL_CMD_OFF, "the control queue's page");
 	vn.ctrl_bell = queue_setup(&vn.ctrl, (uint16_t)(2 * vn.dev_pairs), VNET_CTRL_SIZE, vn.ctrl_mem, vn.ctrl_bus,
-				   256, 512);
+				   256, 512, vector(netdrv_msix_other(nd.msix_nvec)));
 	if (!vn.ctrl_bell || vn.ctrl.size < 4)
 		return false;
 	vn.ctrl.avail->flags = 1; /* VIRTQ_AVAIL_F_NO_INTERRUPT */
@@ -162,10 +180,13 @@ static bool ctrl_setup(void)
 }
 
 /* Device reset and initialisation (virtio spec §3.1.1): reset, ACKNOWLEDGE, DRIVER,
- * features, FEATURES_OK, queues, DRIVER_OK. Every buffer of the previous set-up is
- * forgotten: ip takes them back on ND_RESET. */
+ * features, FEATURES_OK, the configuration's MSI-X vector, queues, DRIVER_OK. Every buffer
+ * of the previous set-up is forgotten: ip takes them back on ND_RESET. A vector the device
+ * refuses (read back as NO_VECTOR: it would never interrupt for that queue) turns MSI-X off
+ * for good and the set-up runs again on the INTx line. */
 static void reset(void)
 {
+again:
 	vpci_reset(&vn.pci);
 	vpci_status(&vn.pci, VS_ACK);
 	vpci_status(&vn.pci, VS_DRIVER);
@@ -176,6 +197,12 @@ static void reset(void)
 		read_mac();
 	else if (!nd.mac[0] && !nd.mac[1]) /* none from the device: a fixed local address */
 		memcpy(nd.mac, (uint8_t[6]){ 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }, 6);
+	vn.vec_refused[0] = 0;
+	if (nd.msix_nvec) {
+		/* (`service inject virtio-net badvector`: one past any table, which the device refuses) */
+		uint16_t want = vn.bad_vector ? VIRTIO_NO_VECTOR - 1 : vector(netdrv_msix_other(nd.msix_nvec));
+		vector_check("the configuration", want, vpci_config_vector(&vn.pci, want));
+	}
 	vn.active = 1; /* the device uses the first pair until told more (§5.1.6.5.5) */
 	for (unsigned pi = 0; pi < vn.npairs; pi++)
 		if (!pair_setup(pi))
@@ -183,11 +210,17 @@ static void reset(void)
 	vn.ctrl_ok = (vn.features & MQ) == MQ && ctrl_setup();
 	if ((vn.features & MQ) == MQ && !vn.ctrl_ok)
 		ax_printf("virtio-net: the device refuses its control queue: one queue pair\n");
+	if (nd.msix_nvec && vn.vec_refused[0]) {
+		vn.bad_vector = false;
+		netdrv_msix_refused(vn.vec_refused); /* (nd.msix_nvec 0 from here) */
+		goto again;
+	}
 	set_poll(nd.poll_mode);
 	vpci_status(&vn.pci, VS_DRIVER_OK);
 	if (vpci_get_status(&vn.pci) & VS_NEEDS_RESET)
 		give_up("the device needs a reset right after its set-up");
-	(void)vpci_isr(&vn.pci); /* a stale interrupt of the previous set-up */
+	if (!nd.msix_nvec)
+		(void)vpci_isr(&vn.pci); /* a stale interrupt of the previous set-up */
 	nd.caps = (vn.features & (1ull << VNET_F_CSUM)) ? NDF_TX_CSUM_L4 : 0;
 	nd.link = link();
 }
@@ -229,8 +262,14 @@ static unsigned set_queues(unsigned n)
 	return vn.active;
 }
 
+/* MSI-X: the vectors that fired say it all (the configuration's: maybe the link), the ISR
+ * status is not read. INTx: the ISR status, read to lower the line. */
 static uint32_t irq_ack(bool *link_event)
 {
+	if (nd.msix_nvec) {
+		*link_event = (nd.msix_fired >> netdrv_msix_other(nd.msix_nvec)) & 1;
+		return nd.msix_fired;
+	}
 	uint8_t isr = vpci_isr(&vn.pci);
 	*link_event = (isr & VISR_CONFIG) != 0;
 	return isr;
@@ -246,13 +285,32 @@ static bool counter(uint64_t i, char *out, size_t cap)
 	return netdrv_counter(i, names, vals, sizeof(vals) / sizeof(vals[0]), out, cap);
 }
 
+/* Faults of our own (`service inject virtio-net WORD`, lib/netdrv's inject): badvector
+ * programs the configuration's MSI-X vector past any table at the next reset (done here),
+ * so the device refuses it and the driver falls back to INTx (tests). */
+static bool inject(const char *word)
+{
+	if (strcmp(word, "badvector"))
+		return false;
+	vn.bad_vector = true;
+	netdrv_reattach("a configuration vector past the MSI-X table injected");
+	return true;
+}
+
 static void banner(void)
 {
 	uint16_t bdf = (uint16_t)nd.bdf;
-	ax_printf("virtio-net: at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s mode, link %s, "
+	char how[48]; /* "interrupt mode (MSI-X, 2 vectors)", "interrupt mode (INTx)", "polling mode" */
+	if (nd.poll_mode)
+		ksnprintf(how, sizeof(how), "polling mode");
+	else if (nd.msix_nvec)
+		ksnprintf(how, sizeof(how), "interrupt mode (MSI-X, %u vector%s)", nd.msix_nvec, nd.msix_nvec > 1 ? "s" : "");
+	else
+		ksnprintf(how, sizeof(how), "interrupt mode (INTx)");
+	ax_printf("virtio-net: at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s, link %s, "
 		  "queues %u/%u, features %#llx of %#llx, checksum offload %s, pairs %u of %u, restart %u\n",
 		  PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3], nd.mac[4],
-		  nd.mac[5], nd.irq, nd.poll_mode ? "polling" : "interrupt", nd.link ? "up" : "down", vn.p[0].rx.size,
+		  nd.mac[5], nd.irq, how, nd.link ? "up" : "down", vn.p[0].rx.size,
 		  vn.p[0].tx.size, (unsigned long long)vn.features, (unsigned long long)vn.offered,
 		  nd.caps ? "tx" : "none", vn.npairs, vn.dev_pairs, ax_svc.restarts);
 }
@@ -260,7 +318,7 @@ static void banner(void)
 static const struct netdrv_ops ops = {
 	.name = "virtio-net", .init = init, .reset = reset, .set_poll = set_poll, .link = link,
 	.irq_ack = irq_ack, .tx = vnet_tx, .rx_room = rx_room, .rx_post = rx_post, .harvest = vnet_harvest,
-	.set_queues = set_queues, .publish = vnet_publish, .counter = counter, .banner = banner,
+	.set_queues = set_queues, .publish = vnet_publish, .counter = counter, .banner = banner, .inject = inject,
 };
 
 int main(int argc, char **argv) { return netdrv_main(&ops, argc, argv); }

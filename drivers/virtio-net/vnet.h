@@ -6,6 +6,7 @@
 #include "virtq.h"
 #include "virtio_pci.h"
 #include "ctrlq.h"
+#include "pci.h"
 
 /* Network device features (virtio spec §5.1.3). */
 #define VNET_F_CSUM 0        /* the device finishes TCP/UDP checksums we leave partial */
@@ -60,6 +61,9 @@ struct vnet_pair {
 
 struct vnet {
 	struct virtio_pci pci;
+	struct pci_func func; /* as read at start (lib/netdrv's MSI-X set-up reads it) */
+	char vec_refused[64]; /* at the last reset: the first MSI-X vector the device refused ("" none) */
+	bool bad_vector;      /* injected: the next reset gives a vector past the table */
 	uint64_t offered, features;
 	uint16_t dev_pairs;   /* the device's max_virtqueue_pairs (1 without MQ) */
 	unsigned npairs;      /* pairs set up at each reset: min(dev_pairs, queues=N, NETDEV_MAXQ) */

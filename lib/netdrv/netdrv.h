@@ -11,6 +11,7 @@
 #include "chan_name.h"
 #include "ds_client.h"
 #include "netdev_proto.h"
+#include "msix_map.h"
 
 #define NETDRV_MAX_POOLS 16
 #define NETDRV_RX_SPARE 1024 /* per queue: RX buffers ip gave beyond what the ring holds */
@@ -27,6 +28,7 @@ struct netdrv_pool {
 /* The driver's own counters (the device's are the driver's: netdrv_ops.counter). */
 struct netdrv_counters {
 	uint64_t rx_frames, rx_dropped, tx_frames, tx_failed, bad_msgs, pool_errors, irqs, resets, link_changes;
+	uint64_t vec_irqs[KMSI_MAX]; /* MSI-X: the notifications of each vector */
 };
 
 /* A frame from ip, validated: every segment inside one buffer of a known pool, 14..1518
@@ -58,10 +60,12 @@ struct netdrv_ops {
 	void (*set_itr)(uint32_t usecs);    /* interrupt moderation (ND_CONF id); NULL: none */
 	bool (*link)(void);
 	/* Reads (so acknowledges) the interrupt cause: nonzero if any; *link_event if the link
-	 * may have changed. */
+	 * may have changed. With MSI-X, nd.msix_fired says which vectors sent a message since
+	 * the last call (a device without a cause register, virtio, reads nothing else). */
 	uint32_t (*irq_ack)(bool *link_event);
-	/* MSI-X (nd.msix_nvec > 0): the device's interrupt masked at the device (hold) while
-	 * the loop polls, or unmasked; a driver setting nd.msix_want must give it. */
+	/* MSI-X (nd.msix_nvec > 0): the device's interrupts masked at the device (hold) while
+	 * the loop polls, or unmasked. NULL: lib/netdrv sets the mask bit of each vector's
+	 * MSI-X table entry (the device keeps what comes meanwhile in its pending bits). */
 	void (*irq_hold)(bool hold);
 	/* Queue q (0 .. nd.nq-1) is the device's RX and TX queue q and ip's queue pair q. */
 	enum netdrv_tx (*tx)(unsigned q, const struct netdrv_frame *f);
@@ -83,6 +87,9 @@ struct netdrv_ops {
 	/* Line i of the device's counters ("name value"); false past the last. */
 	bool (*counter)(uint64_t i, char *out, size_t cap);
 	void (*banner)(void);               /* the start-up line: device, MAC, IRQ, mode */
+	/* `service inject NAME WORD` for a fault of the driver's own (the library's: reset, deaf,
+	 * refuse); true if it knows the word. NULL: none. */
+	bool (*inject)(const char *word);
 };
 
 struct netdrv {
@@ -90,8 +97,11 @@ struct netdrv {
 	char ifname[24];   /* our service name: ds keys ip/NAME.down, ip/NAME.up, ip/rx.NAME */
 	int32_t bdf;       /* pci=BB:DD.F from rs; -1: none */
 	uint8_t irq;       /* ISA line, 0: none */
-	unsigned msix_want; /* init: MSI-X vectors the driver can use (0: the INTx line only) */
+	/* init: MSI-X vectors the driver can use (0: the INTx line only), NETDRV_MSIX_WANT(pairs):
+	 * one per queue pair and one for the other causes, routed as msix_map.h says */
+	unsigned msix_want;
 	unsigned msix_nvec; /* vectors bound and programmed (0: INTx); known before the first reset */
+	uint32_t msix_fired; /* vectors (bit i: entry i) whose message came since the last irq_ack */
 	bool no_msix;      /* msix=0: the INTx line even where MSI-X is possible */
 	const struct pci_func *pci; /* init: the function as read (MSI-X: its capability, BARs) */
 	uint8_t mac[6];
@@ -124,3 +134,8 @@ uint64_t netdrv_pool_bus(int idx, struct chan_ptr p);
  * back every buffer and resends). */
 void netdrv_reattach(const char *why);
 void netdrv_link_check(void);
+/* The device refused the MSI-X vectors it was given (a driver reading back what it
+ * programmed, e.g. virtio's VIRTIO_MSI_NO_VECTOR): logged with why, MSI-X turned off and
+ * the vectors freed, the INTx line bound instead (nd.msix_nvec 0); the caller then sets its
+ * device up for INTx. From the driver's reset. */
+void netdrv_msix_refused(const char *why);

@@ -135,15 +135,29 @@ static const char *parse_pci_id(struct svc_conf *c, const char *it, size_t len)
 	if (!ok || ven == 0xffff || ven == 0)
 		return "PCI id must be VVVV:DDDD or VVVV:DDDD#N: ";
 	if (c->npci_ids == SVC_MAX_PCI_IDS)
-		return "too many PCI devices: ";
+		return "too many PCI ids (8 at most): ";
 	c->pci_ids[c->npci_ids].vendor = (uint16_t)ven;
 	c->pci_ids[c->npci_ids].device = (uint16_t)dev;
 	c->pci_ids[c->npci_ids++].index = (uint8_t)idx;
 	return NULL;
 }
 
-/* bus:dev.fn in hex, as lspci prints it, or VVVV:DDDD[#n] (a colon after 4 digits). */
-static const char *parse_pci(struct svc_conf *c, const char *v, size_t n)
+/* The first bad id of c's list, kept with its line (the service is not started). */
+static void pci_id_error(struct svc_conf *c, int line, const char *msg, const char *tok, size_t len)
+{
+	if (c->pci_error[0])
+		return;
+	struct sysconf_error e;
+	set_err(&e, line, msg, tok, len);
+	copy_str(c->pci_error, sizeof(c->pci_error), e.msg, sizeof(e.msg));
+	c->pci_error_line = line;
+}
+
+/* bus:dev.fn in hex, as lspci prints it, or VVVV:DDDD[#n] (a colon after 4 digits). A bad id
+ * marks the service alone (pci_error: rs does not start it) instead of failing the file:
+ * an id list is what grows as NIC models are added, and one driver's list must not keep
+ * the console and every other service down. A bad bus:dev.fn fails the file as any key. */
+static const char *parse_pci(struct svc_conf *c, const char *v, size_t n, int line)
 {
 	if (tok_eq(v, n, "all")) {
 		c->pci_all = true;
@@ -157,7 +171,7 @@ static const char *parse_pci(struct svc_conf *c, const char *v, size_t n)
 		if (colon == 4) {
 			const char *e = parse_pci_id(c, it, len);
 			if (e)
-				return e;
+				pci_id_error(c, line, e, it, len);
 			continue;
 		}
 		dot = colon;
@@ -213,7 +227,8 @@ static const char *parse_kcalls(struct svc_conf *c, const char *v, size_t n)
 }
 
 /* One key=value or flag; returns an error prefix (the token is appended) or NULL. */
-static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, const char *v, size_t vn, bool has_v)
+static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, const char *v, size_t vn, bool has_v,
+			      int line)
 {
 	uint64_t x;
 	if (!has_v) {
@@ -255,7 +270,7 @@ static const char *parse_attr(struct svc_conf *c, const char *k, size_t kn, cons
 	} else if (tok_eq(k, kn, "irq")) {
 		return parse_irqs(c, v, vn);
 	} else if (tok_eq(k, kn, "pci")) {
-		return parse_pci(c, v, vn);
+		return parse_pci(c, v, vn, line);
 	} else if (tok_eq(k, kn, "mmio")) {
 		return parse_mmio(c, v, vn);
 	} else if (tok_eq(k, kn, "kcalls")) {
@@ -334,7 +349,8 @@ static bool next_token(struct cursor *cu, const char **k, size_t *kn, const char
 	return true;
 }
 
-static int parse_line(const char *s, size_t n, struct svc_conf *c, const char **msg, const char **tok, size_t *tokn)
+static int parse_line(const char *s, size_t n, int line, struct svc_conf *c, const char **msg, const char **tok,
+		      size_t *tokn)
 {
 	struct cursor cu = { s, s + n };
 	const char *k, *v, *bad = NULL;
@@ -355,7 +371,7 @@ static int parse_line(const char *s, size_t n, struct svc_conf *c, const char **
 	while (next_token(&cu, &k, &kn, &v, &vn, &has_v, &bad)) {
 		if (*k == '#')
 			break;
-		const char *e = parse_attr(c, k, kn, v, vn, has_v);
+		const char *e = parse_attr(c, k, kn, v, vn, has_v, line);
 		if (e)
 			return *msg = e, *tok = k, *tokn = (size_t)((has_v ? v + vn : k + kn) - k), -1;
 	}
@@ -387,7 +403,7 @@ int sysconf_parse(const char *text, size_t len, struct svc_conf *out, int max, s
 			}
 		}
 		struct svc_conf c;
-		int r = parse_line(text + pos, end - pos, &c, &msg, &tok, &tokn);
+		int r = parse_line(text + pos, end - pos, line, &c, &msg, &tok, &tokn);
 		if (r < 0) {
 			set_err(err, line, msg, tok, tokn);
 			return -1;

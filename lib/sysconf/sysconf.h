@@ -8,7 +8,7 @@
 #define SVC_MAX_PORTS 8
 #define SVC_MAX_PCI 8
 #define SVC_MAX_MMIO 4
-#define SVC_MAX_PCI_IDS 2
+#define SVC_MAX_PCI_IDS 8
 #define SVC_CPU_ANY (-1)
 
 enum svc_restart { SVC_RESTART_ALWAYS, SVC_RESTART_ON_FAILURE, SVC_RESTART_NEVER };
@@ -25,10 +25,15 @@ struct svc_conf {
 	uint16_t irqs;    /* bit per ISA IRQ line */
 	bool pci_all;
 	uint32_t pci[SVC_MAX_PCI]; /* bus << 8 | dev << 3 | fn */
-	/* pci=VVVV:DDDD[#n]: the n-th function (from 0) with that id, which rs finds and gives
-	 * with its BARs and interrupt line (servers/rs/README.md). */
+	/* pci=VVVV:DDDD[#n],...: the n-th function (from 0) with that id; several ids are
+	 * alternatives ("any of"): rs gives the service the first of them present, with its BARs
+	 * and interrupt line (servers/rs/README.md). */
 	uint8_t npci_ids;
 	struct { uint16_t vendor, device; uint8_t index; } pci_ids[SVC_MAX_PCI_IDS];
+	/* A bad id in the list: the service is parsed but never started (rs logs this, with the
+	 * line); the rest of the file stands. "" when the ids are good. */
+	char pci_error[80];
+	int pci_error_line;
 	struct { uint64_t pa, pages; } mmio[SVC_MAX_MMIO];
 	bool dma;
 	bool control;     /* may use rs's control calls (the service command) */

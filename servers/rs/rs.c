@@ -231,7 +231,7 @@ int64_t svc_start(struct svc *s, const char *binary, enum start_kind kind)
 	 * not restarted either: start() marks it stopped). */
 	int64_t pr = rspci_resolve(s);
 	if (pr < 0) {
-		s->absent = s->c.optional;
+		s->absent = s->c.optional && pr == -KE_SRCH; /* (a bad id is an error, not an absence) */
 		return pr;
 	}
 	/* A restarted service learns it by its arguments and recovers its state from ds; a

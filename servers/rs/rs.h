@@ -60,8 +60,9 @@ struct svc {
 	 * 0: none; legacy_given: how many the running instance got (-1: none). */
 	endpoint_t legacy_of;
 	int64_t legacy_given;
-	/* pci=VVVV:DDDD: the functions found, resolved once at the first start (rs_pci.c) and
-	 * kept, so a restart never probes a BAR of a device another instance may still use. */
+	/* pci=VVVV:DDDD,...: the function found (the first id of the list that is present),
+	 * resolved once at the first start (rs_pci.c) and kept, so a restart never probes a
+	 * BAR of a device another instance may still use. */
 	bool pci_resolved;
 	struct svc_pci {
 		uint16_t bdf;
@@ -69,7 +70,7 @@ struct svc {
 		uint8_t nmmio, nio;
 		struct { uint64_t pa, pages; } mmio[6]; /* memory BARs, page-rounded */
 		struct { uint16_t port, count; } io[6]; /* I/O BARs */
-	} pci_found[SVC_MAX_PCI_IDS];
+	} pci_found;
 };
 
 extern struct svc *svcs; /* MAX_SVC, in memory kept for our successor */

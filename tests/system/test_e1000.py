@@ -5,8 +5,10 @@ interrupt line. One boot runs the story: ARP and ICMP echo to QEMU's gateway (ch
 software and offloaded, two-segment frames), the driver killed and restarted by rs while
 pings go on, garbage from "ip", the driver's counters, and ip itself restarted (the driver
 sees ip's new names in ds, resets and attaches again). A second boot has no NIC: rs logs the
-missing device once and does not start the driver. A third runs the driver in polling mode
-on a dedicated core."""
+missing device once and does not start the driver. Another names the driver by a list of
+ids (any of them: the first present is driven) beside a service whose list holds a bad id
+(not started; rs and the rest run on). A third runs the driver in polling mode on a
+dedicated core."""
 import re
 
 from conftest import Guest, boot, user_net
@@ -84,6 +86,34 @@ def test_missing_device_is_logged_once_and_not_started():
     assert len(re.findall(r"no PCI device", r2)) == 1, r2[-3000:]
     assert not re.search(r"^rs: started e1000", r2, re.M), r2[-3000:]
     assert not re.search(r"^rs: restarting e1000", r2, re.M), r2[-3000:]
+
+
+# A driver named by a list of ids, any of which it drives: the first two absent here, the
+# 82540EM third; and a service whose list holds a bad id, which is not started while rs and
+# every other service run on.
+ANY_CONF = CONF.replace("service e1000 pci=8086:100e dma", "service e1000 pci=8086:10fb,1af4:1041,8086:100e dma") + \
+    "service broken binary=e1000 pci=8086:10fb,8086:10zz,8086:100e dma\n"
+
+
+def test_any_of_several_pci_ids_and_a_bad_id():
+    write_conf("e1000any.conf", ANY_CONF)
+    modules = ("rs conf=e1000any.conf", "e1000any.conf") + MODULES[2:]
+    with Guest("", modules=modules, smp=2, net=user_net("e1000"), name="e1000-any") as g:
+        # the first id of the list that is present: the third
+        g.wait_for(P + r"rs: e1000: PCI 8086:100e is 00:[0-9a-f]{2}\.0, 1 memory BARs, 1 I/O BARs, IRQ (\d+)$", 60)
+        g.wait_for(P + r"nettest: echo reply seq 2 from 10\.0\.2\.2", 60)
+        out = g.output
+        assert re.search(r"^rs: broken: configuration line 6: PCI id must be VVVV:DDDD or VVVV:DDDD#N: 8086:10zz; "
+                         r"not started$", out, re.M), out[-3000:]
+        assert "rs: 5 services in e1000any.conf" in out, out[-3000:]
+        for name in ("ds", "console", "e1000", "ip"):
+            assert re.search(r"^rs: started %s as " % name, out, re.M), (name, out[-3000:])
+        assert not re.search(r"^rs: (started|restarting) broken", out, re.M), out[-3000:]
+        assert not re.search(r"no PCI device", out), out[-3000:]
+        mark = g.mark()
+        g.type("service list\r")
+        m = g.wait_for(P + r"broken\s+(\S+)", 30, mark)
+        assert m.group(1) == "stopped", m.group(0)  # (not absent: its line is wrong, not its machine)
 
 
 POLL_CONF = CONF.replace("service e1000 pci=8086:100e dma", "service e1000 pci=8086:100e dma cpu=1 dedicated")

@@ -3,15 +3,22 @@ disable-legacy=on) on restricted user networking, as `make run NIC=virtio` boots
 finds 1af4:1041 and starts drivers/virtio-net, e1000 (optional, no 82540EM in this machine)
 is absent, ip takes the interface of the driver that is there. One guest for the file (a
 module fixture, test_tcp_apps.boot_apps), the tests in this order:
-- the boot: the driver's device line, e1000 absent (logged once, never started), the lease;
+- the boot: the driver's device line (MSI-X: a vector for the pair and one for the
+  configuration, each read back from the device), e1000 absent (logged once, never
+  started), the lease;
 - lighttpd's files byte-exact, memcached's values exact, through forwards of 127.0.0.1;
 - UDP: udpecho (started from the shell) answers 50 datagrams from the host, each exact on
   the wire;
-- the driver's counters (netstat): frames both ways, interrupts taken, no device errors;
+- the driver's counters (netstat): frames both ways, interrupts taken on the pair's vector,
+  no device errors;
+- the link taken down and up at QEMU's monitor: the configuration's vector brings it;
 - virtio-net killed under a checked 16 MiB TCP stream: rs restarts it, the one connection
   carries every byte, and a new connection is served after the restart;
 - virtio-net deaf to ip, then refusing every frame (`service inject`): ip tells rs, which
-  restarts it, each under a checked stream (test_tcp_apps.driver_fault_restarted_on_ips_word).
+  restarts it, each under a checked stream (test_tcp_apps.driver_fault_restarted_on_ips_word);
+- a configuration vector the device refuses (`service inject virtio-net badvector`: one past
+  its table): the driver says so, falls back to the INTx line and serves on (interrupts
+  counted, no vectors).
 Every load is bounded in bytes and time; nothing pings from the guest's console."""
 import hashlib
 import os
@@ -25,6 +32,7 @@ import pytest
 import sysconf_variants
 import tcp_tools
 from conftest import ROOT, free_port
+from qprof import Monitor
 from test_tcp_apps import (DEAF, HOST, REFUSE, WWW, boot_apps, driver_fault_restarted_on_ips_word,
                            driver_killed_under_a_stream, driver_updated_under_a_stream, note, shell)
 
@@ -50,8 +58,14 @@ def test_rs_starts_the_driver_of_the_nic_that_is_there(apps):
     m = re.search(r"^rs: virtio-net: PCI 1af4:1041 is 00:[0-9a-f]{2}\.0, (\d+) memory BARs, \d+ I/O BARs, IRQ (\d+)$",
                   out, re.M)
     assert m and int(m.group(1)) >= 1 and 1 <= int(m.group(2)) <= 15, out[:6000]
-    assert re.search(r"^virtio-net: at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode, link up, "
-                     r"queues \d+/\d+, features 0x[0-9a-f]+ of 0x[0-9a-f]+", out, re.M), out[:6000]
+    assert re.search(r"^virtio-net: at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode \(MSI-X, 2 vectors\), "
+                     r"link up, queues \d+/\d+, features 0x[0-9a-f]+ of 0x[0-9a-f]+", out, re.M), out[:6000]
+    # lib/netdrv took 2 vectors (one pair, and the configuration) of the 4 entries QEMU gives a
+    # one-queue virtio-net (2 * queues + 2); the device read back what the driver wrote
+    m = re.search(r"^(?:axolotl> )?virtio-net: MSI-X: 2 of (\d+) vectors \(CPU vector (0x[0-9a-f]+)\.\.\.\), "
+                  r"table at BAR (\d) \+ (?:0x[0-9a-f]+|0)$", out, re.M)
+    assert m and int(m.group(1)) == 4 and 0x50 <= int(m.group(2), 16) < 0x70, out[:6000]
+    assert not re.search(r"virtio-net: (no MSI-X|the device refused MSI-X)", out), out[:6000]
     assert re.search(r"^virtio-net: attached to ip ", out, re.M), out[:6000]
     assert re.search(r"^ip: virtio-net: driver attached, mac 52:54:00:12:34:56, link up", out, re.M), out[:6000]
     # the other driver's NIC is not in this machine: absent, said once, never started
@@ -156,7 +170,7 @@ def driver_counters(apps):
     end = apps.g.wait_for(r"^\s+link_up \d+$", timeout=30, start=mark)
     text = apps.g.output[mark:end.end()].replace("axolotl> ", "")
     block = text[text.rindex("virtio-net:"):]
-    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_]+) (\d+)$", block, re.M)}
+    return {k: int(v) for k, v in re.findall(r"^\s+([a-z_0-9]+) (\d+)$", block, re.M)}
 
 
 def test_driver_counters(apps):
@@ -164,8 +178,31 @@ def test_driver_counters(apps):
     assert c["rx_packets"] > 100 and c["tx_packets"] > 100, c
     assert c["rx_bytes"] > 4 << 20 or c["tx_bytes"] > 4 << 20, c
     assert c["interrupts"] > 0, c  # interrupt mode really took interrupts
+    # MSI-X messages: the pair's vector (0) carried the queues' interrupts
+    assert c["msix_vectors"] == 2 and c["vector0_interrupts"] > 0, c
     assert c["device_errors"] == 0 and c["bad_messages"] == 0 and c["link_up"] == 1, c
     assert c["features"] & (1 << 32), c  # VIRTIO_F_VERSION_1
+
+
+def qemu_monitor(apps, line):
+    return Monitor(apps.g._monitor).cmd(line)
+
+
+def test_link_changes_come_on_the_configuration_vector(apps):
+    """QEMU's `set_link n0 off` then `on`: the device changes its status and interrupts on the
+    configuration's vector (1), which the driver took for a link event (the ISR status is
+    not read with MSI-X): the link goes down and up in the log and at ip."""
+    before = driver_counters(apps)
+    mark = apps.g.mark()
+    qemu_monitor(apps, "set_link n0 off")
+    apps.g.wait_for(r"^(?:axolotl> )?virtio-net: link down$", timeout=30, start=mark)
+    mark = apps.g.mark()
+    qemu_monitor(apps, "set_link n0 on")
+    apps.g.wait_for(r"^(?:axolotl> )?virtio-net: link up$", timeout=30, start=mark)
+    after = driver_counters(apps)
+    assert after["vector1_interrupts"] >= before["vector1_interrupts"] + 2, (before, after)
+    assert after["link_up"] == 1, after
+    assert tcp_tools.tcphash_small(HOST, apps.port[7000], 5, timeout=60)
 
 
 def test_tcp_stream_survives_a_virtio_net_kill(apps):
@@ -191,3 +228,24 @@ def test_a_refusing_driver_is_restarted_on_ips_word(apps):
     driver_fault_restarted_on_ips_word(apps, "refuse", *REFUSE, 47, n=STREAM)
     # a new connection after the restart
     assert tcp_tools.tcphash_small(HOST, apps.port[7000], 6, timeout=60)
+
+
+def test_a_refused_vector_falls_back_to_intx(apps):
+    """`service inject virtio-net badvector`: the driver resets the device and gives its
+    configuration a vector past the MSI-X table, which the device reads back as
+    VIRTIO_MSI_NO_VECTOR; lib/netdrv turns MSI-X off, frees the vectors and binds the INTx
+    line, the set-up runs again, and the driver serves on with interrupts from the line (the
+    ISR status read again)."""
+    mark = apps.g.mark()
+    apps.monitor("service inject virtio-net badvector",
+                 r"^(?:axolotl> )?virtio-net: the device refused MSI-X \(the configuration vector 65534 read back "
+                 r"as 0xffff\): the INTx line$")
+    apps.g.wait_for(r"^(?:axolotl> )?virtio-net: attached to ip ", timeout=30, start=mark)
+    before = driver_counters(apps)
+    assert before["msix_vectors"] == 0 and "vector0_interrupts" not in before, before
+    assert tcp_tools.tcphash_small(HOST, apps.port[7000], 6, timeout=60)
+    status, body = tcp_tools.http_get(HOST, apps.port[80], "/4mib.bin", timeout=120)
+    assert status == 200 and len(body) == 4 << 20, (status, len(body))
+    after = driver_counters(apps)
+    assert after["interrupts"] > before["interrupts"] and after["device_errors"] == 0, (before, after)
+    assert not re.search(r"^rs: virtio-net (crashed|hung|exited)", apps.g.output[mark:], re.M)

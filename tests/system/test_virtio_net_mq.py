@@ -1,5 +1,5 @@
 """The default image on a multiqueue virtio-net NIC (QEMU's virtio-net-pci, modern only, with
-`mq=on` and no MSI-X: `vectors=0`, INTx) behind a multiqueue tap device (`queues=4`,
+`mq=on` and its default 10 MSI-X vectors) behind a multiqueue tap device (`queues=4`,
 vhost off) in a network namespace of its own (tools/net-ns.sh ... multi_queue), as QEMU's
 user networking cannot give a NIC more than one queue. drivers/virtio-net negotiates
 VIRTIO_NET_F_MQ and the control queue, sets up 4 queue pairs and tells the device to use
@@ -8,10 +8,12 @@ its own hash and sends each flow's answers back on the queue the guest transmitt
 The guest has a fixed address (no DHCP server behind a tap); this test process joins the
 namespace (setns, its own threads only) to reach it, and removes the namespace at the end.
 One guest for the file (a module fixture), the tests in this order:
-- the boot: the driver's line (4 pairs of 4), attached with 4 queue pairs, ip runs 4;
+- the boot: the driver's line (4 pairs of 4, 5 MSI-X vectors: one per pair, one for the
+  configuration), attached with 4 queue pairs, ip runs 4;
 - 64 HTTP GETs to lighttpd on fresh connections (64 source ports): ip's `ifconfig` shows
   4 queues, each of which received and sent frames and saw flows first, and no flow moved
-  between queues; the driver's counters: 4 queues, no device or control-queue errors;
+  between queues; the driver's counters: 4 queues, no device or control-queue errors, and
+  each pair's own MSI-X vector took interrupts over them;
 - virtio-net killed under a checked 16 MiB TCP stream: rs restarts it, the new instance
   runs 4 pairs again, the one connection carries every byte, and 64 new connections are
   served after the restart, again over the 4 queues, none moving.
@@ -38,7 +40,7 @@ NS = "axolotl-vnetmq"
 HOST_ADDR, GUEST_ADDR = "10.0.2.2", "10.0.2.15"
 GUEST_MAC = "52:54:00:12:34:56"
 QUEUES = 4
-NIC = f"virtio-net-pci,disable-legacy=on,mq=on,vectors=0,netdev=n0,mac={GUEST_MAC}"
+NIC = f"virtio-net-pci,disable-legacy=on,mq=on,netdev=n0,mac={GUEST_MAC}"
 NET = ["-netdev", f"tap,id=n0,ifname=tap0,script=no,downscript=no,queues={QUEUES},vhost=off", "-device", NIC]
 STREAM = 16 << 20
 CONF = "vnetmq.conf"
@@ -142,7 +144,7 @@ def spread(apps, n, what):
 
 def test_the_driver_runs_four_queue_pairs(apps):
     out = apps.out()
-    m = re.search(r"^virtio-net: at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode, link up, "
+    m = re.search(r"^virtio-net: at 00:[0-9a-f]{2}\.0, MAC 52:54:00:12:34:56, IRQ \d+, interrupt mode \(MSI-X, 5 vectors\), link up, "
                   r"queues \d+/\d+, features (0x[0-9a-f]+) of 0x[0-9a-f]+, checksum offload \w+, pairs (\d+) of (\d+)",
                   out, re.M)
     assert m and int(m.group(2)) == QUEUES and int(m.group(3)) == QUEUES, out[:8000]
@@ -151,20 +153,29 @@ def test_the_driver_runs_four_queue_pairs(apps):
     assert re.search(r"^ip: virtio-net: driver attached, mac 52:54:00:12:34:56, link up, 4 queue pairs", out, re.M), \
         out[:8000]
     assert not re.search(r"virtio-net: the device (did not take|refuses)", out), out[:8000]
+    # QEMU gives a 4-pair virtio-net 2 * 4 + 2 table entries; the driver takes a vector per
+    # pair and one for the configuration and control queue
+    assert re.search(r"^(?:axolotl> )?virtio-net: MSI-X: 5 of 10 vectors \(CPU vector 0x[0-9a-f]+\.\.\.\)", out, re.M), \
+        out[:8000]
+    assert not re.search(r"virtio-net: (no MSI-X|the device refused MSI-X)", out), out[:8000]
 
 
 def test_flows_spread_over_the_four_queues_each_on_one(apps):
     """64 connections from the namespace: the tap spreads them over the 4 receive queues,
     ip answers each flow on the queue it came on, so none moves."""
+    c0 = driver_counters(apps)
     assert spread(apps, 64, "64 connections") == 0
     c = driver_counters(apps)
+    # pair q's queues interrupt on vector q: each pair's frames brought its own vector's messages
+    vecs = [c["vector%d_interrupts" % v] - c0["vector%d_interrupts" % v] for v in range(QUEUES + 1)]
+    assert c["msix_vectors"] == QUEUES + 1 and all(n > 0 for n in vecs[:QUEUES]), (vecs, c)
     assert c["queues"] == QUEUES and c["device_errors"] == 0 and c["ctrl_errors"] == 0, c
     assert c["rx_packets"] > 64 * 3 and c["tx_packets"] > 64 * 2 and c["bad_messages"] == 0, c
     # the tap passes the host's frames with their TCP checksums partial (NEEDS_CSUM): good
     assert c["rx_csum_ok"] > 64, c
     assert c["interrupts"] > 0 and c["link_up"] == 1, c
     assert c["features"] & (1 << 22), c
-    note(f"virtio-net multiqueue counters: {c}")
+    note(f"virtio-net multiqueue counters: {c}; interrupts per MSI-X vector over the 64 connections {vecs}")
 
 
 def test_tcp_stream_survives_a_virtio_net_kill_on_four_queues(apps):

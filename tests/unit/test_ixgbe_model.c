@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "chip.h"
 #include "desc.h"
+#include "msix_map.h"
 
 #define BAR_WORDS (0x20000 / 4)
 
@@ -17,6 +18,10 @@ struct model {
 	uint32_t r[BAR_WORDS];
 	uint16_t eeprom[64];
 	bool link;
+	/* the 82599's port: its media (the link comes up only in the mode that suits it), the
+	 * speed LINKS reports, how often AUTOC restarted the link */
+	enum { MEDIA_SFI, MEDIA_KX4 } media;
+	uint32_t links_speed, an_restarts;
 	uint32_t resets, order_errors;
 	uint32_t writes;
 };
@@ -33,7 +38,11 @@ static void model_reset(struct model *m)
 			m->r[IGB_SRRCTL(q) / 4] = 0x00000002; /* 2 KiB, legacy descriptors */
 	} else {
 		m->r[IXGBE_HLREG0 / 4] = 0x00002fff;
-		m->r[IXGBE_RDRXCTL / 4] = 0x00000880;
+		m->r[IXGBE_RDRXCTL / 4] = 0x00000880 | IXGBE_RDRXCTL_DMAIDONE; /* (its DMA init done at once) */
+		m->r[IXGBE_EEC / 4] = IXGBE_EEC_ARD;                             /* (the auto-read too) */
+		/* an EEPROM's default: KX4/KX/KR autonegotiation (not what an SFP+ needs), KX4 and KX
+		 * advertised, symmetric and asymmetric pause */
+		m->r[IXGBE_AUTOC / 4] = IXGBE_AUTOC_KX4_SUPP | IXGBE_AUTOC_KX_SUPP | 3u << 28 | IXGBE_AUTOC_LMS_KX4_KX_KR;
 		for (uint32_t q = 0; q < 16; q++)
 			m->r[IXGBE_SRRCTL(q) / 4] = 0x00000402;
 	}
@@ -50,12 +59,12 @@ static uint32_t m_rd(void *ctx, uint32_t reg)
 		if (reg == IGB_ICR || reg == IGB_EICR)
 			m->r[reg / 4] = 0; /* clear on read */
 		if (reg == IGB_STATUS)
-			v = m->link ? IGB_STATUS_LU : 0;
+			v = m->link ? IGB_STATUS_LU | 2u << 6 : 0; /* 1000 Mb/s */
 	} else {
 		if (reg == IXGBE_EICR)
 			m->r[reg / 4] = 0;
 		if (reg == IXGBE_LINKS)
-			v = m->link ? IXGBE_LINKS_UP : 0;
+			v = m->link ? IXGBE_LINKS_UP | m->links_speed | (m->media == MEDIA_KX4 ? IXGBE_LINKS_KX_AN_COMP : 0) : 0;
 	}
 	return v;
 }
@@ -90,6 +99,23 @@ static void m_wr(void *ctx, uint32_t reg, uint32_t v)
 	}
 	if (reg == (igb ? IGB_IMC : IXGBE_EIMC)) {
 		m->r[reg_ims(m) / 4] &= ~v;
+		return;
+	}
+	if (!igb && reg == IXGBE_AUTOC) {
+		/* Restart_AN self-clears; the link comes up only in the mode the media needs: SFI
+		 * (10G serial, AUTOC2's serial PMA/PMD SFI) or KX4 (backplane AN, KX4 PMA/PMD and
+		 * advertised); any other mode leaves it down */
+		m->r[reg / 4] = v & ~IXGBE_AUTOC_AN_RESTART;
+		if (v & IXGBE_AUTOC_AN_RESTART) {
+			m->an_restarts++;
+			uint32_t lms = v & IXGBE_AUTOC_LMS_MASK;
+			if (m->media == MEDIA_SFI)
+				m->link = lms == IXGBE_AUTOC_LMS_10G_SERIAL &&
+					  (m->r[IXGBE_AUTOC2 / 4] & IXGBE_AUTOC2_10G_SERIAL_MASK) == IXGBE_AUTOC2_10G_SFI;
+			else
+				m->link = lms == IXGBE_AUTOC_LMS_KX4_KX_KR &&
+					  (v & IXGBE_AUTOC_10G_PMA_PMD_MASK) == IXGBE_AUTOC_10G_KX4 && (v & IXGBE_AUTOC_KX4_SUPP);
+		}
 		return;
 	}
 	if (igb && reg == IGB_MDIC) {
@@ -129,6 +155,7 @@ static struct ix_dev dev_for(const struct ix_chip *c, uint32_t nq, uint32_t rss_
 	memset(&M, 0, sizeof(M));
 	M.chip = c;
 	M.link = true;
+	M.links_speed = IXGBE_LINKS_SPEED_10G;
 	model_reset(&M);
 	M.resets = 0;
 	struct ix_dev d = { .chip = c, .io = &io, .nq = nq, .rss_nq = rss_nq };
@@ -354,6 +381,120 @@ static void the_82599_in_msix_mode(void)
 	CHECK_EQ_U64(ix_msix_qvec(&d, 3), 1); CHECK_EQ_U64(ix_msix_other(&d), 2); CHECK_EQ_U64(ix_msix_mask(&d), 7);
 }
 
+/* What the driver asks for (NETDRV_MSIX_WANT: a vector per queue pair and one for the
+ * link), with 4 queue pairs: 5 vectors. The 82599's IVAR(q/2) holds two queues, RX q even in
+ * byte 0 and TX in byte 1, odd q in bytes 2 and 3, each to its own vector; IVAR_MISC byte 1
+ * the link's vector 4; EIAC/EIAM/EIMS bits 0..4 (EIMS with LSC, bit 20, which reaches the
+ * link vector through IVAR_MISC). The 82576's IVAR0+4q: RX and TX q both to vector q. Then
+ * the driver's loop: one vector held masks them all, a queue vector's EICR bit is read (and
+ * written back) as the cause. Model only for the 82599; the 82576's ran on QEMU too. */
+static void per_queue_vectors_both_chips(void)
+{
+	struct ix_dev d = dev_for(&ix_chip_82599, 4, 4);
+	d.msix_nvec = NETDRV_MSIX_WANT(4);
+	CHECK_EQ_U64(d.msix_nvec, 5);
+	bring_up(&d);
+	CHECK_EQ_U64(M.order_errors, 0);
+	CHECK_EQ_U64(R(0x00900), 0x81818080u); /* RX0 -> 0, TX0 -> 0, RX1 -> 1, TX1 -> 1 */
+	CHECK_EQ_U64(R(0x00904), 0x83838282u); /* RX2 -> 2, TX2 -> 2, RX3 -> 3, TX3 -> 3 */
+	CHECK_EQ_U64(R(0x00908), 0);           /* queues 4 and 5 not set up: untouched */
+	CHECK_EQ_U64(R(0x00a00), 0x8400u);     /* other causes (LSC) -> vector 4 */
+	CHECK_EQ_U64(R(0x00810), 0x1f);        /* EIAC */
+	CHECK_EQ_U64(R(0x00890), 0x1f);        /* EIAM */
+	d.chip->irq_mask(&d, true);
+	CHECK_EQ_U64(R(0x00880), 0x1fu | 1u << 20);
+	d.chip->msix_hold(&d, true);
+	CHECK_EQ_U64(R(0x00880), 0);
+	d.chip->msix_hold(&d, false);
+	CHECK_EQ_U64(R(0x00880), 0x1fu | 1u << 20);
+	R(0x00800) = 1u << 2; /* queue 2's vector fired */
+	bool link = true;
+	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1u << 2);
+	CHECK(!link);
+	R(0x00800) = 1u << 20; /* the link */
+	CHECK_EQ_U64(d.chip->irq_cause(&d, &link), 1u << 20);
+	CHECK(link);
+	for (uint32_t q = 0; q < 4; q++)
+		CHECK_EQ_U64(ix_msix_qvec(&d, q), q);
+	CHECK_EQ_U64(ix_msix_other(&d), 4);
+	/* 8 queue pairs but the kernel's 8 vectors at most: 7 for the queues (q % 7), the link on 7 */
+	d = dev_for(&ix_chip_82599, 8, 8);
+	d.msix_nvec = 8;
+	bring_up(&d);
+	CHECK_EQ_U64(R(0x0090c), 0x80808686u); /* RX6/TX6 -> 6, RX7/TX7 -> 0 */
+	CHECK_EQ_U64(R(0x00a00), 0x8700u);
+
+	d = dev_for(&ix_chip_82576, 4, 4);
+	d.msix_nvec = NETDRV_MSIX_WANT(4);
+	bring_up(&d);
+	for (uint32_t q = 0; q < 4; q++)
+		CHECK_EQ_U64(R(0x01700 + 4 * q), (0x80u | q) << 8 | 0x80u | q);
+	CHECK_EQ_U64(R(0x01740), 0x8400u);
+	CHECK_EQ_U64(R(0x0152c), 0x1f);
+	d.chip->irq_mask(&d, true);
+	CHECK_EQ_U64(R(0x01524), 0x1f);
+	CHECK_EQ_U64(R(0x000d0), 1u << 2);
+}
+
+/* The 82599's link set-up (datasheet 4.6.4), model only: after the reset (EEPROM auto-read
+ * and RX DMA init waited for) an SFP+ port (10FB) gets AUTOC link mode 10G serial with
+ * AUTOC2's SFI and a restart, a KX4 backplane port (10F7) KX4/KX/KR autonegotiation with the
+ * KX4 PMA/PMD and KX4/KX advertised; the rest of AUTOC (pause bits, from the EEPROM) kept.
+ * The link comes up at 10 Gb/s in LINKS; the SFP+ mode on a KX4 port leaves it down. The
+ * speed field decoded (10G, 1G, 100M). The 82576's from STATUS (QEMU's igb: 1000). */
+static void the_82599_link_set_up_per_media(void)
+{
+	struct ix_dev d = dev_for(&ix_chip_82599, 1, 1);
+	d.devid = IX_DEV_82599_SFP;
+	M.link = false;
+	bring_up(&d);
+	CHECK_EQ_U64(M.an_restarts, 1);
+	CHECK_EQ_U64(R(0x042a0) & (7u << 13), 3u << 13);         /* LMS: 10G serial */
+	CHECK_EQ_U64(R(0x042a0) & (3u << 7), 0);                 /* parallel PMA/PMD: not KX4 */
+	CHECK_EQ_U64(R(0x042a8) & (3u << 16), 2u << 16);         /* AUTOC2: SFI */
+	CHECK_EQ_U64(R(0x042a0) & (1u << 12), 0);                /* restart self-cleared */
+	CHECK_EQ_U64(R(0x042a0) & (3u << 28), 3u << 28);         /* the EEPROM's pause bits kept */
+	CHECK(M.link && d.chip->link(&d));
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 10000);
+	M.links_speed = IXGBE_LINKS_SPEED_1G;
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 1000);
+	M.links_speed = IXGBE_LINKS_SPEED_100M;
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 100);
+	M.links_speed = 0;
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 0);
+	M.link = false;
+	CHECK(!d.chip->link(&d));
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 0);
+
+	d = dev_for(&ix_chip_82599, 1, 1);
+	d.devid = IX_DEV_82599_KX4;
+	M.media = MEDIA_KX4;
+	M.link = false;
+	bring_up(&d);
+	CHECK_EQ_U64(M.an_restarts, 1);
+	CHECK_EQ_U64(R(0x042a0) & (7u << 13), 4u << 13);         /* LMS: KX4/KX/KR AN */
+	CHECK_EQ_U64(R(0x042a0) & (3u << 7), 1u << 7);           /* KX4 */
+	CHECK_EQ_U64(R(0x042a0) & (3u << 30), 3u << 30);         /* KX4 and KX advertised */
+	CHECK(M.link);
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 10000);
+	CHECK(ix_rd(&d, IXGBE_LINKS) & IXGBE_LINKS_KX_AN_COMP);
+
+	/* an SFP+ id on a backplane port: the SFI mode does not bring that link up */
+	d = dev_for(&ix_chip_82599, 1, 1);
+	d.devid = IX_DEV_82599EN_SFP;
+	M.media = MEDIA_KX4;
+	M.link = false;
+	bring_up(&d);
+	CHECK(!M.link && !d.chip->link(&d));
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 0);
+
+	d = dev_for(&ix_chip_82576, 1, 1);
+	bring_up(&d);
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 1000);
+	M.link = false;
+	CHECK_EQ_U64(d.chip->link_mbps(&d), 0);
+}
+
 static void one_queue_sends_every_hash_to_queue_0(void)
 {
 	const struct ix_chip *chips[] = { &ix_chip_82576, &ix_chip_82599 };
@@ -519,6 +660,8 @@ int main(void)
 	RUN(the_82576_queues_rss_and_interrupts);
 	RUN(the_82576_in_msix_mode);
 	RUN(the_82599_in_msix_mode);
+	RUN(per_queue_vectors_both_chips);
+	RUN(the_82599_link_set_up_per_media);
 	RUN(one_queue_sends_every_hash_to_queue_0);
 	RUN(the_mac_comes_from_ral0_or_the_eeprom);
 	RUN(tx_data_and_context_descriptors);

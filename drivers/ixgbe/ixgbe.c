@@ -72,13 +72,8 @@ static bool counter(uint64_t i, char *out, size_t cap)
 static void banner(void)
 {
 	uint16_t bdf = (uint16_t)nd.bdf;
-	char how[48]; /* "interrupt mode (MSI-X, 1 vector)", "interrupt mode (INTx)", "polling mode" */
-	if (nd.poll_mode)
-		ksnprintf(how, sizeof(how), "polling mode");
-	else if (nd.msix_nvec)
-		ksnprintf(how, sizeof(how), "interrupt mode (MSI-X, %u vector%s)", nd.msix_nvec, nd.msix_nvec > 1 ? "s" : "");
-	else
-		ksnprintf(how, sizeof(how), "interrupt mode (INTx)");
+	char how[48];
+	netdrv_irq_mode(how, sizeof(how));
 	ax_printf("ixgbe: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s, link %s, "
 		  "queues %u (RSS over %u), restart %u\n",
 		  ix.dev.chip->name, PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3],

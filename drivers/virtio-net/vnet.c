@@ -300,13 +300,8 @@ static bool inject(const char *word)
 static void banner(void)
 {
 	uint16_t bdf = (uint16_t)nd.bdf;
-	char how[48]; /* "interrupt mode (MSI-X, 2 vectors)", "interrupt mode (INTx)", "polling mode" */
-	if (nd.poll_mode)
-		ksnprintf(how, sizeof(how), "polling mode");
-	else if (nd.msix_nvec)
-		ksnprintf(how, sizeof(how), "interrupt mode (MSI-X, %u vector%s)", nd.msix_nvec, nd.msix_nvec > 1 ? "s" : "");
-	else
-		ksnprintf(how, sizeof(how), "interrupt mode (INTx)");
+	char how[48];
+	netdrv_irq_mode(how, sizeof(how));
 	ax_printf("virtio-net: at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, IRQ %u, %s, link %s, "
 		  "queues %u/%u, features %#llx of %#llx, checksum offload %s, pairs %u of %u, restart %u\n",
 		  PCI_BUS(bdf), PCI_DEV(bdf), PCI_FN(bdf), nd.mac[0], nd.mac[1], nd.mac[2], nd.mac[3], nd.mac[4],

@@ -264,6 +264,16 @@ static void on_notify(struct ax_evloop *l, uint64_t bits)
 
 /* ---- counters (NETQ_SHOW NQ_COUNTERS): the device's lines, then the driver's ---- */
 
+void netdrv_irq_mode(char *out, size_t cap)
+{
+	if (nd.poll_mode)
+		ksnprintf(out, cap, "polling mode");
+	else if (nd.msix_nvec)
+		ksnprintf(out, cap, "interrupt mode (MSI-X, %u vector%s)", nd.msix_nvec, nd.msix_nvec > 1 ? "s" : "");
+	else
+		ksnprintf(out, cap, "interrupt mode (INTx)");
+}
+
 bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap)
 {
 	if (i >= n)

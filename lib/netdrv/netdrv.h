@@ -127,6 +127,9 @@ int netdrv_main(const struct netdrv_ops *ops, int argc, char **argv);
 
 /* Line i of a driver's counters from its names and values; false past the last (n). */
 bool netdrv_counter(uint64_t i, const char *const *names, const uint64_t *vals, size_t n, char *out, size_t cap);
+/* How the device interrupts, for a driver's banner: "polling mode", "interrupt mode (INTx)"
+ * or "interrupt mode (MSI-X, N vectors)". */
+void netdrv_irq_mode(char *out, size_t cap);
 /* For the driver's rings. */
 bool netdrv_up_push(unsigned q, const struct netdev_msg *m); /* false when queue q's up channel is full */
 uint64_t netdrv_pool_bus(int idx, struct chan_ptr p);

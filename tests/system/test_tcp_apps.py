@@ -1199,13 +1199,8 @@ def test_perf_and_proc_kstat_count_the_kernels_work(apps):
     assert calls.get("time", 0) < answered, calls  # one every few requests at most
     # the same counters as a file, for programs (make bench reads it around each load)
     mark = apps.g.mark()
-    apps.g.type("\x1d")
-    apps.g.wait_for(r"console: terminal", timeout=30, start=mark)
-    apps.g.type("cat /proc/axolotl/kstat /proc/stat /proc/axolotl/threads; echo kstat-done\r")
-    apps.g.wait_for(r"^kstat-done", timeout=60, start=mark)
+    shell(apps, "cat /proc/axolotl/kstat /proc/stat /proc/axolotl/threads; echo kstat-done", r"^kstat-done")
     text = apps.g.output[mark:]
-    apps.g.type("\x1d")
-    apps.g.wait_for(r"console: monitor", timeout=30, start=mark)
     kst = dict(re.findall(r"^([a-z_]+) (\d+)$", text, re.M))
     for k in ("kcalls", "switches", "ipi_resched", "klock_contended", "idle_cycles", "tsc", "ctxt", "intr"):
         assert k in kst, (k, text[-3000:])
@@ -1252,13 +1247,8 @@ def test_the_switch_trace_says_who_ran_after_whom_and_who_woke_it(apps):
         status, body = tcp_tools.http_get(HOST, apps.port[80], "/hello.txt", timeout=60)
         assert status == 200, status
     mark = apps.g.mark()
-    apps.g.type("\x1d")
-    apps.g.wait_for(r"console: terminal", timeout=30, start=mark)
-    apps.g.type("cat /proc/axolotl/switches; echo switches-done\r")
-    apps.g.wait_for(r"^switches-done", timeout=60, start=mark)
+    shell(apps, "cat /proc/axolotl/switches; echo switches-done", r"^switches-done")
     text = apps.g.output[mark:]
-    apps.g.type("\x1d")
-    apps.g.wait_for(r"console: monitor", timeout=30, start=mark)
     spec = importlib.util.spec_from_file_location("switches", os.path.join(ROOT, "tools", "bench", "switches.py"))
     sw = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sw)

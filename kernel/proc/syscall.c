@@ -10,7 +10,6 @@
 #include "proc/legacy.h"
 #include "proc/root.h"
 #include "proc/text.h"
-#include "proc/swtrace.h"
 #include "proc/sched.h"
 #include "proc/swtrace.h"
 #include "proc/devpriv.h"

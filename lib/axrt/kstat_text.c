@@ -88,6 +88,15 @@ static const char *state_word(int64_t st)
 	return "dead";
 }
 
+/* A process name from its KTS_NAME words (8 bytes each, little-endian; a failed read, < 0,
+ * leaves its bytes as they were: zero). */
+static void name_of_words(const int64_t *w, uint32_t nw, char *name)
+{
+	for (uint32_t k = 0; k < nw; k++)
+		for (uint32_t b = 0; b < 8 && w[k] >= 0; b++)
+			name[k * 8 + b] = (char)(w[k] >> (8 * b));
+}
+
 int threads_format(char *buf, size_t size)
 {
 	int len = ksnprintf(buf, size, "%-10s %-4s %-8s %10s %10s %10s %10s %-10s %s\n", "endpoint", "cpu", "state", "runs",
@@ -106,9 +115,7 @@ int threads_format(char *buf, size_t size)
 		if (kcall2(KC_INFO, KI_THREAD_STAT, slot) != ep)
 			continue; /* ended or replaced while its fields were read */
 		char name[33] = { 0 };
-		for (uint32_t k = KTS_NAME; k <= KTS_NAME_END; k++)
-			for (uint32_t b = 0; b < 8 && f[k] >= 0; b++)
-				name[(k - KTS_NAME) * 8 + b] = (char)(f[k] >> (8 * b));
+		name_of_words(&f[KTS_NAME], KTS_NAME_END - KTS_NAME + 1, name);
 		char cpu[8];
 		ksnprintf(cpu, sizeof(cpu), "%lld%s", (long long)(f[KTS_CPU] & 0xff), (f[KTS_CPU] & 0x100) ? "p" : "");
 		int n = ksnprintf(buf + len, size - (size_t)len, "%-10llx %-4s %-8s %10lld %10lld %10lld %10lld %-10llx %s\n",
@@ -139,13 +146,12 @@ static int ep_names(struct ep_name *t, int cap)
 			break;
 		if (ep < 0)
 			continue;
+		int64_t w[2];
+		for (uint32_t k = 0; k < 2; k++)
+			w[k] = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)(KTS_NAME + k) << 32);
 		t[n].ep = (uint32_t)ep;
 		memset(t[n].name, 0, sizeof(t[n].name));
-		for (uint32_t k = 0; k < 2; k++) {
-			int64_t w = kcall2(KC_INFO, KI_THREAD_STAT, slot | (uint64_t)(KTS_NAME + k) << 32);
-			for (uint32_t b = 0; b < 8 && w >= 0; b++)
-				t[n].name[k * 8 + b] = (char)(w >> (8 * b));
-		}
+		name_of_words(w, 2, t[n].name);
 		n++;
 	}
 	return n;
@@ -160,6 +166,20 @@ static const char *name_of(const struct ep_name *t, int n, uint32_t ep, char *he
 			return t[i].name[0] ? t[i].name : "?";
 	ksnprintf(hex, cap, "%x", ep); /* ended since */
 	return hex;
+}
+
+/* Why a switch's first thread gave the CPU up, from KSWF_WHAT: the kernel call's name,
+ * "lx.N" for Linux call N, or the cause. */
+static void why_word(int64_t what, char *out, size_t cap)
+{
+	static const char *const causes[] = { [KSW_IRQ] = "irq", [KSW_PREEMPT] = "preempt", [KSW_IDLE] = "idle" };
+	uint32_t call = (uint32_t)((uint64_t)what >> 16), kind = (uint32_t)(what >> 8 & 0xff);
+	if (kind == KSW_KCALL)
+		ksnprintf(out, cap, "%s", kstat_kcall_name(call) ? kstat_kcall_name(call) : "kcall");
+	else if (kind == KSW_LINUX)
+		ksnprintf(out, cap, "lx.%u", call);
+	else
+		ksnprintf(out, cap, "%s", kind < sizeof(causes) / sizeof(causes[0]) && causes[kind] ? causes[kind] : "other");
 }
 
 int switches_format(char *buf, size_t size)
@@ -181,26 +201,7 @@ int switches_format(char *buf, size_t size)
 		if (tsc < 0 || from < 0 || to < 0 || waker < 0 || what < 0)
 			continue; /* overwritten while we read */
 		char why[24], h1[12], h2[12], h3[12];
-		uint32_t call = (uint32_t)((uint64_t)what >> 16);
-		switch (what >> 8 & 0xff) {
-		case KSW_KCALL:
-			ksnprintf(why, sizeof(why), "%s", kstat_kcall_name(call) ? kstat_kcall_name(call) : "kcall");
-			break;
-		case KSW_LINUX:
-			ksnprintf(why, sizeof(why), "lx.%u", call);
-			break;
-		case KSW_IRQ:
-			ksnprintf(why, sizeof(why), "irq");
-			break;
-		case KSW_PREEMPT:
-			ksnprintf(why, sizeof(why), "preempt");
-			break;
-		case KSW_IDLE:
-			ksnprintf(why, sizeof(why), "idle");
-			break;
-		default:
-			ksnprintf(why, sizeof(why), "other");
-		}
+		why_word(what, why, sizeof(why));
 		const char *wk = waker == SWT_IRQ_EP ? "irq" : waker ? name_of(names, nn, (uint32_t)waker, h3, sizeof(h3)) : "kernel";
 		int n = ksnprintf(buf + len, size - (size_t)len, "%llu %llu %u %s %s %s %s\n", (unsigned long long)seq,
 				  (unsigned long long)tsc, (unsigned)(what & 0xff), name_of(names, nn, (uint32_t)from, h1, sizeof(h1)),

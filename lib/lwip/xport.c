@@ -51,19 +51,20 @@ uint32_t xport_ev_space(void)
 	return !xp.sys_ok || n < 0 ? 0 : xp.evq.nslots - (uint32_t)n;
 }
 
-void xport_push_ev(const struct sk_msg *m)
-{
-	spsc_push_part(&xp.evq, m, sizeof(*m));
-	/* syscall is woken at the end of the turn unless every event was one it may read later
-	 * (and the queue has room for many more: it must not fill while syscall sleeps) */
-	if (!xport_act_event(m) || xport_ev_space() < xp.evq.nslots / 2)
-		xp.ev_pushed = true;
-}
-
 void xport_push_ev_lazy(const struct sk_msg *m)
 {
 	spsc_push_part(&xp.evq, m, sizeof(*m));
+	/* (the queue must not fill while syscall sleeps) */
 	if (xport_ev_space() < xp.evq.nslots / 2)
+		xp.ev_pushed = true;
+}
+
+void xport_push_ev(const struct sk_msg *m)
+{
+	xport_push_ev_lazy(m);
+	/* syscall is woken at the end of the turn unless every event was one it may read later
+	 * (the library's page says so after the push: it finds the event when it looks) */
+	if (!xport_act_event(m))
 		xp.ev_pushed = true;
 }
 

@@ -34,7 +34,7 @@ void pf_flows_detach(void)
 /* Any passed UDP or TCP packet, its SYN too: our verdict depends on the key alone (no rule
  * matches TCP flags; a connection's state is found by its key), so the packets after it
  * with that key would pass as well. The SYN itself always comes here (pf_flow.h). */
-void pf_flows_judged(const struct pf_req *req, uint32_t verdict, bool reply_passes, uint64_t now)
+void pf_flows_judged(const struct pf_req *req, uint32_t verdict, uint64_t now)
 {
 	struct pf_flow_key k;
 	uint8_t flags;
@@ -42,7 +42,8 @@ void pf_flows_judged(const struct pf_req *req, uint32_t verdict, bool reply_pass
 	    !pf_flow_key_any(req->hdr, req->hdr_len, req->dir, req->ifindex, &k, &flags))
 		return;
 	pf_flow_put(table, &k, now);
-	if (reply_passes) {
+	if (k.proto == 6 && (flags & (PF_FLOW_SYN | PF_FLOW_ACK)) == PF_FLOW_SYN &&
+	    pf_filter_reply_passes(&pf_f, req, now)) {
 		/* A SYN whose SYN-ACK would pass (pf_filter_reply_passes): the answer's flow, and
 		 * the SYN-ACK itself, pass without asking; two switches fewer per connection. */
 		struct pf_flow_key r = pf_flow_key_reverse(&k);

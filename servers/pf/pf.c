@@ -171,7 +171,7 @@ static bool poll(struct ax_evloop *l)
 		if (!s.held) {
 			uint32_t rule;
 			uint32_t v = pf_filter_judge(&pf_f, &req, now, &rule);
-			pf_flows_judged(&req, v, v == PF_PASS && pf_filter_reply_passes(&pf_f, &req, now), now);
+			pf_flows_judged(&req, v, now);
 			s.held_ans = (struct pf_ans){ req.id, v, rule };
 			s.held = true;
 		}

@@ -31,7 +31,7 @@ int pf_store_rebuild_states(struct pf_filter *f, uint64_t now);
 struct pf_req;
 void pf_flows_attach(void);  /* import ip/pf.flows (after the channels) */
 void pf_flows_detach(void);
-void pf_flows_judged(const struct pf_req *req, uint32_t verdict, bool reply_passes, uint64_t now);
+void pf_flows_judged(const struct pf_req *req, uint32_t verdict, uint64_t now);
 void pf_flows_rules_changed(void);
 
 /* query.c: NETQ_SHOW and NETQ_PF (lib/net/netq_proto.h); true if m was one (answered). */
